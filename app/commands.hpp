@@ -1,0 +1,12 @@
+// The subcommands of the shardscope executable, one file each.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace shardscope::app {
+
+/// Each registers its subcommand; the callback stores the exit code in `exit_code`.
+void add_fmt_command(CLI::App& app, int& exit_code);
+void add_parse_command(CLI::App& app, int& exit_code);
+
+} // namespace shardscope::app

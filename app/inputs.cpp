@@ -1,0 +1,106 @@
+#include "inputs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <unistd.h>
+
+namespace shardscope::app {
+
+namespace fs = std::filesystem;
+
+std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths) {
+    std::vector<std::string> out;
+    for (const auto& p : paths) {
+        std::error_code ec;
+        if (p != "-" && fs::is_directory(p, ec)) {
+            std::vector<std::string> found;
+            for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
+                 it.increment(ec))
+                if (it->is_regular_file() && it->path().extension() == ".ein")
+                    found.push_back(it->path().string());
+            if (ec) {
+                std::cerr << "shardscope: error: cannot read directory '" << p << "': " << ec.message() << "\n";
+                return std::nullopt;
+            }
+            if (found.empty()) {
+                std::cerr << "shardscope: error: no .ein files in directory '" << p << "'\n";
+                return std::nullopt;
+            }
+            std::sort(found.begin(), found.end());
+            out.insert(out.end(), found.begin(), found.end());
+        } else {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+std::optional<SourceFile> load_source(const std::string& path) {
+    std::string text;
+    if (path == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+        std::error_code ec;
+        if (!fs::exists(path, ec)) {
+            std::cerr << "shardscope: error: no such file: '" << path << "'\n";
+            return std::nullopt;
+        }
+        if (fs::is_directory(path, ec)) {
+            std::cerr << "shardscope: error: '" << path << "' is a directory\n";
+            return std::nullopt;
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            std::cerr << "shardscope: error: cannot open '" << path << "' for reading\n";
+            return std::nullopt;
+        }
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        if (in.bad()) {
+            std::cerr << "shardscope: error: failed reading '" << path << "'\n";
+            return std::nullopt;
+        }
+        text = ss.str();
+    }
+    const std::string name = path == "-" ? "<stdin>" : path;
+    if (auto bad = find_invalid_utf8(text)) {
+        SourceFile probe(name, text.substr(0, *bad));
+        const auto r = probe.range(*bad, 0);
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
+        std::cerr << name << ":" << r.line << ":" << r.column
+                  << ": error: the file is not valid UTF-8 (byte " << hex << ")\n";
+        return std::nullopt;
+    }
+    // A UTF-8 byte order mark is not part of the program.
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.replace(0, 3, "   ");
+    return SourceFile(name, std::move(text));
+}
+
+bool stderr_color() { return isatty(2) && std::getenv("NO_COLOR") == nullptr; }
+
+bool write_file_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".shardscope-tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out) {
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            return false;
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) fs::remove(tmp, ec);
+    return !ec;
+}
+
+} // namespace shardscope::app

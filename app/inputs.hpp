@@ -1,0 +1,30 @@
+// Loading input files for the commands: directories are searched for .ein files, every file
+// must exist, be readable and be UTF-8.
+#pragma once
+
+#include "parser/source.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::app {
+
+/// Exit codes shared by every command.
+enum ExitCode : int { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
+
+/// Expands directories (recursively, sorted) into their .ein files. On failure, returns
+/// nullopt after writing a message to stderr.
+std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths);
+
+/// Reads one file ("-" is standard input). On failure (missing, unreadable, not UTF-8),
+/// returns nullopt after writing a positioned message to stderr.
+std::optional<SourceFile> load_source(const std::string& path);
+
+/// Whether diagnostics on stderr should be coloured (a terminal and NO_COLOR unset).
+bool stderr_color();
+
+/// Writes `text` to `path` atomically (temporary file, then rename).
+bool write_file_atomically(const std::string& path, const std::string& text);
+
+} // namespace shardscope::app

@@ -1,0 +1,22 @@
+// The shardscope command line: one subcommand per job.
+#include "commands.hpp"
+#include "inputs.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    using namespace shardscope::app;
+    CLI::App app{"shardscope: sharded Einstein notation — placements, collectives, costs"};
+    app.set_version_flag("--version", std::string("shardscope ") + SHARDSCOPE_VERSION);
+    app.require_subcommand(1);
+    int exit_code = kExitOk;
+    add_fmt_command(app, exit_code);
+    add_parse_command(app, exit_code);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? kExitOk : kExitUsage;
+    }
+    return exit_code;
+}

@@ -1,0 +1,106 @@
+#include "functions.hpp"
+
+#include <array>
+#include <cctype>
+#include <string>
+
+namespace shardscope {
+
+using K = ast::FunctionKind;
+
+static constexpr std::array<FunctionInfo, 20> kBuiltins{{
+    {"phi", K::Elementwise, "φ"},
+    {"relu", K::Elementwise, ""},
+    {"gelu", K::Elementwise, ""},
+    {"silu", K::Elementwise, ""},
+    {"sigmoid", K::Elementwise, "σ"},
+    {"tanh", K::Elementwise, ""},
+    {"exp", K::Elementwise, ""},
+    {"log", K::Elementwise, ""},
+    {"sqrt", K::Elementwise, ""},
+    {"neg", K::Linear, ""},
+    {"scale", K::Linear, ""},
+    {"softmax", K::Softmax, ""},
+    {"sum", K::Reduction, ""},
+    {"max", K::Reduction, ""},
+    {"mean", K::Reduction, ""},
+    {"AllReduce", K::Collective, ""},
+    {"AllGather", K::Collective, ""},
+    {"ReduceScatter", K::Collective, ""},
+    {"AllToAll", K::Collective, ""},
+    {"Permute", K::Collective, ""},
+}};
+
+/// Other spellings of built-ins: the blog's `Soft`, LaTeX command names, Unicode letters.
+struct Alias {
+    std::string_view spelling;
+    std::string_view name;
+};
+static constexpr std::array<Alias, 9> kAliases{{
+    {"Soft", "softmax"},
+    {"varphi", "phi"},
+    {"sigma", "sigmoid"},
+    {"φ", "phi"},
+    {"ϕ", "phi"},
+    {"σ", "sigmoid"},
+    {"Σ", "sum"},
+    {"Sum", "sum"},
+    {"Max", "max"},
+}};
+
+std::span<const FunctionInfo> builtin_functions() { return kBuiltins; }
+
+const FunctionInfo* find_builtin_function(std::string_view spelling) {
+    for (const auto& a : kAliases)
+        if (a.spelling == spelling) spelling = a.name;
+    for (const auto& f : kBuiltins)
+        if (f.name == spelling) return &f;
+    return nullptr;
+}
+
+std::optional<ast::CollectiveKind> collective_of_function(std::string_view name) {
+    using C = ast::CollectiveKind;
+    if (name == "AllReduce") return C::AllReduce;
+    if (name == "AllGather") return C::AllGather;
+    if (name == "ReduceScatter") return C::ReduceScatter;
+    if (name == "AllToAll") return C::AllToAll;
+    if (name == "Permute") return C::Permute;
+    return std::nullopt;
+}
+
+std::optional<ast::CollectiveKind> parse_collective_name(std::string_view spelling) {
+    // Compare letters only, case-insensitively: all-reduce = all_reduce = AllReduce.
+    std::string key;
+    for (char c : spelling)
+        if (std::isalpha(static_cast<unsigned char>(c)))
+            key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    using C = ast::CollectiveKind;
+    if (key == "allreduce") return C::AllReduce;
+    if (key == "allgather") return C::AllGather;
+    if (key == "reducescatter") return C::ReduceScatter;
+    if (key == "alltoall") return C::AllToAll;
+    if (key == "permute" || key == "collectivepermute") return C::Permute;
+    return std::nullopt;
+}
+
+std::string_view collective_name(ast::CollectiveKind kind) {
+    using C = ast::CollectiveKind;
+    switch (kind) {
+    case C::AllReduce: return "all-reduce";
+    case C::AllGather: return "all-gather";
+    case C::ReduceScatter: return "reduce-scatter";
+    case C::AllToAll: return "all-to-all";
+    case C::Permute: return "permute";
+    }
+    return "?";
+}
+
+std::optional<int> dtype_size(std::string_view d) {
+    if (d == "f64" || d == "i64") return 8;
+    if (d == "f32" || d == "i32" || d == "tf32") return 4;
+    if (d == "bf16" || d == "f16") return 2;
+    if (d == "fp8" || d == "e4m3" || d == "e5m2" || d == "i8") return 1;
+    return std::nullopt;
+}
+
+} // namespace shardscope

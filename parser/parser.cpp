@@ -1,0 +1,860 @@
+// Drives the PEGTL grammar over each statement and turns the parse tree into ast:: values.
+#include "parser.hpp"
+
+#include "errors.hpp"
+#include "functions.hpp"
+#include "grammar.hpp"
+#include "splitter.hpp"
+
+#include <tao/pegtl/contrib/analyze.hpp>
+#include <tao/pegtl/contrib/parse_tree.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace shardscope::parser {
+
+namespace pegtl = tao::pegtl;
+using Node = pegtl::parse_tree::node;
+
+/// State shared by the statements of one file: the functions declared so far.
+struct ParseContext {
+    std::set<std::string, std::less<>> functions;
+    bool is_function(std::string_view name) const {
+        return find_builtin_function(name) != nullptr || functions.count(name) > 0;
+    }
+};
+
+namespace {
+
+const ParseContext* find_context(const ParseContext& c) { return &c; }
+template <typename T>
+const ParseContext* find_context(const T&) {
+    return nullptr;
+}
+template <typename... States>
+const ParseContext* context_of(const States&... st) {
+    const ParseContext* found = nullptr;
+    ((found = found ? found : find_context(st)), ...);
+    return found;
+}
+
+/// The function spelling at `p` (`phi`, `\phi`, `\texttt{Soft}`, `φ`), or empty.
+std::string_view peek_function_spelling(const char* p, const char* end) {
+    auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+    auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    auto word = [&](const char* q) {
+        const char* e = q;
+        if (e < end && is_alpha(*e))
+            while (e < end && is_alnum(*e)) ++e;
+        return std::string_view(q, static_cast<std::size_t>(e - q));
+    };
+    if (p >= end) return {};
+    if (*p == '\\') {
+        auto cmd = word(p + 1);
+        static constexpr std::string_view fonts[] = {"texttt", "mathrm", "operatorname",
+                                                     "mathtt", "textrm", "text"};
+        if (std::find(std::begin(fonts), std::end(fonts), cmd) != std::end(fonts)) {
+            const char* q = p + 1 + cmd.size();
+            while (q < end && (*q == ' ' || *q == '\t')) ++q;
+            if (q < end && *q == '{') {
+                ++q;
+                while (q < end && (*q == ' ' || *q == '\t')) ++q;
+                return word(q);
+            }
+            return {};
+        }
+        return cmd;
+    }
+    for (std::string_view u : {"φ", "ϕ", "σ", "Σ"})
+        if (static_cast<std::size_t>(end - p) >= u.size() && std::string_view(p, u.size()) == u)
+            return u;
+    return word(p);
+}
+
+} // namespace
+
+} // namespace shardscope::parser
+
+namespace shardscope::parser::grammar {
+
+template <apply_mode A, rewind_mode M, template <typename...> class Action,
+          template <typename...> class Control, typename Input, typename... States>
+bool known_function::match(Input& in, States&&... st) {
+    const auto spelling = peek_function_spelling(in.current(), in.end());
+    if (spelling.empty()) return false;
+    const ParseContext* ctx = context_of(st...);
+    return ctx ? ctx->is_function(spelling) : find_builtin_function(spelling) != nullptr;
+}
+
+} // namespace shardscope::parser::grammar
+
+namespace shardscope::parser {
+
+namespace {
+
+namespace g = grammar;
+
+// Parse-tree nodes kept for the conversion; everything else is transparent.
+template <typename Rule>
+using selector = pegtl::parse_tree::selector<
+    Rule,
+    pegtl::parse_tree::store_content::on<
+        // indices and references
+        g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
+        g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
+        g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group, g::sub_list, g::bare_index, g::bare_partial,
+        g::unicode_partial, g::bracket_list, g::partial_marker, g::tensor_ref, g::chain_target,
+        // expressions
+        g::number, g::fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num, g::frac_den,
+        g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign, g::mul_op,
+        g::div_op, g::add_op,
+        // statements
+        g::ref_statement, g::equation, g::assign_op, g::chain_step, g::xrightarrow,
+        g::arrow_label, g::plain_arrow, g::mesh_decl, g::mesh_axis_name, g::mesh_axis_size,
+        g::mesh_named_axis, g::device_id, g::dim_decl, g::dim_binding, g::dim_first, g::dim_size,
+        g::split_decl, g::split_from, g::split_index, g::dtype_decl, g::dtype_name,
+        g::tensor_decl, g::decl_tensor_name, g::hw_decl, g::preset_name, g::link_decl,
+        g::link_axis, g::bandwidth, g::latency, g::bw_unit, g::time_unit, g::fn_decl,
+        g::fn_decl_name, g::fn_kind, g::expect_decl, g::inline_expect, g::none_kw,
+        g::collective, g::collective_next, g::collective_name, g::collective_axis>>;
+
+/// Start positions of the rules with an error message that are being matched: an error is
+/// reported where the expected construct should have begun, not where a failed attempt at it
+/// stopped (PEGTL calls failure() before rewinding).
+thread_local std::vector<pegtl::internal::iterator> g_rule_starts;
+
+/// The error control: a rule with an entry in errors.hpp raises when it fails (they are
+/// used only under must<>), others behave normally.
+template <typename Rule>
+struct control : pegtl::normal<Rule> {
+    static constexpr const char* message = error_message<Rule>;
+
+    template <typename Input, typename... States>
+    static void start(const Input& in, States&&...) {
+        if constexpr (message != nullptr) g_rule_starts.push_back(in.iterator());
+    }
+    template <typename Input, typename... States>
+    static void success(const Input&, States&&...) {
+        if constexpr (message != nullptr) g_rule_starts.pop_back();
+    }
+    template <typename Input, typename... States>
+    static void failure(const Input& in, States&&...) {
+        if constexpr (message != nullptr)
+            throw pegtl::parse_error(message, pegtl::position(g_rule_starts.back(), in.source()));
+    }
+    /// Reached directly only through raise<R> (`unknown_call`, the nesting guard).
+    template <typename Input, typename... States>
+    [[noreturn]] static void raise(const Input& in, States&&...) {
+        static_assert(message != nullptr, "every must<R> and raise<R> needs an entry in errors.hpp");
+        throw pegtl::parse_error(message, in);
+    }
+};
+
+/// A diagnostic raised while converting; aborts the current statement.
+struct ConvertError {
+    Diagnostic diagnostic;
+};
+
+class Converter {
+public:
+    Converter(const SourceFile& file, ParseContext& ctx) : file_(file), ctx_(ctx) {}
+
+    ast::SourceRange range(const Node& n) const {
+        return file_.range(offset(n.m_begin.data), n.m_end.data - n.m_begin.data);
+    }
+
+    [[noreturn]] void fail(const Node& n, std::string code, std::string message,
+                           std::string fix = {}) const {
+        throw ConvertError{{Severity::Error, std::move(code), range(n), std::move(message),
+                            std::move(fix)}};
+    }
+
+    /// The statements a chunk holds: the statement, and an inline expectation if any.
+    std::vector<ast::Statement> statements(const Node& root) {
+        std::vector<ast::Statement> out;
+        for (const auto& c : root.children) {
+            if (c->is_type<g::inline_expect>()) {
+                ast::Statement s;
+                s.node = expect(*c);
+                s.range = range(*c);
+                out.push_back(std::move(s));
+            } else {
+                out.push_back(statement(*c));
+            }
+        }
+        return out;
+    }
+
+private:
+    std::size_t offset(const char* p) const {
+        return static_cast<std::size_t>(p - file_.text().data());
+    }
+
+    // ---- leaves -------------------------------------------------------------------------
+
+    static int count_primes(std::string_view s) {
+        int n = 0;
+        for (std::size_t i = 0; i < s.size();) {
+            if (s[i] == '\'') {
+                ++n;
+                ++i;
+            } else if (s.substr(i, 3) == "′") {
+                n += 1;
+                i += 3;
+            } else if (s.substr(i, 3) == "″") {
+                n += 2;
+                i += 3;
+            } else if (s.substr(i, 3) == "‴") {
+                n += 3;
+                i += 3;
+            } else {
+                ++i;
+            }
+        }
+        return n;
+    }
+
+    /// Unicode sub/superscript digits to ASCII digits.
+    static std::string script_digits(std::string_view s) {
+        std::string out;
+        for (std::size_t i = 0; i < s.size();) {
+            const auto b0 = static_cast<unsigned char>(s[i]);
+            if (b0 == 0xC2 && i + 1 < s.size()) { // ¹ ² ³ (U+00B9, U+00B2, U+00B3)
+                const auto b1 = static_cast<unsigned char>(s[i + 1]);
+                out += b1 == 0xB9 ? '1' : b1 == 0xB2 ? '2' : '3';
+                i += 2;
+            } else if (b0 == 0xE2 && i + 2 < s.size()) { // U+2070.. and U+2080..
+                const auto b1 = static_cast<unsigned char>(s[i + 1]);
+                const auto b2 = static_cast<unsigned char>(s[i + 2]);
+                const unsigned cp = 0x2000u | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
+                out += static_cast<char>('0' + (cp >= 0x2080 ? cp - 0x2080 : cp - 0x2070));
+                i += 3;
+            } else {
+                out += s[i++];
+            }
+        }
+        return out;
+    }
+
+    std::int64_t integer(const Node& n, std::int64_t min_value = 1) const {
+        const auto s = n.string_view();
+        std::int64_t v = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || p != s.data() + s.size())
+            fail(n, "P205", "number '" + std::string(s) + "' is too large");
+        if (v < min_value)
+            fail(n, "P205", "expected a number of at least " + std::to_string(min_value) +
+                                ", got " + std::string(s));
+        return v;
+    }
+
+    /// Axes from one axis node: digits split one axis per digit, a word is one axis.
+    void append_axes(const Node& n, std::vector<ast::AxisRef>& axes) const {
+        if (n.is_type<g::axes_digits>() || n.is_type<g::axes_unicode>() ||
+            n.is_type<g::unicode_partial>()) {
+            const auto digits =
+                n.is_type<g::axes_digits>() ? n.string() : script_digits(n.string_view());
+            const auto r = range(n);
+            for (char d : digits) axes.push_back({std::string(1, d), r});
+        } else if (n.is_type<g::axis_word>() || n.is_type<g::axis_letter>()) {
+            axes.push_back({n.string(), range(n)});
+        } else {
+            for (const auto& c : n.children) append_axes(*c, axes);
+        }
+    }
+
+    // ---- indices and references ---------------------------------------------------------
+
+    ast::Index index(const Node& n) const {
+        ast::Index ix;
+        ix.range = range(n);
+        for (const auto& c : n.children) {
+            if (c->is_type<g::idx_letter>() || c->is_type<g::idx_word>())
+                ix.name = c->string();
+            else if (c->is_type<g::primes>())
+                ix.primes += count_primes(c->string_view());
+            else
+                append_axes(*c, ix.axes);
+        }
+        return ix;
+    }
+
+    ast::Dimension dimension(const Node& n) const {
+        ast::Dimension d;
+        d.range = range(n);
+        if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
+            d.grouped = true;
+            for (const auto& c : n.children) d.parts.push_back(index(*c));
+        } else {
+            d.parts.push_back(index(n));
+        }
+        return d;
+    }
+
+    std::vector<ast::Index> index_list(const Node& n) const {
+        std::vector<ast::Index> out;
+        if (n.is_type<g::bare_index>()) {
+            out.push_back(index(n));
+        } else {
+            for (const auto& c : n.children) {
+                if (c->is_type<g::group>())
+                    fail(*c, "P206", "a function's index list cannot hold a group");
+                out.push_back(index(*c));
+            }
+        }
+        return out;
+    }
+
+    ast::TensorRef tensor_ref(const Node& n) const {
+        ast::TensorRef t;
+        t.range = range(n);
+        bool has_label = false;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::tensor_name>()) {
+                t.name = c->string();
+            } else if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
+                       c->is_type<g::label_unicode>()) {
+                if (has_label)
+                    fail(*c, "P203", "tensor '" + t.name + "' has two superscript labels",
+                         "keep one label: the label is part of the tensor's name");
+                has_label = true;
+                t.label = c->is_type<g::label_unicode>() ? script_digits(c->string_view())
+                                                         : c->string();
+            } else if (c->is_type<g::sub_list>()) {
+                t.style = ast::IndexStyle::Subscript;
+                for (const auto& d : c->children) t.dims.push_back(dimension(*d));
+            } else if (c->is_type<g::bare_index>()) {
+                t.style = ast::IndexStyle::Subscript;
+                t.dims.push_back(dimension(*c));
+            } else if (c->is_type<g::bracket_list>()) {
+                t.style = ast::IndexStyle::Bracket;
+                for (const auto& d : c->children) t.dims.push_back(dimension(*d));
+            } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||
+                       c->is_type<g::partial_marker>()) {
+                if (!t.partial_axes.empty())
+                    fail(*c, "P207", "tensor '" + t.name + "' is marked partial twice");
+                append_axes(*c, t.partial_axes);
+            }
+        }
+        return t;
+    }
+
+    // ---- expressions ----------------------------------------------------------------------
+
+    static bool is_expr_node(const Node& n) {
+        return n.is_type<g::expr>() || n.is_type<g::rhs>() || n.is_type<g::arg_expr>() ||
+               n.is_type<g::inner_expr>() || n.is_type<g::frac_num>() ||
+               n.is_type<g::frac_den>();
+    }
+
+    ast::Expr expr(const Node& n) const {
+        if (is_expr_node(n)) {
+            ast::Sum sum;
+            bool negate_next = false;
+            bool leading_sign = false;
+            for (const auto& c : n.children) {
+                if (c->is_type<g::neg_sign>()) {
+                    negate_next = true;
+                    leading_sign = true;
+                } else if (c->is_type<g::add_op>()) {
+                    negate_next = c->string_view() == "-";
+                } else {
+                    sum.terms.push_back(expr(*c));
+                    sum.negated.push_back(negate_next);
+                    negate_next = false;
+                }
+            }
+            if (sum.terms.size() == 1 && !leading_sign) return std::move(sum.terms.front());
+            return ast::Expr{std::move(sum), range(n)};
+        }
+        if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n);
+        if (n.is_type<g::number>()) return ast::Expr{ast::Number{n.string()}, range(n)};
+        if (n.is_type<g::tensor_ref>()) return ast::Expr{tensor_ref(n), range(n)};
+        if (n.is_type<g::paren>()) return expr(*n.children.front());
+        if (n.is_type<g::frac>()) {
+            return ast::Expr{ast::Quotient{expr(*n.children.at(0)), expr(*n.children.at(1))},
+                             range(n)};
+        }
+        if (n.is_type<g::call>()) return call(n);
+        fail(n, "P299", "internal: unexpected node " + std::string(n.type));
+    }
+
+    /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
+    ast::Expr term(const Node& n) const {
+        std::optional<ast::Expr> acc;
+        bool acc_is_open_product = false; // a product built here (not one from parentheses)
+        bool divide_next = false;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::mul_op>()) continue;
+            if (c->is_type<g::div_op>()) {
+                divide_next = true;
+                continue;
+            }
+            auto f = expr(*c);
+            if (!acc) {
+                acc = std::move(f);
+            } else if (divide_next) {
+                acc = ast::Expr{ast::Quotient{std::move(*acc), std::move(f)}, range(n)};
+                acc_is_open_product = false;
+            } else if (acc_is_open_product) {
+                std::get<ast::Product>(acc->node).factors.push_back(std::move(f));
+            } else {
+                ast::Product p;
+                p.factors.push_back(std::move(*acc));
+                p.factors.push_back(std::move(f));
+                acc = ast::Expr{std::move(p), range(n)};
+                acc_is_open_product = true;
+            }
+            divide_next = false;
+        }
+        acc->range = range(n);
+        return std::move(*acc);
+    }
+
+    ast::Expr call(const Node& n) const {
+        std::string spelling;
+        std::vector<ast::Index> indices;
+        std::optional<ast::Expr> arg;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::fn_word>() || c->is_type<g::fn_unicode>())
+                spelling = c->string();
+            else if (c->is_type<g::sub_list>() || c->is_type<g::bare_index>())
+                indices = index_list(*c);
+            else
+                arg = expr(*c);
+        }
+        std::string name = spelling;
+        if (const auto* f = find_builtin_function(spelling)) name = std::string(f->name);
+        return ast::Expr{ast::Call{std::move(name), std::move(indices), std::move(*arg)},
+                         range(n)};
+    }
+
+    // ---- statements -----------------------------------------------------------------------
+
+    ast::Statement statement(const Node& n) {
+        ast::Statement s;
+        s.range = range(n);
+        if (n.is_type<g::ref_statement>())
+            std::visit([&](auto&& v) { s.node = std::move(v); }, ref_statement(n));
+        else if (n.is_type<g::mesh_decl>())
+            s.node = mesh(n);
+        else if (n.is_type<g::dim_decl>())
+            s.node = dim(n);
+        else if (n.is_type<g::split_decl>())
+            s.node = split(n);
+        else if (n.is_type<g::dtype_decl>())
+            s.node = ast::DtypeDecl{dtype(*n.children.at(0))};
+        else if (n.is_type<g::tensor_decl>())
+            s.node = tensor_decl(n);
+        else if (n.is_type<g::hw_decl>())
+            s.node = ast::HwDecl{n.children.at(0)->string()};
+        else if (n.is_type<g::link_decl>())
+            s.node = link(n);
+        else if (n.is_type<g::fn_decl>())
+            s.node = fn(n);
+        else if (n.is_type<g::expect_decl>())
+            s.node = expect(n);
+        else
+            fail(n, "P299", "internal: unexpected statement node " + std::string(n.type));
+        return s;
+    }
+
+    std::variant<ast::Equation, ast::Chain> ref_statement(const Node& n) const {
+        auto lhs = tensor_ref(*n.children.at(0));
+        const Node& tail = *n.children.at(1);
+        if (tail.is_type<g::equation>()) {
+            ast::Equation eq;
+            eq.lhs = std::move(lhs);
+            const auto op = tail.children.at(0)->string_view();
+            eq.op = op == ":="   ? ast::AssignOp::Update
+                    : op == "+=" ? ast::AssignOp::Accumulate
+                                 : ast::AssignOp::Define;
+            eq.rhs = expr(*tail.children.at(1));
+            return eq;
+        }
+        ast::Chain chain;
+        chain.from = std::move(lhs);
+        for (std::size_t i = 1; i < n.children.size(); ++i) {
+            const Node& step = *n.children[i];
+            ast::ChainStep cs;
+            const Node& arrow = *step.children.at(0);
+            if (arrow.is_type<g::xrightarrow>()) arrow_label(arrow, cs);
+            cs.to = tensor_ref(*step.children.at(1));
+            chain.steps.push_back(std::move(cs));
+        }
+        return chain;
+    }
+
+    /// `\xrightarrow{\rm all-gather}`: a collective list becomes an expectation; other text
+    /// is kept as the label.
+    void arrow_label(const Node& arrow, ast::ChainStep& step) const {
+        std::string text;
+        if (!arrow.children.empty()) {
+            // Drop LaTeX wrappers: \rm, \textrm{..}, \text{..}, \mathrm{..}, braces, `\ `.
+            const auto raw = arrow.children.front()->string_view();
+            for (std::size_t i = 0; i < raw.size();) {
+                if (raw[i] == '\\') {
+                    std::size_t e = i + 1;
+                    while (e < raw.size() && std::isalpha(static_cast<unsigned char>(raw[e])))
+                        ++e;
+                    if (e == i + 1) {
+                        text += ' ';
+                        e = std::min(raw.size(), i + 2);
+                    }
+                    i = e;
+                } else if (raw[i] == '{' || raw[i] == '}') {
+                    ++i;
+                } else {
+                    text += raw[i++];
+                }
+            }
+        }
+        // Collapse whitespace.
+        std::string clean;
+        for (char c : text) {
+            if (std::isspace(static_cast<unsigned char>(c))) {
+                if (!clean.empty() && clean.back() != ' ') clean += ' ';
+            } else {
+                clean += c;
+            }
+        }
+        while (!clean.empty() && clean.back() == ' ') clean.pop_back();
+        if (auto e = parse_expect_text(clean, range(arrow)))
+            step.expect = std::move(*e);
+        else
+            step.label = clean;
+    }
+
+    /// "none" or "all-gather(0), reduce-scatter" -> Expect; nullopt if not a collective list.
+    static std::optional<ast::Expect> parse_expect_text(std::string_view text,
+                                                        const ast::SourceRange& r) {
+        if (text == "none") return ast::Expect{};
+        ast::Expect e;
+        std::size_t i = 0;
+        auto skip_space = [&] {
+            while (i < text.size() && text[i] == ' ') ++i;
+        };
+        while (i < text.size()) {
+            skip_space();
+            std::size_t b = i;
+            while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) ||
+                                       text[i] == '-' || text[i] == '_' || text[i] == ' ') &&
+                   text[i] != ',')
+                ++i;
+            std::string_view name = text.substr(b, i - b);
+            while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+            auto kind = parse_collective_name(name);
+            if (!kind) return std::nullopt;
+            ast::ExpectedCollective ec{*kind, {}, r};
+            if (i < text.size() && text[i] == '(') {
+                std::size_t close = text.find(')', i);
+                if (close == std::string_view::npos) return std::nullopt;
+                for (char ch : text.substr(i + 1, close - i - 1))
+                    if (std::isalnum(static_cast<unsigned char>(ch)))
+                        ec.axes.push_back({std::string(1, ch), r});
+                i = close + 1;
+            }
+            e.collectives.push_back(std::move(ec));
+            skip_space();
+            if (i < text.size()) {
+                if (text[i] != ',') return std::nullopt;
+                ++i;
+            }
+        }
+        if (e.collectives.empty()) return std::nullopt;
+        return e;
+    }
+
+    ast::Expect expect(const Node& n) const {
+        ast::Expect e;
+        for (const auto& c : n.children) {
+            if (!c->is_type<g::collective>() && !c->is_type<g::collective_next>()) continue;
+            const Node& name = *c->children.at(0);
+            auto kind = parse_collective_name(name.string_view());
+            if (!kind)
+                fail(name, "P200", "unknown collective '" + name.string() + "'",
+                     "use all-reduce, all-gather, reduce-scatter, all-to-all or permute");
+            ast::ExpectedCollective ec{*kind, {}, range(*c)};
+            for (std::size_t i = 1; i < c->children.size(); ++i)
+                append_axes(*c->children[i], ec.axes);
+            e.collectives.push_back(std::move(ec));
+        }
+        return e;
+    }
+
+    ast::MeshDecl mesh(const Node& n) const {
+        ast::MeshDecl m;
+        std::int64_t total = 1;
+        auto add_axis = [&](std::string name, const Node& size_node, ast::SourceRange r) {
+            const auto size = integer(size_node);
+            for (const auto& a : m.axes)
+                if (a.name == name) fail(size_node, "P208", "mesh axis '" + name + "' is declared twice");
+            if (total > (std::int64_t{1} << 40) / size)
+                fail(size_node, "P205", "the mesh has too many devices");
+            total *= size;
+            m.axes.push_back({std::move(name), size, r});
+        };
+        for (const auto& c : n.children) {
+            if (c->is_type<g::mesh_axis_size>()) {
+                add_axis(std::to_string(m.axes.size()), *c, range(*c));
+            } else if (c->is_type<g::mesh_named_axis>()) {
+                m.named = true;
+                add_axis(c->children.at(0)->string(), *c->children.at(1), range(*c));
+            } else if (c->is_type<g::device_id>()) {
+                m.devices.push_back(integer(*c, 0));
+            }
+        }
+        if (!m.devices.empty()) {
+            auto sorted = m.devices;
+            std::sort(sorted.begin(), sorted.end());
+            bool permutation = static_cast<std::int64_t>(sorted.size()) == total;
+            for (std::size_t i = 0; permutation && i < sorted.size(); ++i)
+                permutation = sorted[i] == static_cast<std::int64_t>(i);
+            if (!permutation)
+                fail(n, "P209",
+                     "the device list must name each device 0.." + std::to_string(total - 1) +
+                         " exactly once (" + std::to_string(m.devices.size()) + " given)");
+        }
+        return m;
+    }
+
+    ast::DimDecl dim(const Node& n) const {
+        ast::DimDecl d;
+        for (const auto& b : n.children) {
+            ast::DimBinding binding;
+            ast::Index ix;
+            ix.range = range(*b);
+            for (const auto& c : b->children) {
+                if (c->is_type<g::idx_word>()) ix.name = c->string();
+                if (c->is_type<g::primes>()) ix.primes = count_primes(c->string_view());
+                if (c->is_type<g::dim_size>()) binding.size = integer(*c);
+            }
+            binding.index = std::move(ix);
+            d.bindings.push_back(std::move(binding));
+        }
+        return d;
+    }
+
+    ast::Index plain_index(const Node& n) const {
+        ast::Index ix;
+        ix.range = range(n);
+        for (const auto& c : n.children) {
+            if (c->is_type<g::idx_word>()) ix.name = c->string();
+            if (c->is_type<g::primes>()) ix.primes = count_primes(c->string_view());
+        }
+        return ix;
+    }
+
+    ast::SplitDecl split(const Node& n) const {
+        ast::SplitDecl s;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::split_from>())
+                s.from = plain_index(*c);
+            else if (c->is_type<g::split_index>())
+                s.parts.push_back(plain_index(*c));
+        }
+        if (s.parts.size() < 2)
+            fail(n, "P210", "a split needs at least two parts (as in 'split s -> r t')");
+        return s;
+    }
+
+    std::string dtype(const Node& n) const {
+        auto name = n.string();
+        if (!dtype_size(name))
+            fail(n, "P202", "unknown element type '" + name + "'",
+                 "use one of f64, f32, tf32, bf16, f16, fp8, i64, i32, i8");
+        return name;
+    }
+
+    ast::TensorDecl tensor_decl(const Node& n) const {
+        ast::TensorDecl t;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::decl_tensor_name>()) t.name = c->string();
+            if (c->is_type<g::label_text>() || c->is_type<g::label_char>()) t.label = c->string();
+            if (c->is_type<g::label_unicode>()) t.label = script_digits(c->string_view());
+            if (c->is_type<g::dtype_name>()) t.dtype = dtype(*c);
+        }
+        return t;
+    }
+
+    static double parse_double(std::string_view s) {
+        // std::from_chars for double is available in GCC 12.
+        double v = 0;
+        std::from_chars(s.data(), s.data() + s.size(), v);
+        return v;
+    }
+
+    ast::LinkDecl link(const Node& n) const {
+        ast::LinkDecl l;
+        std::vector<ast::AxisRef> axes;
+        append_axes(*n.children.at(0), axes);
+        if (axes.size() != 1) fail(*n.children.at(0), "P211", "a link names exactly one mesh axis");
+        l.axis = axes.front();
+        for (const auto& c : n.children) {
+            if (c->is_type<g::bandwidth>()) {
+                const auto value = parse_double(c->children.at(0)->string_view());
+                const auto unit = c->children.at(1)->string_view();
+                double scale = 1;
+                if (unit == "TB/s") scale = 1e12;
+                else if (unit == "GB/s") scale = 1e9;
+                else if (unit == "MB/s") scale = 1e6;
+                else if (unit == "KB/s") scale = 1e3;
+                else if (unit == "TiB/s") scale = 1099511627776.0;
+                else if (unit == "GiB/s") scale = 1073741824.0;
+                else if (unit == "MiB/s") scale = 1048576.0;
+                else if (unit == "Tb/s") scale = 1e12 / 8;
+                else if (unit == "Gb/s") scale = 1e9 / 8;
+                l.bytes_per_second = value * scale;
+                l.bandwidth_text = c->children.at(0)->string() + std::string(unit);
+                if (!(l.bytes_per_second > 0) || !std::isfinite(l.bytes_per_second))
+                    fail(*c, "P212", "the bandwidth must be a positive number");
+            } else if (c->is_type<g::latency>()) {
+                const auto value = parse_double(c->children.at(0)->string_view());
+                const auto unit = c->children.at(1)->string_view();
+                double scale = 1;
+                if (unit == "ns") scale = 1e-9;
+                else if (unit == "us" || unit == "µs" || unit == "μs") scale = 1e-6;
+                else if (unit == "ms") scale = 1e-3;
+                l.latency_seconds = value * scale;
+                l.latency_text = c->children.at(0)->string() +
+                                 std::string(unit == "µs" || unit == "μs" ? "us" : unit);
+                if (!std::isfinite(l.latency_seconds))
+                    fail(*c, "P212", "the latency must be a finite number");
+            }
+        }
+        return l;
+    }
+
+    ast::FnDecl fn(const Node& n) {
+        ast::FnDecl f;
+        const Node& name = *n.children.at(0);
+        f.name = name.string();
+        if (find_builtin_function(f.name))
+            fail(name, "P213", "'" + f.name + "' is a built-in function and cannot be redeclared");
+        f.kind = n.children.at(1)->string_view() == "linear" ? ast::FunctionKind::Linear
+                                                              : ast::FunctionKind::Elementwise;
+        ctx_.functions.insert(f.name);
+        return f;
+    }
+
+    const SourceFile& file_;
+    ParseContext& ctx_;
+};
+
+/// The word at `p` (a name or LaTeX command) for messages.
+std::string word_at(std::string_view text, std::size_t off) {
+    std::size_t e = off;
+    if (e < text.size() && text[e] == '\\') ++e;
+    while (e < text.size() && std::isalnum(static_cast<unsigned char>(text[e]))) ++e;
+    return std::string(text.substr(off, e - off));
+}
+
+bool is_known_latex_command(std::string_view cmd) {
+    static constexpr std::string_view known[] = {
+        "left",     "right",   "quad",   "qquad",          "nonumber",   "notag",  "displaystyle",
+        "limits",   "big",     "Big",    "begin",          "end",        "frac",   "dfrac",
+        "tfrac",    "cdot",    "times",  "xrightarrow",    "rightarrow", "to",     "mapsto",
+        "textrm",   "text",    "texttt", "longrightarrow", "mathrm",     "mathtt", "operatorname"};
+    return std::find(std::begin(known), std::end(known), cmd) != std::end(known) ||
+           find_builtin_function(cmd) != nullptr;
+}
+
+} // namespace
+
+bool ParseResult::has_errors() const {
+    return std::any_of(diagnostics.begin(), diagnostics.end(),
+                       [](const Diagnostic& d) { return d.severity == Severity::Error; });
+}
+
+ParseResult parse(const SourceFile& file, const ParseOptions& options) {
+    ParseResult result;
+    ParseContext ctx;
+    ctx.functions.insert(options.functions.begin(), options.functions.end());
+    Converter convert(file, ctx);
+    const std::string& text = file.text();
+
+    auto& items = result.program.items;
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    std::size_t statement_on_line = kNone; // item index of the last statement on this line
+    bool line_has_content = false;
+
+    for (const auto& piece : split_statements(text)) {
+        switch (piece.kind) {
+        case Piece::Kind::LineEnd:
+            if (!line_has_content && !items.empty() &&
+                !std::holds_alternative<ast::BlankLine>(items.back()))
+                items.emplace_back(ast::BlankLine{});
+            line_has_content = false;
+            statement_on_line = kNone;
+            break;
+        case Piece::Kind::Comment:
+            line_has_content = true;
+            if (statement_on_line != kNone &&
+                std::get<ast::Statement>(items[statement_on_line]).comment.empty()) {
+                std::get<ast::Statement>(items[statement_on_line]).comment = piece.text;
+            } else {
+                items.emplace_back(
+                    ast::Comment{piece.text, file.range(piece.begin, piece.end - piece.begin)});
+            }
+            break;
+        case Piece::Kind::Statement: {
+            const std::string_view chunk(text.data() + piece.begin, piece.end - piece.begin);
+            if (chunk.find_first_not_of(" \t\r") != std::string_view::npos) line_has_content = true;
+            pegtl::memory_input in(chunk.data(), chunk.data() + chunk.size(), file.name(),
+                                   piece.begin, 1, 1);
+            g_rule_starts.clear();
+            try {
+                auto root =
+                    pegtl::parse_tree::parse<grammar::chunk, selector, pegtl::nothing, control>(
+                        in, ctx);
+                if (!root) break;
+                auto statements = convert.statements(*root);
+                for (std::size_t k = 0; k < statements.size(); ++k) {
+                    items.emplace_back(std::move(statements[k]));
+                    if (k == 0) statement_on_line = items.size() - 1;
+                }
+            } catch (const pegtl::parse_error& e) {
+                const auto off = e.positions().front().byte;
+                std::string msg(e.message());
+                std::string code = "P100";
+                if (auto bar = msg.find('|'); bar != std::string::npos) {
+                    code = msg.substr(0, bar);
+                    msg = msg.substr(bar + 1);
+                }
+                Diagnostic d{Severity::Error, code, file.range(off, 1), msg, {}};
+                const auto word = word_at(text, off);
+                if (code == "P108") {
+                    d.message = "unknown function '" + word + "'";
+                    d.range = file.range(off, word.size());
+                    d.fix = "declare it with 'fn " + word +
+                            " elementwise' (or linear), or write '" + word +
+                            " * (...)' for a product";
+                } else if (word.size() > 1 && word[0] == '\\' &&
+                           !is_known_latex_command(std::string_view(word).substr(1))) {
+                    d.code = "P119";
+                    d.message = "unknown LaTeX command '" + word + "'";
+                    d.range = file.range(off, word.size());
+                }
+                result.diagnostics.push_back(std::move(d));
+                line_has_content = true;
+            } catch (const ConvertError& e) {
+                result.diagnostics.push_back(e.diagnostic);
+                line_has_content = true;
+            }
+            break;
+        }
+        }
+    }
+    while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back())) items.pop_back();
+    return result;
+}
+
+std::size_t analyze_grammar(bool verbose) {
+    return pegtl::analyze<grammar::chunk>(verbose ? 1 : 0);
+}
+
+} // namespace shardscope::parser

@@ -1,0 +1,149 @@
+#include "source.hpp"
+
+#include <algorithm>
+
+namespace shardscope {
+
+const char* severity_name(Severity s) {
+    switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+    }
+    return "error";
+}
+
+static bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+std::size_t utf8_length(std::string_view text) {
+    return static_cast<std::size_t>(
+        std::count_if(text.begin(), text.end(), [](char c) { return !is_continuation(c); }));
+}
+
+std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t n = 0;
+        std::uint32_t cp = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return i;
+        }
+        for (std::size_t k = 1; k <= n; ++k) {
+            if (i + k >= s.size() || !is_continuation(static_cast<unsigned char>(s[i + k])))
+                return i;
+            cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        }
+        // Overlong forms, surrogates and values past U+10FFFF are invalid.
+        static constexpr std::uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+        i += n + 1;
+    }
+    return std::nullopt;
+}
+
+SourceFile::SourceFile(std::string name, std::string text)
+    : name_(std::move(name)), text_(std::move(text)) {
+    line_starts_.push_back(0);
+    for (std::size_t i = 0; i < text_.size(); ++i)
+        if (text_[i] == '\n') line_starts_.push_back(i + 1);
+}
+
+ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const {
+    offset = std::min(offset, text_.size());
+    length = std::min(length, text_.size() - offset);
+    auto locate = [&](std::size_t off, std::uint32_t& line, std::uint32_t& col) {
+        auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off);
+        const auto idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+        line = static_cast<std::uint32_t>(idx + 1);
+        const auto start = line_starts_[idx];
+        col = static_cast<std::uint32_t>(
+                  utf8_length(std::string_view(text_).substr(start, off - start))) +
+              1;
+    };
+    ast::SourceRange r;
+    r.offset = static_cast<std::uint32_t>(offset);
+    r.length = static_cast<std::uint32_t>(length);
+    locate(offset, r.line, r.column);
+    locate(offset + length, r.end_line, r.end_column);
+    return r;
+}
+
+std::string_view SourceFile::line_text(std::uint32_t line) const {
+    if (line == 0 || line > line_starts_.size()) return {};
+    const auto start = line_starts_[line - 1];
+    auto end = line < line_starts_.size() ? line_starts_[line] - 1 : text_.size();
+    std::string_view v(text_.data() + start, end - start);
+    if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+    return v;
+}
+
+std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool color) {
+    const char* bold = color ? "\033[1m" : "";
+    const char* reset = color ? "\033[0m" : "";
+    const char* sev_color = "";
+    if (color) {
+        sev_color = d.severity == Severity::Error     ? "\033[1;31m"
+                    : d.severity == Severity::Warning ? "\033[1;35m"
+                                                      : "\033[1;36m";
+    }
+    std::string out;
+    out += bold;
+    out += file.name();
+    if (d.range.line > 0) {
+        out += ':' + std::to_string(d.range.line) + ':' + std::to_string(d.range.column);
+    }
+    out += ": ";
+    out += reset;
+    out += sev_color;
+    out += severity_name(d.severity);
+    out += ":";
+    out += reset;
+    out += ' ';
+    out += bold;
+    out += d.message;
+    out += reset;
+    if (!d.code.empty()) out += " [" + d.code + "]";
+    out += '\n';
+    if (d.range.line > 0) {
+        const auto text = file.line_text(d.range.line);
+        // Tabs keep their width in the caret line so the caret stays under the column.
+        std::string caret;
+        std::size_t col = 1;
+        for (std::size_t i = 0; i < text.size() && col < d.range.column; ++i) {
+            if (is_continuation(static_cast<unsigned char>(text[i]))) continue;
+            caret += text[i] == '\t' ? '\t' : ' ';
+            ++col;
+        }
+        std::size_t width = 1;
+        if (d.range.end_line == d.range.line && d.range.end_column > d.range.column)
+            width = d.range.end_column - d.range.column;
+        else if (d.range.end_line > d.range.line)
+            width = std::max<std::size_t>(1, utf8_length(text) + 1 - d.range.column);
+        out += "    ";
+        out += text;
+        out += "\n    ";
+        out += caret;
+        out += color ? "\033[1;32m" : "";
+        out += '^';
+        if (width > 1) out += std::string(width - 1, '~');
+        out += reset;
+        out += '\n';
+    }
+    if (!d.fix.empty()) out += "    fix: " + d.fix + '\n';
+    return out;
+}
+
+} // namespace shardscope

@@ -1,0 +1,89 @@
+#include "splitter.hpp"
+
+#include <cctype>
+
+namespace shardscope::parser {
+
+static bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+static std::string trim(std::string_view s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return std::string(s.substr(b, e - b));
+}
+
+std::vector<Piece> split_statements(std::string_view s) {
+    std::vector<Piece> out;
+    std::size_t start = 0; // start of the current statement
+    int depth = 0;         // brace depth: separators inside braces belong to the statement
+    auto end_statement = [&](std::size_t at) {
+        if (at > start) out.push_back({Piece::Kind::Statement, start, at, {}});
+    };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const char c = s[i];
+        if (c == '\n') {
+            end_statement(i);
+            out.push_back({Piece::Kind::LineEnd, i, i + 1, {}});
+            start = ++i;
+            depth = 0;
+        } else if (c == ';' && depth == 0) {
+            end_statement(i);
+            start = ++i;
+        } else if (c == '#' || c == '%') {
+            end_statement(i);
+            std::size_t e = i;
+            while (e < s.size() && s[e] != '\n') ++e;
+            out.push_back({Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1))});
+            start = i = e;
+        } else if (c == '{') {
+            ++depth;
+            ++i;
+        } else if (c == '}') {
+            if (depth > 0) --depth;
+            ++i;
+        } else if (c == '\\') {
+            const char n = i + 1 < s.size() ? s[i + 1] : '\0';
+            if (n == '\\') { // LaTeX line break: a statement separator
+                end_statement(i);
+                start = i += 2;
+            } else if (n == '\n' || (n == '\r' && i + 2 < s.size() && s[i + 2] == '\n')) {
+                i += n == '\n' ? 2 : 3; // continuation: the statement goes on
+            } else if (is_alpha(n)) {
+                std::size_t e = i + 1;
+                while (e < s.size() && is_alpha(s[e])) ++e;
+                const auto cmd = s.substr(i + 1, e - i - 1);
+                std::size_t b = e;
+                while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+                if ((cmd == "textrm" || cmd == "text") && depth == 0 && b < s.size() &&
+                    s[b] == '{') {
+                    // Find the matching brace on this line.
+                    std::size_t k = b + 1;
+                    int d = 1;
+                    while (k < s.size() && s[k] != '\n' && d > 0) {
+                        if (s[k] == '{') ++d;
+                        if (s[k] == '}') --d;
+                        ++k;
+                    }
+                    const auto content = trim(s.substr(b + 1, k - b - 2 + (d > 0 ? 1 : 0)));
+                    if (d == 0 && !content.empty() && content.front() != '(') {
+                        end_statement(i);
+                        out.push_back({Piece::Kind::Comment, i, k, content});
+                        start = i = k;
+                        continue;
+                    }
+                }
+                i = e;
+            } else {
+                i += n == '\0' ? 1 : 2; // an escape such as `\,` `\ ` `\%` `\{`
+            }
+        } else {
+            ++i;
+        }
+    }
+    end_statement(s.size());
+    return out;
+}
+
+} // namespace shardscope::parser

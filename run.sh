@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs shardscope. With arguments: `shardscope ARGS`;
+# without: the main job, formatting every sample notation file.
+set -euo pipefail
+cd "$(dirname "$0")"
+source scripts/setup.sh
+install_packages
+build build -DSHARDSCOPE_WERROR=ON >&2
+if [ $# -gt 0 ]; then
+    exec build/app/shardscope "$@"
+fi
+exec build/app/shardscope fmt samples/

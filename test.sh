@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds with warnings as errors, runs every test through ctest,
+# then fuzzes the parser for a bounded time (FUZZ_SECONDS, default 60; 0 skips it).
+set -euo pipefail
+cd "$(dirname "$0")"
+source scripts/setup.sh
+install_packages
+build build -DSHARDSCOPE_WERROR=ON
+
+say "running tests"
+ctest --test-dir build --output-on-failure -j "$(nproc)"
+
+fuzz_seconds=${FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ] && command -v clang++ >/dev/null; then
+    CXX=clang++ NINJA_TARGETS=fuzz_parser build build-fuzz -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_WERROR=ON \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON
+    say "fuzzing the parser for ${fuzz_seconds}s"
+    corpus=$(mktemp -d)
+    trap 'rm -rf "$corpus"' EXIT
+    cp samples/*.ein "$corpus"/
+    build-fuzz/tests/fuzz/fuzz_parser "$corpus" -max_total_time="$fuzz_seconds" \
+        -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=build-fuzz/ 2>build-fuzz/fuzz.log ||
+        { tail -40 build-fuzz/fuzz.log; say "fuzzing found a failure"; exit 1; }
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz.log >&2 || true
+    say "fuzzing: no crash, hang or round-trip mismatch"
+fi

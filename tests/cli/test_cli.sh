@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end checks of the shardscope command line: exit codes, messages, output forms.
+# Usage: test_cli.sh SHARDSCOPE_BINARY REPO_ROOT
+set -u
+bin=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() { # check NAME EXPECTED_RC COMMAND... ; output in $tmp/out, $tmp/err
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $name: exit $rc, wanted $want"
+        sed 's/^/    /' "$tmp/out" "$tmp/err" | head -20
+    fi
+}
+contains() { # contains NAME FILE TEXT
+    if grep -qF -- "$3" "$2"; then passed=$((passed + 1)); else
+        failed=$((failed + 1))
+        echo "FAIL: $1: '$3' not in $(basename "$2"):"
+        sed 's/^/    /' "$2" | head -20
+    fi
+}
+
+check "help" 0 "$bin" --help
+contains "help lists fmt" "$tmp/out" "fmt"
+check "version" 0 "$bin" --version
+contains "version text" "$tmp/out" "shardscope 0."
+check "no subcommand is a usage error" 2 "$bin"
+check "unknown option is a usage error" 2 "$bin" fmt --bogus "$root/samples"
+check "missing file" 2 "$bin" fmt "$tmp/nope.ein"
+contains "missing file message" "$tmp/err" "no such file: '$tmp/nope.ein'"
+printf 'z = x_{k} \xff y\n' >"$tmp/latin1.ein"
+check "not utf-8" 2 "$bin" parse "$tmp/latin1.ein"
+contains "not utf-8 message" "$tmp/err" "latin1.ein:1:11: error: the file is not valid UTF-8 (byte 0xFF)"
+mkdir "$tmp/empty"
+check "directory without .ein files" 2 "$bin" fmt "$tmp/empty"
+contains "empty directory message" "$tmp/err" "no .ein files"
+
+check "samples are canonical-checkable" 0 "$bin" parse "$root/samples"
+check "fmt of all samples" 0 "$bin" fmt "$root/samples"
+# fmt output is itself canonical: formatting it again changes nothing.
+for f in "$root"/samples/*.ein; do
+    "$bin" fmt "$f" >"$tmp/once.ein" && "$bin" fmt "$tmp/once.ein" >"$tmp/twice.ein"
+    if cmp -s "$tmp/once.ein" "$tmp/twice.ein"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAIL: fmt not idempotent on $f"; fi
+done
+cp "$tmp/once.ein" "$tmp/canon.ein"
+check "fmt --check on canonical file" 0 "$bin" fmt --check "$tmp/canon.ein"
+printf 'z   =  x_{ k }y_{k}\n' >"$tmp/messy.ein"
+check "fmt --check on messy file" 1 "$bin" fmt --check "$tmp/messy.ein"
+contains "fmt --check names the file" "$tmp/out" "messy.ein: not in canonical form"
+check "fmt --write" 0 "$bin" fmt --write "$tmp/messy.ein"
+contains "fmt --write rewrote" "$tmp/messy.ein" "z = x_{k} y_{k}"
+check "fmt --unicode" 0 "$bin" fmt --unicode - <<<'z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'"'"'} x_{bsd'"'"'})'
+contains "unicode form" "$tmp/out" "z_{bsd} = W¹_{d r₀ f} φ(W⁰_{r₀ f d′} x_{bsd′})"
+
+printf 'mesh 4\nz = x_{r_0 e} y_{r_0 e\nok = x\nw = foo(x)\n' >"$tmp/bad.ein"
+check "errors exit 1" 1 "$bin" parse "$tmp/bad.ein"
+contains "positioned error" "$tmp/err" "bad.ein:2:23: error: expected an index or '}'"
+contains "second error reported" "$tmp/err" "bad.ein:4:5: error: unknown function 'foo' [P108]"
+contains "caret line" "$tmp/err" "        ^~~"
+check "fmt refuses a file with errors" 1 "$bin" fmt --write "$tmp/bad.ein"
+contains "bad file untouched" "$tmp/bad.ein" "w = foo(x)"
+
+check "parse --json" 1 "$bin" parse --json "$tmp/bad.ein"
+python3 - "$tmp/out" <<'PY' && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: json shape"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["version"] == 1
+f = doc["files"][0]
+assert [d["code"] for d in f["diagnostics"]] == ["P121", "P108"], f["diagnostics"]
+kinds = [i["statement"]["type"] for i in f["items"] if i["kind"] == "statement"]
+assert kinds == ["mesh", "equation"], kinds
+eq = f["items"][1]["statement"]
+assert eq["lhs"]["tensor"] == "ok" and eq["rhs"]["kind"] == "tensor"
+PY
+check "parse --json sample" 0 "$bin" parse --json "$root/samples/megatron_mlp.ein"
+python3 - "$tmp/out" <<'PY' && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: json of megatron sample"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+def refs(e, out):
+    if isinstance(e, dict):
+        if e.get("kind") == "tensor": out.append(e)
+        for v in e.values(): refs(v, out)
+    elif isinstance(e, list):
+        for v in e: refs(v, out)
+    return out
+found = refs(doc, [])
+w0 = [t for t in found if t["tensor"] == "W^0"]
+assert w0, "W^0 not found"
+first = w0[0]["dims"][0]["indices"][0]
+assert first["name"] == "r" and first["axes"] == ["0"], first
+PY
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
