@@ -28,7 +28,8 @@ int run_fmt(const FmtOptions& o) {
         auto source = load_source(path);
         if (!source) return kExitUsage;
         const auto result = parser::parse(*source);
-        for (const auto& d : result.diagnostics) std::cerr << format_diagnostic(*source, d, color);
+        for (const auto& d : result.diagnostics)
+            std::cerr << format_diagnostic(*source, d, color);
         if (result.has_errors()) {
             // Printing what parsed would silently drop the bad statements: refuse.
             std::cerr << path << ": not formatted: fix the errors above first\n";

@@ -30,7 +30,8 @@ int run_parse(const ParseOptions& o) {
         if (result.has_errors()) rc = kExitInputErrors;
         if (o.json) {
             nlohmann::json diags = nlohmann::json::array();
-            for (const auto& d : result.diagnostics) diags.push_back(parser::to_json(d));
+            for (const auto& d : result.diagnostics)
+                diags.push_back(parser::to_json(d));
             auto program = parser::to_json(result.program);
             doc["files"].push_back(
                 {{"path", path}, {"items", program["items"]}, {"diagnostics", diags}});

@@ -25,7 +25,8 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
                 if (it->is_regular_file() && it->path().extension() == ".ein")
                     found.push_back(it->path().string());
             if (ec) {
-                std::cerr << "shardscope: error: cannot read directory '" << p << "': " << ec.message() << "\n";
+                std::cerr << "shardscope: error: cannot read directory '" << p
+                          << "': " << ec.message() << "\n";
                 return std::nullopt;
             }
             if (found.empty()) {
@@ -83,7 +84,9 @@ std::optional<SourceFile> load_source(const std::string& path) {
     return SourceFile(name, std::move(text));
 }
 
-bool stderr_color() { return isatty(2) && std::getenv("NO_COLOR") == nullptr; }
+bool stderr_color() {
+    return isatty(2) && std::getenv("NO_COLOR") == nullptr;
+}
 
 bool write_file_atomically(const std::string& path, const std::string& text) {
     const std::string tmp = path + ".shardscope-tmp";

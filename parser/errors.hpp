@@ -1,6 +1,6 @@
 // The parse error table: for every point of no return in grammar.hpp, a stable code and a
 // message saying what was expected. The code is the part before '|'. The parser's control
-// refuses to compile a `must<R>` whose R has no entry here.
+// refuses to compile a `need<R>` (our `must<R>`) whose R has no entry here.
 #pragma once
 
 #include "grammar.hpp"
@@ -23,6 +23,7 @@ template <> inline constexpr auto error_message<g::inner_expr> = "P106|expected 
 template <> inline constexpr auto error_message<g::paren_close> = "P107|expected ')' to close the parenthesis";
 template <> inline constexpr auto error_message<g::unknown_function> = "P108|unknown function";
 template <> inline constexpr auto error_message<g::call_arg> = "P109|expected '(' and an argument after the function name";
+template <> inline constexpr auto error_message<g::paren_arg> = "P109|expected '(' after the function name: a function written as a plain name takes its argument in parentheses";
 template <> inline constexpr auto error_message<g::arg_expr> = "P110|expected the function's argument";
 template <> inline constexpr auto error_message<g::call_index_list> = "P111|expected the function's index after '_' (a letter or '{...}')";
 template <> inline constexpr auto error_message<g::frac_open> = "P112|expected '{' after \\frac";

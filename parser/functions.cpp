@@ -9,46 +9,45 @@ namespace shardscope {
 using K = ast::FunctionKind;
 
 static constexpr std::array<FunctionInfo, 20> kBuiltins{{
-    {"phi", K::Elementwise, "φ"},
-    {"relu", K::Elementwise, ""},
-    {"gelu", K::Elementwise, ""},
-    {"silu", K::Elementwise, ""},
-    {"sigmoid", K::Elementwise, "σ"},
-    {"tanh", K::Elementwise, ""},
-    {"exp", K::Elementwise, ""},
-    {"log", K::Elementwise, ""},
-    {"sqrt", K::Elementwise, ""},
-    {"neg", K::Linear, ""},
-    {"scale", K::Linear, ""},
-    {"softmax", K::Softmax, ""},
-    {"sum", K::Reduction, ""},
-    {"max", K::Reduction, ""},
-    {"mean", K::Reduction, ""},
-    {"AllReduce", K::Collective, ""},
-    {"AllGather", K::Collective, ""},
-    {"ReduceScatter", K::Collective, ""},
-    {"AllToAll", K::Collective, ""},
-    {"Permute", K::Collective, ""},
+    {"phi", K::Elementwise, "φ"},     {"relu", K::Elementwise, ""},
+    {"gelu", K::Elementwise, ""},     {"silu", K::Elementwise, ""},
+    {"sigmoid", K::Elementwise, "σ"}, {"tanh", K::Elementwise, ""},
+    {"exp", K::Elementwise, ""},      {"log", K::Elementwise, ""},
+    {"sqrt", K::Elementwise, ""},     {"neg", K::Linear, ""},
+    {"scale", K::Linear, ""},         {"softmax", K::Softmax, ""},
+    {"sum", K::Reduction, ""},        {"max", K::Reduction, ""},
+    {"mean", K::Reduction, ""},       {"AllReduce", K::Collective, ""},
+    {"AllGather", K::Collective, ""}, {"ReduceScatter", K::Collective, ""},
+    {"AllToAll", K::Collective, ""},  {"Permute", K::Collective, ""},
 }};
 
-/// Other spellings of built-ins: the blog's `Soft`, LaTeX command names, Unicode letters.
+/// Other spellings of built-ins: the blog's `Soft` and Unicode letters...
 struct Alias {
     std::string_view spelling;
     std::string_view name;
 };
-static constexpr std::array<Alias, 9> kAliases{{
+static constexpr std::array<Alias, 5> kAliases{{
     {"Soft", "softmax"},
-    {"varphi", "phi"},
-    {"sigma", "sigmoid"},
     {"φ", "phi"},
     {"ϕ", "phi"},
     {"σ", "sigmoid"},
     {"Σ", "sum"},
-    {"Sum", "sum"},
-    {"Max", "max"},
+}};
+/// ...and LaTeX command names that are not plain names (`\sigma` is sigmoid, `sigma` a tensor).
+static constexpr std::array<Alias, 2> kLatexAliases{{
+    {"sigma", "sigmoid"},
+    {"varphi", "phi"},
 }};
 
-std::span<const FunctionInfo> builtin_functions() { return kBuiltins; }
+std::span<const FunctionInfo> builtin_functions() {
+    return kBuiltins;
+}
+
+const FunctionInfo* find_latex_function(std::string_view command) {
+    for (const auto& a : kLatexAliases)
+        if (a.spelling == command) command = a.name;
+    return find_builtin_function(command);
+}
 
 const FunctionInfo* find_builtin_function(std::string_view spelling) {
     for (const auto& a : kAliases)
@@ -86,11 +85,16 @@ std::optional<ast::CollectiveKind> parse_collective_name(std::string_view spelli
 std::string_view collective_name(ast::CollectiveKind kind) {
     using C = ast::CollectiveKind;
     switch (kind) {
-    case C::AllReduce: return "all-reduce";
-    case C::AllGather: return "all-gather";
-    case C::ReduceScatter: return "reduce-scatter";
-    case C::AllToAll: return "all-to-all";
-    case C::Permute: return "permute";
+    case C::AllReduce:
+        return "all-reduce";
+    case C::AllGather:
+        return "all-gather";
+    case C::ReduceScatter:
+        return "reduce-scatter";
+    case C::AllToAll:
+        return "all-to-all";
+    case C::Permute:
+        return "permute";
     }
     return "?";
 }

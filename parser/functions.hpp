@@ -20,9 +20,13 @@ struct FunctionInfo {
 /// All built-in functions.
 std::span<const FunctionInfo> builtin_functions();
 
-/// The built-in function spelled `spelling` (canonical name, alias such as `Soft`, or a LaTeX
-/// command name without its backslash such as `phi`, `sigma`, `exp`).
+/// The built-in function written as a plain name: canonical (`phi`, `softmax`), the blog's
+/// `Soft`, or a Unicode letter (`φ`, `σ`, `Σ`).
 const FunctionInfo* find_builtin_function(std::string_view spelling);
+
+/// The built-in function written as a LaTeX command, name without its backslash: the plain
+/// names, and LaTeX's own (`sigma`, `varphi`). Plain `sigma` stays a tensor name.
+const FunctionInfo* find_latex_function(std::string_view command);
 
 /// The collective kind of a collective function name (`AllReduce` ...), if it is one.
 std::optional<ast::CollectiveKind> collective_of_function(std::string_view name);

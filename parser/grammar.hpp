@@ -1,7 +1,7 @@
 // The PEGTL grammar of one statement of sharded Einstein notation (NOTATION.md 2-5, 7).
 //
 // The file is first cut into statements by splitter.hpp (newline, `;`, `\\`, comments,
-// continuation lines); each piece is parsed with `chunk`. Every `must<>` is a point of no
+// continuation lines); each piece is parsed with `chunk`. Every `need<>` is a point of no
 // return whose message (with a stable code) is in errors.hpp. Included by parser/ only.
 #pragma once
 
@@ -37,6 +37,34 @@ struct nested {
     }
 };
 
+/// when<F, R> := &F R — tries R only where its first character F is. The parse tree allocates
+/// a node for every attempt at a kept rule, so cheap guards keep failed attempts free.
+template <typename F, typename R>
+struct when : seq<at<F>, R> {};
+/// The first byte of every non-ASCII character the grammar knows (primes, scripts, arrows...).
+struct utf8_lead : one<'\xC2', '\xCE', '\xCF', '\xE2'> {};
+
+/// need<R> := R, or an error. PEGTL's must<R> reports where the failed attempt at R stopped;
+/// need<R> rewinds first, so the caret is where R should have begun. The message and code
+/// of R are in errors.hpp.
+template <typename R>
+struct need {
+    using rule_t = need;
+    using subs_t = type_list<R>;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+                {
+            // The marker rewinds in its destructor, so it must be gone before raising.
+            auto mark = in.template mark<rewind_mode::required>();
+            if (Control<R>::template match<A, rewind_mode::active, Action, Control>(in, st...))
+                return mark(true);
+        }
+        Control<R>::raise(in, st...);
+    }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Whitespace and LaTeX noise.
 
@@ -49,8 +77,8 @@ struct latex_noise_word
     : seq<one<'\\'>,
           sor<TAO_PEGTL_STRING("left"), TAO_PEGTL_STRING("right"), TAO_PEGTL_STRING("quad"),
               TAO_PEGTL_STRING("qquad"), TAO_PEGTL_STRING("nonumber"), TAO_PEGTL_STRING("notag"),
-              TAO_PEGTL_STRING("displaystyle"), TAO_PEGTL_STRING("limits"),
-              TAO_PEGTL_STRING("big"), TAO_PEGTL_STRING("Big")>,
+              TAO_PEGTL_STRING("displaystyle"), TAO_PEGTL_STRING("limits"), TAO_PEGTL_STRING("big"),
+              TAO_PEGTL_STRING("Big")>,
           not_at<alpha>> {};
 /// latex_env := ('\begin' | '\end') '{' name '}'
 struct latex_env : seq<one<'\\'>, sor<TAO_PEGTL_STRING("begin"), TAO_PEGTL_STRING("end")>,
@@ -84,16 +112,17 @@ struct axis_item : sor<axes_digits, axis_word> {};
 /// axis_list := '{' axis_item ((',' | ' ') axis_item)* '}'
 struct axis_list_close : one<'}'> {};
 struct axis_first : axis_item {};
-struct axis_list : seq<one<'{'>, sp, must<axis_first>, star<sp, opt<one<','>, sp>, axis_item>, sp,
-                       must<axis_list_close>> {};
+struct axis_list : seq<one<'{'>, sp, need<axis_first>, star<sp, opt<one<','>, sp>, axis_item>, sp,
+                       need<axis_list_close>> {};
 
 /// mesh_sub := '_' (axis_list | digit | letter) | axes_unicode      (subscript form)
 struct axis_letter : alpha {};
 struct mesh_sub_spec : sor<axis_list, axes_digits, axis_letter> {};
-struct mesh_sub : sor<seq<sp, one<'_'>, sp, must<mesh_sub_spec>>, axes_unicode> {};
+struct mesh_sub : sor<seq<sp, one<'_'>, sp, need<mesh_sub_spec>>, when<utf8_lead, axes_unicode>> {};
 /// bracket_mesh_sub := '_' (axis_list | axes_digits | axis_word) | axes_unicode   (bracket form)
 struct bracket_mesh_spec : sor<axis_list, axes_digits, axis_word> {};
-struct bracket_mesh_sub : sor<seq<sp, one<'_'>, sp, must<bracket_mesh_spec>>, axes_unicode> {};
+struct bracket_mesh_sub
+    : sor<seq<sp, one<'_'>, sp, need<bracket_mesh_spec>>, when<utf8_lead, axes_unicode>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Indices and index lists.
@@ -104,62 +133,73 @@ struct idx_letter : alpha {};
 struct idx_word : identifier {};
 struct brace_close : one<'}'> {};
 /// brace_index := '{' idx_word '}'
-struct brace_index : seq<one<'{'>, sp, idx_word, sp, must<brace_close>> {};
+struct brace_index : seq<one<'{'>, sp, idx_word, sp, need<brace_close>> {};
 
 /// index := (idx_letter | brace_index) primes? mesh_sub? primes?
-struct index : seq<sor<idx_letter, brace_index>, opt<primes>, opt<mesh_sub>, opt<primes>> {};
+struct prime_lead : sor<one<'\''>, utf8_lead> {};
+struct index : seq<sor<idx_letter, brace_index>, opt<when<prime_lead, primes>>, opt<mesh_sub>,
+                   opt<when<prime_lead, primes>>> {};
 /// bracket_index := idx_word primes? bracket_mesh_sub? primes?
-struct bracket_index : seq<idx_word, opt<primes>, opt<bracket_mesh_sub>, opt<primes>> {};
+struct bracket_index : seq<idx_word, opt<when<prime_lead, primes>>, opt<bracket_mesh_sub>,
+                           opt<when<prime_lead, primes>>> {};
 
 struct group_close : one<')'> {};
 struct group_first : index {};
 /// group := '(' index+ ')'
-struct group : seq<one<'('>, sp, must<group_first>, star<sp, opt<one<','>, sp>, index>, sp,
-                   must<group_close>> {};
+struct group : seq<one<'('>, sp, need<group_first>, star<sp, opt<one<','>, sp>, index>, sp,
+                   need<group_close>> {};
 struct bracket_group_first : bracket_index {};
 /// bracket_group := '(' bracket_index (','? bracket_index)* ')'
-struct bracket_group
-    : seq<one<'('>, sp, must<bracket_group_first>, star<sp, opt<one<','>, sp>, bracket_index>, sp,
-          must<group_close>> {};
+struct bracket_group : seq<one<'('>, sp, need<bracket_group_first>,
+                           star<sp, opt<one<','>, sp>, bracket_index>, sp, need<group_close>> {};
 
 struct sub_list_close : one<'}'> {};
 /// sub_list := '{' ((group | index) ','?)* '}'
-struct sub_list : seq<one<'{'>, sp, star<sor<group, index>, sp, opt<one<','>, sp>>,
-                      must<sub_list_close>> {};
+struct sub_list : seq<one<'{'>, sp,
+                      star<sor<when<one<'('>, group>, when<sor<alpha, one<'{'>>, index>>, sp,
+                           opt<one<','>, sp>>,
+                      need<sub_list_close>> {};
 /// bare_index := letter primes?                       (`x_k`)
 struct bare_index : seq<idx_letter, opt<primes>> {};
 /// bare_partial := digit+ | '{' digit+ '}'            (`z_0`: a scalar partial over axis 0)
 struct bare_partial : sor<axes_digits, seq<one<'{'>, sp, axes_digits, sp, one<'}'>>> {};
-struct subscript_body : sor<bare_partial, sub_list, bare_index> {};
+struct subscript_body
+    : sor<when<sor<digit, seq<one<'{'>, sp, digit>>, bare_partial>, sub_list, bare_index> {};
 /// subscript := '_' (bare_partial | sub_list | bare_index) | axes_unicode
 struct unicode_partial : axes_unicode {};
-struct subscript : sor<seq<sp, one<'_'>, sp, must<subscript_body>>, unicode_partial> {};
+struct subscript
+    : sor<seq<sp, one<'_'>, sp, need<subscript_body>>, when<utf8_lead, unicode_partial>> {};
 
 struct bracket_close : one<']'> {};
 /// bracket_list := '[' ((bracket_group | bracket_index) ','?)* ']'
-struct bracket_list : seq<one<'['>, sp, star<sor<bracket_group, bracket_index>, sp, opt<one<','>, sp>>,
-                          must<bracket_close>> {};
+struct bracket_list : seq<one<'['>, sp,
+                          star<sor<when<one<'('>, bracket_group>, when<alpha, bracket_index>>, sp,
+                               opt<one<','>, sp>>,
+                          need<bracket_close>> {};
 
 /// label_text := '{' alnum+ '}' | alnum        (superscript label: `W^0`, `W^{up}`)
 struct label_text : plus<alnum> {};
 struct label_close : one<'}'> {};
-struct label_braced : seq<one<'{'>, sp, must<label_text>, sp, must<label_close>> {};
+struct label_braced : seq<one<'{'>, sp, need<label_text>, sp, need<label_close>> {};
 struct label_char : alnum {};
 struct label_spec : sor<label_braced, label_char> {};
 /// superscript := '^' label_spec | ('⁰'..'⁹')+
 struct label_unicode : plus<utf8::one<0x2070, 0x00B9, 0x00B2, 0x00B3, 0x2074, 0x2075, 0x2076,
                                       0x2077, 0x2078, 0x2079>> {};
-struct superscript : sor<seq<sp, one<'^'>, sp, must<label_spec>>, label_unicode> {};
+struct superscript : sor<seq<sp, one<'^'>, sp, need<label_spec>>, when<utf8_lead, label_unicode>> {
+};
 
 /// partial_marker := '{' 'U' '_' (axis_list | axes_digits | axis_word) '}'
 struct partial_close : one<'}'> {};
-struct partial_marker : seq<sp, one<'{'>, sp, one<'U'>, sp, one<'_'>, sp, must<bracket_mesh_spec>,
-                            sp, must<partial_close>> {};
+struct partial_marker : seq<sp, one<'{'>, sp, one<'U'>, sp, one<'_'>, sp, need<bracket_mesh_spec>,
+                            sp, need<partial_close>> {};
 
 /// tensor_ref := identifier superscript? (bracket_list | subscript)? superscript? partial_marker?
 struct tensor_name : identifier {};
-struct tensor_ref : seq<tensor_name, opt<superscript>, opt<sor<seq<sp, bracket_list>, subscript>>,
-                        opt<superscript>, opt<partial_marker>> {};
+struct partial_lead : seq<sp, one<'{'>, sp, one<'U'>> {};
+struct tensor_ref
+    : seq<tensor_name, opt<superscript>, opt<sor<seq<sp, when<one<'['>, bracket_list>>, subscript>>,
+          opt<superscript>, opt<when<partial_lead, partial_marker>>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
@@ -180,62 +220,79 @@ struct known_function {
 /// latex_fn := '\' ('texttt'|'mathrm'|'operatorname'|'mathtt'|'textrm'|'text') '{' fn_word '}'
 ///           | '\' fn_word
 struct fn_word : identifier {};
+struct latex_fn_word : identifier {};
 struct fn_unicode : utf8::one<0x03C6, 0x03D5, 0x03C3, 0x03A3> {}; // φ ϕ σ Σ
 struct latex_font
     : sor<TAO_PEGTL_STRING("texttt"), TAO_PEGTL_STRING("mathrm"), TAO_PEGTL_STRING("operatorname"),
           TAO_PEGTL_STRING("mathtt"), TAO_PEGTL_STRING("textrm"), TAO_PEGTL_STRING("text")> {};
-struct latex_fn : seq<one<'\\'>, sor<seq<latex_font, sp, one<'{'>, sp, fn_word, sp, one<'}'>>,
-                                     fn_word>> {};
-/// fn_name := latex_fn | fn_unicode | fn_word
-struct fn_name : sor<latex_fn, fn_unicode, fn_word> {};
+struct latex_fn
+    : seq<one<'\\'>,
+          sor<seq<latex_font, sp, one<'{'>, sp, latex_fn_word, sp, one<'}'>>, latex_fn_word>> {};
 
 struct call_index_list : sor<sub_list, bare_index> {};
 /// call_sub := '_' (sub_list | bare_index)
-struct call_sub : seq<sp, one<'_'>, sp, must<call_index_list>> {};
+struct call_sub : seq<sp, one<'_'>, sp, need<call_index_list>> {};
 struct paren_close : one<')'> {};
 struct arg_expr : seq<expr> {};
 /// call_arg := '(' expr ')' | '{' expr '}' | factor      (`\exp x` applies to one factor)
-struct call_arg : sor<seq<sp, one<'('>, sp, must<arg_expr>, sp, must<paren_close>>,
-                      seq<sp, one<'{'>, sp, must<arg_expr>, sp, must<brace_close>>,
-                      seq<sp, factor>> {};
-/// call := fn_name call_sub? call_arg
-struct call : seq<at<known_function>, fn_name, opt<call_sub>, must<call_arg>> {};
+struct call_arg
+    : sor<seq<sp, one<'('>, sp, need<arg_expr>, sp, need<paren_close>>,
+          seq<sp, one<'{'>, sp, need<arg_expr>, sp, need<brace_close>>, seq<sp, factor>> {};
+/// paren_arg := '(' expr ')'
+struct paren_arg : seq<sp, one<'('>, sp, need<arg_expr>, sp, need<paren_close>> {};
+/// call := (latex_fn | fn_unicode) call_sub? call_arg | fn_word call_sub? paren_arg
+/// A function written as LaTeX (or φ) may apply to the one factor that follows, as in
+/// `\texttt{sum}_{u}\exp(...)`; a plain name needs its parentheses (`relu x` is an error).
+struct call
+    : seq<at<known_function>, sor<seq<sor<latex_fn, fn_unicode>, opt<call_sub>, need<call_arg>>,
+                                  seq<fn_word, opt<call_sub>, need<paren_arg>>>> {};
 
-/// A name directly followed by '(' that is not a known function.
+/// A name directly followed by '(' that is not a known function, plain or in LaTeX.
 struct unknown_function : failure {};
 struct unknown_call : seq<at<identifier, sp, one<'('>>, raise<unknown_function>> {};
+struct latex_fn_font : sor<TAO_PEGTL_STRING("texttt"), TAO_PEGTL_STRING("mathrm"),
+                           TAO_PEGTL_STRING("operatorname"), TAO_PEGTL_STRING("mathtt")> {};
+struct unknown_latex_call
+    : seq<at<one<'\\'>, latex_fn_font, sp, one<'{'>>, raise<unknown_function>> {};
 
 /// paren := '(' expr ')'
 struct inner_expr : seq<expr> {};
-struct paren : seq<one<'('>, sp, must<inner_expr>, sp, must<paren_close>> {};
+struct paren : seq<one<'('>, sp, need<inner_expr>, sp, need<paren_close>> {};
 /// frac := '\frac' '{' expr '}' '{' expr '}'
 struct frac_open : one<'{'> {};
 struct frac_num : seq<expr> {};
 struct frac_den : seq<expr> {};
-struct frac : seq<one<'\\'>,
-                  sor<TAO_PEGTL_STRING("frac"), TAO_PEGTL_STRING("dfrac"), TAO_PEGTL_STRING("tfrac")>,
-                  not_at<alpha>, sp, must<frac_open>, sp, must<frac_num>, sp, must<brace_close>, sp,
-                  must<frac_open>, sp, must<frac_den>, sp, must<brace_close>> {};
+struct frac
+    : seq<one<'\\'>,
+          sor<TAO_PEGTL_STRING("frac"), TAO_PEGTL_STRING("dfrac"), TAO_PEGTL_STRING("tfrac")>,
+          not_at<alpha>, sp, need<frac_open>, sp, need<frac_num>, sp, need<brace_close>, sp,
+          need<frac_open>, sp, need<frac_den>, sp, need<brace_close>> {};
 
 /// factor := number | call | tensor_ref | paren | frac
-struct factor_body : sor<number, call, unknown_call, tensor_ref, paren, frac> {};
+struct factor_body : sor<number, call, unknown_call, unknown_latex_call, tensor_ref, paren, frac> {
+};
 struct factor : nested<factor_body> {};
 
 /// mul_op := '*' | '·' | '⋅' | '×' | '\cdot' | '\times'
-struct mul_op : sor<one<'*'>, utf8::one<0x00B7, 0x22C5, 0x00D7>,
-                    seq<one<'\\'>, sor<TAO_PEGTL_STRING("cdot"), TAO_PEGTL_STRING("times")>,
-                        not_at<alpha>>> {};
+struct mul_op
+    : sor<one<'*'>, utf8::one<0x00B7, 0x22C5, 0x00D7>,
+          seq<one<'\\'>, sor<TAO_PEGTL_STRING("cdot"), TAO_PEGTL_STRING("times")>, not_at<alpha>>> {
+};
 struct div_op : one<'/'> {};
 struct juxtaposed : factor {};
 struct operand : factor {};
 /// term := factor (('*' | '/' | juxtaposition) factor)*
-struct term : seq<factor, star<sp, sor<seq<mul_op, sp, must<operand>>, seq<div_op, sp, must<operand>>,
-                                     juxtaposed>>> {};
+struct factor_lead : sor<alnum, one<'(', '\\'>, utf8_lead> {};
+struct mul_lead : sor<one<'*', '\\'>, utf8_lead> {};
+struct term : seq<factor, star<sp, sor<when<mul_lead, seq<mul_op, sp, need<operand>>>,
+                                       when<one<'/'>, seq<div_op, sp, need<operand>>>,
+                                       when<factor_lead, juxtaposed>>>> {};
 /// expr := '-'? term (('+' | '-') term)*
 struct neg_sign : one<'-'> {};
 struct add_op : seq<one<'+', '-'>, not_at<one<'>', '='>>> {};
 struct next_term : term {};
-struct expr : seq<opt<neg_sign, sp>, term, star<sp, add_op, sp, must<next_term>>> {};
+struct expr : seq<opt<when<one<'-'>, neg_sign>, sp>, term,
+                  star<sp, when<one<'+', '-'>, add_op>, sp, need<next_term>>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Expectations.
@@ -248,18 +305,19 @@ struct collective_axis_first : collective_axis {};
 /// collective := collective_name ('(' axis_item (',' axis_item)* ')')?
 struct collective
     : seq<collective_name,
-          opt<sp, one<'('>, sp, must<collective_axis_first>, star<sp, opt<one<','>, sp>, collective_axis>,
-              sp, must<collective_axes_close>>> {};
+          opt<sp, one<'('>, sp, need<collective_axis_first>,
+              star<sp, opt<one<','>, sp>, collective_axis>, sp, need<collective_axes_close>>> {};
 struct none_kw : keyword<'n', 'o', 'n', 'e'> {};
 /// expect_list := 'none' | collective (',' collective)*
 struct collective_next : collective {};
-struct expect_list : sor<none_kw, seq<collective, star<sp, one<','>, sp, must<collective_next>>>> {};
+struct expect_list : sor<none_kw, seq<collective, star<sp, one<','>, sp, need<collective_next>>>> {
+};
 
 /// inline_expect := '\textrm{(' expect_list ')}'        (also \text)
 struct inline_expect_close : seq<one<')'>, sp, one<'}'>> {};
 struct inline_expect
     : seq<one<'\\'>, sor<TAO_PEGTL_STRING("textrm"), TAO_PEGTL_STRING("text")>, sp, one<'{'>, sp,
-          one<'('>, sp, must<expect_list>, sp, must<inline_expect_close>> {};
+          one<'('>, sp, need<expect_list>, sp, need<inline_expect_close>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Statements.
@@ -269,111 +327,111 @@ struct arrow_label;
 struct arrow_label_group : seq<one<'{'>, nested<arrow_label>, one<'}'>> {};
 struct arrow_label : star<sor<arrow_label_group, not_one<'{', '}'>>> {};
 struct xarrow_open : one<'{'> {};
-struct xrightarrow
-    : seq<one<'\\'>, TAO_PEGTL_STRING("xrightarrow"), not_at<alpha>, sp, must<xarrow_open>,
-          arrow_label, must<brace_close>> {};
-struct plain_arrow
-    : sor<TAO_PEGTL_STRING("->"), utf8::one<0x2192>,
-          seq<one<'\\'>,
-              sor<TAO_PEGTL_STRING("longrightarrow"), TAO_PEGTL_STRING("rightarrow"),
-                  TAO_PEGTL_STRING("to"), TAO_PEGTL_STRING("mapsto")>,
-              not_at<alpha>>> {};
+struct xrightarrow : seq<one<'\\'>, TAO_PEGTL_STRING("xrightarrow"), not_at<alpha>, sp,
+                         need<xarrow_open>, arrow_label, need<brace_close>> {};
+struct plain_arrow : sor<TAO_PEGTL_STRING("->"), utf8::one<0x2192>,
+                         seq<one<'\\'>,
+                             sor<TAO_PEGTL_STRING("longrightarrow"), TAO_PEGTL_STRING("rightarrow"),
+                                 TAO_PEGTL_STRING("to"), TAO_PEGTL_STRING("mapsto")>,
+                             not_at<alpha>>> {};
 struct arrow : sor<xrightarrow, plain_arrow> {};
 
 /// assign_op := '=' | ':=' | '+='
 struct assign_op : sor<TAO_PEGTL_STRING(":="), TAO_PEGTL_STRING("+="), one<'='>> {};
 struct rhs : expr {};
-struct equation : seq<assign_op, sp, must<rhs>> {};
+struct equation : seq<assign_op, sp, need<rhs>> {};
 struct chain_target : tensor_ref {};
-struct chain_step : seq<arrow, sp, must<chain_target>> {};
+struct chain_step : seq<arrow, sp, need<chain_target>> {};
 struct chain : seq<chain_step, star<sp, chain_step>> {};
 struct ref_tail : sor<equation, chain> {};
 /// ref_statement := tensor_ref (assign_op expr | (arrow tensor_ref)+)
-struct ref_statement : seq<tensor_ref, sp, must<ref_tail>> {};
+struct ref_statement : seq<tensor_ref, sp, need<ref_tail>> {};
 
 /// A declaration keyword commits only when no assignment follows (`dim = ...` is a tensor).
+/// No declaration continues with '^', '[', '{', a non-ASCII character or an arrow.
 template <typename Kw>
-struct decl_kw : seq<Kw, sp, not_at<assign_op>, not_at<plain_arrow>> {};
+struct decl_kw : seq<Kw, sp, not_at<assign_op>, not_at<plain_arrow>, not_at<one<'^', '[', '{'>>,
+                     not_at<utf8_lead>, not_at<one<'\\'>, TAO_PEGTL_STRING("xrightarrow")>> {};
 
 /// mesh := 'mesh' (mesh_named | mesh_dims) ('devices' '[' integer* ']')?
 struct mesh_axis_name : identifier {};
 struct mesh_axis_size : integer {};
 struct mesh_eq : one<'='> {};
-struct mesh_named_axis : seq<not_at<TAO_PEGTL_KEYWORD("devices")>, mesh_axis_name, sp, must<mesh_eq>, sp, must<mesh_axis_size>> {};
+struct mesh_named_axis : seq<not_at<TAO_PEGTL_KEYWORD("devices")>, mesh_axis_name, sp,
+                             need<mesh_eq>, sp, need<mesh_axis_size>> {};
 struct mesh_named : seq<mesh_named_axis, star<sp, opt<one<','>, sp>, mesh_named_axis>> {};
 struct mesh_times : sor<one<'x', '*'>, utf8::one<0x00D7>> {};
-struct mesh_dims : seq<at<digit>, mesh_axis_size, star<sp, mesh_times, sp, must<mesh_axis_size>>> {};
+struct mesh_dims : seq<at<digit>, mesh_axis_size, star<sp, mesh_times, sp, need<mesh_axis_size>>> {
+};
 struct mesh_shape : sor<mesh_dims, mesh_named> {};
 struct device_id : integer {};
 struct devices_open : one<'['> {};
-struct devices
-    : seq<TAO_PEGTL_KEYWORD("devices"), sp, must<devices_open>, sp,
-          star<device_id, sp, opt<one<','>, sp>>, must<bracket_close>> {};
-struct mesh_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("mesh")>, must<mesh_shape>, opt<sp, devices>> {};
+struct devices : seq<TAO_PEGTL_KEYWORD("devices"), sp, need<devices_open>, sp,
+                     star<device_id, sp, opt<one<','>, sp>>, need<bracket_close>> {};
+struct mesh_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("mesh")>, need<mesh_shape>, opt<sp, devices>> {};
 
 /// dim := 'dim' binding (','? binding)*      binding := identifier primes? '=' integer
 struct dim_size : integer {};
 struct dim_index : seq<idx_word, opt<primes>> {};
-struct dim_binding : seq<dim_index, sp, must<mesh_eq>, sp, must<dim_size>> {};
+struct dim_binding : seq<dim_index, sp, need<mesh_eq>, sp, need<dim_size>> {};
 struct dim_first : dim_binding {};
-struct dim_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("dim")>, must<dim_first>,
+struct dim_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("dim")>, need<dim_first>,
                       star<sp, opt<one<','>, sp>, dim_binding>> {};
 
 /// split := 'split' index arrow '('? index index+ ')'?
 struct split_index : seq<idx_word, opt<primes>> {};
 struct split_from : split_index {};
 struct split_arrow : plain_arrow {};
-struct split_parts : seq<opt<one<'('>, sp>, split_index, star<sp, split_index>, sp, opt<one<')'>>> {};
-struct split_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("split")>, must<split_from>, sp,
-                        must<split_arrow>, sp, must<split_parts>> {};
+struct split_parts : seq<opt<one<'('>, sp>, split_index, star<sp, split_index>, sp, opt<one<')'>>> {
+};
+struct split_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("split")>, need<split_from>, sp,
+                        need<split_arrow>, sp, need<split_parts>> {};
 
 /// dtype := 'dtype' identifier
 struct dtype_name : identifier {};
-struct dtype_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("dtype")>, must<dtype_name>> {};
+struct dtype_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("dtype")>, need<dtype_name>> {};
 
 /// tensor := 'tensor' identifier superscript? ':' identifier
 struct decl_tensor_name : identifier {};
 struct colon : one<':'> {};
-struct tensor_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("tensor")>, must<decl_tensor_name>,
-                         opt<superscript>, sp, must<colon>, sp, must<dtype_name>> {};
+struct tensor_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("tensor")>, need<decl_tensor_name>,
+                         opt<superscript>, sp, need<colon>, sp, need<dtype_name>> {};
 
 /// hw := 'hw' preset_name
 struct preset_name : seq<alpha, star<sor<alnum, one<'-', '_', '.'>>>> {};
-struct hw_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("hw")>, must<preset_name>> {};
+struct hw_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("hw")>, need<preset_name>> {};
 
 /// link := 'link' axis_item bandwidth latency?
-struct bw_unit
-    : sor<TAO_PEGTL_STRING("TB/s"), TAO_PEGTL_STRING("GB/s"), TAO_PEGTL_STRING("MB/s"),
-          TAO_PEGTL_STRING("KB/s"), TAO_PEGTL_STRING("TiB/s"), TAO_PEGTL_STRING("GiB/s"),
-          TAO_PEGTL_STRING("MiB/s"), TAO_PEGTL_STRING("Tb/s"), TAO_PEGTL_STRING("Gb/s"),
-          TAO_PEGTL_STRING("B/s")> {};
+struct bw_unit : sor<TAO_PEGTL_STRING("TB/s"), TAO_PEGTL_STRING("GB/s"), TAO_PEGTL_STRING("MB/s"),
+                     TAO_PEGTL_STRING("KB/s"), TAO_PEGTL_STRING("TiB/s"), TAO_PEGTL_STRING("GiB/s"),
+                     TAO_PEGTL_STRING("MiB/s"), TAO_PEGTL_STRING("Tb/s"), TAO_PEGTL_STRING("Gb/s"),
+                     TAO_PEGTL_STRING("B/s")> {};
 struct time_unit : sor<TAO_PEGTL_STRING("ns"), TAO_PEGTL_STRING("us"), TAO_PEGTL_STRING("µs"),
                        TAO_PEGTL_STRING("μs"), TAO_PEGTL_STRING("ms"), TAO_PEGTL_STRING("s")> {};
-struct bandwidth : seq<number, sp, must<bw_unit>> {};
-struct latency : seq<number, sp, must<time_unit>> {};
+struct bandwidth : seq<number, sp, need<bw_unit>> {};
+struct latency : seq<number, sp, need<time_unit>> {};
 struct link_axis : axis_item {};
-struct link_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("link")>, must<link_axis>, sp, must<bandwidth>,
+struct link_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("link")>, need<link_axis>, sp, need<bandwidth>,
                        opt<sp, latency>> {};
 
 /// fn := 'fn' identifier ('elementwise' | 'linear')
 struct fn_decl_name : identifier {};
 struct fn_kind : sor<TAO_PEGTL_KEYWORD("elementwise"), TAO_PEGTL_KEYWORD("linear")> {};
-struct fn_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("fn")>, must<fn_decl_name>, sp, must<fn_kind>> {};
+struct fn_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("fn")>, need<fn_decl_name>, sp, need<fn_kind>> {};
 
 /// expect := 'expect' expect_list
-struct expect_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("expect")>, must<expect_list>> {};
+struct expect_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("expect")>, need<expect_list>> {};
 
-struct declaration
-    : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl, link_decl, fn_decl,
-          expect_decl> {};
+struct declaration : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl,
+                         link_decl, fn_decl, expect_decl> {};
 struct statement_body : sor<declaration, ref_statement> {};
 
 /// trailing := '.' | ','        (LaTeX sentence punctuation after a displayed equation)
 struct trailing_punct : one<'.', ','> {};
 struct end_of_statement : eof {};
 /// chunk := statement inline_expect? trailing? | (nothing but whitespace)
-struct chunk : seq<sp, sor<eof, seq<must<statement_body>, sp, opt<inline_expect, sp>,
-                                    opt<trailing_punct, sp>, must<end_of_statement>>>> {};
+struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect, sp>,
+                                    opt<trailing_punct, sp>, need<end_of_statement>>>> {};
 
 } // namespace shardscope::parser::grammar
 
@@ -384,4 +442,6 @@ template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
+template <typename Name, typename R>
+struct analyze_traits<Name, shardscope::parser::grammar::need<R>> : analyze_seq_traits<R> {};
 } // namespace tao::pegtl

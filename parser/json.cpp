@@ -11,20 +11,26 @@ namespace {
 
 json axes_json(const std::vector<ast::AxisRef>& axes) {
     json out = json::array();
-    for (const auto& a : axes) out.push_back(a.name);
+    for (const auto& a : axes)
+        out.push_back(a.name);
     return out;
 }
 
 json index_json(const ast::Index& ix) {
-    return {{"name", ix.name}, {"primes", ix.primes}, {"axes", axes_json(ix.axes)},
+    return {{"name", ix.name},
+            {"primes", ix.primes},
+            {"axes", axes_json(ix.axes)},
             {"range", to_json(ix.range)}};
 }
 
 const char* style_name(ast::IndexStyle s) {
     switch (s) {
-    case ast::IndexStyle::None: return "none";
-    case ast::IndexStyle::Subscript: return "subscript";
-    case ast::IndexStyle::Bracket: return "bracket";
+    case ast::IndexStyle::None:
+        return "none";
+    case ast::IndexStyle::Subscript:
+        return "subscript";
+    case ast::IndexStyle::Bracket:
+        return "bracket";
     }
     return "none";
 }
@@ -39,30 +45,38 @@ json expect_json(const ast::Expect& e) {
 struct StatementJson {
     json operator()(const ast::MeshDecl& m) const {
         json axes = json::array();
-        for (const auto& a : m.axes) axes.push_back({{"name", a.name}, {"size", a.size}});
+        for (const auto& a : m.axes)
+            axes.push_back({{"name", a.name}, {"size", a.size}});
         return {{"type", "mesh"}, {"axes", axes}, {"named", m.named}, {"devices", m.devices}};
     }
     json operator()(const ast::DimDecl& d) const {
         json b = json::array();
-        for (const auto& x : d.bindings) b.push_back({{"index", index_json(x.index)}, {"size", x.size}});
+        for (const auto& x : d.bindings)
+            b.push_back({{"index", index_json(x.index)}, {"size", x.size}});
         return {{"type", "dim"}, {"bindings", b}};
     }
     json operator()(const ast::SplitDecl& s) const {
         json parts = json::array();
-        for (const auto& p : s.parts) parts.push_back(index_json(p));
+        for (const auto& p : s.parts)
+            parts.push_back(index_json(p));
         return {{"type", "split"}, {"from", index_json(s.from)}, {"parts", parts}};
     }
-    json operator()(const ast::DtypeDecl& d) const { return {{"type", "dtype"}, {"dtype", d.dtype}}; }
+    json operator()(const ast::DtypeDecl& d) const {
+        return {{"type", "dtype"}, {"dtype", d.dtype}};
+    }
     json operator()(const ast::TensorDecl& t) const {
         return {{"type", "tensor"}, {"name", t.name}, {"label", t.label}, {"dtype", t.dtype}};
     }
     json operator()(const ast::HwDecl& h) const { return {{"type", "hw"}, {"preset", h.preset}}; }
     json operator()(const ast::LinkDecl& l) const {
-        return {{"type", "link"}, {"axis", l.axis.name}, {"bytes_per_second", l.bytes_per_second},
+        return {{"type", "link"},
+                {"axis", l.axis.name},
+                {"bytes_per_second", l.bytes_per_second},
                 {"latency_seconds", l.latency_seconds}};
     }
     json operator()(const ast::FnDecl& f) const {
-        return {{"type", "fn"}, {"name", f.name},
+        return {{"type", "fn"},
+                {"name", f.name},
                 {"kind", f.kind == ast::FunctionKind::Linear ? "linear" : "elementwise"}};
     }
     json operator()(const ast::Expect& e) const {
@@ -95,21 +109,26 @@ struct ExprJson {
     }
     json operator()(const ast::Call& c) const {
         json idx = json::array();
-        for (const auto& i : c.indices) idx.push_back(index_json(i));
-        return {{"kind", "call"}, {"function", c.function}, {"indices", idx}, {"arg", to_json(*c.arg)}};
+        for (const auto& i : c.indices)
+            idx.push_back(index_json(i));
+        return {
+            {"kind", "call"}, {"function", c.function}, {"indices", idx}, {"arg", to_json(*c.arg)}};
     }
     json operator()(const ast::Product& p) const {
         json f = json::array();
-        for (const auto& x : p.factors) f.push_back(to_json(x));
+        for (const auto& x : p.factors)
+            f.push_back(to_json(x));
         return {{"kind", "product"}, {"factors", f}};
     }
     json operator()(const ast::Quotient& q) const {
-        return {{"kind", "quotient"}, {"numerator", to_json(*q.num)}, {"denominator", to_json(*q.den)}};
+        return {
+            {"kind", "quotient"}, {"numerator", to_json(*q.num)}, {"denominator", to_json(*q.den)}};
     }
     json operator()(const ast::Sum& s) const {
         json t = json::array();
         for (std::size_t i = 0; i < s.terms.size(); ++i)
-            t.push_back({{"negated", static_cast<bool>(s.negated[i])}, {"term", to_json(s.terms[i])}});
+            t.push_back(
+                {{"negated", static_cast<bool>(s.negated[i])}, {"term", to_json(s.terms[i])}});
         return {{"kind", "sum"}, {"terms", t}};
     }
 };
@@ -117,19 +136,25 @@ struct ExprJson {
 } // namespace
 
 json to_json(const ast::SourceRange& r) {
-    return {{"line", r.line}, {"column", r.column}, {"end_line", r.end_line},
-            {"end_column", r.end_column}, {"offset", r.offset}, {"length", r.length}};
+    return {{"line", r.line},         {"column", r.column},
+            {"end_line", r.end_line}, {"end_column", r.end_column},
+            {"offset", r.offset},     {"length", r.length}};
 }
 
 json to_json(const ast::TensorRef& t) {
     json dims = json::array();
     for (const auto& d : t.dims) {
         json parts = json::array();
-        for (const auto& p : d.parts) parts.push_back(index_json(p));
+        for (const auto& p : d.parts)
+            parts.push_back(index_json(p));
         dims.push_back({{"grouped", d.grouped}, {"indices", parts}});
     }
-    return {{"name", t.name}, {"label", t.label}, {"tensor", tensor_key(t.name, t.label)},
-            {"style", style_name(t.style)}, {"dims", dims}, {"partial", axes_json(t.partial_axes)},
+    return {{"name", t.name},
+            {"label", t.label},
+            {"tensor", tensor_key(t.name, t.label)},
+            {"style", style_name(t.style)},
+            {"dims", dims},
+            {"partial", axes_json(t.partial_axes)},
             {"range", to_json(t.range)}};
 }
 
@@ -161,9 +186,14 @@ json to_json(const ast::Program& p) {
 }
 
 json to_json(const Diagnostic& d) {
-    return {{"severity", severity_name(d.severity)}, {"code", d.code}, {"line", d.range.line},
-            {"column", d.range.column}, {"end_line", d.range.end_line},
-            {"end_column", d.range.end_column}, {"message", d.message}, {"fix", d.fix}};
+    return {{"severity", severity_name(d.severity)},
+            {"code", d.code},
+            {"line", d.range.line},
+            {"column", d.range.column},
+            {"end_line", d.range.end_line},
+            {"end_column", d.range.end_column},
+            {"message", d.message},
+            {"fix", d.fix}};
 }
 
 } // namespace shardscope::parser

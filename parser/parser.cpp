@@ -18,19 +18,60 @@
 namespace shardscope::parser {
 
 namespace pegtl = tao::pegtl;
-using Node = pegtl::parse_tree::node;
+
+/// A parse-tree node. Every attempt at a selected rule allocates one and most attempts fail
+/// (backtracking), so nodes come from a per-thread free list instead of malloc.
+struct Node : pegtl::parse_tree::basic_node<Node> {
+    static void* operator new(std::size_t size) {
+        if (size == sizeof(Node) && !free_list().empty()) {
+            void* p = free_list().back();
+            free_list().pop_back();
+            return p;
+        }
+        return ::operator new(size);
+    }
+    static void operator delete(void* p, std::size_t size) {
+        if (size == sizeof(Node) && free_list().size() < 4096) {
+            free_list().push_back(p);
+            return;
+        }
+        ::operator delete(p);
+    }
+
+    /// Appends a child; room for four at the first, instead of growing 1, 2, 4.
+    template <typename... States>
+    void emplace_back(std::unique_ptr<Node>&& child, States&&...) {
+        if (children.capacity() == 0) children.reserve(4);
+        children.emplace_back(std::move(child));
+    }
+
+private:
+    static std::vector<void*>& free_list() {
+        thread_local struct Pool {
+            std::vector<void*> nodes;
+            ~Pool() {
+                for (void* p : nodes)
+                    ::operator delete(p);
+            }
+        } pool;
+        return pool.nodes;
+    }
+};
 
 /// State shared by the statements of one file: the functions declared so far.
 struct ParseContext {
     std::set<std::string, std::less<>> functions;
-    bool is_function(std::string_view name) const {
-        return find_builtin_function(name) != nullptr || functions.count(name) > 0;
+    bool is_function(std::string_view name, bool latex = false) const {
+        return (latex ? find_latex_function(name) : find_builtin_function(name)) != nullptr ||
+               functions.count(name) > 0;
     }
 };
 
 namespace {
 
-const ParseContext* find_context(const ParseContext& c) { return &c; }
+const ParseContext* find_context(const ParseContext& c) {
+    return &c;
+}
 template <typename T>
 const ParseContext* find_context(const T&) {
     return nullptr;
@@ -42,14 +83,21 @@ const ParseContext* context_of(const States&... st) {
     return found;
 }
 
-/// The function spelling at `p` (`phi`, `\phi`, `\texttt{Soft}`, `φ`), or empty.
-std::string_view peek_function_spelling(const char* p, const char* end) {
+/// A function name as written at some position.
+struct Spelling {
+    std::string_view name; ///< without backslash or font command; empty when none
+    bool latex = false;
+};
+
+/// The function spelling at `p` (`phi`, `\phi`, `\texttt{Soft}`, `φ`).
+Spelling peek_function_spelling(const char* p, const char* end) {
     auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
     auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
     auto word = [&](const char* q) {
         const char* e = q;
         if (e < end && is_alpha(*e))
-            while (e < end && is_alnum(*e)) ++e;
+            while (e < end && is_alnum(*e))
+                ++e;
         return std::string_view(q, static_cast<std::size_t>(e - q));
     };
     if (p >= end) return {};
@@ -59,20 +107,22 @@ std::string_view peek_function_spelling(const char* p, const char* end) {
                                                      "mathtt", "textrm", "text"};
         if (std::find(std::begin(fonts), std::end(fonts), cmd) != std::end(fonts)) {
             const char* q = p + 1 + cmd.size();
-            while (q < end && (*q == ' ' || *q == '\t')) ++q;
+            while (q < end && (*q == ' ' || *q == '\t'))
+                ++q;
             if (q < end && *q == '{') {
                 ++q;
-                while (q < end && (*q == ' ' || *q == '\t')) ++q;
-                return word(q);
+                while (q < end && (*q == ' ' || *q == '\t'))
+                    ++q;
+                return {word(q), true};
             }
             return {};
         }
-        return cmd;
+        return {cmd, true};
     }
     for (std::string_view u : {"φ", "ϕ", "σ", "Σ"})
         if (static_cast<std::size_t>(end - p) >= u.size() && std::string_view(p, u.size()) == u)
-            return u;
-    return word(p);
+            return {u, false};
+    return {word(p), false};
 }
 
 } // namespace
@@ -85,9 +135,10 @@ template <apply_mode A, rewind_mode M, template <typename...> class Action,
           template <typename...> class Control, typename Input, typename... States>
 bool known_function::match(Input& in, States&&... st) {
     const auto spelling = peek_function_spelling(in.current(), in.end());
-    if (spelling.empty()) return false;
+    if (spelling.name.empty()) return false;
     const ParseContext* ctx = context_of(st...);
-    return ctx ? ctx->is_function(spelling) : find_builtin_function(spelling) != nullptr;
+    return ctx ? ctx->is_function(spelling.name, spelling.latex)
+               : ParseContext{}.is_function(spelling.name, spelling.latex);
 }
 
 } // namespace shardscope::parser::grammar
@@ -101,55 +152,37 @@ namespace g = grammar;
 // Parse-tree nodes kept for the conversion; everything else is transparent.
 template <typename Rule>
 using selector = pegtl::parse_tree::selector<
-    Rule,
-    pegtl::parse_tree::store_content::on<
-        // indices and references
-        g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
-        g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
-        g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group, g::sub_list, g::bare_index, g::bare_partial,
-        g::unicode_partial, g::bracket_list, g::partial_marker, g::tensor_ref, g::chain_target,
-        // expressions
-        g::number, g::fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num, g::frac_den,
-        g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign, g::mul_op,
-        g::div_op, g::add_op,
-        // statements
-        g::ref_statement, g::equation, g::assign_op, g::chain_step, g::xrightarrow,
-        g::arrow_label, g::plain_arrow, g::mesh_decl, g::mesh_axis_name, g::mesh_axis_size,
-        g::mesh_named_axis, g::device_id, g::dim_decl, g::dim_binding, g::dim_first, g::dim_size,
-        g::split_decl, g::split_from, g::split_index, g::dtype_decl, g::dtype_name,
-        g::tensor_decl, g::decl_tensor_name, g::hw_decl, g::preset_name, g::link_decl,
-        g::link_axis, g::bandwidth, g::latency, g::bw_unit, g::time_unit, g::fn_decl,
-        g::fn_decl_name, g::fn_kind, g::expect_decl, g::inline_expect, g::none_kw,
-        g::collective, g::collective_next, g::collective_name, g::collective_axis>>;
+    Rule, pegtl::parse_tree::store_content::on<
+              // indices and references
+              g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
+              g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode,
+              g::index, g::bracket_index, g::group_first, g::bracket_group_first, g::group,
+              g::bracket_group, g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial,
+              g::bracket_list, g::partial_marker, g::tensor_ref, g::chain_target,
+              // expressions
+              g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac,
+              g::frac_num, g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term,
+              g::next_term, g::neg_sign, g::mul_op, g::div_op, g::add_op,
+              // statements
+              g::ref_statement, g::equation, g::assign_op, g::chain_step, g::xrightarrow,
+              g::arrow_label, g::plain_arrow, g::mesh_decl, g::mesh_axis_name, g::mesh_axis_size,
+              g::mesh_named_axis, g::device_id, g::dim_decl, g::dim_binding, g::dim_first,
+              g::dim_size, g::split_decl, g::split_from, g::split_index, g::dtype_decl,
+              g::dtype_name, g::tensor_decl, g::decl_tensor_name, g::hw_decl, g::preset_name,
+              g::link_decl, g::link_axis, g::bandwidth, g::latency, g::bw_unit, g::time_unit,
+              g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl, g::inline_expect, g::none_kw,
+              g::collective, g::collective_next, g::collective_name, g::collective_axis>>;
 
-/// Start positions of the rules with an error message that are being matched: an error is
-/// reported where the expected construct should have begun, not where a failed attempt at it
-/// stopped (PEGTL calls failure() before rewinding).
-thread_local std::vector<pegtl::internal::iterator> g_rule_starts;
-
-/// The error control: a rule with an entry in errors.hpp raises when it fails (they are
-/// used only under must<>), others behave normally.
+/// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
+/// position (need<R> has rewound to where R should have begun).
 template <typename Rule>
 struct control : pegtl::normal<Rule> {
     static constexpr const char* message = error_message<Rule>;
 
     template <typename Input, typename... States>
-    static void start(const Input& in, States&&...) {
-        if constexpr (message != nullptr) g_rule_starts.push_back(in.iterator());
-    }
-    template <typename Input, typename... States>
-    static void success(const Input&, States&&...) {
-        if constexpr (message != nullptr) g_rule_starts.pop_back();
-    }
-    template <typename Input, typename... States>
-    static void failure(const Input& in, States&&...) {
-        if constexpr (message != nullptr)
-            throw pegtl::parse_error(message, pegtl::position(g_rule_starts.back(), in.source()));
-    }
-    /// Reached directly only through raise<R> (`unknown_call`, the nesting guard).
-    template <typename Input, typename... States>
     [[noreturn]] static void raise(const Input& in, States&&...) {
-        static_assert(message != nullptr, "every must<R> and raise<R> needs an entry in errors.hpp");
+        static_assert(message != nullptr,
+                      "every must<R> and raise<R> needs an entry in errors.hpp");
         throw pegtl::parse_error(message, in);
     }
 };
@@ -169,8 +202,8 @@ public:
 
     [[noreturn]] void fail(const Node& n, std::string code, std::string message,
                            std::string fix = {}) const {
-        throw ConvertError{{Severity::Error, std::move(code), range(n), std::move(message),
-                            std::move(fix)}};
+        throw ConvertError{
+            {Severity::Error, std::move(code), range(n), std::move(message), std::move(fix)}};
     }
 
     /// The statements a chunk holds: the statement, and an inline expectation if any.
@@ -247,8 +280,9 @@ private:
         if (ec != std::errc() || p != s.data() + s.size())
             fail(n, "P205", "number '" + std::string(s) + "' is too large");
         if (v < min_value)
-            fail(n, "P205", "expected a number of at least " + std::to_string(min_value) +
-                                ", got " + std::string(s));
+            fail(n, "P205",
+                 "expected a number of at least " + std::to_string(min_value) + ", got " +
+                     std::string(s));
         return v;
     }
 
@@ -259,11 +293,13 @@ private:
             const auto digits =
                 n.is_type<g::axes_digits>() ? n.string() : script_digits(n.string_view());
             const auto r = range(n);
-            for (char d : digits) axes.push_back({std::string(1, d), r});
+            for (char d : digits)
+                axes.push_back({std::string(1, d), r});
         } else if (n.is_type<g::axis_word>() || n.is_type<g::axis_letter>()) {
             axes.push_back({n.string(), range(n)});
         } else {
-            for (const auto& c : n.children) append_axes(*c, axes);
+            for (const auto& c : n.children)
+                append_axes(*c, axes);
         }
     }
 
@@ -288,7 +324,8 @@ private:
         d.range = range(n);
         if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
             d.grouped = true;
-            for (const auto& c : n.children) d.parts.push_back(index(*c));
+            for (const auto& c : n.children)
+                d.parts.push_back(index(*c));
         } else {
             d.parts.push_back(index(n));
         }
@@ -322,17 +359,19 @@ private:
                     fail(*c, "P203", "tensor '" + t.name + "' has two superscript labels",
                          "keep one label: the label is part of the tensor's name");
                 has_label = true;
-                t.label = c->is_type<g::label_unicode>() ? script_digits(c->string_view())
-                                                         : c->string();
+                t.label =
+                    c->is_type<g::label_unicode>() ? script_digits(c->string_view()) : c->string();
             } else if (c->is_type<g::sub_list>()) {
                 t.style = ast::IndexStyle::Subscript;
-                for (const auto& d : c->children) t.dims.push_back(dimension(*d));
+                for (const auto& d : c->children)
+                    t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_index>()) {
                 t.style = ast::IndexStyle::Subscript;
                 t.dims.push_back(dimension(*c));
             } else if (c->is_type<g::bracket_list>()) {
                 t.style = ast::IndexStyle::Bracket;
-                for (const auto& d : c->children) t.dims.push_back(dimension(*d));
+                for (const auto& d : c->children)
+                    t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||
                        c->is_type<g::partial_marker>()) {
                 if (!t.partial_axes.empty())
@@ -347,8 +386,7 @@ private:
 
     static bool is_expr_node(const Node& n) {
         return n.is_type<g::expr>() || n.is_type<g::rhs>() || n.is_type<g::arg_expr>() ||
-               n.is_type<g::inner_expr>() || n.is_type<g::frac_num>() ||
-               n.is_type<g::frac_den>();
+               n.is_type<g::inner_expr>() || n.is_type<g::frac_num>() || n.is_type<g::frac_den>();
     }
 
     ast::Expr expr(const Node& n) const {
@@ -417,20 +455,23 @@ private:
 
     ast::Expr call(const Node& n) const {
         std::string spelling;
+        bool latex = false;
         std::vector<ast::Index> indices;
         std::optional<ast::Expr> arg;
         for (const auto& c : n.children) {
-            if (c->is_type<g::fn_word>() || c->is_type<g::fn_unicode>())
+            if (c->is_type<g::fn_word>() || c->is_type<g::fn_unicode>() ||
+                c->is_type<g::latex_fn_word>()) {
                 spelling = c->string();
-            else if (c->is_type<g::sub_list>() || c->is_type<g::bare_index>())
+                latex = c->is_type<g::latex_fn_word>();
+            } else if (c->is_type<g::sub_list>() || c->is_type<g::bare_index>())
                 indices = index_list(*c);
             else
                 arg = expr(*c);
         }
         std::string name = spelling;
-        if (const auto* f = find_builtin_function(spelling)) name = std::string(f->name);
-        return ast::Expr{ast::Call{std::move(name), std::move(indices), std::move(*arg)},
-                         range(n)};
+        if (const auto* f = latex ? find_latex_function(spelling) : find_builtin_function(spelling))
+            name = std::string(f->name);
+        return ast::Expr{ast::Call{std::move(name), std::move(indices), std::move(*arg)}, range(n)};
     }
 
     // ---- statements -----------------------------------------------------------------------
@@ -522,7 +563,8 @@ private:
                 clean += c;
             }
         }
-        while (!clean.empty() && clean.back() == ' ') clean.pop_back();
+        while (!clean.empty() && clean.back() == ' ')
+            clean.pop_back();
         if (auto e = parse_expect_text(clean, range(arrow)))
             step.expect = std::move(*e);
         else
@@ -536,17 +578,20 @@ private:
         ast::Expect e;
         std::size_t i = 0;
         auto skip_space = [&] {
-            while (i < text.size() && text[i] == ' ') ++i;
+            while (i < text.size() && text[i] == ' ')
+                ++i;
         };
         while (i < text.size()) {
             skip_space();
             std::size_t b = i;
-            while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) ||
-                                       text[i] == '-' || text[i] == '_' || text[i] == ' ') &&
+            while (i < text.size() &&
+                   (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-' ||
+                    text[i] == '_' || text[i] == ' ') &&
                    text[i] != ',')
                 ++i;
             std::string_view name = text.substr(b, i - b);
-            while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+            while (!name.empty() && name.back() == ' ')
+                name.remove_suffix(1);
             auto kind = parse_collective_name(name);
             if (!kind) return std::nullopt;
             ast::ExpectedCollective ec{*kind, {}, r};
@@ -589,10 +634,12 @@ private:
     ast::MeshDecl mesh(const Node& n) const {
         ast::MeshDecl m;
         std::int64_t total = 1;
-        auto add_axis = [&](std::string name, const Node& size_node, ast::SourceRange r) {
+        auto add_axis = [&](std::string name, const Node& name_node, const Node& size_node,
+                            ast::SourceRange r) {
             const auto size = integer(size_node);
             for (const auto& a : m.axes)
-                if (a.name == name) fail(size_node, "P208", "mesh axis '" + name + "' is declared twice");
+                if (a.name == name)
+                    fail(name_node, "P208", "mesh axis '" + name + "' is declared twice");
             if (total > (std::int64_t{1} << 40) / size)
                 fail(size_node, "P205", "the mesh has too many devices");
             total *= size;
@@ -600,10 +647,11 @@ private:
         };
         for (const auto& c : n.children) {
             if (c->is_type<g::mesh_axis_size>()) {
-                add_axis(std::to_string(m.axes.size()), *c, range(*c));
+                add_axis(std::to_string(m.axes.size()), *c, *c, range(*c));
             } else if (c->is_type<g::mesh_named_axis>()) {
                 m.named = true;
-                add_axis(c->children.at(0)->string(), *c->children.at(1), range(*c));
+                add_axis(c->children.at(0)->string(), *c->children.at(0), *c->children.at(1),
+                         range(*c));
             } else if (c->is_type<g::device_id>()) {
                 m.devices.push_back(integer(*c, 0));
             }
@@ -681,10 +729,12 @@ private:
         return t;
     }
 
-    static double parse_double(std::string_view s) {
-        // std::from_chars for double is available in GCC 12.
+    double parse_double(const Node& n, const char* what) const {
+        const auto s = n.string_view();
         double v = 0;
-        std::from_chars(s.data(), s.data() + s.size(), v);
+        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || !std::isfinite(v))
+            fail(n, "P212", std::string("the ") + what + " " + std::string(s) + " is out of range");
         return v;
     }
 
@@ -696,29 +746,41 @@ private:
         l.axis = axes.front();
         for (const auto& c : n.children) {
             if (c->is_type<g::bandwidth>()) {
-                const auto value = parse_double(c->children.at(0)->string_view());
+                const auto value = parse_double(*c->children.at(0), "bandwidth");
                 const auto unit = c->children.at(1)->string_view();
                 double scale = 1;
-                if (unit == "TB/s") scale = 1e12;
-                else if (unit == "GB/s") scale = 1e9;
-                else if (unit == "MB/s") scale = 1e6;
-                else if (unit == "KB/s") scale = 1e3;
-                else if (unit == "TiB/s") scale = 1099511627776.0;
-                else if (unit == "GiB/s") scale = 1073741824.0;
-                else if (unit == "MiB/s") scale = 1048576.0;
-                else if (unit == "Tb/s") scale = 1e12 / 8;
-                else if (unit == "Gb/s") scale = 1e9 / 8;
+                if (unit == "TB/s")
+                    scale = 1e12;
+                else if (unit == "GB/s")
+                    scale = 1e9;
+                else if (unit == "MB/s")
+                    scale = 1e6;
+                else if (unit == "KB/s")
+                    scale = 1e3;
+                else if (unit == "TiB/s")
+                    scale = 1099511627776.0;
+                else if (unit == "GiB/s")
+                    scale = 1073741824.0;
+                else if (unit == "MiB/s")
+                    scale = 1048576.0;
+                else if (unit == "Tb/s")
+                    scale = 1e12 / 8;
+                else if (unit == "Gb/s")
+                    scale = 1e9 / 8;
                 l.bytes_per_second = value * scale;
                 l.bandwidth_text = c->children.at(0)->string() + std::string(unit);
                 if (!(l.bytes_per_second > 0) || !std::isfinite(l.bytes_per_second))
                     fail(*c, "P212", "the bandwidth must be a positive number");
             } else if (c->is_type<g::latency>()) {
-                const auto value = parse_double(c->children.at(0)->string_view());
+                const auto value = parse_double(*c->children.at(0), "latency");
                 const auto unit = c->children.at(1)->string_view();
                 double scale = 1;
-                if (unit == "ns") scale = 1e-9;
-                else if (unit == "us" || unit == "µs" || unit == "μs") scale = 1e-6;
-                else if (unit == "ms") scale = 1e-3;
+                if (unit == "ns")
+                    scale = 1e-9;
+                else if (unit == "us" || unit == "µs" || unit == "μs")
+                    scale = 1e-6;
+                else if (unit == "ms")
+                    scale = 1e-3;
                 l.latency_seconds = value * scale;
                 l.latency_text = c->children.at(0)->string() +
                                  std::string(unit == "µs" || unit == "μs" ? "us" : unit);
@@ -736,7 +798,7 @@ private:
         if (find_builtin_function(f.name))
             fail(name, "P213", "'" + f.name + "' is a built-in function and cannot be redeclared");
         f.kind = n.children.at(1)->string_view() == "linear" ? ast::FunctionKind::Linear
-                                                              : ast::FunctionKind::Elementwise;
+                                                             : ast::FunctionKind::Elementwise;
         ctx_.functions.insert(f.name);
         return f;
     }
@@ -748,17 +810,34 @@ private:
 /// The word at `p` (a name or LaTeX command) for messages.
 std::string word_at(std::string_view text, std::size_t off) {
     std::size_t e = off;
-    if (e < text.size() && text[e] == '\\') ++e;
-    while (e < text.size() && std::isalnum(static_cast<unsigned char>(text[e]))) ++e;
+    const bool command = e < text.size() && text[e] == '\\';
+    if (command) ++e;
+    while (e < text.size() && (command ? std::isalpha(static_cast<unsigned char>(text[e]))
+                                       : std::isalnum(static_cast<unsigned char>(text[e]))))
+        ++e;
     return std::string(text.substr(off, e - off));
+}
+
+/// For an unknown function: the name at `off`, looking inside `\mathrm{...}` and the like.
+std::pair<std::size_t, std::string> function_name_at(std::string_view text, std::size_t off) {
+    if (off < text.size() && text[off] == '\\') {
+        const auto brace = text.find('{', off);
+        if (brace != std::string_view::npos) {
+            std::size_t b = brace + 1;
+            while (b < text.size() && (text[b] == ' ' || text[b] == '\t'))
+                ++b;
+            return {b, word_at(text, b)};
+        }
+    }
+    return {off, word_at(text, off)};
 }
 
 bool is_known_latex_command(std::string_view cmd) {
     static constexpr std::string_view known[] = {
-        "left",     "right",   "quad",   "qquad",          "nonumber",   "notag",  "displaystyle",
-        "limits",   "big",     "Big",    "begin",          "end",        "frac",   "dfrac",
-        "tfrac",    "cdot",    "times",  "xrightarrow",    "rightarrow", "to",     "mapsto",
-        "textrm",   "text",    "texttt", "longrightarrow", "mathrm",     "mathtt", "operatorname"};
+        "left",   "right", "quad",   "qquad",          "nonumber",   "notag",  "displaystyle",
+        "limits", "big",   "Big",    "begin",          "end",        "frac",   "dfrac",
+        "tfrac",  "cdot",  "times",  "xrightarrow",    "rightarrow", "to",     "mapsto",
+        "textrm", "text",  "texttt", "longrightarrow", "mathrm",     "mathtt", "operatorname"};
     return std::find(std::begin(known), std::end(known), cmd) != std::end(known) ||
            find_builtin_function(cmd) != nullptr;
 }
@@ -806,11 +885,9 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
             if (chunk.find_first_not_of(" \t\r") != std::string_view::npos) line_has_content = true;
             pegtl::memory_input in(chunk.data(), chunk.data() + chunk.size(), file.name(),
                                    piece.begin, 1, 1);
-            g_rule_starts.clear();
             try {
-                auto root =
-                    pegtl::parse_tree::parse<grammar::chunk, selector, pegtl::nothing, control>(
-                        in, ctx);
+                auto root = pegtl::parse_tree::parse<grammar::chunk, Node, selector, pegtl::nothing,
+                                                     control>(in, ctx);
                 if (!root) break;
                 auto statements = convert.statements(*root);
                 for (std::size_t k = 0; k < statements.size(); ++k) {
@@ -828,11 +905,11 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                 Diagnostic d{Severity::Error, code, file.range(off, 1), msg, {}};
                 const auto word = word_at(text, off);
                 if (code == "P108") {
-                    d.message = "unknown function '" + word + "'";
-                    d.range = file.range(off, word.size());
-                    d.fix = "declare it with 'fn " + word +
-                            " elementwise' (or linear), or write '" + word +
-                            " * (...)' for a product";
+                    const auto [name_off, name] = function_name_at(text, off);
+                    d.message = "unknown function '" + name + "'";
+                    d.range = file.range(off, name_off + name.size() - off);
+                    d.fix = "declare it with 'fn " + name + " elementwise' (or linear)";
+                    if (name_off == off) d.fix += ", or write '" + name + " * (...)' for a product";
                 } else if (word.size() > 1 && word[0] == '\\' &&
                            !is_known_latex_command(std::string_view(word).substr(1))) {
                     d.code = "P119";
@@ -849,7 +926,8 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
         }
         }
     }
-    while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back())) items.pop_back();
+    while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back()))
+        items.pop_back();
     return result;
 }
 

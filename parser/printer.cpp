@@ -11,32 +11,37 @@ namespace shardscope::parser {
 namespace {
 
 bool all_digits(const std::string& s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string subscript_digits(const std::string& digits) {
     static const char* sub[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
     std::string out;
-    for (char c : digits) out += sub[c - '0'];
+    for (char c : digits)
+        out += sub[c - '0'];
     return out;
 }
 
 std::string superscript_digits(const std::string& digits) {
     static const char* sup[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
     std::string out;
-    for (char c : digits) out += sup[c - '0'];
+    for (char c : digits)
+        out += sup[c - '0'];
     return out;
 }
 
 std::string join_axes(const std::vector<ast::AxisRef>& axes) {
     std::string out;
-    for (std::size_t i = 0; i < axes.size(); ++i) out += (i ? "," : "") + axes[i].name;
+    for (std::size_t i = 0; i < axes.size(); ++i)
+        out += (i ? "," : "") + axes[i].name;
     return out;
 }
 
 bool single_digit_axes(const std::vector<ast::AxisRef>& axes) {
-    return std::all_of(axes.begin(), axes.end(),
-                       [](const ast::AxisRef& a) { return a.name.size() == 1 && all_digits(a.name); });
+    return std::all_of(axes.begin(), axes.end(), [](const ast::AxisRef& a) {
+        return a.name.size() == 1 && all_digits(a.name);
+    });
 }
 
 /// `_0`, `_{0,1}`, `_{tp}` (subscript form) or `_X` (bracket form); `₀₁` in Unicode.
@@ -44,7 +49,8 @@ std::string mesh_suffix(const std::vector<ast::AxisRef>& axes, bool bracket, boo
     if (axes.empty()) return {};
     if (unicode && single_digit_axes(axes)) {
         std::string digits;
-        for (const auto& a : axes) digits += a.name;
+        for (const auto& a : axes)
+            digits += a.name;
         return subscript_digits(digits);
     }
     if (axes.size() == 1 && (bracket || single_digit_axes(axes))) return "_" + axes[0].name;
@@ -53,7 +59,8 @@ std::string mesh_suffix(const std::vector<ast::AxisRef>& axes, bool bracket, boo
 
 std::string primes(int n, bool unicode) {
     std::string out;
-    for (int i = 0; i < n; ++i) out += unicode ? "′" : "'";
+    for (int i = 0; i < n; ++i)
+        out += unicode ? "′" : "'";
     return out;
 }
 
@@ -127,7 +134,8 @@ private:
         std::string out = name;
         if (!c.indices.empty()) {
             std::vector<ast::Dimension> dims;
-            for (const auto& ix : c.indices) dims.push_back({{ix}, false, {}});
+            for (const auto& ix : c.indices)
+                dims.push_back({{ix}, false, {}});
             out += subscript_list(dims, unicode_);
         }
         return out + "(" + (*this)(*c.arg) + ")";
@@ -209,13 +217,15 @@ struct StatementPrinter {
     std::string operator()(const ast::DimDecl& d) const {
         std::string out = "dim";
         for (const auto& b : d.bindings)
-            out += " " + b.index.name + primes(b.index.primes, unicode) + "=" + std::to_string(b.size);
+            out +=
+                " " + b.index.name + primes(b.index.primes, unicode) + "=" + std::to_string(b.size);
         return out;
     }
     std::string operator()(const ast::SplitDecl& s) const {
-        std::string out = "split " + s.from.name + primes(s.from.primes, unicode) +
-                          (unicode ? " →" : " ->");
-        for (const auto& p : s.parts) out += " " + p.name + primes(p.primes, unicode);
+        std::string out =
+            "split " + s.from.name + primes(s.from.primes, unicode) + (unicode ? " →" : " ->");
+        for (const auto& p : s.parts)
+            out += " " + p.name + primes(p.primes, unicode);
         return out;
     }
     std::string operator()(const ast::DtypeDecl& d) const { return "dtype " + d.dtype; }
@@ -240,7 +250,8 @@ struct StatementPrinter {
     }
     std::string operator()(const ast::Chain& c) const {
         std::string out = ref_text(c.from, unicode);
-        for (const auto& s : c.steps) out += " " + arrow_text(s, unicode) + " " + ref_text(s.to, unicode);
+        for (const auto& s : c.steps)
+            out += " " + arrow_text(s, unicode) + " " + ref_text(s.to, unicode);
         return out;
     }
 };
@@ -262,9 +273,15 @@ std::string print(const ast::Expect& e) {
     return out;
 }
 
-std::string print(const ast::Index& index, PrintOptions o) { return index_text(index, false, o.unicode); }
-std::string print(const ast::TensorRef& ref, PrintOptions o) { return ref_text(ref, o.unicode); }
-std::string print(const ast::Expr& expr, PrintOptions o) { return ExprPrinter(o.unicode)(expr); }
+std::string print(const ast::Index& index, PrintOptions o) {
+    return index_text(index, false, o.unicode);
+}
+std::string print(const ast::TensorRef& ref, PrintOptions o) {
+    return ref_text(ref, o.unicode);
+}
+std::string print(const ast::Expr& expr, PrintOptions o) {
+    return ExprPrinter(o.unicode)(expr);
+}
 std::string print(const ast::Statement& s, PrintOptions o) {
     return std::visit(StatementPrinter{o.unicode}, s.node);
 }

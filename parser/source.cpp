@@ -6,14 +6,19 @@ namespace shardscope {
 
 const char* severity_name(Severity s) {
     switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
+    case Severity::Error:
+        return "error";
+    case Severity::Warning:
+        return "warning";
+    case Severity::Note:
+        return "note";
     }
     return "error";
 }
 
-static bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+static bool is_continuation(unsigned char c) {
+    return (c & 0xC0) == 0x80;
+}
 
 std::size_t utf8_length(std::string_view text) {
     return static_cast<std::size_t>(
@@ -57,21 +62,38 @@ std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
 SourceFile::SourceFile(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
     line_starts_.push_back(0);
-    for (std::size_t i = 0; i < text_.size(); ++i)
-        if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    bool ascii = true;
+    for (std::size_t i = 0; i < text_.size(); ++i) {
+        if (text_[i] == '\n') {
+            line_starts_.push_back(i + 1);
+            line_is_ascii_.push_back(ascii);
+            ascii = true;
+        } else if (static_cast<unsigned char>(text_[i]) >= 0x80) {
+            ascii = false;
+        }
+    }
+    line_is_ascii_.push_back(ascii);
 }
 
 ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const {
     offset = std::min(offset, text_.size());
     length = std::min(length, text_.size() - offset);
     auto locate = [&](std::size_t off, std::uint32_t& line, std::uint32_t& col) {
-        auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off);
-        const auto idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+        // Lookups come in source order, so the line of the last one is the likely answer.
+        std::size_t idx = line_hint_;
+        const bool in_hint = idx < line_starts_.size() && line_starts_[idx] <= off &&
+                             (idx + 1 == line_starts_.size() || off < line_starts_[idx + 1]);
+        if (!in_hint) {
+            auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off);
+            idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+            line_hint_ = idx;
+        }
         line = static_cast<std::uint32_t>(idx + 1);
         const auto start = line_starts_[idx];
-        col = static_cast<std::uint32_t>(
-                  utf8_length(std::string_view(text_).substr(start, off - start))) +
-              1;
+        const auto prefix = line_is_ascii_[idx]
+                                ? off - start
+                                : utf8_length(std::string_view(text_).substr(start, off - start));
+        col = static_cast<std::uint32_t>(prefix) + 1;
     };
     ast::SourceRange r;
     r.offset = static_cast<std::uint32_t>(offset);

@@ -43,6 +43,8 @@ private:
     std::string name_;
     std::string text_;
     std::vector<std::size_t> line_starts_;
+    std::vector<bool> line_is_ascii_;   ///< columns of an ASCII line are byte offsets
+    mutable std::size_t line_hint_ = 0; ///< index of the line of the last lookup
 };
 
 /// `file:line:col: severity: message [code]`, the source line, a caret line under the

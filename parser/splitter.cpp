@@ -4,12 +4,16 @@
 
 namespace shardscope::parser {
 
-static bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+static bool is_alpha(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) != 0;
+}
 
 static std::string trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+        ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+        --e;
     return std::string(s.substr(b, e - b));
 }
 
@@ -34,7 +38,8 @@ std::vector<Piece> split_statements(std::string_view s) {
         } else if (c == '#' || c == '%') {
             end_statement(i);
             std::size_t e = i;
-            while (e < s.size() && s[e] != '\n') ++e;
+            while (e < s.size() && s[e] != '\n')
+                ++e;
             out.push_back({Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1))});
             start = i = e;
         } else if (c == '{') {
@@ -52,10 +57,12 @@ std::vector<Piece> split_statements(std::string_view s) {
                 i += n == '\n' ? 2 : 3; // continuation: the statement goes on
             } else if (is_alpha(n)) {
                 std::size_t e = i + 1;
-                while (e < s.size() && is_alpha(s[e])) ++e;
+                while (e < s.size() && is_alpha(s[e]))
+                    ++e;
                 const auto cmd = s.substr(i + 1, e - i - 1);
                 std::size_t b = e;
-                while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+                while (b < s.size() && (s[b] == ' ' || s[b] == '\t'))
+                    ++b;
                 if ((cmd == "textrm" || cmd == "text") && depth == 0 && b < s.size() &&
                     s[b] == '{') {
                     // Find the matching brace on this line.

@@ -12,11 +12,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (shardscope::find_invalid_utf8(text)) return 0; // the CLI refuses non-UTF-8 up front
     const shardscope::SourceFile file("fuzz.ein", text);
     const auto result = shardscope::parser::parse(file);
-    for (const auto& d : result.diagnostics) (void)shardscope::format_diagnostic(file, d);
+    for (const auto& d : result.diagnostics)
+        (void)shardscope::format_diagnostic(file, d);
     if (result.has_errors()) return 0;
     for (bool unicode : {false, true}) {
         const auto printed = shardscope::parser::print(result.program, {unicode});
-        const auto again = shardscope::parser::parse(shardscope::SourceFile("printed.ein", printed));
+        const auto again =
+            shardscope::parser::parse(shardscope::SourceFile("printed.ein", printed));
         if (again.has_errors() || !(again.program == result.program)) {
             std::fprintf(stderr, "round trip failed (%s):\n--- input\n%s\n--- printed\n%s\n",
                          unicode ? "unicode" : "ascii", text.c_str(), printed.c_str());

@@ -20,7 +20,8 @@ inline parser::ParseResult parse_text(const std::string& text) {
 inline std::string diagnostics_text(const std::string& text, const parser::ParseResult& r) {
     SourceFile file("test.ein", text);
     std::string out;
-    for (const auto& d : r.diagnostics) out += format_diagnostic(file, d);
+    for (const auto& d : r.diagnostics)
+        out += format_diagnostic(file, d);
     return out;
 }
 

@@ -66,14 +66,14 @@ private:
     }
 
     std::string comment_text() {
-        static const std::vector<std::string> texts = {"note", "all-reduce here", "a; b",
-                                                       "r₀ is a device index", "x = y % z", ""};
+        static const std::vector<std::string> texts = {
+            "note", "all-reduce here", "a; b", "r₀ is a device index", "x = y % z", ""};
         return choose(texts);
     }
 
     std::string identifier(bool short_ok = true) {
-        static const std::vector<std::string> names = {"x", "y", "W", "gW", "Q2", "acc", "Z", "N",
-                                                       "hidden", "q", "k", "v", "C", "A", "B"};
+        static const std::vector<std::string> names = {
+            "x", "y", "W", "gW", "Q2", "acc", "Z", "N", "hidden", "q", "k", "v", "C", "A", "B"};
         static const std::vector<std::string> longer = {"batch", "seq", "d", "heads", "I", "J"};
         return short_ok ? choose(names) : choose(longer);
     }
@@ -86,7 +86,8 @@ private:
     std::vector<ast::AxisRef> axes(int max_count) {
         std::vector<ast::AxisRef> out;
         const int n = pick(1, max_count);
-        for (int i = 0; i < n; ++i) out.push_back(axis());
+        for (int i = 0; i < n; ++i)
+            out.push_back(axis());
         return out;
     }
 
@@ -95,8 +96,8 @@ private:
         if (bracket) {
             ix.name = identifier(coin());
         } else {
-            ix.name = coin(85) ? std::string(1, static_cast<char>('a' + pick(0, 25)))
-                               : identifier(false);
+            ix.name =
+                coin(85) ? std::string(1, static_cast<char>('a' + pick(0, 25))) : identifier(false);
         }
         ix.primes = coin(20) ? pick(1, 3) : 0;
         if (coin(30)) ix.axes = axes(2);
@@ -118,7 +119,8 @@ private:
                 ast::Dimension d;
                 d.grouped = coin(15);
                 const int parts = d.grouped ? pick(1, 3) : 1;
-                for (int j = 0; j < parts; ++j) d.parts.push_back(index(bracket));
+                for (int j = 0; j < parts; ++j)
+                    d.parts.push_back(index(bracket));
                 t.dims.push_back(std::move(d));
             }
         }
@@ -133,7 +135,8 @@ private:
             static const std::vector<std::string> numbers = {"2", "0.5", "1e-3", "10", "3.25E+2"};
             return {ast::Number{choose(numbers)}, {}};
         }
-        case 1: return {ref(), {}};
+        case 1:
+            return {ref(), {}};
         case 2: {
             ast::Call c{function_name(), {}, expr(depth + 1)};
             if (coin(40)) c.indices.push_back(index(false));
@@ -142,10 +145,12 @@ private:
         case 3: {
             ast::Product p;
             const int n = pick(2, 4);
-            for (int i = 0; i < n; ++i) p.factors.push_back(expr(depth + 1));
+            for (int i = 0; i < n; ++i)
+                p.factors.push_back(expr(depth + 1));
             return {std::move(p), {}};
         }
-        case 4: return {ast::Quotient{expr(depth + 1), expr(depth + 1)}, {}};
+        case 4:
+            return {ast::Quotient{expr(depth + 1), expr(depth + 1)}, {}};
         default: {
             ast::Sum s;
             const int n = pick(1, 3);
@@ -162,7 +167,8 @@ private:
     std::string function_name() {
         const auto fns = builtin_functions();
         if (!declared_.empty() && coin(20)) return choose(declared_);
-        return std::string(fns[static_cast<std::size_t>(pick(0, static_cast<int>(fns.size()) - 1))].name);
+        return std::string(
+            fns[static_cast<std::size_t>(pick(0, static_cast<int>(fns.size()) - 1))].name);
     }
 
     ast::Expect expect() {
@@ -194,10 +200,12 @@ private:
                 total *= size;
                 m.axes.push_back({m.named ? names[static_cast<std::size_t>(i * 2 + pick(0, 1))]
                                           : std::to_string(i),
-                                  size, {}});
+                                  size,
+                                  {}});
             }
             if (coin(20)) {
-                for (std::int64_t d = 0; d < total; ++d) m.devices.push_back(d);
+                for (std::int64_t d = 0; d < total; ++d)
+                    m.devices.push_back(d);
                 std::shuffle(m.devices.begin(), m.devices.end(), rng_);
             }
             s.node = m;
@@ -228,9 +236,15 @@ private:
             s.node = sp;
             break;
         }
-        case 3: s.node = ast::DtypeDecl{coin() ? "bf16" : "f32"}; break;
-        case 4: s.node = ast::TensorDecl{identifier(), coin() ? "0" : "", "f16"}; break;
-        case 5: s.node = ast::HwDecl{coin() ? "h100" : "tpu-v5e"}; break;
+        case 3:
+            s.node = ast::DtypeDecl{coin() ? "bf16" : "f32"};
+            break;
+        case 4:
+            s.node = ast::TensorDecl{identifier(), coin() ? "0" : "", "f16"};
+            break;
+        case 5:
+            s.node = ast::HwDecl{coin() ? "h100" : "tpu-v5e"};
+            break;
         case 6: {
             ast::LinkDecl l;
             l.axis = axis();
@@ -250,8 +264,11 @@ private:
             s.node = f;
             break;
         }
-        case 8: s.node = expect(); break;
-        case 9: case 10: {
+        case 8:
+            s.node = expect();
+            break;
+        case 9:
+        case 10: {
             ast::Chain c;
             c.from = ref();
             const int n = pick(1, 3);
