@@ -8,5 +8,6 @@ namespace shardscope::app {
 /// Each registers its subcommand; the callback stores the exit code in `exit_code`.
 void add_fmt_command(CLI::App& app, int& exit_code);
 void add_parse_command(CLI::App& app, int& exit_code);
+void add_check_command(CLI::App& app, int& exit_code);
 
 } // namespace shardscope::app

@@ -3,6 +3,7 @@
 #include "functions.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <sstream>
 
@@ -15,19 +16,15 @@ bool all_digits(const std::string& s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string subscript_digits(const std::string& digits) {
-    static const char* sub[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
-    std::string out;
-    for (char c : digits)
-        out += sub[c - '0'];
-    return out;
-}
+using DigitGlyphs = std::array<const char*, 10>;
+constexpr DigitGlyphs kSubscriptDigits = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+constexpr DigitGlyphs kSuperscriptDigits = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
 
-std::string superscript_digits(const std::string& digits) {
-    static const char* sup[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+/// ASCII digits in Unicode sub- or superscript form.
+std::string script_digits(const std::string& digits, const DigitGlyphs& glyphs) {
     std::string out;
     for (char c : digits)
-        out += sup[c - '0'];
+        out += glyphs[static_cast<std::size_t>(c - '0')];
     return out;
 }
 
@@ -51,7 +48,7 @@ std::string mesh_suffix(const std::vector<ast::AxisRef>& axes, bool bracket, boo
         std::string digits;
         for (const auto& a : axes)
             digits += a.name;
-        return subscript_digits(digits);
+        return script_digits(digits, kSubscriptDigits);
     }
     if (axes.size() == 1 && (bracket || single_digit_axes(axes))) return "_" + axes[0].name;
     return "_{" + join_axes(axes) + "}";
@@ -92,7 +89,7 @@ std::string subscript_list(const std::vector<ast::Dimension>& dims, bool unicode
 
 std::string label_text(const std::string& label, bool unicode) {
     if (label.empty()) return {};
-    if (unicode && all_digits(label)) return superscript_digits(label);
+    if (unicode && all_digits(label)) return script_digits(label, kSuperscriptDigits);
     if (label.size() == 1) return "^" + label;
     return "^{" + label + "}";
 }

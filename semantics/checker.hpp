@@ -1,0 +1,26 @@
+// The checker: from a parsed program to its Plan (NOTATION.md sections 5-8).
+#pragma once
+
+#include "plan.hpp"
+
+#include "parser/ast.hpp"
+#include "parser/source.hpp"
+
+#include <optional>
+#include <string>
+
+namespace shardscope::semantics {
+
+struct CheckOptions {
+    bool strict = false;             ///< implicit redistributions and chosen fixes are errors
+    std::optional<std::string> mesh; ///< `--mesh` override: "4", "2x4", "dp=2,tp=4"
+};
+
+/// Checks a whole program. Diagnostics (with stable codes S...) go into Plan::diagnostics;
+/// statements that cannot be planned are left out of Plan::statements.
+Plan check(const ast::Program& program, const CheckOptions& options = {});
+
+/// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4"); nullopt if malformed.
+std::optional<Mesh> parse_mesh_spec(const std::string& spec);
+
+} // namespace shardscope::semantics

@@ -1,0 +1,47 @@
+// The cost model (NOTATION.md section 8): hardware presets, ring collectives, roofline compute.
+#pragma once
+
+#include "plan.hpp"
+
+#include <string_view>
+
+namespace shardscope::semantics {
+
+/// A hardware preset: peak compute per element type, memory and interconnect bandwidth.
+struct Hardware {
+    std::string_view name;
+    double flops_f32 = 0;      ///< FLOP/s, non-tensor-core f32
+    double flops_bf16 = 0;     ///< FLOP/s, dense bf16/f16 matrix units
+    double memory_bw = 0;      ///< bytes/s (HBM)
+    double link_bw = 0;        ///< bytes/s per device into its mesh axis (one direction)
+    double link_latency_s = 0; ///< per collective step
+    std::string_view source;   ///< where the figures come from
+};
+
+/// The preset named `name` (a100, h100, tpu-v5e), or nullptr.
+const Hardware* find_hardware(std::string_view name);
+/// Names of all presets, comma-separated, for messages.
+std::string hardware_names();
+
+/// Bandwidth and latency of the links along one mesh axis.
+struct Link {
+    double bytes_per_second = 0;
+    double latency_s = 0;
+};
+
+/// Bytes each device sends for a collective over a group of n devices (ring algorithms, the
+/// NCCL bus-bandwidth view). `group_bytes` is the size of the whole tensor within the group
+/// (gathered for all-gather, the partial input for all-reduce and reduce-scatter);
+/// `local_bytes` is one device's piece (all-to-all).
+double collective_bytes(StepKind kind, std::int64_t n, double group_bytes, double local_bytes);
+/// Sequential ring steps of a collective over n devices.
+std::int64_t collective_steps(StepKind kind, std::int64_t n);
+/// steps · latency + bytes / bandwidth.
+double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link);
+
+/// Roofline: max(flops / peak, bytes moved / memory bandwidth). Matrix products use the
+/// matrix-unit peak for 16-bit types; everything else the f32 peak.
+double compute_time(double flops, double bytes_moved, const Hardware& hw, int dtype_bytes,
+                    bool matrix_product);
+
+} // namespace shardscope::semantics

@@ -1,0 +1,70 @@
+#include "plan.hpp"
+
+#include <algorithm>
+
+namespace shardscope::semantics {
+
+std::int64_t Mesh::device_count() const {
+    std::int64_t n = 1;
+    for (const auto& a : axes)
+        n *= a.size;
+    return n;
+}
+
+std::string IndexId::text() const {
+    return name + std::string(static_cast<std::size_t>(primes), '\'');
+}
+
+std::string Placement::text() const {
+    switch (kind) {
+    case Kind::Replicate:
+        return "R";
+    case Kind::Shard:
+        return "S(" + std::to_string(dim) + ")";
+    case Kind::Partial:
+        return "P(" + reduce + ")";
+    }
+    return "R";
+}
+
+std::string_view step_kind_name(StepKind kind) {
+    switch (kind) {
+    case StepKind::Compute:
+        return "compute";
+    case StepKind::AllReduce:
+        return "all-reduce";
+    case StepKind::AllGather:
+        return "all-gather";
+    case StepKind::ReduceScatter:
+        return "reduce-scatter";
+    case StepKind::AllToAll:
+        return "all-to-all";
+    case StepKind::Permute:
+        return "permute";
+    case StepKind::Slice:
+        return "slice";
+    case StepKind::Split:
+        return "split";
+    }
+    return "compute";
+}
+
+bool is_collective(StepKind kind) {
+    return kind == StepKind::AllReduce || kind == StepKind::AllGather ||
+           kind == StepKind::ReduceScatter || kind == StepKind::AllToAll ||
+           kind == StepKind::Permute;
+}
+
+int Plan::errors() const {
+    return static_cast<int>(
+        std::count_if(diagnostics.begin(), diagnostics.end(),
+                      [](const auto& d) { return d.severity == Severity::Error; }));
+}
+
+int Plan::warnings() const {
+    return static_cast<int>(
+        std::count_if(diagnostics.begin(), diagnostics.end(),
+                      [](const auto& d) { return d.severity == Severity::Warning; }));
+}
+
+} // namespace shardscope::semantics

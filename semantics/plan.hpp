@@ -1,0 +1,131 @@
+// The Plan: what the checker derives from a program, and what every front end consumes
+// (check text/JSON, REPL, GUI, executor, exporters). Plain, printable, comparable values.
+#pragma once
+
+#include "parser/ast.hpp"
+#include "parser/source.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::semantics {
+
+/// One axis of the device mesh.
+struct MeshAxis {
+    std::string name; ///< "0", "1"... or a declared name such as "tp"
+    std::int64_t size = 1;
+    bool operator==(const MeshAxis&) const = default;
+};
+
+/// The device mesh: axes major to minor, and the device id at each mesh coordinate.
+struct Mesh {
+    std::vector<MeshAxis> axes;
+    std::vector<std::int64_t> devices; ///< row-major over the axes; identity when not declared
+    std::int64_t device_count() const;
+    bool operator==(const Mesh&) const = default;
+};
+
+/// An index as the checker sees it: a name and a prime count (`d'` is {"d", 1}).
+struct IndexId {
+    std::string name;
+    int primes = 0;
+    std::string text() const; ///< `d'`
+    auto operator<=>(const IndexId&) const = default;
+};
+
+/// How a tensor is laid out along one mesh axis (DTensor's placement).
+struct Placement {
+    enum class Kind { Replicate, Shard, Partial };
+    Kind kind = Kind::Replicate;
+    int dim = -1;               ///< Shard: the written dimension (0-based), groups count as one
+    IndexId index;              ///< Shard: the index carrying this axis
+    std::string reduce = "sum"; ///< Partial: "sum" or "max"
+    std::string text() const;   ///< "R", "S(1)", "P(sum)"
+    bool operator==(const Placement&) const = default;
+};
+
+/// One tensor occurrence or intermediate: indices, placements per mesh axis, shapes.
+struct TensorLayout {
+    std::string tensor;                ///< `W^0`, or `%3` for an intermediate
+    std::vector<std::string> indices;  ///< written dimensions: "b", "d'", "(r_0 c)"
+    std::vector<Placement> placements; ///< one per mesh axis
+    std::vector<std::int64_t> global_shape;
+    std::vector<std::int64_t> local_shape; ///< on device 0 (the largest chunk when uneven)
+    bool operator==(const TensorLayout&) const = default;
+};
+
+/// What a step does.
+enum class StepKind {
+    Compute,       ///< local compute: an einsum, elementwise op, reduction or softmax
+    AllReduce,     ///< P -> R
+    AllGather,     ///< S -> R
+    ReduceScatter, ///< P -> S
+    AllToAll,      ///< S(d) -> S(e)
+    Permute,       ///< explicit collective permute
+    Slice,         ///< R -> S, local, free
+    Split,         ///< a reshape that splits or merges indices, free
+};
+
+std::string_view step_kind_name(StepKind kind); ///< "compute", "all-reduce", ...
+bool is_collective(StepKind kind);
+
+/// One ordered step of a statement's plan.
+struct Step {
+    StepKind kind = StepKind::Compute;
+    std::vector<int> mesh_axes;  ///< the axes the step communicates over (collectives)
+    std::string tensor;          ///< what it acts on (a tensor or intermediate name)
+    std::string detail;          ///< compute: the local einsum ("bsd,df->bsf"); else empty
+    double bytes_per_device = 0; ///< bytes each device sends (collectives)
+    double flops_per_device = 0; ///< compute
+    double time_s = 0;           ///< estimated
+    std::string reason;          ///< why, in words
+    bool operator==(const Step&) const = default;
+};
+
+/// Totals of a statement's plan, per device.
+struct Cost {
+    double flops_per_device = 0;
+    double comm_bytes_per_device = 0;
+    double memory_bytes_per_device = 0;
+    double time_s = 0;
+    bool operator==(const Cost&) const = default;
+};
+
+/// Another legal plan for the same statement, with its cost.
+struct Alternative {
+    std::vector<std::string> collectives; ///< "all-gather(0)"
+    double time_s = 0;
+    std::string description;
+    bool operator==(const Alternative&) const = default;
+};
+
+/// The plan of one equation or chain.
+struct StatementPlan {
+    ast::SourceRange range;
+    std::string source; ///< the statement as written
+    std::string pretty; ///< canonical Unicode form
+    TensorLayout result;
+    std::vector<TensorLayout> operands; ///< tensor occurrences of the right-hand side (or chain)
+    std::vector<Step> steps;
+    std::vector<std::string> collectives; ///< "all-reduce(0)" in plan order
+    std::vector<Alternative> alternatives;
+    bool chosen = false; ///< not computable as written: the cheapest legal fix was chosen
+    Cost cost;
+    bool operator==(const StatementPlan&) const = default;
+};
+
+/// The checked program: the mesh, every statement's plan, and the diagnostics.
+struct Plan {
+    Mesh mesh;
+    std::string dtype = "f32";
+    std::string hardware = "h100";
+    std::vector<StatementPlan> statements;
+    std::vector<Diagnostic> diagnostics;
+    int errors() const;
+    int warnings() const;
+    bool operator==(const Plan&) const = default;
+};
+
+} // namespace shardscope::semantics

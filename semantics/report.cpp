@@ -1,0 +1,195 @@
+#include "report.hpp"
+
+#include "parser/json.hpp"
+
+#include <cstdio>
+
+namespace shardscope::semantics {
+
+using nlohmann::json;
+
+std::string format_seconds(double s) {
+    char buf[32];
+    if (s == 0) return "0";
+    if (s >= 1)
+        std::snprintf(buf, sizeof buf, "%.3g s", s);
+    else if (s >= 1e-3)
+        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+    else if (s >= 1e-6)
+        std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g ns", s * 1e9);
+    return buf;
+}
+
+std::string format_bytes(double b) {
+    char buf[32];
+    if (b >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.3g GB", b / 1e9);
+    else if (b >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.3g MB", b / 1e6);
+    else if (b >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.3g kB", b / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
+    return buf;
+}
+
+std::string placements_text(const std::vector<Placement>& placements) {
+    std::string out;
+    for (const auto& p : placements)
+        out += (out.empty() ? "" : ", ") + p.text();
+    return out.empty() ? "-" : out;
+}
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    if (shape.empty()) return "scalar";
+    std::string out;
+    for (auto n : shape)
+        out += (out.empty() ? "" : "×") + std::to_string(n);
+    return out;
+}
+
+std::string indices_text(const std::vector<std::string>& indices) {
+    std::string out;
+    for (const auto& i : indices)
+        out += (out.empty() ? "" : " ") + i;
+    return "[" + out + "]";
+}
+
+std::string join(const std::vector<std::string>& v) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& x : v)
+        out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+json layout_json(const TensorLayout& t, bool global) {
+    json placements = json::array();
+    for (const auto& p : t.placements)
+        placements.push_back(p.text());
+    json j = {{"tensor", t.tensor},
+              {"indices", t.indices},
+              {"placements", placements},
+              {"local_shape", t.local_shape}};
+    if (global) j["global_shape"] = t.global_shape;
+    return j;
+}
+
+} // namespace
+
+std::string format_plan(const Plan& plan, const std::string& path, bool color) {
+    const char* bold = color ? "\033[1m" : "";
+    const char* dim = color ? "\033[2m" : "";
+    const char* reset = color ? "\033[0m" : "";
+    std::string out;
+    for (const auto& s : plan.statements) {
+        out += std::string(bold) + path + ":" + std::to_string(s.range.line) + ": " + s.pretty +
+               reset + "\n";
+        auto tensor_line = [&](const TensorLayout& t, const char* role) {
+            char buf[512];
+            std::snprintf(buf, sizeof buf, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role,
+                          t.tensor.c_str(), indices_text(t.indices).c_str(),
+                          placements_text(t.placements).c_str(), shape_text(t.local_shape).c_str(),
+                          shape_text(t.global_shape).c_str());
+            out += buf;
+        };
+        for (const auto& op : s.operands)
+            tensor_line(op, "operand");
+        tensor_line(s.result, "result");
+        for (const auto& st : s.steps) {
+            if (st.kind == StepKind::Slice || st.kind == StepKind::Split) {
+                out += std::string("    ") + dim + std::string(step_kind_name(st.kind)) + "  " +
+                       st.reason + reset + "\n";
+                continue;
+            }
+            char buf[256];
+            std::string what = std::string(step_kind_name(st.kind));
+            if (!st.mesh_axes.empty()) {
+                std::string axes;
+                for (int k : st.mesh_axes)
+                    axes += (axes.empty() ? "" : ",") +
+                            plan.mesh.axes[static_cast<std::size_t>(k)].name;
+                what += "(" + axes + ")";
+            }
+            std::snprintf(buf, sizeof buf, "    %-18s %-8s %10s", what.c_str(), st.tensor.c_str(),
+                          format_seconds(st.time_s).c_str());
+            out += buf;
+            if (st.kind == StepKind::Compute) {
+                char f[64];
+                std::snprintf(f, sizeof f, "  %.3g flop", st.flops_per_device);
+                out += f;
+                if (!st.detail.empty()) out += "  " + st.detail;
+            } else {
+                out += "  " + format_bytes(st.bytes_per_device) + "/device  " + st.reason;
+            }
+            out += "\n";
+        }
+        out += "  collectives: " + join(s.collectives) +
+               (s.chosen ? "  (chosen: not computable as written)" : "") + "   time " +
+               format_seconds(s.cost.time_s) + ", " + format_bytes(s.cost.comm_bytes_per_device) +
+               " sent/device\n";
+        for (const auto& a : s.alternatives)
+            out += std::string("  ") + dim + "alternative: " + join(a.collectives) + "  " +
+                   format_seconds(a.time_s) + reset + "\n";
+        out += "\n";
+    }
+    return out;
+}
+
+json plan_to_json(const Plan& plan, const std::string& path) {
+    json diags = json::array();
+    for (const auto& d : plan.diagnostics)
+        diags.push_back(parser::to_json(d));
+    json mesh = json::array();
+    for (const auto& a : plan.mesh.axes)
+        mesh.push_back({{"name", a.name}, {"size", a.size}});
+    json statements = json::array();
+    for (const auto& s : plan.statements) {
+        json operands = json::array();
+        for (const auto& op : s.operands)
+            operands.push_back(layout_json(op, false));
+        json steps = json::array();
+        for (const auto& st : s.steps)
+            steps.push_back({{"kind", step_kind_name(st.kind)},
+                             {"mesh_axes", st.mesh_axes},
+                             {"tensor", st.tensor},
+                             {"bytes_per_device", st.bytes_per_device},
+                             {"flops_per_device", st.flops_per_device},
+                             {"time_s", st.time_s},
+                             {"reason", st.reason},
+                             {"detail", st.detail}});
+        json alternatives = json::array();
+        for (const auto& a : s.alternatives)
+            alternatives.push_back({{"collectives", a.collectives},
+                                    {"time_s", a.time_s},
+                                    {"description", a.description}});
+        statements.push_back({{"line", s.range.line},
+                              {"source", s.source},
+                              {"pretty", s.pretty},
+                              {"result", layout_json(s.result, true)},
+                              {"operands", operands},
+                              {"steps", steps},
+                              {"collectives", s.collectives},
+                              {"alternatives", alternatives},
+                              {"chosen", s.chosen},
+                              {"cost",
+                               {{"flops_per_device", s.cost.flops_per_device},
+                                {"comm_bytes_per_device", s.cost.comm_bytes_per_device},
+                                {"memory_bytes_per_device", s.cost.memory_bytes_per_device},
+                                {"time_s", s.cost.time_s}}}});
+    }
+    return {{"path", path},
+            {"errors", plan.errors()},
+            {"warnings", plan.warnings()},
+            {"diagnostics", diags},
+            {"mesh", mesh},
+            {"dtype", plan.dtype},
+            {"hardware", plan.hardware},
+            {"statements", statements}};
+}
+
+} // namespace shardscope::semantics

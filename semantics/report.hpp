@@ -1,0 +1,27 @@
+// The Plan as text (for people) and as JSON (schema version 1, for tools).
+#pragma once
+
+#include "plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace shardscope::semantics {
+
+/// Per statement: the pretty statement, every tensor with its placements and local shape,
+/// the steps with costs, the collectives and the alternatives.
+std::string format_plan(const Plan& plan, const std::string& path, bool color = false);
+
+/// One entry of the `files` array of `check --json`.
+nlohmann::json plan_to_json(const Plan& plan, const std::string& path);
+
+/// "R, S(1)" — a placement tuple as DTensor prints it.
+std::string placements_text(const std::vector<Placement>& placements);
+
+/// "1.23 us", "4.5 ms".
+std::string format_seconds(double seconds);
+/// "12 kB", "3.4 GB".
+std::string format_bytes(double bytes);
+
+} // namespace shardscope::semantics
