@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs shardscope. With arguments: `shardscope ARGS`;
-# without: the main job, formatting every sample notation file.
+# without: the main job, checking every sample notation file.
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
@@ -9,4 +9,4 @@ build build -DSHARDSCOPE_WERROR=ON >&2
 if [ $# -gt 0 ]; then
     exec build/app/shardscope "$@"
 fi
-exec build/app/shardscope fmt samples/
+exec build/app/shardscope check samples/

@@ -177,14 +177,22 @@ struct Value {
     }
 };
 
+/// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d) {
-    ast::TensorRef tmp;
-    tmp.style = ast::IndexStyle::Subscript;
-    tmp.dims = {d};
-    auto s = parser::print(tmp);
-    // "_{...}" of a bare name: keep the inside.
-    const auto open = s.find("_{");
-    return open == std::string::npos ? s : s.substr(open + 2, s.size() - open - 3);
+    std::string out;
+    for (const auto& p : d.parts) {
+        if (!out.empty()) out += ' ';
+        out += p.name;
+        out.append(static_cast<std::size_t>(p.primes), '\'');
+        if (p.axes.size() == 1) out += "_" + p.axes[0].name;
+        if (p.axes.size() > 1) {
+            out += "_{";
+            for (std::size_t k = 0; k < p.axes.size(); ++k)
+                out += (k ? "," : "") + p.axes[k].name;
+            out += "}";
+        }
+    }
+    return d.grouped ? "(" + out + ")" : out;
 }
 
 // =============================================================================================
@@ -467,7 +475,6 @@ public:
                         moved += (moved.empty() ? "" : ", ") +
                                  std::string(step_kind_name(steps[s].kind));
                 if (!moved.empty()) {
-                    fixed_up = true;
                     const auto msg = v->name + " was defined with a different placement; " + moved +
                                      " inserted to give it the placement written here";
                     if (ctx_.strict)
@@ -553,11 +560,20 @@ public:
                 auto sorted_want = axes_want;
                 std::sort(sorted_want.begin(), sorted_want.end());
                 if (it->second == sorted_want) {
-                    // Same axes in another order: a permutation of shards.
+                    // Same axes in another order: shards move between devices of the group.
+                    std::int64_t n = 1;
+                    for (int k : axes_want)
+                        n *= ctx_.axis_size(k);
                     Step s;
                     s.kind = StepKind::AllToAll;
                     s.mesh_axes = axes_want;
                     s.tensor = have.name;
+                    s.bytes_per_device =
+                        collective_bytes(StepKind::AllToAll, n, 0, local_bytes(have));
+                    Link slowest = link(axes_want.front());
+                    for (int k : axes_want)
+                        if (link(k).bytes_per_second < slowest.bytes_per_second) slowest = link(k);
+                    s.time_s = collective_time(StepKind::AllToAll, n, s.bytes_per_device, slowest);
                     s.reason = "reorder the mesh axes of " + i.text() + " (major to minor): " + why;
                     steps.push_back(s);
                 }
@@ -697,6 +713,47 @@ public:
         out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
         for (const auto& i : order)
             if (outside.count(i)) out.dims.push_back({{i}, i.text()});
+        // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
+        // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
+        for (const auto& i : order) {
+            std::vector<std::vector<int>> lists;
+            for (const auto& v : ops)
+                if (auto it = v.sharding.find(i);
+                    it != v.sharding.end() &&
+                    std::find(lists.begin(), lists.end(), it->second) == lists.end())
+                    lists.push_back(it->second);
+            auto is_prefix = [](const std::vector<int>& a, const std::vector<int>& b) {
+                return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+            };
+            std::vector<int> target;
+            for (const auto& l : lists)
+                if (l.size() > target.size()) target = l;
+            bool agree = true;
+            for (const auto& l : lists)
+                agree &= is_prefix(l, target);
+            if (!agree) {
+                fixed_up = true;
+                target =
+                    lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
+                for (auto& v : ops) {
+                    auto it = v.sharding.find(i);
+                    if (it == v.sharding.end()) continue;
+                    // Gather, minor first, every axis past the common prefix with the target.
+                    auto mine = it->second;
+                    std::size_t common = 0;
+                    while (common < mine.size() && common < target.size() &&
+                           mine[common] == target[common])
+                        ++common;
+                    if (common < mine.size())
+                        all_gather(v, mine[common],
+                                   "the mesh axes of " + i.text() + " differ between operands");
+                }
+                if (report_ && ctx_.strict)
+                    error("S212", at,
+                          "the operands shard " + i.text() +
+                              " over different mesh axes (--strict)");
+            }
+        }
         // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
         for (int k = 0; k < axes; ++k) {
             std::optional<IndexId> sharded;
@@ -718,33 +775,25 @@ public:
                 }
                 out.partial[k] = "sum";
             }
-            // Operands holding the index unsharded slice locally (rule 2).
-            for (auto& v : ops)
-                if (v.has(*sharded) && !v.sharded_on(k)) {
-                    v.sharding[*sharded].push_back(k);
-                    add_local(StepKind::Slice, v, {},
-                              "slice " + v.name + " locally along " + sharded->text() + " over " +
-                                  ctx_.axis_label(k) + " (free)");
-                }
-            if (kept) out.sharding[*sharded].push_back(k);
         }
-        // Multi-axis sharding of one index must agree major to minor across operands.
+        // Operands holding a sharded index on fewer axes slice locally to the full list (rule 2).
         for (const auto& i : order) {
-            std::vector<int> longest;
+            std::vector<int> target;
             for (const auto& v : ops)
                 if (auto it = v.sharding.find(i);
-                    it != v.sharding.end() && it->second.size() > longest.size())
-                    longest = it->second;
+                    it != v.sharding.end() && it->second.size() > target.size())
+                    target = it->second;
+            if (target.empty()) continue;
             for (auto& v : ops) {
-                auto it = v.sharding.find(i);
-                if (it == v.sharding.end()) continue;
-                if (!std::equal(it->second.begin(), it->second.end(), longest.begin())) {
-                    fixed_up = true;
-                    for (int k : std::vector<int>(it->second))
-                        all_gather(v, k, "the axes of " + i.text() + " differ between operands");
-                }
+                if (!v.has(i)) continue;
+                auto& mine = v.sharding[i];
+                for (std::size_t a = mine.size(); a < target.size(); ++a)
+                    add_local(StepKind::Slice, v, {},
+                              "slice " + v.name + " locally along " + i.text() + " over " +
+                                  ctx_.axis_label(target[a]) + " (free)");
+                mine = target;
             }
-            if (out.sharding.count(i)) out.sharding[i] = longest;
+            if (outside.count(i)) out.sharding[i] = target;
         }
         // Local compute: pairwise contraction, greedily the cheapest pair first.
         double flops = 0, moved = 0;
@@ -1038,6 +1087,12 @@ public:
                 const std::string why = quotient ? "a quotient may be partial only in its "
                                                    "numerator, over a replicated denominator"
                                                  : "partial and non-partial terms cannot be added";
+                fixed_up = true;
+                if (report_ && ctx_.strict)
+                    error("S211", at,
+                          "partial operand " + v.name + " needs a reduction on " +
+                              ctx_.axis_label(k) + " here (--strict)",
+                          "reduce it in an earlier statement, or write the collective explicitly");
                 if (sharded && v.has(*sharded)) {
                     const int c = choose(2, false);
                     fixed_up = true;
@@ -1553,12 +1608,14 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
 
     std::map<std::string, Value> defined;
     StatementPlan* last = nullptr;
+    bool last_failed = false; // the statement before an `expect` could not be planned
     std::vector<std::vector<std::string>> last_steps; // per chain step collectives
 
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
         if (const auto* ex = std::get_if<ast::Expect>(&s->node)) {
+            if (last_failed) continue; // its errors are reported; nothing to compare against
             if (!last) {
                 ctx.diag(Severity::Error, "S300", s->range,
                          "an expectation with no statement before it",
@@ -1604,17 +1661,29 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         if (!eq && !ch) continue;
 
         // Search every combination of choices (replay with a choice vector, odometer order).
+        // The first run (every choice 0) reports into its own list: when it turns out to be
+        // the plan, which it is for any statement without choices, it is not run again.
         std::vector<Outcome> outcomes;
         std::vector<int> choices;
+        std::optional<Evaluator> first_ev;
+        std::optional<Value> first_result;
+        std::vector<std::vector<std::string>> first_chain_cols;
+        std::vector<Diagnostic> first_diags;
         for (int run = 0; run < kMaxPlans; ++run) {
             std::vector<Diagnostic> scratch;
             auto* saved = ctx.diagnostics;
             ctx.diagnostics = &scratch;
-            Evaluator ev(ctx, defined, choices, false);
+            Evaluator ev(ctx, defined, choices, run == 0);
             std::vector<std::vector<std::string>> chain_cols;
             std::optional<Value> result =
                 eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
             ctx.diagnostics = saved;
+            if (run == 0) {
+                first_ev.emplace(ev);
+                first_result = result;
+                first_chain_cols = chain_cols;
+                first_diags = std::move(scratch);
+            }
             Outcome o;
             o.points = ev.points;
             o.choices = choices;
@@ -1638,21 +1707,33 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
             choices = next;
         }
         // The plan: alternatives off, cheapest fix.
+        // An implied statement (computable as written) keeps the plan its notation implies;
+        // a statement that needs a fix gets the cheapest legal plan of all.
         const Outcome* best = nullptr;
-        for (const auto& o : outcomes) {
-            bool uses_alternative = false;
-            for (std::size_t i = 0; i < o.points.size(); ++i)
-                uses_alternative |= o.points[i].alternative && o.choices[i] != 0;
-            if (!o.ok || uses_alternative) continue;
-            if (!best || o.time_s < best->time_s) best = &o;
+        const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
+        if (implied) {
+            best = &outcomes.front();
+        } else {
+            for (const auto& o : outcomes)
+                if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
         }
         // Report on the best run (or the first, to explain the failure).
-        const auto& replay = best ? best->choices : std::vector<int>{};
-        Evaluator ev(ctx, defined, replay, true);
+        std::optional<Evaluator> final_ev;
+        std::optional<Value> result;
         std::vector<std::vector<std::string>> chain_cols;
-        std::optional<Value> result =
-            eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
-        if (!result || ev.failed) continue;
+        if (!best || best == &outcomes.front()) {
+            final_ev.emplace(std::move(*first_ev));
+            result = std::move(first_result);
+            chain_cols = std::move(first_chain_cols);
+            plan.diagnostics.insert(plan.diagnostics.end(), first_diags.begin(), first_diags.end());
+        } else {
+            final_ev.emplace(ctx, defined, best->choices, true);
+            result =
+                eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
+        }
+        Evaluator& ev = *final_ev;
+        last_failed = !result || ev.failed;
+        if (last_failed) continue;
 
         StatementPlan sp;
         sp.range = s->range;
@@ -1676,11 +1757,23 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
             memory += elems * ctx.bytes_of(op.tensor);
         }
         sp.cost.memory_bytes_per_device = memory;
-        // Alternatives: every other legal plan, distinct by collectives, cheapest first.
-        std::set<std::vector<std::string>> seen{sp.collectives};
+        // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
+        // cheapest first.
+        auto moves = [&](const std::vector<Step>& steps) {
+            std::vector<std::string> key;
+            for (const auto& st : steps)
+                if (is_collective(st.kind)) {
+                    std::string axes;
+                    for (int k : st.mesh_axes)
+                        axes += "," + std::to_string(k);
+                    key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
+                }
+            return key;
+        };
+        std::set<std::vector<std::string>> seen{moves(sp.steps)};
         std::vector<const Outcome*> alts;
         for (const auto& o : outcomes)
-            if (o.ok && seen.insert(o.collectives).second) alts.push_back(&o);
+            if (o.ok && seen.insert(moves(o.steps)).second) alts.push_back(&o);
         std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
         for (const auto* o : alts) {
             Alternative a;

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Instructions per statement of parse + print, counted by callgrind (repeatable on noisy
-# machines). Runs the benchmark at two sizes and reports the per-statement difference, so
-# start-up costs cancel out.  Usage: tests/bench/callgrind.sh [BUILD_DIR]
+# Instructions per statement, counted by callgrind (repeatable on noisy machines). Runs a
+# benchmark at two sizes and reports the per-statement difference, so start-up costs cancel.
+#   tests/bench/callgrind.sh [BUILD_DIR] [parse|check]
+#   parse: parse + canonical print per statement; check: check per statement (parse excluded
+#   from the difference only in so far as it is linear: the check bench parses once).
 set -eu
 build=${1:-build}
+which=${2:-parse}
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/tests/bench/bench_parse" "$1" 1 2>&1 |
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/tests/bench/bench_$which" "$1" 1 2>&1 |
         sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 }
 small=2000
 large=12000
 a=$(count $small)
 b=$(count $large)
-echo "instructions: $small statements: $a, $large statements: $b"
-echo "instructions per statement (parse + print): $(( (b - a) / (large - small) ))"
+echo "$which: instructions at $small statements: $a, at $large: $b"
+echo "$which: instructions per statement: $(( (b - a) / (large - small) ))"

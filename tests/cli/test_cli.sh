@@ -101,5 +101,48 @@ first = w0[0]["dims"][0]["indices"][0]
 assert first["name"] == "r" and first["axes"] == ["0"], first
 PY
 
+# ---- check -----------------------------------------------------------------------------
+check "check all samples" 0 "$bin" check "$root/samples"
+contains "check summary" "$tmp/err" "0 errors"
+contains "check shows placements" "$tmp/out" "(S(1))"
+printf 'mesh 4\nz = x_{r_0 e} y_{r_0 e}\nexpect reduce-scatter(0)\n' >"$tmp/wrong.ein"
+check "failed expectation exits 1" 1 "$bin" check "$tmp/wrong.ein"
+contains "failed expectation message" "$tmp/err" "wrong.ein:3:1: error: expected reduce-scatter(0), but the plan of line 2 has all-reduce(0) [S301]"
+check "check --json" 0 "$bin" check --json "$root/samples/megatron_mlp.ein"
+python3 - "$tmp/out" <<'PY' && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: check --json schema"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["version"] == 1
+f = doc["files"][0]
+for key in ["path", "errors", "warnings", "diagnostics", "mesh", "statements"]:
+    assert key in f, key
+assert f["mesh"] == [{"name": "0", "size": 4}], f["mesh"]
+s = f["statements"][0]
+for key in ["line", "source", "pretty", "result", "operands", "steps", "collectives", "alternatives", "cost"]:
+    assert key in s, key
+assert s["collectives"] == ["all-reduce(0)"], s["collectives"]
+assert s["result"]["tensor"] == "z" and s["result"]["placements"] == ["R"]
+assert set(s["result"]) >= {"tensor", "indices", "placements", "global_shape", "local_shape"}
+kinds = {st["kind"] for st in s["steps"]}
+assert kinds <= {"compute", "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "permute", "slice", "split"}, kinds
+st = [x for x in s["steps"] if x["kind"] == "all-reduce"][0]
+assert st["mesh_axes"] == [0] and st["bytes_per_device"] > 0 and st["time_s"] > 0 and st["reason"]
+assert set(s["cost"]) == {"flops_per_device", "comm_bytes_per_device", "memory_bytes_per_device", "time_s"}
+PY
+check "check --json with errors" 1 "$bin" check --json "$tmp/wrong.ein"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["files"][0]; e=[x for x in f["diagnostics"] if x["severity"]=="error"]; assert f["errors"]==1 and e[0]["code"]=="S301" and e[0]["line"]==3 and e[0]["fix"]' "$tmp/out" &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: json document on errors"; }
+printf 'mesh 2\nz_{b r_0 t d} = W_{d r'"'"'_0 f} x_{b r_0 t f}\n' >"$tmp/rule3.ein"
+check "rule 3 is chosen, fine without --strict" 0 "$bin" check "$tmp/rule3.ein"
+check "rule 3 is an error with --strict" 1 "$bin" check --strict "$tmp/rule3.ein"
+contains "strict message" "$tmp/err" "[S212]"
+check "--mesh override" 0 "$bin" check --json --mesh 2x4 "$root/samples/dot_product.ein"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["files"][0]["mesh"]==[{"name":"0","size":2},{"name":"1","size":4}]' "$tmp/out" &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: --mesh override"; }
+check "bad --mesh" 2 "$bin" check --mesh 2y4 "$root/samples/dot_product.ein"
+contains "bad --mesh message" "$tmp/err" "bad --mesh '2y4'"
+check "syntax errors stop the checker" 1 "$bin" check "$tmp/bad.ein"
+contains "checker did not run" "$tmp/err" "the checker did not run"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,81 @@
+// Benchmark (not a test): check throughput, and the re-check time of a small program (what
+// the REPL and GUI pay on every keystroke).
+//   bench_check [STATEMENTS] [REPEATS]
+#include "parser/parser.hpp"
+#include "semantics/checker.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+/// `n` typical statements over a 2-D mesh: TP matmuls, reductions, chains, elementwise.
+std::string generate(int n) {
+    static const char* kinds[] = {
+        "z{i}_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})",
+        "y{i}_{b s r_0 f} = W^0_{r_0 f d'} x_{b_1 s d'}",
+        "c{i} = x_{r_0 e} y_{r_0 e}",
+        "q{i}_{r_0 c} = W_{r c r'_0 f} x_{r'_0 f}",
+        "m{i}_{i_0 j} = a_{i_0 j} + b_{i_0 j}",
+    };
+    std::string out = "mesh 4x2\ndim b=8 s=256 d=1024 f=1024 c=256 e=64 i=16 j=16\n";
+    for (int k = 0; k < n; ++k) {
+        std::string s = kinds[k % 5];
+        const auto pos = s.find("{i}");
+        s.replace(pos, 3, std::to_string(k));
+        out += s + "\n";
+    }
+    return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const int n = argc > 1 ? std::atoi(argv[1]) : 100000;
+    const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
+    if (n <= 0 || repeats <= 0) {
+        std::fprintf(stderr, "usage: bench_check [STATEMENTS>0] [REPEATS>0]\n");
+        return 2;
+    }
+    const shardscope::SourceFile big("bench.ein", generate(n));
+    const auto parsed = shardscope::parser::parse(big);
+    if (parsed.has_errors()) {
+        std::fprintf(stderr, "bench program has parse errors\n");
+        return 1;
+    }
+    double best = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto plan = shardscope::semantics::check(parsed.program);
+        best = std::min(best, seconds_since(t0));
+        if (plan.errors() > 0) {
+            std::fprintf(stderr, "bench program has check errors\n");
+            return 1;
+        }
+    }
+    std::printf("check                 %.0f statements/s (%d statements, %.3f s)\n", n / best, n, best);
+
+    // Re-check of a 50-statement program, parse included, as on every keystroke.
+    const shardscope::SourceFile small("small.ein", generate(50));
+    const int loops = 200;
+    double total = 0, worst = 0;
+    for (int r = 0; r < loops; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto p = shardscope::parser::parse(small);
+        const auto plan = shardscope::semantics::check(p.program);
+        const double t = seconds_since(t0);
+        total += t;
+        worst = std::max(worst, t);
+        if (plan.statements.size() != 50) return 1;
+    }
+    std::printf("re-check 50 stmts     %.3f ms mean, %.3f ms worst (parse + check, %d runs)\n",
+                total / loops * 1e3, worst * 1e3, loops);
+    return 0;
+}

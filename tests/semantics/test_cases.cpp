@@ -1,0 +1,747 @@
+// Worked cases for the checker: every row of NOTATION.md section 9, the sequence-parallel
+// example at two sizes, DTensor matmul/redistribute cases (PyTorch's own tests, translated),
+// scaling-book matmuls in bracket form, cost figures computed by hand (section 8), and a
+// property test of einsum rules 1-2 on random programs.
+#include "helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace shardscope;
+using namespace shardscope::test;
+using semantics::CheckOptions;
+using semantics::Plan;
+using semantics::StatementPlan;
+using semantics::StepKind;
+using semantics::TensorLayout;
+
+namespace {
+
+/// Relative comparison (doctest::Approx's default scale of 1 would make any value below
+/// about 1e-5, such as a time in seconds, compare equal to anything nearby).
+doctest::Approx rel(double v) {
+    return doctest::Approx(v).epsilon(1e-6).scale(0);
+}
+
+struct Checked {
+    std::string src;
+    Plan plan;
+    std::string text() const { return "program:\n" + src + "\nplan:\n" + plan_text(src, plan); }
+};
+
+Checked run(const std::string& src, CheckOptions options = {}) {
+    return {src, check_text(src, options)};
+}
+
+std::string join(const std::vector<std::string>& v) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& x : v)
+        out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+std::string pl(const TensorLayout& t) {
+    return join(placements(t));
+}
+
+std::string cols(const StatementPlan& s) {
+    return join(s.collectives);
+}
+
+/// The plan of the last statement whose result is `tensor`.
+const StatementPlan& stmt(const Checked& c, const std::string& tensor) {
+    const StatementPlan* found = nullptr;
+    for (const auto& s : c.plan.statements)
+        if (s.result.tensor == tensor) found = &s;
+    REQUIRE_MESSAGE(found != nullptr,
+                    (std::string("no statement defines ") + tensor + "\n" + c.text()));
+    return *found;
+}
+
+bool has_code(const Plan& p, const std::string& code) {
+    return std::any_of(p.diagnostics.begin(), p.diagnostics.end(),
+                       [&](const auto& d) { return d.code == code; });
+}
+
+/// The steps of one kind, in order.
+std::vector<const semantics::Step*> steps_of(const StatementPlan& s, StepKind kind) {
+    std::vector<const semantics::Step*> out;
+    for (const auto& st : s.steps)
+        if (st.kind == kind) out.push_back(&st);
+    return out;
+}
+
+/// The only step of `kind` (REQUIREs exactly one).
+const semantics::Step& one_step(const Checked& c, const StatementPlan& s, StepKind kind) {
+    const auto v = steps_of(s, kind);
+    REQUIRE_MESSAGE(v.size() == 1, c.text());
+    return *v.front();
+}
+
+const TensorLayout& operand(const Checked& c, const StatementPlan& s, const std::string& tensor) {
+    for (const auto& o : s.operands)
+        if (o.tensor == tensor) return o;
+    FAIL_CHECK("no operand " << tensor << "\n" << c.text());
+    static TensorLayout none;
+    return none;
+}
+
+std::string shape(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (auto n : v)
+        out += (out.empty() ? "" : "x") + std::to_string(n);
+    return out.empty() ? "scalar" : out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+/// One row of a table: program, the collectives of its last statement, its result placement.
+void check_row(const std::string& src, const std::string& tensor, const std::string& collectives,
+               const std::string& placement) {
+    const auto c = run(src);
+    CHECK_MESSAGE(c.plan.errors() == 0, c.text());
+    const auto& s = stmt(c, tensor);
+    CHECK_MESSAGE(cols(s) == collectives, c.text());
+    CHECK_MESSAGE(pl(s.result) == placement, c.text());
+    CHECK_MESSAGE(!s.chosen, c.text()); // every row is computable as written
+}
+
+} // namespace
+
+// =============================================================================================
+// (a) NOTATION.md section 9, row by row.
+
+TEST_CASE("section 9: dot product over a sharded index") {
+    check_row("mesh 4\nz = x_{r_0 e} y_{r_0 e}\n", "z", "all-reduce(0)", "R");
+}
+
+TEST_CASE("section 9: matrix-vector product, contraction sharded") {
+    check_row("mesh 4\nz_{d} = W_{d r_0 f} x_{r_0 f}\n", "z", "all-reduce(0)", "R");
+}
+
+TEST_CASE("section 9: reduce-scatter onto the output's device index") {
+    check_row("mesh 4\nz_{r_0 c} = W_{r c r'_0 f} x_{r'_0 f}\n", "z", "reduce-scatter(0)", "S(0)");
+}
+
+TEST_CASE("section 9: Megatron TP MLP is one all-reduce") {
+    check_row("mesh 4\nz_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n", "z",
+              "all-reduce(0)", "R");
+    // The all-reduce is the last step: phi runs on the sharded (not partial) intermediate.
+    const auto c = run("mesh 4\nz_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n");
+    const auto& s = stmt(c, "z");
+    REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+    CHECK_MESSAGE(s.steps.back().kind == StepKind::AllReduce, c.text());
+}
+
+TEST_CASE("section 9: device index kept on the left-hand side") {
+    check_row("mesh 4\nz_{r_0} = x_{r_0 c} y_{r_0 c}\n", "z", "none", "S(0)");
+}
+
+TEST_CASE("section 9: unsharding is an all-gather") {
+    check_row("mesh 4\nx_{i_0 j} -> x_{i j}\n", "x", "all-gather(0)", "R");
+}
+
+TEST_CASE("section 9: moving the sharded dimension is an all-to-all") {
+    check_row("mesh 4\nx_{i_0 j} -> x_{i j_0}\n", "x", "all-to-all(0)", "S(1)");
+}
+
+TEST_CASE("section 9: bracket form, unreduced result") {
+    check_row("mesh X=4\nC[I, K]{U_X} = A[I, J_X] B[J_X, K]\n", "C", "none", "P(sum)");
+}
+
+TEST_CASE("section 9: non-linearity after a sharded contraction") {
+    check_row("mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n", "y", "all-reduce(0)", "R");
+}
+
+TEST_CASE("section 9: broadcast sum on a 2x2 mesh") {
+    check_row("mesh 2x2\nz_{m_0 n_1} = a_{m_0} + b_{n_1}\n", "z", "none", "S(0), S(1)");
+}
+
+// =============================================================================================
+// (b) Sequence parallelism (section 9, last paragraph).
+
+namespace {
+std::string sequence_parallel(int b, int s) {
+    return "mesh 2\ndim b=" + std::to_string(b) + " s=" + std::to_string(s) +
+           " d=64 e=256\nsplit s -> r t\nsplit e -> r' f\n"
+           "z_{b r_0 t d} = W^1_{d r'_0 f} phi(W^0_{r'_0 f d'} x_{b r_0 t d'})\n";
+}
+} // namespace
+
+TEST_CASE("sequence parallel at the given sizes: all-gather x, reduce-scatter at the end") {
+    const auto c = run(sequence_parallel(1, 64));
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    const auto& s = stmt(c, "z");
+    CHECK_MESSAGE(cols(s) == "all-gather(0), reduce-scatter(0)", c.text());
+    CHECK_MESSAGE(s.chosen, c.text());
+    CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
+    // The all-gather is of x, before the first product; the reduce-scatter is last.
+    REQUIRE_MESSAGE(s.steps.size() >= 2, c.text());
+    CHECK_MESSAGE(s.steps.front().kind == StepKind::AllGather, c.text());
+    CHECK_MESSAGE(s.steps.front().tensor == "x", c.text());
+    CHECK_MESSAGE(s.steps.back().kind == StepKind::ReduceScatter, c.text());
+    // Ranges: t = 64/2, f = 256/2.
+    CHECK_MESSAGE(shape(s.result.global_shape) == "1x2x32x64", c.text());
+    CHECK_MESSAGE(shape(s.result.local_shape) == "1x1x32x64", c.text());
+    CHECK_MESSAGE(shape(operand(c, s, "W^0").global_shape) == "2x128x64", c.text());
+    // The other plan (gather both weights) is listed and is dearer here.
+    bool weights = false;
+    for (const auto& a : s.alternatives) {
+        CHECK_MESSAGE(a.time_s >= s.cost.time_s, c.text());
+        weights |= join(a.collectives) == "all-gather(0), all-gather(0)";
+    }
+    CHECK_MESSAGE(weights, c.text());
+}
+
+TEST_CASE("sequence parallel with a large b*s: gathering both weights is cheaper") {
+    const auto c = run(sequence_parallel(64, 4096));
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    const auto& s = stmt(c, "z");
+    CHECK_MESSAGE(s.chosen, c.text());
+    CHECK_MESSAGE(cols(s) == "all-gather(0), all-gather(0)", c.text());
+    CHECK_MESSAGE(steps_of(s, StepKind::ReduceScatter).empty(), c.text());
+    std::vector<std::string> gathered;
+    for (const auto* st : steps_of(s, StepKind::AllGather))
+        gathered.push_back(st->tensor);
+    CHECK_MESSAGE(join(sorted(gathered)) == "W^0, W^1", c.text());
+    CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
+    // The activation plan is listed as an alternative, with a higher time, and a note says so.
+    bool activation_plan = false;
+    for (const auto& a : s.alternatives) {
+        if (join(a.collectives) == "all-gather(0), reduce-scatter(0)") {
+            activation_plan = true;
+            CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+        }
+    }
+    CHECK_MESSAGE(activation_plan, c.text());
+    CHECK_MESSAGE(has_code(c.plan, "S401"), c.text());
+    // Only the weights travel: 2 · (1/2 · 2·128·64·4 bytes).
+    CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 0.5 * 2 * 128 * 64 * 4), c.text());
+}
+
+TEST_CASE("Megatron MLP: the implied all-reduce is kept, a cheaper weight gather is a note") {
+    SUBCASE("large activations, small weights: note S400, plan unchanged") {
+        const auto c = run("mesh 4\ndim b=64 s=4096 d=256 f=64\n"
+                           "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+        CHECK_MESSAGE(has_code(c.plan, "S400"), c.text());
+        REQUIRE_MESSAGE(!s.alternatives.empty(), c.text());
+        CHECK_MESSAGE(s.alternatives.front().time_s < s.cost.time_s, c.text());
+        CHECK_MESSAGE(join(s.alternatives.front().collectives) == "all-gather(0), all-gather(0)",
+                      c.text());
+    }
+    SUBCASE("small activations, large weights: no note") {
+        const auto c = run("mesh 4\ndim b=1 s=8 d=4096 f=4096\n"
+                           "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(!has_code(c.plan, "S400"), c.text());
+        for (const auto& a : s.alternatives)
+            CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+    }
+}
+
+// =============================================================================================
+// (c) DTensor (PyTorch's test_matrix_ops / test_redistribute), translated to the notation.
+// x is (i, j), y is (j, k); Shard(0) of x is i_0, Shard(1) of y is k_0, and so on.
+
+TEST_CASE("DTensor mm strategies on a 1-D mesh") {
+    const std::string head = "mesh 2\ndim i=4 j=6 k=4\n";
+    SUBCASE("(Shard(0), Replicate) -> Shard(0)") {
+        check_row(head + "z_{i_0 k} = x_{i_0 j} y_{jk}\n", "z", "none", "S(0)");
+    }
+    SUBCASE("(Replicate, Shard(1)) -> Shard(1)") {
+        check_row(head + "z_{i k_0} = x_{ij} y_{j k_0}\n", "z", "none", "S(1)");
+    }
+    SUBCASE("(Shard(1), Shard(0)) -> Partial") {
+        check_row(head + "z_{ik}{U_0} = x_{i j_0} y_{j_0 k}\n", "z", "none", "P(sum)");
+    }
+    SUBCASE("(Replicate, Replicate) -> Replicate") {
+        check_row(head + "z_{ik} = x_{ij} y_{jk}\n", "z", "none", "R");
+    }
+    SUBCASE("full_tensor() of each: S -> R all-gather, P -> R all-reduce") {
+        check_row(head + "z_{ik} = x_{i_0 j} y_{jk}\n", "z", "all-gather(0)", "R");
+        check_row(head + "z_{ik} = x_{ij} y_{j k_0}\n", "z", "all-gather(0)", "R");
+        check_row(head + "z_{ik} = x_{i j_0} y_{j_0 k}\n", "z", "all-reduce(0)", "R");
+    }
+    SUBCASE("the walkthrough's local shapes: 4x6 Shard(0) is 2x6 per rank") {
+        const auto c = run(head + "z_{i_0 k} = x_{i_0 j} y_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(shape(operand(c, s, "x").local_shape) == "2x6", c.text());
+        CHECK_MESSAGE(shape(s.result.local_shape) == "2x4", c.text());
+    }
+    SUBCASE("transpose of Shard(0) is Shard(1), locally") {
+        check_row(head + "xT_{j i_0} = x_{i_0 j}\n", "xT", "none", "S(1)");
+    }
+}
+
+TEST_CASE("DTensor bmm with the batch sharded") {
+    const std::string head = "mesh 4\ndim b=8 i=4 j=6 k=4\n";
+    SUBCASE("both Shard(0) -> Shard(0)") {
+        check_row(head + "z_{b_0 i k} = x_{b_0 i j} y_{b_0 j k}\n", "z", "none", "S(0)");
+    }
+    SUBCASE("(Shard(0), Replicate) -> Shard(0): y slices its batch locally") {
+        const auto c = run(head + "z_{b_0 i k} = x_{b_0 i j} y_{b j k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
+        CHECK_MESSAGE(steps_of(s, StepKind::Slice).size() == 1, c.text());
+        // The product runs on the local batch: 2 · (8/4) · 4 · 6 · 4 flops.
+        CHECK_MESSAGE(s.cost.flops_per_device == rel(2.0 * 2 * 4 * 6 * 4), c.text());
+    }
+    SUBCASE("(Shard(2), Shard(1)) -> Partial") {
+        check_row(head + "z_{b i k}{U_0} = x_{b i j_0} y_{b j_0 k}\n", "z", "none", "P(sum)");
+    }
+}
+
+TEST_CASE("DTensor einsum strategies on a 1-D mesh") {
+    const std::string head = "mesh 4\ndim b=8 s=8 d=8 f=8\n";
+    SUBCASE("bsd,df->bsf with the batch sharded") {
+        check_row(head + "y_{b_0 s f} = x_{b_0 s d} w_{d f}\n", "y", "none", "S(0)");
+    }
+    SUBCASE("bsd,df->bsf colwise: Shard(1) of w gives Shard(2)") {
+        check_row(head + "y_{b s f_0} = x_{b s d} w_{d f_0}\n", "y", "none", "S(2)");
+    }
+    SUBCASE("bsf,fd->bsd rowwise: Partial") {
+        check_row(head + "y_{b s d}{U_0} = x_{b s f_0} w_{f_0 d}\n", "y", "none", "P(sum)");
+    }
+}
+
+TEST_CASE("DTensor redistribute on a 1-D mesh, as chains") {
+    const std::string head = "mesh 4\ndim i=8 j=8\n";
+    check_row(head + "x_{i_0 j} -> x_{i j}\n", "x", "all-gather(0)", "R");
+    check_row(head + "x_{i j} -> x_{i_0 j}\n", "x", "none", "S(0)");
+    check_row(head + "x_{i j} -> x_{i j_0}\n", "x", "none", "S(1)");
+    check_row(head + "x_{i_0 j} -> x_{i j_0}\n", "x", "all-to-all(0)", "S(1)");
+    check_row(head + "x_{i j_0} -> x_{i_0 j}\n", "x", "all-to-all(0)", "S(0)");
+    check_row(head + "x_{i j}{U_0} -> x_{i j}\n", "x", "all-reduce(0)", "R");
+    check_row(head + "x_{i j}{U_0} -> x_{i_0 j}\n", "x", "reduce-scatter(0)", "S(0)");
+    check_row(head + "x_{i j} -> x_{i j}{U_0}\n", "x", "none", "P(sum)");
+    check_row(head + "x_{i_0 j} -> x_{i_0 j}\n", "x", "none", "S(0)");
+    // Several steps in one chain.
+    check_row(head + "x_{i j}{U_0} -> x_{i_0 j} -> x_{i j_0} -> x_{i j}\n", "x",
+              "reduce-scatter(0), all-to-all(0), all-gather(0)", "R");
+}
+
+TEST_CASE("DTensor redistribute on a 2-D mesh (2x2), as chains") {
+    const std::string head = "mesh 2x2\ndim i=8 j=8\n";
+    SUBCASE("one axis at a time") {
+        check_row(head + "x_{i_0 j_1} -> x_{i j_1}\n", "x", "all-gather(0)", "R, S(1)");
+        check_row(head + "x_{i_0 j_1} -> x_{i_0 j}\n", "x", "all-gather(1)", "S(0), R");
+        check_row(head + "x_{i j} -> x_{i_0 j_1}\n", "x", "none", "S(0), S(1)");
+        check_row(head + "x_{i_0 j} -> x_{i j_0}\n", "x", "all-to-all(0)", "S(1), R");
+        check_row(head + "x_{i_0 j}{U_1} -> x_{i_0 j}\n", "x", "all-reduce(1)", "S(0), R");
+        check_row(head + "x_{i_0 j}{U_1} -> x_{i_0 j_1}\n", "x", "reduce-scatter(1)", "S(0), S(1)");
+    }
+    SUBCASE("both axes") {
+        const auto c = run(head + "x_{i_0 j_1} -> x_{i j}\n");
+        CHECK_MESSAGE(join(sorted(stmt(c, "x").collectives)) == "all-gather(0), all-gather(1)",
+                      c.text());
+        CHECK_MESSAGE(pl(stmt(c, "x").result) == "R, R", c.text());
+        const auto c2 = run(head + "x_{i_0 j_1} -> x_{i_1 j_0}\n");
+        CHECK_MESSAGE(join(sorted(stmt(c2, "x").collectives)) == "all-to-all(0), all-to-all(1)",
+                      c2.text());
+        CHECK_MESSAGE(pl(stmt(c2, "x").result) == "S(1), S(0)", c2.text());
+        const auto c3 = run(head + "x_{i j}{U_{01}} -> x_{i j}\n");
+        CHECK_MESSAGE(join(sorted(stmt(c3, "x").collectives)) == "all-reduce(0), all-reduce(1)",
+                      c3.text());
+    }
+    SUBCASE("one index over both axes: x_{i_{01} j} -> x_{i j} is two all-gathers") {
+        const auto c = run(head + "x_{i_{01} j} -> x_{i j}\n");
+        const auto& s = stmt(c, "x");
+        CHECK_MESSAGE(join(sorted(s.collectives)) == "all-gather(0), all-gather(1)", c.text());
+        CHECK_MESSAGE(pl(s.result) == "R, R", c.text());
+        REQUIRE_MESSAGE(s.operands.size() == 2, c.text());
+        CHECK_MESSAGE(pl(s.operands[0]) == "S(0), S(0)", c.text());
+        CHECK_MESSAGE(shape(s.operands[0].local_shape) == "2x8", c.text());
+        // The minor axis goes first (its shards are the inner blocks).
+        CHECK_MESSAGE(cols(s) == "all-gather(1), all-gather(0)", c.text());
+        // Dropping the minor axis only.
+        check_row(head + "x_{i_{01} j} -> x_{i_0 j}\n", "x", "all-gather(1)", "S(0), R");
+        // Adding a minor axis is a local slice.
+        check_row(head + "x_{i_0 j} -> x_{i_{01} j}\n", "x", "none", "S(0), S(0)");
+    }
+}
+
+TEST_CASE("DTensor redistribute on a 3-D mesh (2x2x2), as chains") {
+    const std::string head = "mesh 2x2x2\ndim i=8 j=8 k=8\n";
+    SUBCASE("gather everything") {
+        const auto c = run(head + "x_{i_0 j_1 k_2} -> x_{i j k}\n");
+        const auto& s = stmt(c, "x");
+        CHECK_MESSAGE(join(sorted(s.collectives)) == "all-gather(0), all-gather(1), all-gather(2)",
+                      c.text());
+        CHECK_MESSAGE(pl(s.result) == "R, R, R", c.text());
+        const auto c2 = run(head + "x_{i_{012} j} -> x_{i j}\n");
+        CHECK_MESSAGE(join(sorted(stmt(c2, "x").collectives)) ==
+                          "all-gather(0), all-gather(1), all-gather(2)",
+                      c2.text());
+    }
+    SUBCASE("one axis changes, the others stay") {
+        check_row(head + "x_{i_0 j_1 k_2} -> x_{i j_1 k_2}\n", "x", "all-gather(0)",
+                  "R, S(1), S(2)");
+        check_row(head + "x_{i_0 j_1 k} -> x_{i j_1 k_2}\n", "x", "all-gather(0)", "R, S(1), S(2)");
+        check_row(head + "x_{i_0 j_1 k} -> x_{i_0 j_1 k_2}\n", "x", "none", "S(0), S(1), S(2)");
+        check_row(head + "x_{i_0 j_1 k} -> x_{i_0 j k_1}\n", "x", "all-to-all(1)", "S(0), S(2), R");
+        check_row(head + "x_{i j k}{U_2} -> x_{i j k_2}\n", "x", "reduce-scatter(2)", "R, R, S(2)");
+        check_row(head + "x_{i_0 j k}{U_1} -> x_{i_0 j k}\n", "x", "all-reduce(1)", "S(0), R, R");
+    }
+    SUBCASE("two axes swap their indices") {
+        const auto c = run(head + "x_{i_0 j_1 k} -> x_{i_1 j_0 k}\n");
+        const auto& s = stmt(c, "x");
+        CHECK_MESSAGE(join(sorted(s.collectives)) == "all-to-all(0), all-to-all(1)", c.text());
+        CHECK_MESSAGE(pl(s.result) == "S(1), S(0), R", c.text());
+    }
+}
+
+// =============================================================================================
+// (d) Scaling-book matmuls in bracket form, mesh X=2 Y=2.
+
+TEST_CASE("scaling book: A[I_X, J] B[J, K_Y] -> C[I_X, K_Y], no communication") {
+    check_row("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K_Y] = A[I_X, J] B[J, K_Y]\n", "C",
+              "none", "S(0), S(1)");
+}
+
+TEST_CASE("scaling book: A[I, J_X] B[J_X, K] -> C[I, K] is an all-reduce over X") {
+    check_row("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I, K] = A[I, J_X] B[J_X, K]\n", "C",
+              "all-reduce(X)", "R, R");
+    check_row("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I, K]{U_X} = A[I, J_X] B[J_X, K]\n", "C",
+              "none", "P(sum), R");
+}
+
+TEST_CASE("scaling book: A[I, J_X] B[J_X, K] -> C[I_X, K] is a reduce-scatter over X") {
+    check_row("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K] = A[I, J_X] B[J_X, K]\n", "C",
+              "reduce-scatter(X)", "S(0), R");
+    check_row("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K_Y] = A[I_X, J_Y] B[J_Y, K]\n", "C",
+              "reduce-scatter(Y)", "S(0), S(1)");
+}
+
+TEST_CASE("scaling book: A[I_X, J] B[J_X, K] -> C[I_X, K] needs a gather (rule 3)") {
+    const auto c = run("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K] = A[I_X, J] B[J_X, K]\n");
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    const auto& s = stmt(c, "C");
+    CHECK_MESSAGE(s.chosen, c.text());
+    // Cheapest: all-gather B over X; then A's rows give C's rows.
+    CHECK_MESSAGE(cols(s) == "all-gather(X)", c.text());
+    CHECK_MESSAGE(one_step(c, s, StepKind::AllGather).tensor == "B", c.text());
+    CHECK_MESSAGE(pl(s.result) == "S(0), R", c.text());
+    REQUIRE_MESSAGE(!s.alternatives.empty(), c.text());
+    for (const auto& a : s.alternatives)
+        CHECK_MESSAGE(a.time_s >= s.cost.time_s, c.text());
+    CHECK_MESSAGE(has_code(c.plan, "S401"), c.text());
+}
+
+TEST_CASE("scaling book: A[I_X, J] B[J, K_X] -> C[I_X, K] gathers B (rule 3, free indices)") {
+    const auto c = run("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K] = A[I_X, J] B[J, K_X]\n");
+    const auto& s = stmt(c, "C");
+    CHECK_MESSAGE(s.chosen, c.text());
+    CHECK_MESSAGE(cols(s) == "all-gather(X)", c.text());
+    CHECK_MESSAGE(one_step(c, s, StepKind::AllGather).tensor == "B", c.text());
+    CHECK_MESSAGE(pl(s.result) == "S(0), R", c.text());
+}
+
+// =============================================================================================
+// (e) Costs by hand (NOTATION.md section 8).
+// all-gather / reduce-scatter: (n-1)/n · V, all-reduce: 2(n-1)/n · V, all-to-all: (n-1)/n ·
+// V_local; time = steps · latency + bytes / bandwidth, ring steps n-1 (AG, RS, A2A) and 2(n-1)
+// (AR).
+
+TEST_CASE("cost by hand: all-gather") {
+    // x is 1024 x 2048 bf16 = 4194304 bytes; 4 devices on a 100 GB/s, 2 us link.
+    const auto c = run("mesh 4\ndim i=1024 j=2048\ndtype bf16\nhw h100\nlink 0 100GB/s 2us\n"
+                       "x_{i_0 j} -> x_{ij}\n");
+    const auto& s = stmt(c, "x");
+    const auto& st = one_step(c, s, StepKind::AllGather);
+    const double bytes = 3.0 / 4.0 * 1024 * 2048 * 2; // 3145728
+    CHECK_MESSAGE(st.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(st.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(st.mesh_axes == std::vector<int>{0}, c.text());
+    CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(s.cost.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(c.plan.dtype == "bf16", c.text());
+    CHECK_MESSAGE(c.plan.hardware == "h100", c.text());
+}
+
+TEST_CASE("cost by hand: all-reduce, and the product's flops and roofline time") {
+    // z = x y contracted over j (4096, sharded on 4 devices): local product 512 x 1024 x 256.
+    const std::string body = "mesh 4\ndim i=512 j=4096 k=256\nhw h100\nlink 0 100GB/s 2us\n"
+                             "z_{ik} = x_{i j_0} y_{j_0 k}\n";
+    SUBCASE("bf16") {
+        const auto c = run("dtype bf16\n" + body);
+        const auto& s = stmt(c, "z");
+        const auto& ar = one_step(c, s, StepKind::AllReduce);
+        const double v = 512.0 * 256 * 2; // the partial z, 262144 bytes
+        const double bytes = 2 * 3.0 / 4.0 * v;
+        CHECK_MESSAGE(ar.bytes_per_device == rel(bytes), c.text());
+        CHECK_MESSAGE(ar.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
+        const auto& mm = one_step(c, s, StepKind::Compute);
+        const double flops = 2.0 * 512 * 1024 * 256;
+        CHECK_MESSAGE(mm.flops_per_device == rel(flops), c.text());
+        CHECK_MESSAGE(s.cost.flops_per_device == rel(flops), c.text());
+        // Roofline, bf16 on h100: 989 TFLOP/s vs 3350 GB/s over x, y (local) and z.
+        const double moved = (512.0 * 1024 + 1024.0 * 256 + 512.0 * 256) * 2;
+        CHECK_MESSAGE(mm.time_s == rel(std::max(flops / 989e12, moved / 3350e9)), c.text());
+        CHECK_MESSAGE(s.cost.time_s == rel(mm.time_s + ar.time_s), c.text());
+        CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(bytes), c.text());
+    }
+    SUBCASE("f32") {
+        const auto c = run(body);
+        const auto& s = stmt(c, "z");
+        const auto& ar = one_step(c, s, StepKind::AllReduce);
+        const double bytes = 2 * 3.0 / 4.0 * 512 * 256 * 4;
+        CHECK_MESSAGE(ar.bytes_per_device == rel(bytes), c.text());
+        CHECK_MESSAGE(ar.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
+        const auto& mm = one_step(c, s, StepKind::Compute);
+        const double flops = 2.0 * 512 * 1024 * 256;
+        const double moved = (512.0 * 1024 + 1024.0 * 256 + 512.0 * 256) * 4;
+        CHECK_MESSAGE(mm.time_s == rel(std::max(flops / 67e12, moved / 3350e9)), c.text());
+    }
+}
+
+TEST_CASE("cost by hand: reduce-scatter") {
+    const auto c = run("mesh 4\ndim i=512 j=4096 k=256\ndtype bf16\nhw h100\nlink 0 100GB/s 2us\n"
+                       "z_{i_0 k} = x_{i j_0} y_{j_0 k}\n");
+    const auto& s = stmt(c, "z");
+    const auto& rs = one_step(c, s, StepKind::ReduceScatter);
+    const double bytes = 3.0 / 4.0 * 512 * 256 * 2; // V is the partial input, 262144 bytes
+    CHECK_MESSAGE(rs.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(rs.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(shape(s.result.local_shape) == "128x256", c.text());
+}
+
+TEST_CASE("cost by hand: all-to-all") {
+    const auto c = run("mesh 4\ndim i=1024 j=2048\ndtype bf16\nhw h100\nlink 0 100GB/s 2us\n"
+                       "x_{i_0 j} -> x_{i j_0}\n");
+    const auto& s = stmt(c, "x");
+    const auto& a2a = one_step(c, s, StepKind::AllToAll);
+    const double bytes = 3.0 / 4.0 * (1024 / 4) * 2048 * 2; // V_local = 1048576 bytes
+    CHECK_MESSAGE(a2a.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(a2a.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+}
+
+TEST_CASE("cost by hand: each axis uses its own link") {
+    const std::string head = "mesh dp=2 tp=4\ndim i=64 j=1024\n"
+                             "link tp 100GB/s 1us\nlink dp 25GB/s 10us\n";
+    const double v = 64.0 * 1024 * 4; // f32
+    {
+        const auto c = run(head + "x_{i_{tp} j} -> x_{ij}\n");
+        const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
+        CHECK_MESSAGE(st.mesh_axes == std::vector<int>{1}, c.text());
+        CHECK_MESSAGE(st.bytes_per_device == rel(0.75 * v), c.text());
+        CHECK_MESSAGE(st.time_s == rel(3 * 1e-6 + 0.75 * v / 100e9), c.text());
+        CHECK_MESSAGE(cols(stmt(c, "x")) == "all-gather(tp)", c.text());
+    }
+    {
+        const auto c = run(head + "x_{i_{dp} j} -> x_{ij}\n");
+        const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
+        CHECK_MESSAGE(st.bytes_per_device == rel(0.5 * v), c.text());
+        CHECK_MESSAGE(st.time_s == rel(1 * 10e-6 + 0.5 * v / 25e9), c.text());
+    }
+    {
+        // All-reduce over dp: the partial z (64 x 64 f32), 2 · 1/2 · V, 2 ring steps.
+        const auto c = run(head + "dim k=64\nz_{ik} = x_{i j_{dp}} y_{j_{dp} k}\n");
+        const auto& st = one_step(c, stmt(c, "z"), StepKind::AllReduce);
+        const double vz = 64.0 * 64 * 4;
+        CHECK_MESSAGE(st.bytes_per_device == rel(vz), c.text());
+        CHECK_MESSAGE(st.time_s == rel(2 * 10e-6 + vz / 25e9), c.text());
+    }
+}
+
+TEST_CASE("cost by hand: preset link bandwidths (time difference of two sizes)") {
+    // Latency is the same for both sizes, so the difference is bytes / bandwidth only.
+    struct Preset {
+        const char* name;
+        double link;
+    };
+    for (const Preset& p :
+         {Preset{"a100", 300e9}, Preset{"h100", 450e9}, Preset{"tpu-v5e", 45e9}}) {
+        auto time_for = [&](int j, double& bytes) {
+            const auto c = run("mesh 4\nhw " + std::string(p.name) +
+                               "\ndim i=1024 j=" + std::to_string(j) + "\nx_{i_0 j} -> x_{ij}\n");
+            CHECK_MESSAGE(c.plan.hardware == p.name, c.text());
+            const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
+            bytes = st.bytes_per_device;
+            return st.time_s;
+        };
+        double b1 = 0, b2 = 0;
+        const double t1 = time_for(1024, b1);
+        const double t2 = time_for(4096, b2);
+        CHECK(b1 == rel(0.75 * 1024 * 1024 * 4));
+        CHECK(b2 == rel(0.75 * 1024 * 4096 * 4));
+        CHECK_MESSAGE((t2 - t1) == rel((b2 - b1) / p.link), p.name);
+        CHECK_MESSAGE(t1 > b1 / p.link, p.name); // some latency on top
+    }
+}
+
+TEST_CASE("cost by hand: flops") {
+    SUBCASE("elementwise: one flop per local element") {
+        const auto c = run("mesh 4\ndim i=64 k=64\ny_{i_0 k} = relu(x_{i_0 k})\n");
+        CHECK_MESSAGE(stmt(c, "y").cost.flops_per_device == rel(16.0 * 64), c.text());
+    }
+    SUBCASE("two operands: 2 · product of the local extents") {
+        const auto c = run("mesh 2x4\ndim b=8 i=16 j=32 k=64\n"
+                           "z_{b_0 i k_1} = x_{b_0 i j} y_{b_0 j k_1}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(s.cost.flops_per_device == rel(2.0 * 4 * 16 * 32 * 16), c.text());
+    }
+    SUBCASE("three operands: pairwise along the cheapest path, whatever the written order") {
+        // b c first would cost 2·100·100·1000; b a first costs 2·1·100·100, then 2·1·100·1000.
+        const auto c = run("dim i=1 j=100 k=100 l=1000\nz_{il} = b_{jk} c_{kl} a_{ij}\n");
+        CHECK_MESSAGE(stmt(c, "z").cost.flops_per_device == rel(2.0 * 100 * 100 + 2.0 * 100 * 1000),
+                      c.text());
+    }
+}
+
+TEST_CASE("cost: every collective step is costed, axis reorders included") {
+    // Reordering the mesh axes of a multi-axis index moves data between devices, yet the
+    // checker emits an all-to-all step with 0 bytes and 0 s (section 8: all-to-all sends
+    // (n-1)/n · V_local and pays n-1 latencies).
+    const std::string head = "mesh 2x2\ndim i=8 j=8\n";
+    for (const std::string chain :
+         {"x_{i_{01} j} -> x_{i_{10} j}", "x_{i_0 j_1} -> x_{i j_{01}}"}) {
+        const auto c = run(head + chain + "\n");
+        const auto& s = stmt(c, "x");
+        for (const auto& st : s.steps)
+            if (semantics::is_collective(st.kind)) {
+                CHECK_MESSAGE(st.bytes_per_device > 0, c.text());
+                CHECK_MESSAGE(st.time_s > 0, c.text());
+            }
+    }
+}
+
+// =============================================================================================
+// (f) Property: rules 1-2 on random two-operand einsums.
+
+TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
+    int kept_cases = 0, contracted_cases = 0, total = 0;
+    for (unsigned seed = 1; seed <= 400; ++seed) {
+        std::mt19937 rng(seed);
+        auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        const int naxes = uni(1, 3);
+        std::vector<int> sizes;
+        for (int k = 0; k < naxes; ++k)
+            sizes.push_back(uni(2, 4));
+        const std::string pool = "abcdef";
+        auto pick = [&](int n) {
+            std::string s = pool;
+            std::shuffle(s.begin(), s.end(), rng);
+            return s.substr(0, static_cast<std::size_t>(n));
+        };
+        const std::string A = pick(uni(1, 4));
+        const std::string B = pick(uni(1, 4));
+        std::string all;
+        for (char ch : A + B)
+            if (all.find(ch) == std::string::npos) all += ch;
+        // Each axis shards at most one index (or none).
+        std::vector<char> on(static_cast<std::size_t>(naxes), 0);
+        for (auto& o : on)
+            if (uni(0, 2) != 0)
+                o = all[static_cast<std::size_t>(uni(0, static_cast<int>(all.size()) - 1))];
+        std::map<char, std::vector<int>> axes_of; // ascending: major to minor
+        for (int k = 0; k < naxes; ++k)
+            if (on[static_cast<std::size_t>(k)])
+                axes_of[on[static_cast<std::size_t>(k)]].push_back(k);
+        // Which operands carry the sharding (an operand holding it unsharded slices).
+        std::map<char, bool> in_a, in_b;
+        for (const auto& [i, ax] : axes_of) {
+            const bool has_a = A.find(i) != std::string::npos;
+            const bool has_b = B.find(i) != std::string::npos;
+            if (has_a && has_b) {
+                const int w = uni(0, 2);
+                in_a[i] = w != 1;
+                in_b[i] = w != 0;
+            } else {
+                in_a[i] = has_a;
+                in_b[i] = has_b;
+            }
+        }
+        std::string L;
+        for (char ch : all)
+            if (uni(0, 1)) L += ch;
+        std::shuffle(L.begin(), L.end(), rng);
+
+        auto index = [&](char i, bool sharded) {
+            std::string s(1, i);
+            if (!sharded || !axes_of.count(i)) return s;
+            const auto& ax = axes_of[i];
+            if (ax.size() == 1) return s + "_" + std::to_string(ax[0]);
+            s += "_{";
+            for (int a : ax)
+                s += std::to_string(a);
+            return s + "}";
+        };
+        auto ref = [&](const std::string& name, const std::string& idx, std::map<char, bool>& sh) {
+            if (idx.empty()) return name;
+            std::string s;
+            for (char i : idx)
+                s += (s.empty() ? "" : " ") + index(i, sh.count(i) ? sh[i] : false);
+            return name + "_{" + s + "}";
+        };
+        std::map<char, bool> in_l;
+        for (char i : L)
+            in_l[i] = true;
+        std::string mesh = "mesh ";
+        for (int k = 0; k < naxes; ++k)
+            mesh += (k ? "x" : "") + std::to_string(sizes[static_cast<std::size_t>(k)]);
+        std::string dims = "dim";
+        for (char ch : pool)
+            dims += std::string(" ") + ch + "=24";
+        const std::string src = mesh + "\n" + dims + "\n" + ref("C", L, in_l) + " = " +
+                                ref("A", A, in_a) + " " + ref("B", B, in_b) + "\n";
+
+        const auto c = run(src);
+        ++total;
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        REQUIRE_MESSAGE(c.plan.statements.size() == 1, c.text());
+        const auto& s = c.plan.statements.front();
+        CHECK_MESSAGE(!s.chosen, c.text());
+        REQUIRE_MESSAGE(s.result.placements.size() == static_cast<std::size_t>(naxes), c.text());
+        // Collectives per axis.
+        std::map<int, std::vector<std::string>> per_axis;
+        for (const auto& col : s.collectives) {
+            const auto open = col.find('(');
+            const auto close = col.find(')');
+            REQUIRE_MESSAGE((open != std::string::npos && close != std::string::npos), c.text());
+            per_axis[std::stoi(col.substr(open + 1, close - open - 1))].push_back(
+                col.substr(0, open));
+        }
+        bool any_kept = false, any_contracted = false;
+        for (int k = 0; k < naxes; ++k) {
+            const char i = on[static_cast<std::size_t>(k)];
+            const auto got = s.result.placements[static_cast<std::size_t>(k)].text();
+            const auto& here = per_axis[k];
+            const std::string where = "axis " + std::to_string(k) + "\n" + c.text();
+            if (!i) {
+                CHECK_MESSAGE(got == "R", where);
+                CHECK_MESSAGE(here.empty(), where);
+            } else if (L.find(i) != std::string::npos) {
+                any_kept = true;
+                CHECK_MESSAGE(got == "S(" + std::to_string(L.find(i)) + ")", where);
+                CHECK_MESSAGE(here.empty(), where);
+            } else {
+                any_contracted = true;
+                CHECK_MESSAGE(got == "R", where);
+                CHECK_MESSAGE(join(here) == "all-reduce", where);
+            }
+        }
+        kept_cases += any_kept;
+        contracted_cases += any_contracted;
+    }
+    // The generator exercises both branches of rule 2 often.
+    CHECK(total == 400);
+    CHECK(kept_cases > 100);
+    CHECK(contracted_cases > 100);
+}
