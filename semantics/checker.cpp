@@ -47,7 +47,9 @@ struct Context {
     std::map<std::string, ast::FunctionKind> functions;
     bool strict = false;
     std::vector<Diagnostic>* diagnostics = nullptr;
-    std::set<IndexId> defaulted; ///< ranges that took the default (noted once)
+    std::set<IndexId> defaulted;                  ///< ranges that took the default (noted once)
+    std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
+    std::map<IndexId, ast::SourceRange> split_at; ///< where each split is declared
 
     void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
               std::string fix = {}) const {
@@ -875,8 +877,18 @@ public:
             return finish(c.function);
         case ast::FunctionKind::Elementwise:
             for (int k = 0; k < axes; ++k)
-                if (v.partial.count(k))
+                if (v.partial.count(k)) {
+                    const auto msg = "the input of " + c.function + " is partial over " +
+                                     ctx_.axis_label(k) + "; " + c.function +
+                                     " is non-linear, so it is all-reduced first";
+                    if (ctx_.strict)
+                        error("S214", e.range, msg + " (--strict)",
+                              "reduce the input in an earlier statement, or write AllReduce "
+                              "explicitly");
+                    else
+                        note("S214", e.range, msg);
                     all_reduce(v, k, c.function + " is non-linear and needs a complete input");
+                }
             return finish(c.function);
         case ast::FunctionKind::Reduction: {
             if (c.indices.empty()) {
@@ -1369,6 +1381,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
             for (const auto& p : sp->parts)
                 parts.push_back(id_of(p));
             ctx.splits[id_of(sp->from)] = parts;
+            ctx.split_at[id_of(sp->from)] = s->range;
         } else if (const auto* dt = std::get_if<ast::DtypeDecl>(&s->node)) {
             ctx.dtype = dt->dtype;
             ctx.dtype_bytes = dtype_size(dt->dtype).value_or(4);
@@ -1427,6 +1440,18 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     }
                 }
                 if (!ok) continue;
+                if (auto o = ctx.range_origin.find(id); o != ctx.range_origin.end() &&
+                                                        o->second.rfind("device index", 0) == 0 &&
+                                                        ctx.range(id) != size) {
+                    if (ctx.conflicts.insert(id).second)
+                        ctx.diag(Severity::Error, "S005", p.range,
+                                 "index " + id.text() +
+                                     " has no declared range and is the device index of " +
+                                     o->second.substr(16) + " (" + std::to_string(ctx.range(id)) +
+                                     ") and of axis " + axes + " (" + std::to_string(size) + ")",
+                                 "declare its range with 'dim " + id.text() + "=N'");
+                    continue;
+                }
                 if (ctx.has_range(id)) continue;
                 ctx.ranges[id] = size;
                 ctx.range_origin[id] = "device index of axis " + axes;
@@ -1486,7 +1511,17 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     ctx.range_origin[parent] = "split";
                     changed = true;
                 } else if (unknown == 1 && ctx.has_range(parent)) {
-                    ctx.ranges[missing] = known > 0 ? ctx.range(parent) / known : 0;
+                    const auto whole = ctx.range(parent);
+                    if (known <= 0 || whole % known != 0) {
+                        if (ctx.conflicts.insert(parent).second)
+                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                                     "split of " + parent.text() + "=" + std::to_string(whole) +
+                                         ": the other parts multiply to " + std::to_string(known) +
+                                         ", which does not divide it",
+                                     "choose ranges whose product is " + std::to_string(whole));
+                        continue;
+                    }
+                    ctx.ranges[missing] = whole / known;
                     ctx.range_origin[missing] = "split of " + parent.text();
                     changed = true;
                 }
@@ -1710,8 +1745,9 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         // An implied statement (computable as written) keeps the plan its notation implies;
         // a statement that needs a fix gets the cheapest legal plan of all.
         const Outcome* best = nullptr;
+        // Under --strict the plan is the statement as written, errors and all.
         const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
-        if (implied) {
+        if (implied || ctx.strict) {
             best = &outcomes.front();
         } else {
             for (const auto& o : outcomes)

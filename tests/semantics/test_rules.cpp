@@ -430,7 +430,7 @@ TEST_CASE("section 8: a chosen plan is the cheapest legal fix") {
         CHECK_MESSAGE(s.cost.time_s <= (gather_both + local_product) * 1.001, c.text());
     }
     SUBCASE("rule 2 per axis, but the operands order the index's axes differently") {
-                // a has i over axis 0, b has i over axis 1. A legal plan gathers a over 0 and b over 1
+        // a has i over axis 0, b has i over axis 1. A legal plan gathers a over 0 and b over 1
         // (each once); it must not slice b over axis 0 (free) and then gather that slice back.
         const auto c = run("mesh 2x2\ndim i=8 j=8\nz_{ij} = a_{i_0 j} b_{i_1 j}\n");
         const auto& s = stmt(c, "z");
@@ -1061,3 +1061,53 @@ TEST_CASE("--strict: chosen fixes are errors, implied collectives are fine") {
         CHECK_MESSAGE(c.plan.statements.size() == 5, c.text());
     }
 }
+
+namespace shardscope::test {
+
+TEST_CASE("diagnostics: device index of axes of different sizes (S005)") {
+    const std::string src = "mesh 4x2\nz = x_{r_0 e} y_{r_1 e}\n";
+    const auto plan = check_text(src);
+    const auto c = codes(plan);
+    CHECK_MESSAGE(std::count(c.begin(), c.end(), "S005") == 1, plan_text(src, plan));
+    SUBCASE("a declared range removes the conflict") {
+        const std::string ok = "mesh 4x2\ndim r=8\nz = x_{r_0 e} y_{r_1 e}\n";
+        const auto p = check_text(ok);
+        const auto oc = codes(p);
+        CHECK_MESSAGE(std::count(oc.begin(), oc.end(), "S005") == 0, plan_text(ok, p));
+    }
+}
+
+TEST_CASE("diagnostics: a split whose missing part does not divide (S004)") {
+    const std::string src = "mesh 4\ndim s=10\nsplit s -> q t\nw_{q_0 t} = v_{q_0 t}\n";
+    const auto plan = check_text(src);
+    REQUIRE_MESSAGE(plan.errors() == 1, plan_text(src, plan));
+    CHECK(codes(plan)[0] == "S004");
+    CHECK(plan.diagnostics[0].range.line == 3);
+    SUBCASE("an exact split infers the missing part") {
+        const std::string ok = "mesh 4\ndim s=12\nsplit s -> q t\nw_{q_0 t} = v_{q_0 t}\n";
+        const auto p = check_text(ok);
+        REQUIRE_MESSAGE(p.errors() == 0, plan_text(ok, p));
+        CHECK(p.statements[0].result.global_shape == std::vector<std::int64_t>{4, 3});
+    }
+}
+
+TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
+    const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
+    SUBCASE("a note, and the implied all-reduce") {
+        const auto plan = check_text(src);
+        CHECK_MESSAGE(plan.errors() == 0, plan_text(src, plan));
+        const auto c = codes(plan);
+        CHECK(std::count(c.begin(), c.end(), "S214") == 1);
+        REQUIRE(plan.statements.size() == 1);
+        CHECK(plan.statements[0].collectives == std::vector<std::string>{"all-reduce(0)"});
+    }
+    SUBCASE("an error under --strict, not a silently different plan") {
+        semantics::CheckOptions strict;
+        strict.strict = true;
+        const auto plan = check_text(src, strict);
+        CHECK_MESSAGE(plan.errors() == 1, plan_text(src, plan));
+        CHECK(codes(plan) == std::vector<std::string>{"S214"});
+    }
+}
+
+} // namespace shardscope::test
