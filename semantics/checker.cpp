@@ -3,6 +3,7 @@
 #include "checker.hpp"
 
 #include "cost.hpp"
+#include "flat.hpp"
 #include "report.hpp"
 
 #include "parser/functions.hpp"
@@ -12,16 +13,18 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace shardscope::semantics {
 
 namespace {
 
 using Kind = Placement::Kind;
-using IndexSet = std::set<IndexId>;
+using IndexSet = FlatSet<IndexId>;
 
 constexpr std::int64_t kDefaultRange = 1024;
 constexpr int kMaxPlans = 256;
@@ -33,10 +36,15 @@ IndexId id_of(const ast::Index& ix) {
 // =============================================================================================
 // Program-wide facts: mesh, ranges, splits, types, hardware.
 
+struct Value;
+
 struct Context {
+    /// Tensor occurrences as written: history-free, so computed once per check (filled by
+    /// reporting runs only, so that no diagnostic is skipped).
+    std::unordered_map<const ast::TensorRef*, std::unique_ptr<Value>> written_cache;
     Mesh mesh;
     bool has_mesh = false;
-    std::map<IndexId, std::int64_t> ranges;      ///< declared or inferred
+    FlatMap<IndexId, std::int64_t> ranges;       ///< declared or inferred
     std::map<IndexId, std::string> range_origin; ///< how an inferred range was found
     std::map<IndexId, std::vector<IndexId>> splits;
     std::string dtype = "f32";
@@ -133,8 +141,8 @@ struct Dim {
 struct Value {
     std::string name;
     std::vector<Dim> dims;
-    std::map<IndexId, std::vector<int>> sharding; ///< index -> mesh axes, major to minor
-    std::map<int, std::string> partial;           ///< axis -> "sum" | "max"
+    FlatMap<IndexId, std::vector<int>> sharding; ///< index -> mesh axes, major to minor
+    FlatMap<int, std::string> partial;           ///< axis -> "sum" | "max"
     int elem_bytes = 4;
 
     IndexSet indices() const {
@@ -369,6 +377,14 @@ public:
 
     /// A tensor occurrence as written (subscripts resolved), without history.
     std::optional<Value> written(const ast::TensorRef& r) {
+        if (auto it = ctx_.written_cache.find(&r); it != ctx_.written_cache.end())
+            return *it->second;
+        auto v = written_uncached(r);
+        if (v && report_ && !failed) ctx_.written_cache.emplace(&r, std::make_unique<Value>(*v));
+        return v;
+    }
+
+    std::optional<Value> written_uncached(const ast::TensorRef& r) {
         Value v;
         v.name = parser::tensor_key(r.name, r.label);
         v.elem_bytes = ctx_.bytes_of(v.name);
@@ -464,7 +480,7 @@ public:
                 }
             }
             if (!writes_placement(r)) {
-                operands.push_back(layout(have));
+                if (report_) operands.push_back(layout(have));
                 return have;
             }
             // The use asks for a placement: redistribute if it differs.
@@ -487,10 +503,10 @@ public:
                         note("S210", r.range, msg);
                 }
             }
-            operands.push_back(layout(have));
+            if (report_) operands.push_back(layout(have));
             return have;
         }
-        operands.push_back(layout(*v));
+        if (report_) operands.push_back(layout(*v));
         return v;
     }
 
@@ -1277,7 +1293,7 @@ public:
         for (const auto& st : ch.steps) {
             auto next = written(st.to);
             if (!next) return std::nullopt;
-            operands.push_back(layout(*next));
+            if (report_) operands.push_back(layout(*next));
             const auto before = steps.size();
             if (cur->dims.size() == next->dims.size())
                 for (std::size_t d = 0; d < cur->dims.size(); ++d) {
