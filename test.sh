@@ -17,7 +17,7 @@ if [ "$fuzz_seconds" -gt 0 ] && command -v clang++ >/dev/null; then
     say "fuzzing the parser for ${fuzz_seconds}s"
     corpus=$(mktemp -d)
     trap 'rm -rf "$corpus"' EXIT
-    cp samples/*.ein "$corpus"/
+        cp samples/*.ein tests/fuzz/regressions/* "$corpus"/
     build-fuzz/tests/fuzz/fuzz_parser "$corpus" -max_total_time="$fuzz_seconds" \
         -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=build-fuzz/ 2>build-fuzz/fuzz.log ||

@@ -52,6 +52,7 @@ int run_check(const CheckOptions& o) {
             semantics::CheckOptions co;
             co.strict = o.strict;
             if (!o.mesh.empty()) co.mesh = o.mesh;
+            co.text = source->text();
             plan = semantics::check(parsed.program, co);
             plan.diagnostics.insert(plan.diagnostics.begin(), parsed.diagnostics.begin(),
                                     parsed.diagnostics.end());

@@ -55,7 +55,7 @@ struct need {
     template <apply_mode A, rewind_mode M, template <typename...> class Action,
               template <typename...> class Control, typename Input, typename... States>
     static bool match(Input& in, States&&... st) {
-                {
+        {
             // The marker rewinds in its destructor, so it must be gone before raising.
             auto mark = in.template mark<rewind_mode::required>();
             if (Control<R>::template match<A, rewind_mode::active, Action, Control>(in, st...))

@@ -2,12 +2,12 @@
 #include "parser.hpp"
 
 #include "errors.hpp"
+#include "flat_tree.hpp"
 #include "functions.hpp"
 #include "grammar.hpp"
 #include "splitter.hpp"
 
 #include <tao/pegtl/contrib/analyze.hpp>
-#include <tao/pegtl/contrib/parse_tree.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -18,45 +18,6 @@
 namespace shardscope::parser {
 
 namespace pegtl = tao::pegtl;
-
-/// A parse-tree node. Every attempt at a selected rule allocates one and most attempts fail
-/// (backtracking), so nodes come from a per-thread free list instead of malloc.
-struct Node : pegtl::parse_tree::basic_node<Node> {
-    static void* operator new(std::size_t size) {
-        if (size == sizeof(Node) && !free_list().empty()) {
-            void* p = free_list().back();
-            free_list().pop_back();
-            return p;
-        }
-        return ::operator new(size);
-    }
-    static void operator delete(void* p, std::size_t size) {
-        if (size == sizeof(Node) && free_list().size() < 4096) {
-            free_list().push_back(p);
-            return;
-        }
-        ::operator delete(p);
-    }
-
-    /// Appends a child; room for four at the first, instead of growing 1, 2, 4.
-    template <typename... States>
-    void emplace_back(std::unique_ptr<Node>&& child, States&&...) {
-        if (children.capacity() == 0) children.reserve(4);
-        children.emplace_back(std::move(child));
-    }
-
-private:
-    static std::vector<void*>& free_list() {
-        thread_local struct Pool {
-            std::vector<void*> nodes;
-            ~Pool() {
-                for (void* p : nodes)
-                    ::operator delete(p);
-            }
-        } pool;
-        return pool.nodes;
-    }
-};
 
 /// State shared by the statements of one file: the functions declared so far.
 struct ParseContext {
@@ -150,33 +111,32 @@ namespace {
 namespace g = grammar;
 
 // Parse-tree nodes kept for the conversion; everything else is transparent.
-template <typename Rule>
-using selector = pegtl::parse_tree::selector<
-    Rule, pegtl::parse_tree::store_content::on<
-              // indices and references
-              g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
-              g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode,
-              g::index, g::bracket_index, g::group_first, g::bracket_group_first, g::group,
-              g::bracket_group, g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial,
-              g::bracket_list, g::partial_marker, g::tensor_ref, g::chain_target,
-              // expressions
-              g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac,
-              g::frac_num, g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term,
-              g::next_term, g::neg_sign, g::mul_op, g::div_op, g::add_op,
-              // statements
-              g::ref_statement, g::equation, g::assign_op, g::chain_step, g::xrightarrow,
-              g::arrow_label, g::plain_arrow, g::mesh_decl, g::mesh_axis_name, g::mesh_axis_size,
-              g::mesh_named_axis, g::device_id, g::dim_decl, g::dim_binding, g::dim_first,
-              g::dim_size, g::split_decl, g::split_from, g::split_index, g::dtype_decl,
-              g::dtype_name, g::tensor_decl, g::decl_tensor_name, g::hw_decl, g::preset_name,
-              g::link_decl, g::link_axis, g::bandwidth, g::latency, g::bw_unit, g::time_unit,
-              g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl, g::inline_expect, g::none_kw,
-              g::collective, g::collective_next, g::collective_name, g::collective_axis>>;
+using KeptRules = flat::Kept<
+    // indices and references
+    g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
+    g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
+    g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group,
+    g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial, g::bracket_list,
+    g::partial_marker, g::tensor_ref, g::chain_target,
+    // expressions
+    g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num,
+    g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign,
+    g::mul_op, g::div_op, g::add_op,
+    // statements
+    g::ref_statement, g::equation, g::assign_op, g::chain_step, g::xrightarrow, g::arrow_label,
+    g::plain_arrow, g::mesh_decl, g::mesh_axis_name, g::mesh_axis_size, g::mesh_named_axis,
+    g::device_id, g::dim_decl, g::dim_binding, g::dim_first, g::dim_size, g::split_decl,
+    g::split_from, g::split_index, g::dtype_decl, g::dtype_name, g::tensor_decl,
+    g::decl_tensor_name, g::hw_decl, g::preset_name, g::link_decl, g::link_axis, g::bandwidth,
+    g::latency, g::bw_unit, g::time_unit, g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl,
+    g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
+    g::collective_axis>;
+using Node = flat::View<KeptRules>;
 
 /// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
 /// position (need<R> has rewound to where R should have begun).
 template <typename Rule>
-struct control : pegtl::normal<Rule> {
+struct error_control : pegtl::normal<Rule> {
     static constexpr const char* message = error_message<Rule>;
 
     template <typename Input, typename... States>
@@ -186,6 +146,9 @@ struct control : pegtl::normal<Rule> {
         throw pegtl::parse_error(message, in);
     }
 };
+
+template <typename Rule>
+using control = flat::builder<KeptRules, error_control>::control<Rule>;
 
 /// A diagnostic raised while converting; aborts the current statement.
 struct ConvertError {
@@ -197,7 +160,7 @@ public:
     Converter(const SourceFile& file, ParseContext& ctx) : file_(file), ctx_(ctx) {}
 
     ast::SourceRange range(const Node& n) const {
-        return file_.range(offset(n.m_begin.data), n.m_end.data - n.m_begin.data);
+        return file_.range(offset(n.begin()), static_cast<std::size_t>(n.end() - n.begin()));
     }
 
     [[noreturn]] void fail(const Node& n, std::string code, std::string message,
@@ -418,7 +381,7 @@ private:
                              range(n)};
         }
         if (n.is_type<g::call>()) return call(n);
-        fail(n, "P299", "internal: unexpected node " + std::string(n.type));
+        fail(n, "P299", "internal: unexpected " + n.type_name());
     }
 
     /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
@@ -500,7 +463,7 @@ private:
         else if (n.is_type<g::expect_decl>())
             s.node = expect(n);
         else
-            fail(n, "P299", "internal: unexpected statement node " + std::string(n.type));
+            fail(n, "P299", "internal: unexpected statement " + n.type_name());
         return s;
     }
 
@@ -821,8 +784,13 @@ std::string word_at(std::string_view text, std::size_t off) {
 /// For an unknown function: the name at `off`, looking inside `\mathrm{...}` and the like.
 std::pair<std::size_t, std::string> function_name_at(std::string_view text, std::size_t off) {
     if (off < text.size() && text[off] == '\\') {
-        const auto brace = text.find('{', off);
-        if (brace != std::string_view::npos) {
+        // Only `\font{name}`: the brace must follow the command (and spaces) directly.
+        std::size_t brace = off + 1;
+        while (brace < text.size() && std::isalpha(static_cast<unsigned char>(text[brace])))
+            ++brace;
+        while (brace < text.size() && (text[brace] == ' ' || text[brace] == '\t'))
+            ++brace;
+        if (brace < text.size() && text[brace] == '{') {
             std::size_t b = brace + 1;
             while (b < text.size() && (text[b] == ' ' || text[b] == '\t'))
                 ++b;
@@ -854,6 +822,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     ParseContext ctx;
     ctx.functions.insert(options.functions.begin(), options.functions.end());
     Converter convert(file, ctx);
+    flat::Tree tree; // reused by every statement
     const std::string& text = file.text();
 
     auto& items = result.program.items;
@@ -886,10 +855,9 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
             pegtl::memory_input in(chunk.data(), chunk.data() + chunk.size(), file.name(),
                                    piece.begin, 1, 1);
             try {
-                auto root = pegtl::parse_tree::parse<grammar::chunk, Node, selector, pegtl::nothing,
-                                                     control>(in, ctx);
-                if (!root) break;
-                auto statements = convert.statements(*root);
+                tree.reset(chunk.data());
+                if (!pegtl::parse<grammar::chunk, pegtl::nothing, control>(in, ctx, tree)) break;
+                auto statements = convert.statements(Node(&tree, 0));
                 for (std::size_t k = 0; k < statements.size(); ++k) {
                     items.emplace_back(std::move(statements[k]));
                     if (k == 0) statement_on_line = items.size() - 1;

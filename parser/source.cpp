@@ -149,18 +149,20 @@ std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool 
             caret += text[i] == '\t' ? '\t' : ' ';
             ++col;
         }
-        std::size_t width = 1;
+        // Signed: a range may start past the end of its line (a continued statement).
+        long width = 1;
         if (d.range.end_line == d.range.line && d.range.end_column > d.range.column)
-            width = d.range.end_column - d.range.column;
+            width = static_cast<long>(d.range.end_column) - d.range.column;
         else if (d.range.end_line > d.range.line)
-            width = std::max<std::size_t>(1, utf8_length(text) + 1 - d.range.column);
+            width = static_cast<long>(utf8_length(text)) + 1 - static_cast<long>(d.range.column);
+        width = std::max(1L, width);
         out += "    ";
         out += text;
         out += "\n    ";
         out += caret;
         out += color ? "\033[1;32m" : "";
         out += '^';
-        if (width > 1) out += std::string(width - 1, '~');
+        if (width > 1) out += std::string(static_cast<std::size_t>(width - 1), '~');
         out += reset;
         out += '\n';
     }

@@ -1579,12 +1579,27 @@ void check_splits(Context& ctx, const ast::Program& program) {
 struct Outcome {
     std::vector<int> choices;
     std::vector<ChoicePoint> points;
-    std::vector<Step> steps;
+    std::vector<std::string> moves; ///< what moves: "kind,axes tensor" per collective
     std::vector<std::string> collectives;
+    std::string description; ///< the collectives' reasons
     double time_s = 0;
     bool ok = false;
     bool fixed_up = false;
 };
+
+/// What a plan moves: one "kind,axes tensor" per collective; tells apart plans whose
+/// collectives have the same names but act on different tensors.
+std::vector<std::string> moves_of(const std::vector<Step>& steps) {
+    std::vector<std::string> key;
+    for (const auto& st : steps)
+        if (is_collective(st.kind)) {
+            std::string axes;
+            for (int k : st.mesh_axes)
+                axes += "," + std::to_string(k);
+            key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
+        }
+    return key;
+}
 
 std::vector<std::string> collectives_of(const Context& ctx, const std::vector<Step>& steps) {
     std::vector<std::string> out;
@@ -1729,28 +1744,33 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
             std::optional<Value> result =
                 eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
             ctx.diagnostics = saved;
-            if (run == 0) {
-                first_ev.emplace(ev);
-                first_result = result;
-                first_chain_cols = chain_cols;
-                first_diags = std::move(scratch);
-            }
             Outcome o;
             o.points = ev.points;
             o.choices = choices;
             o.choices.resize(ev.points.size(), 0);
             o.ok = result.has_value() && !ev.failed;
-            o.steps = ev.steps;
             o.fixed_up = ev.fixed_up;
             o.collectives = collectives_of(ctx, ev.steps);
-            for (const auto& st : ev.steps)
+            o.moves = moves_of(ev.steps);
+            for (const auto& st : ev.steps) {
                 o.time_s += st.time_s;
-            outcomes.push_back(o);
+                if (is_collective(st.kind))
+                    o.description += (o.description.empty() ? "" : "; ") + st.reason;
+            }
+            if (o.description.empty()) o.description = "no communication";
+            if (run == 0) {
+                first_ev.emplace(std::move(ev));
+                first_result = std::move(result);
+                first_chain_cols = std::move(chain_cols);
+                first_diags = std::move(scratch);
+            }
+            outcomes.push_back(std::move(o));
+            const Outcome& last_outcome = outcomes.back();
             // Next combination.
-            auto next = o.choices;
+            auto next = last_outcome.choices;
             int pos = static_cast<int>(next.size()) - 1;
             while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
-                                   o.points[static_cast<std::size_t>(pos)].options)
+                                   last_outcome.points[static_cast<std::size_t>(pos)].options)
                 --pos;
             if (pos < 0) break;
             next[static_cast<std::size_t>(pos)]++;
@@ -1789,7 +1809,9 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
 
         StatementPlan sp;
         sp.range = s->range;
-        sp.source = parser::print(*s);
+        sp.source = options.text.size() >= s->range.offset + s->range.length && s->range.length > 0
+                        ? std::string(options.text.substr(s->range.offset, s->range.length))
+                        : parser::print(*s);
         sp.pretty = parser::print(*s, {true});
         sp.steps = ev.steps;
         sp.operands = ev.operands;
@@ -1811,30 +1833,16 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         sp.cost.memory_bytes_per_device = memory;
         // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
         // cheapest first.
-        auto moves = [&](const std::vector<Step>& steps) {
-            std::vector<std::string> key;
-            for (const auto& st : steps)
-                if (is_collective(st.kind)) {
-                    std::string axes;
-                    for (int k : st.mesh_axes)
-                        axes += "," + std::to_string(k);
-                    key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
-                }
-            return key;
-        };
-        std::set<std::vector<std::string>> seen{moves(sp.steps)};
+        std::set<std::vector<std::string>> seen{moves_of(sp.steps)};
         std::vector<const Outcome*> alts;
         for (const auto& o : outcomes)
-            if (o.ok && seen.insert(moves(o.steps)).second) alts.push_back(&o);
+            if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
         std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
         for (const auto* o : alts) {
             Alternative a;
             a.collectives = o->collectives;
             a.time_s = o->time_s;
-            std::string d;
-            for (const auto& st : o->steps)
-                if (is_collective(st.kind)) d += (d.empty() ? "" : "; ") + st.reason;
-            a.description = d.empty() ? "no communication" : d;
+            a.description = o->description;
             sp.alternatives.push_back(std::move(a));
         }
         auto join = [](const std::vector<std::string>& v) {

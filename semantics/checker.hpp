@@ -8,12 +8,16 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace shardscope::semantics {
 
 struct CheckOptions {
     bool strict = false;             ///< implicit redistributions and chosen fixes are errors
     std::optional<std::string> mesh; ///< `--mesh` override: "4", "2x4", "dp=2,tp=4"
+    /// The program's text, so that StatementPlan::source is the statement as written (when
+    /// empty, it is the canonical form).
+    std::string_view text;
 };
 
 /// Checks a whole program. Diagnostics (with stable codes S...) go into Plan::diagnostics;
