@@ -8,6 +8,7 @@
 
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
+#include "parser/visit.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -662,6 +663,31 @@ public:
         return einsum(ops, outside, e.range);
     }
 
+    /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
+    /// computed locally; keep one index sharded (a choice of the search) and all-gather the
+    /// operands that shard another.
+    void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
+                                const char* what) {
+        std::vector<IndexId> distinct;
+        for (const auto& v : ops)
+            if (auto i = v.sharded_on(k);
+                i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
+                distinct.push_back(*i);
+        if (distinct.size() < 2) return;
+        fixed_up = true;
+        const auto keep =
+            distinct[static_cast<std::size_t>(choose(static_cast<int>(distinct.size()), false))];
+        std::string names;
+        for (const auto& d : distinct)
+            names += (names.empty() ? "" : " and ") + d.text();
+        const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
+        for (auto& v : ops)
+            if (auto i = v.sharded_on(k); i && !(*i == keep)) all_gather(v, k, why);
+        if (report_ && ctx_.strict)
+            error("S212", at, why + ": " + what + " cannot be computed locally (--strict)",
+                  "all-gather one operand over " + ctx_.axis_label(k) + " explicitly");
+    }
+
     /// One einsum node (NOTATION.md section 6, rules 1-4).
     std::optional<Value> einsum(std::vector<Value>& ops, const IndexSet& outside,
                                 const ast::SourceRange& at) {
@@ -698,26 +724,7 @@ public:
                 }
             }
             // Rule 3: two different indices sharded on the same axis.
-            std::vector<IndexId> distinct;
-            for (const auto& v : ops)
-                if (auto i = v.sharded_on(k);
-                    i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
-                    distinct.push_back(*i);
-            if (distinct.size() > 1) {
-                fixed_up = true;
-                const int keep = choose(static_cast<int>(distinct.size()), false);
-                std::string names;
-                for (const auto& d : distinct)
-                    names += (names.empty() ? "" : " and ") + d.text();
-                const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
-                for (auto& v : ops)
-                    if (auto i = v.sharded_on(k);
-                        i && !(*i == distinct[static_cast<std::size_t>(keep)]))
-                        all_gather(v, k, why);
-                if (report_ && ctx_.strict)
-                    error("S212", at, why + ": the product cannot be computed locally (--strict)",
-                          "all-gather one operand over " + ctx_.axis_label(k) + " explicitly");
-            }
+            keep_one_sharded_index(ops, k, at, "the product");
         }
         // Indices: result keeps those needed outside this product.
         std::vector<IndexId> order;
@@ -917,10 +924,7 @@ public:
             for (int k = 0; k < axes; ++k)
                 if (auto it = v.partial.find(k); it != v.partial.end() && it->second != op)
                     all_reduce(v, k, c.function + " cannot pass a P(" + it->second + ") input");
-            Value out;
-            out.name = temp_name();
-            out.elem_bytes = v.elem_bytes;
-            out.partial = v.partial;
+            IndexSet gone;
             for (const auto& i : c.indices) {
                 if (!v.has(id_of(i))) {
                     error("S121", i.range,
@@ -928,28 +932,9 @@ public:
                               ", which its argument does not have");
                     return std::nullopt;
                 }
+                gone.insert(id_of(i));
             }
-            for (const auto& d : v.dims) {
-                Dim nd;
-                for (const auto& p : d.parts) {
-                    bool reduced = false;
-                    for (const auto& i : c.indices)
-                        reduced |= id_of(i) == p;
-                    if (reduced) {
-                        if (auto it = v.sharding.find(p); it != v.sharding.end())
-                            for (int k : it->second)
-                                out.partial[k] = op;
-                    } else {
-                        nd.parts.push_back(p);
-                        if (auto it = v.sharding.find(p); it != v.sharding.end())
-                            out.sharding[p] = it->second;
-                    }
-                }
-                if (!nd.parts.empty()) {
-                    nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
-                    out.dims.push_back(nd);
-                }
-            }
+            Value out = without(v, gone, op);
             add_local(StepKind::Compute, out, c.function, c.function + " over the local shard",
                       elems, local_bytes(v));
             return out;
@@ -1079,25 +1064,7 @@ public:
                                  const ast::SourceRange& at) {
         const int axes = static_cast<int>(ctx_.mesh.axes.size());
         for (int k = 0; k < axes; ++k) {
-            std::vector<IndexId> distinct;
-            for (const auto& v : ops)
-                if (auto i = v.sharded_on(k);
-                    i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
-                    distinct.push_back(*i);
-            if (distinct.size() > 1) {
-                fixed_up = true;
-                const int keep = choose(static_cast<int>(distinct.size()), false);
-                for (auto& v : ops)
-                    if (auto i = v.sharded_on(k);
-                        i && !(*i == distinct[static_cast<std::size_t>(keep)]))
-                        all_gather(v, k,
-                                   "the operands are sharded along different indices on " +
-                                       ctx_.axis_label(k));
-                if (report_ && ctx_.strict)
-                    error("S212", at,
-                          "operands sharded along different indices on " + ctx_.axis_label(k) +
-                              " (--strict)");
-            }
+            keep_one_sharded_index(ops, k, at, "the operation");
             std::optional<IndexId> sharded;
             for (const auto& v : ops)
                 if (auto i = v.sharded_on(k)) sharded = i;
@@ -1198,6 +1165,34 @@ public:
 
     // ---- statements -------------------------------------------------------------------------
 
+    /// `v` with the indices in `gone` reduced away (with `op`): a reduced index that was
+    /// sharded leaves the result partial over its axes.
+    Value without(const Value& v, const IndexSet& gone, const std::string& op) {
+        Value out;
+        out.name = temp_name();
+        out.elem_bytes = v.elem_bytes;
+        out.partial = v.partial;
+        for (const auto& d : v.dims) {
+            Dim nd;
+            for (const auto& p : d.parts) {
+                const auto it = v.sharding.find(p);
+                if (gone.count(p)) {
+                    if (it != v.sharding.end())
+                        for (int k : it->second)
+                            out.partial[k] = op;
+                } else {
+                    nd.parts.push_back(p);
+                    if (it != v.sharding.end()) out.sharding[p] = it->second;
+                }
+            }
+            if (!nd.parts.empty()) {
+                nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
+                out.dims.push_back(nd);
+            }
+        }
+        return out;
+    }
+
     /// Sums away the indices of `v` that the left-hand side does not have.
     void reduce_leftovers(Value& v, const IndexSet& keep) {
         IndexSet gone;
@@ -1206,29 +1201,8 @@ public:
         if (gone.empty()) return;
         const double elems = local_elements(v);
         const double bytes = local_bytes(v);
-        Value out;
-        out.name = temp_name();
-        out.elem_bytes = v.elem_bytes;
-        out.partial = v.partial;
         std::string names;
-        for (const auto& d : v.dims) {
-            Dim nd;
-            for (const auto& p : d.parts) {
-                if (gone.count(p)) {
-                    if (auto it = v.sharding.find(p); it != v.sharding.end())
-                        for (int k : it->second)
-                            out.partial[k] = "sum";
-                } else {
-                    nd.parts.push_back(p);
-                    if (auto it = v.sharding.find(p); it != v.sharding.end())
-                        out.sharding[p] = it->second;
-                }
-            }
-            if (!nd.parts.empty()) {
-                nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
-                out.dims.push_back(nd);
-            }
-        }
+        Value out = without(v, gone, "sum");
         for (const auto& i : gone)
             names += (names.empty() ? "" : " ") + i.text();
         v = std::move(out);
@@ -1439,7 +1413,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
 
 /// Range inference: device indices take their axes' size; splits give the missing factor.
 void infer_ranges(Context& ctx, const ast::Program& program) {
-    std::function<void(const ast::TensorRef&)> visit_ref = [&](const ast::TensorRef& r) {
+    auto visit_ref = [&](const ast::TensorRef& r) {
         for (const auto& d : r.dims)
             for (const auto& p : d.parts) {
                 if (p.axes.empty()) continue;
@@ -1473,41 +1447,11 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 ctx.range_origin[id] = "device index of axis " + axes;
             }
     };
-    std::function<void(const ast::Expr&)> visit_expr = [&](const ast::Expr& e) {
-        std::visit(
-            [&](const auto& n) {
-                using T = std::decay_t<decltype(n)>;
-                if constexpr (std::is_same_v<T, ast::TensorRef>)
-                    visit_ref(n);
-                else if constexpr (std::is_same_v<T, ast::Call>)
-                    visit_expr(*n.arg);
-                else if constexpr (std::is_same_v<T, ast::Product>)
-                    for (const auto& f : n.factors)
-                        visit_expr(f);
-                else if constexpr (std::is_same_v<T, ast::Sum>)
-                    for (const auto& f : n.terms)
-                        visit_expr(f);
-                else if constexpr (std::is_same_v<T, ast::Quotient>) {
-                    visit_expr(*n.num);
-                    visit_expr(*n.den);
-                }
-            },
-            e.node);
-    };
     // Splits first where they decide a device index: split s -> r t with r sharded.
     for (int pass = 0; pass < 2; ++pass) {
-        for (const auto& item : program.items) {
-            const auto* s = std::get_if<ast::Statement>(&item);
-            if (!s) continue;
-            if (const auto* eq = std::get_if<ast::Equation>(&s->node)) {
-                visit_ref(eq->lhs);
-                visit_expr(eq->rhs);
-            } else if (const auto* ch = std::get_if<ast::Chain>(&s->node)) {
-                visit_ref(ch->from);
-                for (const auto& st : ch->steps)
-                    visit_ref(st.to);
-            }
-        }
+        for (const auto& item : program.items)
+            if (const auto* s = std::get_if<ast::Statement>(&item))
+                ast::for_each_ref(*s, visit_ref);
         // Splits: parent = product of parts; one missing part = parent / the others.
         bool changed = true;
         while (changed) {
@@ -1903,35 +1847,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
                     if (!ctx.has_range(id_of(p)) && ctx.defaulted.insert(id_of(p)).second)
                         defaulted.push_back(id_of(p).text());
         };
-        std::function<void(const ast::Expr&)> visit = [&](const ast::Expr& e) {
-            std::visit(
-                [&](const auto& n) {
-                    using T = std::decay_t<decltype(n)>;
-                    if constexpr (std::is_same_v<T, ast::TensorRef>)
-                        note_defaults(n);
-                    else if constexpr (std::is_same_v<T, ast::Call>)
-                        visit(*n.arg);
-                    else if constexpr (std::is_same_v<T, ast::Product>)
-                        for (const auto& f : n.factors)
-                            visit(f);
-                    else if constexpr (std::is_same_v<T, ast::Sum>)
-                        for (const auto& f : n.terms)
-                            visit(f);
-                    else if constexpr (std::is_same_v<T, ast::Quotient>) {
-                        visit(*n.num);
-                        visit(*n.den);
-                    }
-                },
-                e.node);
-        };
-        if (eq) {
-            note_defaults(eq->lhs);
-            visit(eq->rhs);
-        } else {
-            note_defaults(ch->from);
-            for (const auto& st : ch->steps)
-                note_defaults(st.to);
-        }
+        ast::for_each_ref(*s, note_defaults);
         if (!defaulted.empty()) {
             std::string names, example;
             for (const auto& n : defaulted) {

@@ -1,6 +1,7 @@
 // Benchmark (not a test): check throughput, and the re-check time of a small program (what
 // the REPL and GUI pay on every keystroke).
 //   bench_check [STATEMENTS] [REPEATS]
+#include "bench_util.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 
@@ -31,19 +32,12 @@ std::string generate(int n) {
     return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-    const int n = argc > 1 ? std::atoi(argv[1]) : 100000;
-    const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
-    if (n <= 0 || repeats <= 0) {
-        std::fprintf(stderr, "usage: bench_check [STATEMENTS>0] [REPEATS>0]\n");
-        return 2;
-    }
+    int n = 0, repeats = 0;
+    if (!shardscope::bench::parse_args(argc, argv, "bench_check", n, repeats)) return 2;
+    using shardscope::bench::seconds_since;
     const shardscope::SourceFile big("bench.ein", generate(n));
     const auto parsed = shardscope::parser::parse(big);
     if (parsed.has_errors()) {
@@ -60,7 +54,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    std::printf("check                 %.0f statements/s (%d statements, %.3f s)\n", n / best, n, best);
+    std::printf("check                 %.0f statements/s (%d statements, %.3f s)\n", n / best, n,
+                best);
 
     // Re-check of a 50-statement program, parse included, as on every keystroke.
     const shardscope::SourceFile small("small.ein", generate(50));

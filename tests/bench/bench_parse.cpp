@@ -1,6 +1,7 @@
 // Benchmark (not a test): parse + canonical print throughput on a generated program.
 //   bench_parse [STATEMENTS] [REPEATS]
 // Prints statements/s for parse alone and parse + print, best of REPEATS runs.
+#include "bench_util.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 
@@ -34,19 +35,12 @@ std::string generate(int n) {
     return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-    const int n = argc > 1 ? std::atoi(argv[1]) : 100000;
-    const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
-    if (n <= 0 || repeats <= 0) {
-        std::fprintf(stderr, "usage: bench_parse [STATEMENTS>0] [REPEATS>0]\n");
-        return 2;
-    }
+    int n = 0, repeats = 0;
+    if (!shardscope::bench::parse_args(argc, argv, "bench_parse", n, repeats)) return 2;
+    using shardscope::bench::seconds_since;
     const shardscope::SourceFile file("bench.ein", generate(n));
     double best_parse = 1e30, best_total = 1e30;
     std::size_t printed_bytes = 0;

@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -17,7 +20,8 @@ inline semantics::Plan check_text(const std::string& text, semantics::CheckOptio
     SourceFile file("test.ein", text);
     auto parsed = parser::parse(file);
     std::string errors;
-    for (const auto& d : parsed.diagnostics) errors += format_diagnostic(file, d);
+    for (const auto& d : parsed.diagnostics)
+        errors += format_diagnostic(file, d);
     REQUIRE_MESSAGE(!parsed.has_errors(), errors);
     return semantics::check(parsed.program, options);
 }
@@ -26,22 +30,88 @@ inline semantics::Plan check_text(const std::string& text, semantics::CheckOptio
 inline std::string plan_text(const std::string& text, const semantics::Plan& plan) {
     SourceFile file("test.ein", text);
     std::string out = semantics::format_plan(plan, "test.ein");
-    for (const auto& d : plan.diagnostics) out += format_diagnostic(file, d);
+    for (const auto& d : plan.diagnostics)
+        out += format_diagnostic(file, d);
     return out;
 }
 
 /// Placement strings of a layout: {"R", "S(0)"}.
 inline std::vector<std::string> placements(const semantics::TensorLayout& t) {
     std::vector<std::string> out;
-    for (const auto& p : t.placements) out.push_back(p.text());
+    for (const auto& p : t.placements)
+        out.push_back(p.text());
     return out;
 }
 
 /// Diagnostic codes of a plan, in order.
 inline std::vector<std::string> codes(const semantics::Plan& plan) {
     std::vector<std::string> out;
-    for (const auto& d : plan.diagnostics) out.push_back(d.code);
+    for (const auto& d : plan.diagnostics)
+        out.push_back(d.code);
     return out;
+}
+
+/// Relative comparison (doctest::Approx's default scale of 1 would make any value below
+/// about 1e-5, such as a time in seconds, compare equal to anything nearby).
+inline doctest::Approx rel(double v) {
+    return doctest::Approx(v).epsilon(1e-6).scale(0);
+}
+
+/// A checked program: its text and its plan, printable together.
+struct Checked {
+    std::string src;
+    semantics::Plan plan;
+    std::string text() const { return "program:\n" + src + "\nplan:\n" + plan_text(src, plan); }
+};
+
+inline Checked run(const std::string& src, semantics::CheckOptions options = {}) {
+    return {src, check_text(src, options)};
+}
+
+inline std::string join(const std::vector<std::string>& v) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& x : v)
+        out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+/// "S(0), R"
+inline std::string pl(const semantics::TensorLayout& t) {
+    return join(placements(t));
+}
+
+/// The collectives of a statement, "all-reduce(0), all-gather(1)" or "none".
+inline std::string cols(const semantics::StatementPlan& s) {
+    return join(s.collectives);
+}
+
+/// The plan of the last statement whose result is `tensor` (REQUIREs that there is one).
+inline const semantics::StatementPlan& stmt(const Checked& c, const std::string& tensor) {
+    const semantics::StatementPlan* found = nullptr;
+    for (const auto& s : c.plan.statements)
+        if (s.result.tensor == tensor) found = &s;
+    REQUIRE_MESSAGE(found != nullptr,
+                    (std::string("no statement defines ") + tensor + "\n" + c.text()));
+    return *found;
+}
+
+/// The layout of operand `tensor` of a statement (fails the check when there is none).
+inline const semantics::TensorLayout& operand(const Checked& c, const semantics::StatementPlan& s,
+                                              const std::string& tensor) {
+    for (const auto& o : s.operands)
+        if (o.tensor == tensor) return o;
+    FAIL_CHECK("no operand " << tensor << "\n" << c.text());
+    static semantics::TensorLayout none;
+    return none;
+}
+
+/// "4x1024", or "scalar".
+inline std::string shape(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (auto n : v)
+        out += (out.empty() ? "" : "x") + std::to_string(n);
+    return out.empty() ? "scalar" : out;
 }
 
 } // namespace shardscope::test

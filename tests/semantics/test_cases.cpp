@@ -24,48 +24,6 @@ using semantics::TensorLayout;
 
 namespace {
 
-/// Relative comparison (doctest::Approx's default scale of 1 would make any value below
-/// about 1e-5, such as a time in seconds, compare equal to anything nearby).
-doctest::Approx rel(double v) {
-    return doctest::Approx(v).epsilon(1e-6).scale(0);
-}
-
-struct Checked {
-    std::string src;
-    Plan plan;
-    std::string text() const { return "program:\n" + src + "\nplan:\n" + plan_text(src, plan); }
-};
-
-Checked run(const std::string& src, CheckOptions options = {}) {
-    return {src, check_text(src, options)};
-}
-
-std::string join(const std::vector<std::string>& v) {
-    if (v.empty()) return "none";
-    std::string out;
-    for (const auto& x : v)
-        out += (out.empty() ? "" : ", ") + x;
-    return out;
-}
-
-std::string pl(const TensorLayout& t) {
-    return join(placements(t));
-}
-
-std::string cols(const StatementPlan& s) {
-    return join(s.collectives);
-}
-
-/// The plan of the last statement whose result is `tensor`.
-const StatementPlan& stmt(const Checked& c, const std::string& tensor) {
-    const StatementPlan* found = nullptr;
-    for (const auto& s : c.plan.statements)
-        if (s.result.tensor == tensor) found = &s;
-    REQUIRE_MESSAGE(found != nullptr,
-                    (std::string("no statement defines ") + tensor + "\n" + c.text()));
-    return *found;
-}
-
 bool has_code(const Plan& p, const std::string& code) {
     return std::any_of(p.diagnostics.begin(), p.diagnostics.end(),
                        [&](const auto& d) { return d.code == code; });
@@ -84,21 +42,6 @@ const semantics::Step& one_step(const Checked& c, const StatementPlan& s, StepKi
     const auto v = steps_of(s, kind);
     REQUIRE_MESSAGE(v.size() == 1, c.text());
     return *v.front();
-}
-
-const TensorLayout& operand(const Checked& c, const StatementPlan& s, const std::string& tensor) {
-    for (const auto& o : s.operands)
-        if (o.tensor == tensor) return o;
-    FAIL_CHECK("no operand " << tensor << "\n" << c.text());
-    static TensorLayout none;
-    return none;
-}
-
-std::string shape(const std::vector<std::int64_t>& v) {
-    std::string out;
-    for (auto n : v)
-        out += (out.empty() ? "" : "x") + std::to_string(n);
-    return out.empty() ? "scalar" : out;
 }
 
 std::vector<std::string> sorted(std::vector<std::string> v) {

@@ -1,0 +1,49 @@
+// Visitors over the AST: every tensor reference of an expression or statement, in source
+// order. (Nodes in ast.hpp, printers in printer.hpp, traversals here.)
+#pragma once
+
+#include "ast.hpp"
+
+#include <type_traits>
+
+namespace shardscope::ast {
+
+/// Calls f(const TensorRef&) for every tensor reference under `e`.
+template <typename F>
+void for_each_ref(const Expr& e, F&& f) {
+    std::visit(
+        [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, TensorRef>) {
+                f(n);
+            } else if constexpr (std::is_same_v<T, Call>) {
+                for_each_ref(*n.arg, f);
+            } else if constexpr (std::is_same_v<T, Product>) {
+                for (const auto& x : n.factors)
+                    for_each_ref(x, f);
+            } else if constexpr (std::is_same_v<T, Sum>) {
+                for (const auto& x : n.terms)
+                    for_each_ref(x, f);
+            } else if constexpr (std::is_same_v<T, Quotient>) {
+                for_each_ref(*n.num, f);
+                for_each_ref(*n.den, f);
+            }
+        },
+        e.node);
+}
+
+/// Calls f(const TensorRef&) for every tensor reference of an equation (left-hand side
+/// first) or a chain; other statements have none.
+template <typename F>
+void for_each_ref(const Statement& s, F&& f) {
+    if (const auto* eq = std::get_if<Equation>(&s.node)) {
+        f(eq->lhs);
+        for_each_ref(eq->rhs, f);
+    } else if (const auto* ch = std::get_if<Chain>(&s.node)) {
+        f(ch->from);
+        for (const auto& st : ch->steps)
+            f(st.to);
+    }
+}
+
+} // namespace shardscope::ast
