@@ -359,7 +359,9 @@ struct mesh_axis_size : integer {};
 struct mesh_eq : one<'='> {};
 struct mesh_named_axis : seq<not_at<TAO_PEGTL_KEYWORD("devices")>, mesh_axis_name, sp,
                              need<mesh_eq>, sp, need<mesh_axis_size>> {};
-struct mesh_named : seq<mesh_named_axis, star<sp, opt<one<','>, sp>, mesh_named_axis>> {};
+/// list_sep := ',' | whitespace      (`X=4 Y=2`, `X=4, Y=2`; never `X=4Y=2`)
+struct list_sep : sor<seq<sp, one<','>, sp>, plus<ws>> {};
+struct mesh_named : seq<mesh_named_axis, star<list_sep, mesh_named_axis>> {};
 struct mesh_times : sor<one<'x', '*'>, utf8::one<0x00D7>> {};
 struct mesh_dims : seq<at<digit>, mesh_axis_size, star<sp, mesh_times, sp, need<mesh_axis_size>>> {
 };
@@ -375,8 +377,8 @@ struct dim_size : integer {};
 struct dim_index : seq<idx_word, opt<primes>> {};
 struct dim_binding : seq<dim_index, sp, need<mesh_eq>, sp, need<dim_size>> {};
 struct dim_first : dim_binding {};
-struct dim_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("dim")>, need<dim_first>,
-                      star<sp, opt<one<','>, sp>, dim_binding>> {};
+struct dim_decl
+    : seq<decl_kw<TAO_PEGTL_KEYWORD("dim")>, need<dim_first>, star<list_sep, dim_binding>> {};
 
 /// split := 'split' index arrow '('? index index+ ')'?
 struct split_index : seq<idx_word, opt<primes>> {};

@@ -155,6 +155,9 @@ struct ConvertError {
     Diagnostic diagnostic;
 };
 
+/// The most devices a mesh may have; larger meshes are almost surely a typo.
+constexpr std::int64_t kMaxDevices = std::int64_t{1} << 24;
+
 class Converter {
 public:
     Converter(const SourceFile& file, ParseContext& ctx) : file_(file), ctx_(ctx) {}
@@ -603,8 +606,10 @@ private:
             for (const auto& a : m.axes)
                 if (a.name == name)
                     fail(name_node, "P208", "mesh axis '" + name + "' is declared twice");
-            if (total > (std::int64_t{1} << 40) / size)
-                fail(size_node, "P205", "the mesh has too many devices");
+            if (total > kMaxDevices / size)
+                fail(size_node, "P205",
+                     "the mesh has too many devices (more than " + std::to_string(kMaxDevices) +
+                         ")");
             total *= size;
             m.axes.push_back({std::move(name), size, r});
         };

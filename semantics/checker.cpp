@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -28,6 +29,12 @@ using Kind = Placement::Kind;
 using IndexSet = FlatSet<IndexId>;
 
 constexpr std::int64_t kDefaultRange = 1024;
+
+/// a·b, saturating: ranges come from the user and their products must not overflow.
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
 constexpr int kMaxPlans = 256;
 
 IndexId id_of(const ast::Index& ix) {
@@ -255,7 +262,7 @@ public:
     std::int64_t global_extent(const Dim& d) const {
         std::int64_t n = 1;
         for (const auto& p : d.parts)
-            n *= ctx_.range(p);
+            n = sat_mul(n, ctx_.range(p));
         return n;
     }
     /// Devices an index is split over.
@@ -266,12 +273,12 @@ public:
                 n *= ctx_.axis_size(k);
         return n;
     }
-    static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+    static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
 
     std::int64_t local_extent(const Value& v, const Dim& d) const {
         std::int64_t n = 1;
         for (const auto& p : d.parts)
-            n *= ceil_div(ctx_.range(p), split_count(v, p));
+            n = sat_mul(n, ceil_div(ctx_.range(p), split_count(v, p)));
         return n;
     }
     double local_elements(const Value& v) const {
@@ -1013,7 +1020,9 @@ public:
             return std::nullopt;
         }
         const std::string why = "written explicitly";
-        for (const auto& [i, k] : targets) {
+        for (const auto& target : targets) {
+            const IndexId i = target.first; // named: lambdas below capture it (clang 14)
+            const int k = target.second;
             if (c.function == "AllReduce") {
                 if (v.partial.count(k)) {
                     all_reduce(v, k, why);
@@ -1425,7 +1434,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     auto ks = ctx.resolve_axis(a, false);
                     if (ks.empty()) ok = false;
                     for (int k : ks) {
-                        size *= ctx.axis_size(k);
+                        size = sat_mul(size, ctx.axis_size(k));
                         axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
                     }
                 }
@@ -1462,7 +1471,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 IndexId missing;
                 for (const auto& p : parts) {
                     if (ctx.has_range(p))
-                        known *= ctx.range(p);
+                        known = sat_mul(known, ctx.range(p));
                     else
                         ++unknown, missing = p;
                 }
@@ -1504,7 +1513,7 @@ void check_splits(Context& ctx, const ast::Program& program) {
         std::string parts;
         for (const auto& p : sp->parts) {
             all_known &= ctx.has_range(id_of(p));
-            product *= ctx.range(id_of(p));
+            product = sat_mul(product, ctx.range(id_of(p)));
             parts += (parts.empty() ? "" : "·") + id_of(p).text() + "=" +
                      std::to_string(ctx.range(id_of(p)));
         }
@@ -1610,9 +1619,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
     infer_ranges(ctx, program);
     check_splits(ctx, program);
     plan.mesh = ctx.mesh;
-    if (plan.mesh.devices.empty())
-        for (std::int64_t d = 0; d < plan.mesh.device_count(); ++d)
-            plan.mesh.devices.push_back(d);
+    // An empty device list means the identity order (the mesh may be large).
     plan.dtype = ctx.dtype;
     plan.hardware = std::string(ctx.hw->name);
 

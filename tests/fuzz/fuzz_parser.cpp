@@ -1,7 +1,10 @@
-// libFuzzer target: no input may crash or hang the parser, and whatever parses must
-// round-trip through the canonical printer (ASCII and Unicode) to the same AST.
+// libFuzzer target: no input may crash or hang the parser or the checker. Whatever parses
+// must round-trip through the canonical printer (ASCII and Unicode) to the same AST, and
+// is then checked, with its plan formatted as text and as JSON.
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
+#include "semantics/checker.hpp"
+#include "semantics/report.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +27,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                          unicode ? "unicode" : "ascii", text.c_str(), printed.c_str());
             std::abort();
         }
+    }
+    for (bool strict : {false, true}) {
+        shardscope::semantics::CheckOptions options;
+        options.strict = strict;
+        options.text = text;
+        const auto plan = shardscope::semantics::check(result.program, options);
+        for (const auto& d : plan.diagnostics)
+            (void)shardscope::format_diagnostic(file, d);
+        (void)shardscope::semantics::format_plan(plan, "fuzz.ein");
+        (void)shardscope::semantics::plan_to_json(plan, "fuzz.ein").dump();
     }
     return 0;
 }

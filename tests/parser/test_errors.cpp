@@ -585,3 +585,21 @@ TEST_CASE("an out-of-range latency is P212") {
 TEST_CASE("grammar analysis finds no problems") {
     CHECK(parser::analyze_grammar() == 0);
 }
+
+namespace shardscope::test {
+
+TEST_CASE("named mesh axes and dim bindings need a separator") {
+    // `X=4batch=8` once read as a second axis `batch` (a fuzzer found a 2.7e11-device mesh).
+    for (const char* text : {"mesh X=4batch=8", "dim b=8s=4"}) {
+        CAPTURE(text);
+        const auto r = parse_text(text);
+        REQUIRE(r.diagnostics.size() == 1);
+        CHECK(r.diagnostics[0].code == "P101");
+    }
+    for (const char* text : {"mesh X=4 batch=8", "mesh X=4, batch=8", "dim b=8,s=4"}) {
+        CAPTURE(text);
+        CHECK(!parse_text(text).has_errors());
+    }
+}
+
+} // namespace shardscope::test

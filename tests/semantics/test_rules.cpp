@@ -1052,3 +1052,15 @@ TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
 }
 
 } // namespace shardscope::test
+
+namespace shardscope::test {
+
+TEST_CASE("a large mesh is not materialised: no device list means the identity order") {
+    const std::string src = "mesh 4096x4096\nz = x_{r_0 e} y_{r_0 e}\n";
+    const auto plan = check_text(src);
+    CHECK(plan.mesh.device_count() == std::int64_t{1} << 24);
+    CHECK(plan.mesh.devices.empty());
+    CHECK_MESSAGE(plan.statements.size() == 1, plan_text(src, plan));
+}
+
+} // namespace shardscope::test
