@@ -45,6 +45,11 @@ struct Tree {
         nodes.clear();
         open.clear();
         marks.clear();
+        if (marks.capacity() == 0) { // once: the stacks are reused by every statement
+            nodes.reserve(256);
+            open.reserve(64);
+            marks.reserve(256);
+        }
         nodes.push_back({-1, begin, nullptr});
         open.push_back(0);
     }

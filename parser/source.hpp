@@ -43,7 +43,7 @@ private:
     std::string name_;
     std::string text_;
     std::vector<std::size_t> line_starts_;
-    std::vector<bool> line_is_ascii_;   ///< columns of an ASCII line are byte offsets
+    std::vector<char> line_is_ascii_;   ///< bytes, not bits: read for every AST node
     mutable std::size_t line_hint_ = 0; ///< index of the line of the last lookup
 };
 
