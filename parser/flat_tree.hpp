@@ -31,27 +31,52 @@ struct Node {
 };
 
 /// The arena, the kept nodes being matched, and the marks of composite rules being matched.
+/// The stacks are arrays with explicit tops: these pushes run for every rule attempt.
 struct Tree {
     struct Mark {
         std::size_t size;
         int parent;
         int parent_last;
     };
-    std::vector<Node> nodes; ///< nodes[0] is the root
-    std::vector<int> open;   ///< kept nodes being matched; open.back() is the current parent
+    std::vector<Node> nodes; ///< nodes[0] is the root; nodes[size..] are free
+    std::size_t size = 0;
+    std::vector<int> open; ///< kept nodes being matched; open[open_top - 1] is the parent
+    std::size_t open_top = 0;
     std::vector<Mark> marks;
+    std::size_t mark_top = 0;
 
     void reset(const char* begin) {
-        nodes.clear();
-        open.clear();
-        marks.clear();
-        if (marks.capacity() == 0) { // once: the stacks are reused by every statement
-            nodes.reserve(256);
-            open.reserve(64);
-            marks.reserve(256);
+        if (nodes.empty()) { // once: the arrays are reused by every statement
+            nodes.resize(256);
+            open.resize(64);
+            marks.resize(256);
         }
-        nodes.push_back({-1, begin, nullptr});
-        open.push_back(0);
+        size = 0;
+        open_top = 0;
+        mark_top = 0;
+        push_node({-1, begin, nullptr});
+        push_open(0);
+    }
+    [[gnu::always_inline]] int push_node(const Node& n) {
+        if (size == nodes.size()) [[unlikely]]
+            grow(nodes);
+        nodes[size] = n;
+        return static_cast<int>(size++);
+    }
+    [[gnu::always_inline]] void push_open(int i) {
+        if (open_top == open.size()) [[unlikely]]
+            grow(open);
+        open[open_top++] = i;
+    }
+    int parent() const { return open[open_top - 1]; }
+    [[gnu::always_inline]] void push_mark(const Mark& m) {
+        if (mark_top == marks.size()) [[unlikely]]
+            grow(marks);
+        marks[mark_top++] = m;
+    }
+    template <typename T>
+    [[gnu::noinline]] static void grow(std::vector<T>& v) {
+        v.resize(2 * v.size());
     }
     void attach(int parent, int child) {
         auto& p = nodes[static_cast<std::size_t>(parent)];
@@ -64,6 +89,20 @@ struct Tree {
 };
 
 /// The kept rules; a node's type is its position here.
+/// Rules that never fail after a child was attached, so need no mark: opt and star never
+/// fail, plus fails only when its first round does, and sor only when every alternative
+/// did; each attempt inside them is a rule of its own that cleans up after itself.
+template <typename>
+inline constexpr bool cleans_up_itself = false;
+template <typename... R>
+inline constexpr bool cleans_up_itself<pegtl::internal::opt<R...>> = true;
+template <typename... R>
+inline constexpr bool cleans_up_itself<pegtl::internal::sor<R...>> = true;
+template <typename R, typename... Rs>
+inline constexpr bool cleans_up_itself<pegtl::internal::star<R, Rs...>> = true;
+template <typename R, typename... Rs>
+inline constexpr bool cleans_up_itself<pegtl::internal::plus<R, Rs...>> = true;
+
 template <typename... Rules>
 struct Kept {
     template <typename R>
@@ -98,43 +137,38 @@ struct builder {
         // PEGTL disables the control of its internal seq/sor/star...; a composite with kept
         // rules below must still report failure, or a failed partial match (the last round of
         // a star) would leave its children attached. parse_tree forces this the same way.
-        static constexpr bool enable = kept >= 0 || !leaf || Base<Rule>::enable;
+        static constexpr bool marks = !leaf && !cleans_up_itself<typename Rule::rule_t>;
+        static constexpr bool enable = kept >= 0 || marks || Base<Rule>::enable;
 
         template <typename Input, typename... States>
         static void start(const Input& in, States&... st) {
             Tree& t = tree_of(st...);
             if constexpr (kept >= 0) {
-                t.nodes.push_back({kept, in.current(), nullptr});
-                t.open.push_back(static_cast<int>(t.nodes.size() - 1));
-            } else if constexpr (!leaf) {
-                const int p = t.open.back();
-                t.marks.push_back(
-                    {t.nodes.size(), p, t.nodes[static_cast<std::size_t>(p)].last_child});
+                t.push_open(t.push_node({kept, in.current(), nullptr}));
+            } else if constexpr (marks) {
+                const int p = t.parent();
+                t.push_mark({t.size, p, t.nodes[static_cast<std::size_t>(p)].last_child});
             }
         }
         template <typename Input, typename... States>
         static void success(const Input& in, States&... st) {
             Tree& t = tree_of(st...);
             if constexpr (kept >= 0) {
-                const int i = t.open.back();
-                t.open.pop_back();
+                const int i = t.open[--t.open_top];
                 t.nodes[static_cast<std::size_t>(i)].end = in.current();
-                t.attach(t.open.back(), i);
-            } else if constexpr (!leaf) {
-                t.marks.pop_back();
+                t.attach(t.parent(), i);
+            } else if constexpr (marks) {
+                --t.mark_top;
             }
         }
         template <typename Input, typename... States>
         static void failure(const Input&, States&... st) {
             Tree& t = tree_of(st...);
             if constexpr (kept >= 0) {
-                const int i = t.open.back();
-                t.open.pop_back();
-                t.nodes.resize(static_cast<std::size_t>(i));
-            } else if constexpr (!leaf) {
-                const auto m = t.marks.back();
-                t.marks.pop_back();
-                t.nodes.resize(m.size);
+                t.size = static_cast<std::size_t>(t.open[--t.open_top]);
+            } else if constexpr (marks) {
+                const auto m = t.marks[--t.mark_top];
+                t.size = m.size;
                 auto& p = t.nodes[static_cast<std::size_t>(m.parent)];
                 p.last_child = m.parent_last;
                 if (m.parent_last < 0)

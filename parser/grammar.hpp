@@ -83,9 +83,12 @@ struct latex_noise_word
 /// latex_env := ('\begin' | '\end') '{' name '}'
 struct latex_env : seq<one<'\\'>, sor<TAO_PEGTL_STRING("begin"), TAO_PEGTL_STRING("end")>,
                        star<blank>, one<'{'>, star<not_one<'}', '\n'>>, one<'}'>> {};
-/// ws := blank | continuation | LaTeX spacing and layout commands | '&' | '$'
-struct ws : sor<one<' ', '\t', '\r'>, utf8::one<0x00A0>, continuation, latex_space,
-                latex_noise_word, latex_env, one<'&', '$'>> {};
+/// ws := blank | '&' | '$' | NBSP | continuation | LaTeX spacing and layout commands
+/// Ordered for speed: `sp` runs between every two tokens, and most characters are none of
+/// these, so the backslash forms sit behind one test for '\'.
+struct latex_ws : sor<continuation, latex_space, latex_noise_word, latex_env> {};
+struct ws : sor<one<' ', '\t', '\r', '&', '$'>, seq<at<one<'\\'>>, latex_ws>,
+                seq<one<'\xC2'>, one<'\xA0'>>> {};
 struct sp : star<ws> {};
 
 // ---------------------------------------------------------------------------------------------

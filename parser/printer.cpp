@@ -20,18 +20,25 @@ using DigitGlyphs = std::array<const char*, 10>;
 constexpr DigitGlyphs kSubscriptDigits = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
 constexpr DigitGlyphs kSuperscriptDigits = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
 
+// Everything appends to one output string: the printer runs once per statement in `fmt`
+// and in every round-trip test, and temporaries per token were a tenth of parse + print.
+
 /// ASCII digits in Unicode sub- or superscript form.
-std::string script_digits(const std::string& digits, const DigitGlyphs& glyphs) {
-    std::string out;
+void put_script_digits(std::string& out, const std::string& digits, const DigitGlyphs& glyphs) {
     for (char c : digits)
         out += glyphs[static_cast<std::size_t>(c - '0')];
-    return out;
+}
+
+void put_axes(std::string& out, const std::vector<ast::AxisRef>& axes) {
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        if (i) out += ',';
+        out += axes[i].name;
+    }
 }
 
 std::string join_axes(const std::vector<ast::AxisRef>& axes) {
     std::string out;
-    for (std::size_t i = 0; i < axes.size(); ++i)
-        out += (i ? "," : "") + axes[i].name;
+    put_axes(out, axes);
     return out;
 }
 
@@ -42,104 +49,165 @@ bool single_digit_axes(const std::vector<ast::AxisRef>& axes) {
 }
 
 /// `_0`, `_{0,1}`, `_{tp}` (subscript form) or `_X` (bracket form); `₀₁` in Unicode.
-std::string mesh_suffix(const std::vector<ast::AxisRef>& axes, bool bracket, bool unicode) {
-    if (axes.empty()) return {};
+void put_mesh_suffix(std::string& out, const std::vector<ast::AxisRef>& axes, bool bracket,
+                     bool unicode) {
+    if (axes.empty()) return;
     if (unicode && single_digit_axes(axes)) {
-        std::string digits;
         for (const auto& a : axes)
-            digits += a.name;
-        return script_digits(digits, kSubscriptDigits);
+            put_script_digits(out, a.name, kSubscriptDigits);
+        return;
     }
-    if (axes.size() == 1 && (bracket || single_digit_axes(axes))) return "_" + axes[0].name;
-    return "_{" + join_axes(axes) + "}";
+    if (axes.size() == 1 && (bracket || single_digit_axes(axes))) {
+        out += '_';
+        out += axes[0].name;
+        return;
+    }
+    out += "_{";
+    put_axes(out, axes);
+    out += '}';
+}
+
+void put_primes(std::string& out, int n, bool unicode) {
+    for (int i = 0; i < n; ++i)
+        out += unicode ? "′" : "'";
 }
 
 std::string primes(int n, bool unicode) {
     std::string out;
-    for (int i = 0; i < n; ++i)
-        out += unicode ? "′" : "'";
+    put_primes(out, n, unicode);
     return out;
 }
 
-std::string index_text(const ast::Index& ix, bool bracket, bool unicode) {
-    std::string name = ix.name;
-    if (!bracket && name.size() > 1) name = "{" + name + "}";
-    return name + primes(ix.primes, unicode) + mesh_suffix(ix.axes, bracket, unicode);
+void put_index(std::string& out, const ast::Index& ix, bool bracket, bool unicode) {
+    const bool braced = !bracket && ix.name.size() > 1;
+    if (braced) out += '{';
+    out += ix.name;
+    if (braced) out += '}';
+    put_primes(out, ix.primes, unicode);
+    put_mesh_suffix(out, ix.axes, bracket, unicode);
 }
 
-std::string dimension_text(const ast::Dimension& d, bool bracket, bool unicode) {
-    if (!d.grouped) return index_text(d.parts.at(0), bracket, unicode);
-    std::string out = "(";
-    for (std::size_t i = 0; i < d.parts.size(); ++i)
-        out += (i ? " " : "") + index_text(d.parts[i], bracket, unicode);
-    return out + ")";
+void put_dimension(std::string& out, const ast::Dimension& d, bool bracket, bool unicode) {
+    if (!d.grouped) return put_index(out, d.parts.at(0), bracket, unicode);
+    out += '(';
+    for (std::size_t i = 0; i < d.parts.size(); ++i) {
+        if (i) out += ' ';
+        put_index(out, d.parts[i], bracket, unicode);
+    }
+    out += ')';
 }
 
 /// Subscript lists are compact (`x_{bsd'}`) unless an index carries a mesh axis, is longer
 /// than one letter, or is a group: then indices are separated by spaces (`W_{d r_0 f}`).
-std::string subscript_list(const std::vector<ast::Dimension>& dims, bool unicode) {
-    const bool spaced = std::any_of(dims.begin(), dims.end(), [](const ast::Dimension& d) {
-        return d.grouped || !d.parts.at(0).axes.empty() || d.parts.at(0).name.size() > 1;
-    });
-    std::string out = "_{";
-    for (std::size_t i = 0; i < dims.size(); ++i)
-        out += (i && spaced ? " " : "") + dimension_text(dims[i], false, unicode);
-    return out + "}";
+template <typename Dims, typename DimOf>
+void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool unicode) {
+    bool spaced = false;
+    for (const auto& d : dims) {
+        const ast::Index& first = dim_of(d).parts.at(0);
+        spaced = spaced || dim_of(d).grouped || !first.axes.empty() || first.name.size() > 1;
+    }
+    out += "_{";
+    bool first = true;
+    for (const auto& d : dims) {
+        if (!first && spaced) out += ' ';
+        first = false;
+        put_dimension(out, dim_of(d), false, unicode);
+    }
+    out += '}';
+}
+
+void put_label(std::string& out, const std::string& label, bool unicode) {
+    if (label.empty()) return;
+    if (unicode && all_digits(label)) return put_script_digits(out, label, kSuperscriptDigits);
+    if (label.size() == 1) {
+        out += '^';
+        out += label;
+        return;
+    }
+    out += "^{";
+    out += label;
+    out += '}';
 }
 
 std::string label_text(const std::string& label, bool unicode) {
-    if (label.empty()) return {};
-    if (unicode && all_digits(label)) return script_digits(label, kSuperscriptDigits);
-    if (label.size() == 1) return "^" + label;
-    return "^{" + label + "}";
+    std::string out;
+    put_label(out, label, unicode);
+    return out;
 }
 
-std::string ref_text(const ast::TensorRef& t, bool unicode) {
-    std::string out = t.name + label_text(t.label, unicode);
+void put_ref(std::string& out, const ast::TensorRef& t, bool unicode) {
+    out += t.name;
+    put_label(out, t.label, unicode);
     if (t.style == ast::IndexStyle::Subscript) {
-        out += subscript_list(t.dims, unicode);
+        put_subscript_list(
+            out, t.dims, [](const ast::Dimension& d) -> const ast::Dimension& { return d; },
+            unicode);
     } else if (t.style == ast::IndexStyle::Bracket) {
-        out += "[";
-        for (std::size_t i = 0; i < t.dims.size(); ++i)
-            out += (i ? ", " : "") + dimension_text(t.dims[i], true, unicode);
-        out += "]";
+        out += '[';
+        for (std::size_t i = 0; i < t.dims.size(); ++i) {
+            if (i) out += ", ";
+            put_dimension(out, t.dims[i], true, unicode);
+        }
+        out += ']';
     }
     if (!t.partial_axes.empty()) {
         const auto& ax = t.partial_axes;
-        out += "{U" + (ax.size() == 1 ? "_" + ax[0].name : "_{" + join_axes(ax) + "}") + "}";
+        out += "{U_";
+        if (ax.size() == 1) {
+            out += ax[0].name;
+        } else {
+            out += '{';
+            put_axes(out, ax);
+            out += '}';
+        }
+        out += '}';
     }
+}
+
+std::string ref_text(const ast::TensorRef& t, bool unicode) {
+    std::string out;
+    put_ref(out, t, unicode);
     return out;
 }
 
 class ExprPrinter {
 public:
-    explicit ExprPrinter(bool unicode) : unicode_(unicode) {}
+    ExprPrinter(std::string& out, bool unicode) : out_(out), unicode_(unicode) {}
 
-    std::string operator()(const ast::Expr& e) const {
-        return std::visit([&](const auto& n) { return print_node(n); }, e.node);
+    void put(const ast::Expr& e) const {
+        std::visit([&](const auto& n) { put_node(n); }, e.node);
     }
 
 private:
-    std::string print_node(const ast::Number& n) const { return n.text; }
-    std::string print_node(const ast::TensorRef& r) const { return ref_text(r, unicode_); }
-
-    std::string print_node(const ast::Call& c) const {
-        std::string name = c.function;
-        if (unicode_)
-            if (const auto* f = find_builtin_function(c.function); f && !f->unicode.empty())
-                name = std::string(f->unicode);
-        std::string out = name;
-        if (!c.indices.empty()) {
-            std::vector<ast::Dimension> dims;
-            for (const auto& ix : c.indices)
-                dims.push_back({{ix}, false, {}});
-            out += subscript_list(dims, unicode_);
-        }
-        return out + "(" + (*this)(*c.arg) + ")";
+    void put_wrapped(const ast::Expr& e, bool wrap) const {
+        if (wrap) out_ += '(';
+        put(e);
+        if (wrap) out_ += ')';
     }
 
-    std::string print_node(const ast::Product& p) const {
-        std::string out;
+    void put_node(const ast::Number& n) const { out_ += n.text; }
+    void put_node(const ast::TensorRef& r) const { put_ref(out_, r, unicode_); }
+
+    void put_node(const ast::Call& c) const {
+        const FunctionInfo* f = unicode_ ? find_builtin_function(c.function) : nullptr;
+        if (f && !f->unicode.empty())
+            out_ += f->unicode;
+        else
+            out_ += c.function;
+        if (!c.indices.empty()) {
+            put_subscript_list(
+                out_, c.indices,
+                [](const ast::Index& ix) {
+                    return ast::Dimension{{ix}, false, {}};
+                },
+                unicode_);
+        }
+        out_ += '(';
+        put(*c.arg);
+        out_ += ')';
+    }
+
+    void put_node(const ast::Product& p) const {
         for (std::size_t i = 0; i < p.factors.size(); ++i) {
             const auto& f = p.factors[i];
             const bool wrap = std::holds_alternative<ast::Product>(f.node) ||
@@ -148,40 +216,35 @@ private:
             if (i > 0) {
                 // A name right before '(' would read as a call: write the product explicitly
                 // (`*` and juxtaposition are the same product).
-                const bool after_name = std::isalnum(static_cast<unsigned char>(out.back()));
-                out += (wrap && after_name) ? (unicode_ ? " · " : " * ") : " ";
+                const bool after_name = std::isalnum(static_cast<unsigned char>(out_.back()));
+                out_ += (wrap && after_name) ? (unicode_ ? " · " : " * ") : " ";
             }
-            out += wrap ? "(" + (*this)(f) + ")" : (*this)(f);
+            put_wrapped(f, wrap);
         }
-        return out;
     }
 
-    std::string print_node(const ast::Quotient& q) const {
+    void put_node(const ast::Quotient& q) const {
         const auto& num = *q.num;
         const auto& den = *q.den;
-        const bool wrap_num = std::holds_alternative<ast::Sum>(num.node);
-        const bool wrap_den = std::holds_alternative<ast::Sum>(den.node) ||
-                              std::holds_alternative<ast::Product>(den.node) ||
-                              std::holds_alternative<ast::Quotient>(den.node);
-        return (wrap_num ? "(" + (*this)(num) + ")" : (*this)(num)) + " / " +
-               (wrap_den ? "(" + (*this)(den) + ")" : (*this)(den));
+        put_wrapped(num, std::holds_alternative<ast::Sum>(num.node));
+        out_ += " / ";
+        put_wrapped(den, std::holds_alternative<ast::Sum>(den.node) ||
+                             std::holds_alternative<ast::Product>(den.node) ||
+                             std::holds_alternative<ast::Quotient>(den.node));
     }
 
-    std::string print_node(const ast::Sum& s) const {
-        std::string out;
+    void put_node(const ast::Sum& s) const {
         for (std::size_t i = 0; i < s.terms.size(); ++i) {
             const bool neg = s.negated[i];
             if (i == 0)
-                out += neg ? "-" : "";
+                out_ += neg ? "-" : "";
             else
-                out += neg ? " - " : " + ";
-            const auto& t = s.terms[i];
-            const bool wrap = std::holds_alternative<ast::Sum>(t.node);
-            out += wrap ? "(" + (*this)(t) + ")" : (*this)(t);
+                out_ += neg ? " - " : " + ";
+            put_wrapped(s.terms[i], std::holds_alternative<ast::Sum>(s.terms[i].node));
         }
-        return out;
     }
 
+    std::string& out_;
     bool unicode_;
 };
 
@@ -243,7 +306,11 @@ struct StatementPrinter {
         const char* op = e.op == ast::AssignOp::Update       ? " := "
                          : e.op == ast::AssignOp::Accumulate ? " += "
                                                              : " = ";
-        return ref_text(e.lhs, unicode) + op + ExprPrinter(unicode)(e.rhs);
+        std::string out;
+        put_ref(out, e.lhs, unicode);
+        out += op;
+        ExprPrinter(out, unicode).put(e.rhs);
+        return out;
     }
     std::string operator()(const ast::Chain& c) const {
         std::string out = ref_text(c.from, unicode);
@@ -271,13 +338,17 @@ std::string print(const ast::Expect& e) {
 }
 
 std::string print(const ast::Index& index, PrintOptions o) {
-    return index_text(index, false, o.unicode);
+    std::string out;
+    put_index(out, index, false, o.unicode);
+    return out;
 }
 std::string print(const ast::TensorRef& ref, PrintOptions o) {
     return ref_text(ref, o.unicode);
 }
 std::string print(const ast::Expr& expr, PrintOptions o) {
-    return ExprPrinter(o.unicode)(expr);
+    std::string out;
+    ExprPrinter(out, o.unicode).put(expr);
+    return out;
 }
 std::string print(const ast::Statement& s, PrintOptions o) {
     return std::visit(StatementPrinter{o.unicode}, s.node);

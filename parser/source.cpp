@@ -99,7 +99,15 @@ ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const
     r.offset = static_cast<std::uint32_t>(offset);
     r.length = static_cast<std::uint32_t>(length);
     locate(offset, r.line, r.column);
-    locate(offset + length, r.end_line, r.end_column);
+    // Most ranges end on the ASCII line they start on: the end column is then arithmetic.
+    const auto idx = static_cast<std::size_t>(r.line - 1);
+    const auto line_end = idx + 1 < line_starts_.size() ? line_starts_[idx + 1] : text_.size() + 1;
+    if (line_is_ascii_[idx] && offset + length < line_end) {
+        r.end_line = r.line;
+        r.end_column = r.column + static_cast<std::uint32_t>(length);
+    } else {
+        locate(offset + length, r.end_line, r.end_column);
+    }
     return r;
 }
 
