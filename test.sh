@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds with warnings as errors, runs every test through ctest,
-# then fuzzes the parser for a bounded time (FUZZ_SECONDS, default 60; 0 skips it).
+# runs them again under ASan/UBSan, then fuzzes parser and checker for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
@@ -10,14 +10,19 @@ build build -DSHARDSCOPE_WERROR=ON
 say "running tests"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 
+# The same tests again under AddressSanitizer and UndefinedBehaviorSanitizer (clang), in the
+# build that also holds the fuzz target; then fuzz the parser and checker for a bounded time
+# (FUZZ_SECONDS, default 60; 0 skips both).
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ] && command -v clang++ >/dev/null; then
-    CXX=clang++ NINJA_TARGETS=fuzz_parser build build-fuzz -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_WERROR=ON \
+    CXX=clang++ build build-fuzz -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_WERROR=ON \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON
-    say "fuzzing the parser for ${fuzz_seconds}s"
+    say "running tests under ASan and UBSan"
+    ctest --test-dir build-fuzz --output-on-failure -j "$(nproc)"
+    say "fuzzing the parser and checker for ${fuzz_seconds}s"
     corpus=$(mktemp -d)
     trap 'rm -rf "$corpus"' EXIT
-        cp samples/*.ein tests/fuzz/regressions/* "$corpus"/
+    cp samples/*.ein tests/fuzz/regressions/* "$corpus"/
     build-fuzz/tests/fuzz/fuzz_parser "$corpus" -max_total_time="$fuzz_seconds" \
         -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=build-fuzz/ 2>build-fuzz/fuzz.log ||

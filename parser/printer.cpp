@@ -102,9 +102,11 @@ void put_dimension(std::string& out, const ast::Dimension& d, bool bracket, bool
 template <typename Dims, typename DimOf>
 void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool unicode) {
     bool spaced = false;
-    for (const auto& d : dims) {
-        const ast::Index& first = dim_of(d).parts.at(0);
-        spaced = spaced || dim_of(d).grouped || !first.axes.empty() || first.name.size() > 1;
+        for (const auto& d : dims) {
+        // dim_of may return a temporary (call indices): bind it, not a reference into it.
+        const auto& dim = dim_of(d);
+        const ast::Index& first = dim.parts.at(0);
+        spaced = spaced || dim.grouped || !first.axes.empty() || first.name.size() > 1;
     }
     out += "_{";
     bool first = true;
