@@ -250,6 +250,17 @@ public:
         if (report_) ctx_.diag(Severity::Note, std::move(code), r, std::move(msg), std::move(fix));
     }
 
+    /// A collective the statement does not imply as written (NOTATION.md section 6, --strict):
+    /// an error under --strict; otherwise a note when `note_otherwise` (fixes that the plan
+    /// already reports as chosen are not noted twice).
+    void not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+                        std::string fix, bool note_otherwise) {
+        if (ctx_.strict)
+            error(std::move(code), at, msg + " (--strict)", std::move(fix));
+        else if (note_otherwise)
+            note(std::move(code), at, msg);
+    }
+
     int choose(int options, bool alternative) {
         const std::size_t at = points.size();
         points.push_back({options, alternative});
@@ -503,12 +514,10 @@ public:
                 if (!moved.empty()) {
                     const auto msg = v->name + " was defined with a different placement; " + moved +
                                      " inserted to give it the placement written here";
-                    if (ctx_.strict)
-                        error("S210", r.range, msg + " (--strict)",
-                              "write the use without mesh subscripts to inherit the placement, or "
-                              "add the collective explicitly");
-                    else
-                        note("S210", r.range, msg);
+                    not_as_written("S210", r.range, msg,
+                                   "write the use without mesh subscripts to inherit the "
+                                   "placement, or add the collective explicitly",
+                                   true);
                 }
             }
             if (report_) operands.push_back(layout(have));
@@ -690,9 +699,8 @@ public:
         const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
         for (auto& v : ops)
             if (auto i = v.sharded_on(k); i && !(*i == keep)) all_gather(v, k, why);
-        if (report_ && ctx_.strict)
-            error("S212", at, why + ": " + what + " cannot be computed locally (--strict)",
-                  "all-gather one operand over " + ctx_.axis_label(k) + " explicitly");
+        not_as_written("S212", at, why + ": " + what + " cannot be computed locally",
+                       "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
     }
 
     /// One einsum node (NOTATION.md section 6, rules 1-4).
@@ -722,12 +730,12 @@ public:
                         reduce_scatter(v, k, *any_sharded, why);
                     else
                         all_reduce(v, k, why);
-                    if (report_ && ctx_.strict)
-                        error("S211", at,
-                              "partial operand " + v.name + " needs a reduction on " +
-                                  ctx_.axis_label(k) + " before this product (--strict)",
-                              "reduce it in an earlier statement, or write the collective "
-                              "explicitly");
+                    not_as_written("S211", at,
+                                   "partial operand " + v.name + " needs a reduction on " +
+                                       ctx_.axis_label(k) + " before this product",
+                                   "reduce it in an earlier statement, or write the collective "
+                                   "explicitly",
+                                   false);
                 }
             }
             // Rule 3: two different indices sharded on the same axis.
@@ -780,10 +788,9 @@ public:
                         all_gather(v, mine[common],
                                    "the mesh axes of " + i.text() + " differ between operands");
                 }
-                if (report_ && ctx_.strict)
-                    error("S212", at,
-                          "the operands shard " + i.text() +
-                              " over different mesh axes (--strict)");
+                not_as_written("S212", at,
+                               "the operands shard " + i.text() + " over different mesh axes",
+                               "all-gather one operand first, explicitly", false);
             }
         }
         // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
@@ -911,12 +918,10 @@ public:
                     const auto msg = "the input of " + c.function + " is partial over " +
                                      ctx_.axis_label(k) + "; " + c.function +
                                      " is non-linear, so it is all-reduced first";
-                    if (ctx_.strict)
-                        error("S214", e.range, msg + " (--strict)",
-                              "reduce the input in an earlier statement, or write AllReduce "
-                              "explicitly");
-                    else
-                        note("S214", e.range, msg);
+                    not_as_written("S214", e.range, msg,
+                                   "reduce the input in an earlier statement, or write AllReduce "
+                                   "explicitly",
+                                   true);
                     all_reduce(v, k, c.function + " is non-linear and needs a complete input");
                 }
             return finish(c.function);
@@ -985,11 +990,10 @@ public:
                         break;
                     }
                 }
-                if (report_ && ctx_.strict)
-                    error("S213", e.range,
-                          "softmax along " + along.text() +
-                              ", which is sharded, needs communication (--strict)",
-                          "all-gather " + along.text() + " first, explicitly");
+                not_as_written("S213", e.range,
+                               "softmax along " + along.text() +
+                                   ", which is sharded, needs communication",
+                               "all-gather " + along.text() + " first, explicitly", false);
             }
             return finish("softmax_" + along.text());
         }
@@ -1092,11 +1096,12 @@ public:
                                                    "numerator, over a replicated denominator"
                                                  : "partial and non-partial terms cannot be added";
                 fixed_up = true;
-                if (report_ && ctx_.strict)
-                    error("S211", at,
-                          "partial operand " + v.name + " needs a reduction on " +
-                              ctx_.axis_label(k) + " here (--strict)",
-                          "reduce it in an earlier statement, or write the collective explicitly");
+                not_as_written("S211", at,
+                               "partial operand " + v.name + " needs a reduction on " +
+                                   ctx_.axis_label(k) + " here",
+                               "reduce it in an earlier statement, or write the collective "
+                               "explicitly",
+                               false);
                 if (sharded && v.has(*sharded)) {
                     const int c = choose(2, false);
                     fixed_up = true;
