@@ -1611,7 +1611,7 @@ std::optional<Mesh> parse_mesh_spec(const std::string& spec) {
             m.axes.push_back({t.substr(0, eq), *v});
         }
     }
-    if (m.device_count() > (std::int64_t{1} << 30)) return std::nullopt;
+    if (m.device_count() > (std::int64_t{1} << 24)) return std::nullopt; // as the parser
     return m;
 }
 

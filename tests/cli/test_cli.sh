@@ -141,6 +141,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["files"][0
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: --mesh override"; }
 check "bad --mesh" 2 "$bin" check --mesh 2y4 "$root/samples/dot_product.ein"
 contains "bad --mesh message" "$tmp/err" "bad --mesh '2y4'"
+check "too large --mesh" 2 "$bin" check --mesh 8192x8192x2 "$root/samples/dot_product.ein"
+contains "too large --mesh message" "$tmp/err" "at most 16777216 devices"
 check "syntax errors stop the checker" 1 "$bin" check "$tmp/bad.ein"
 contains "checker did not run" "$tmp/err" "the checker did not run"
 
