@@ -407,17 +407,22 @@ public:
         Value v;
         v.name = parser::tensor_key(r.name, r.label);
         v.elem_bytes = ctx_.bytes_of(v.name);
-        std::map<int, std::string> owner; // axis -> what uses it, to find duplicates
-        auto claim = [&](int k, const std::string& what, const ast::SourceRange& at) {
-            if (auto it = owner.find(k); it != owner.end()) {
+        // Which index (or, as nullptr, the partial marker) uses each axis; words only on error.
+        std::vector<std::pair<int, const ast::Index*>> owner;
+        auto claim = [&](int k, const ast::Index* ix, const ast::SourceRange& at) {
+            for (const auto& [axis, who] : owner) {
+                if (axis != k) continue;
+                auto what = [](const ast::Index* i) {
+                    return i ? "index " + id_of(*i).text() : std::string("the partial marker");
+                };
                 error("S101", at,
-                      "tensor " + v.name + " uses " + ctx_.axis_label(k) + " twice (" + it->second +
-                          " and " + what + "): a tensor has one placement per mesh axis",
+                      "tensor " + v.name + " uses " + ctx_.axis_label(k) + " twice (" + what(who) +
+                          " and " + what(ix) + "): a tensor has one placement per mesh axis",
                       "shard at most one index over " + ctx_.axis_label(k) +
                           "; all-gather one of them first");
                 return false;
             }
-            owner[k] = what;
+            owner.emplace_back(k, ix);
             return true;
         };
         for (const auto& d : r.dims) {
@@ -435,13 +440,14 @@ public:
                 }
                 dim.parts.push_back(id);
                 for (const auto& a : p.axes) {
-                    for (int k : ctx_.resolve_axis(a, report_)) {
-                        if (!claim(k, "index " + id.text(), a.range)) return std::nullopt;
-                        v.sharding[id].push_back(k);
-                    }
-                    if (ctx_.resolve_axis(a, false).empty()) {
+                    const auto ks = ctx_.resolve_axis(a, report_);
+                    if (ks.empty()) {
                         failed = true;
                         return std::nullopt;
+                    }
+                    for (int k : ks) {
+                        if (!claim(k, &p, a.range)) return std::nullopt;
+                        v.sharding[id].push_back(k);
                     }
                 }
             }
@@ -454,7 +460,7 @@ public:
                 return std::nullopt;
             }
             for (int k : ks) {
-                if (!claim(k, "the partial marker", a.range)) return std::nullopt;
+                if (!claim(k, nullptr, a.range)) return std::nullopt;
                 v.partial[k] = "sum";
             }
         }
