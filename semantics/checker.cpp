@@ -657,6 +657,25 @@ public:
         return std::visit([&](const auto& n) { return eval_node(n, e, outside); }, e.node);
     }
 
+    /// Evaluates the operands of a product or sum; for each, the indices its siblings use
+    /// count as needed outside, so it contracts only what no one else needs.
+    std::optional<std::vector<Value>> eval_operands(const std::vector<ast::Expr>& operands,
+                                                    const IndexSet& outside) {
+        std::vector<IndexSet> idx(operands.size());
+        for (std::size_t i = 0; i < operands.size(); ++i)
+            collect(operands[i], idx[i]);
+        std::vector<Value> ops;
+        for (std::size_t i = 0; i < operands.size(); ++i) {
+            IndexSet out = outside;
+            for (std::size_t j = 0; j < operands.size(); ++j)
+                if (j != i) out.insert(idx[j].begin(), idx[j].end());
+            auto v = eval(operands[i], out);
+            if (!v) return std::nullopt;
+            ops.push_back(std::move(*v));
+        }
+        return ops;
+    }
+
     std::optional<Value> eval_node(const ast::Number&, const ast::Expr&, const IndexSet&) {
         Value v;
         v.name = "scalar";
@@ -670,19 +689,9 @@ public:
 
     std::optional<Value> eval_node(const ast::Product& p, const ast::Expr& e,
                                    const IndexSet& outside) {
-        std::vector<Value> ops;
-        std::vector<IndexSet> idx(p.factors.size());
-        for (std::size_t i = 0; i < p.factors.size(); ++i)
-            collect(p.factors[i], idx[i]);
-        for (std::size_t i = 0; i < p.factors.size(); ++i) {
-            IndexSet out = outside;
-            for (std::size_t j = 0; j < p.factors.size(); ++j)
-                if (j != i) out.insert(idx[j].begin(), idx[j].end());
-            auto v = eval(p.factors[i], out);
-            if (!v) return std::nullopt;
-            ops.push_back(std::move(*v));
-        }
-        return einsum(ops, outside, e.range);
+        auto ops = eval_operands(p.factors, outside);
+        if (!ops) return std::nullopt;
+        return einsum(*ops, outside, e.range);
     }
 
     /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
@@ -1152,20 +1161,10 @@ public:
     }
 
     std::optional<Value> eval_node(const ast::Sum& s, const ast::Expr& e, const IndexSet& outside) {
-        std::vector<IndexSet> idx(s.terms.size());
-        for (std::size_t i = 0; i < s.terms.size(); ++i)
-            collect(s.terms[i], idx[i]);
-        std::vector<Value> ops;
-        for (std::size_t i = 0; i < s.terms.size(); ++i) {
-            IndexSet out = outside;
-            for (std::size_t j = 0; j < s.terms.size(); ++j)
-                if (j != i) out.insert(idx[j].begin(), idx[j].end());
-            auto v = eval(s.terms[i], out);
-            if (!v) return std::nullopt;
-            ops.push_back(std::move(*v));
-        }
-        if (ops.size() == 1) return ops.front(); // negation is linear
-        return combine(ops, false, e.range);
+        auto ops = eval_operands(s.terms, outside);
+        if (!ops) return std::nullopt;
+        if (ops->size() == 1) return ops->front(); // negation is linear
+        return combine(*ops, false, e.range);
     }
 
     std::optional<Value> eval_node(const ast::Quotient& q, const ast::Expr& e,
