@@ -9,7 +9,6 @@
 
 #include <iostream>
 #include <memory>
-#include <unistd.h>
 
 namespace shardscope::app {
 
@@ -34,7 +33,7 @@ int run_check(const CheckOptions& o) {
     if (!files) return kExitUsage;
     int rc = kExitOk;
     const bool color = stderr_color();
-    const bool out_color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
+    const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
     int total_errors = 0, total_warnings = 0, total_statements = 0;
     for (const auto& path : *files) {

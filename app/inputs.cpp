@@ -84,8 +84,8 @@ std::optional<SourceFile> load_source(const std::string& path) {
     return SourceFile(name, std::move(text));
 }
 
-bool stderr_color() {
-    return isatty(2) && std::getenv("NO_COLOR") == nullptr;
+bool terminal_color(int fd) {
+    return isatty(fd) && std::getenv("NO_COLOR") == nullptr;
 }
 
 bool write_file_atomically(const std::string& path, const std::string& text) {

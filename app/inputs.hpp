@@ -21,8 +21,11 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
 /// returns nullopt after writing a positioned message to stderr.
 std::optional<SourceFile> load_source(const std::string& path);
 
-/// Whether diagnostics on stderr should be coloured (a terminal and NO_COLOR unset).
-bool stderr_color();
+/// Whether output on file descriptor `fd` should be coloured (a terminal, NO_COLOR unset).
+bool terminal_color(int fd);
+inline bool stderr_color() {
+    return terminal_color(2);
+}
 
 /// Writes `text` to `path` atomically (temporary file, then rename).
 bool write_file_atomically(const std::string& path, const std::string& text);

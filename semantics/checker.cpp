@@ -138,6 +138,14 @@ struct Context {
     }
 };
 
+/// "all-reduce(0)", "all-gather(tp)": a collective step as plans and expectations name it.
+std::string collective_text(const Context& ctx, const Step& s) {
+    std::string axes;
+    for (int k : s.mesh_axes)
+        axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
+    return std::string(step_kind_name(s.kind)) + "(" + axes + ")";
+}
+
 // =============================================================================================
 // Values: a tensor occurrence or an intermediate, with its sharding.
 
@@ -1332,18 +1340,11 @@ public:
             transition(have, *next, st.to.range, "the chain asks for it");
             std::vector<std::string> cols;
             for (std::size_t s = before; s < steps.size(); ++s)
-                if (is_collective(steps[s].kind)) cols.push_back(collective_text(steps[s]));
+                if (is_collective(steps[s].kind)) cols.push_back(collective_text(ctx_, steps[s]));
             step_collectives.push_back(cols);
             cur = *next;
         }
         return cur;
-    }
-
-    std::string collective_text(const Step& s) const {
-        std::string axes;
-        for (int k : s.mesh_axes)
-            axes += (axes.empty() ? "" : ",") + ctx_.axis_name(k);
-        return std::string(step_kind_name(s.kind)) + "(" + axes + ")";
     }
 
 private:
@@ -1567,12 +1568,7 @@ std::vector<std::string> moves_of(const std::vector<Step>& steps) {
 std::vector<std::string> collectives_of(const Context& ctx, const std::vector<Step>& steps) {
     std::vector<std::string> out;
     for (const auto& s : steps)
-        if (is_collective(s.kind)) {
-            std::string axes;
-            for (int k : s.mesh_axes)
-                axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
-            out.push_back(std::string(step_kind_name(s.kind)) + "(" + axes + ")");
-        }
+        if (is_collective(s.kind)) out.push_back(collective_text(ctx, s));
     return out;
 }
 
