@@ -316,6 +316,9 @@ struct collective_next : collective {};
 struct expect_list : sor<none_kw, seq<collective, star<sp, one<','>, sp, need<collective_next>>>> {
 };
 
+/// label_expect := expect_list        (the whole text of an arrow label, `\xrightarrow{...}`)
+struct label_expect : seq<sp, expect_list, sp, eof> {};
+
 /// inline_expect := '\textrm{(' expect_list ')}'        (also \text)
 struct inline_expect_close : seq<one<')'>, sp, one<'}'>> {};
 struct inline_expect

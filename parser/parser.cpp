@@ -531,53 +531,34 @@ private:
         }
         while (!clean.empty() && clean.back() == ' ')
             clean.pop_back();
-        if (auto e = parse_expect_text(clean, range(arrow)))
+        if (auto e = label_expect(clean, range(arrow)))
             step.expect = std::move(*e);
         else
             step.label = clean;
     }
 
-    /// "none" or "all-gather(0), reduce-scatter" -> Expect; nullopt if not a collective list.
-    static std::optional<ast::Expect> parse_expect_text(std::string_view text,
-                                                        const ast::SourceRange& r) {
-        if (text == "none") return ast::Expect{};
-        ast::Expect e;
-        std::size_t i = 0;
-        auto skip_space = [&] {
-            while (i < text.size() && text[i] == ' ')
-                ++i;
-        };
-        while (i < text.size()) {
-            skip_space();
-            std::size_t b = i;
-            while (i < text.size() &&
-                   (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-' ||
-                    text[i] == '_' || text[i] == ' ') &&
-                   text[i] != ',')
-                ++i;
-            std::string_view name = text.substr(b, i - b);
-            while (!name.empty() && name.back() == ' ')
-                name.remove_suffix(1);
-            auto kind = parse_collective_name(name);
-            if (!kind) return std::nullopt;
-            ast::ExpectedCollective ec{*kind, {}, r};
-            if (i < text.size() && text[i] == '(') {
-                std::size_t close = text.find(')', i);
-                if (close == std::string_view::npos) return std::nullopt;
-                for (char ch : text.substr(i + 1, close - i - 1))
-                    if (std::isalnum(static_cast<unsigned char>(ch)))
-                        ec.axes.push_back({std::string(1, ch), r});
-                i = close + 1;
+    /// A label that is an expectation list (`all-gather(0)`, `none`), read by the grammar's own
+    /// expect_list; nullopt for any other text (`TP matmul`), which stays a label.
+    std::optional<ast::Expect> label_expect(const std::string& text,
+                                            const ast::SourceRange& at) const {
+        flat::Tree tree;
+        pegtl::memory_input in(text, "label");
+        tree.reset(text.data());
+        try {
+            if (!pegtl::parse<g::label_expect, pegtl::nothing, control>(in, ctx_, tree))
+                return std::nullopt;
+            auto e = expect(Node(&tree, 0));
+            for (auto& c : e.collectives) {
+                c.range = at; // the label is not in the file as parsed: point at the arrow
+                for (auto& a : c.axes)
+                    a.range = at;
             }
-            e.collectives.push_back(std::move(ec));
-            skip_space();
-            if (i < text.size()) {
-                if (text[i] != ',') return std::nullopt;
-                ++i;
-            }
+            return e;
+        } catch (const pegtl::parse_error&) {
+            return std::nullopt;
+        } catch (const ConvertError&) { // an unknown collective name: just a label
+            return std::nullopt;
         }
-        if (e.collectives.empty()) return std::nullopt;
-        return e;
     }
 
     ast::Expect expect(const Node& n) const {

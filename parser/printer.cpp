@@ -102,7 +102,7 @@ void put_dimension(std::string& out, const ast::Dimension& d, bool bracket, bool
 template <typename Dims, typename DimOf>
 void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool unicode) {
     bool spaced = false;
-        for (const auto& d : dims) {
+    for (const auto& d : dims) {
         // dim_of may return a temporary (call indices): bind it, not a reference into it.
         const auto& dim = dim_of(d);
         const ast::Index& first = dim.parts.at(0);

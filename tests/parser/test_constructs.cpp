@@ -1207,3 +1207,23 @@ TEST_CASE("tensors named like a keyword with a label or brackets") {
         CHECK(parse_as<ast::Chain>("dim \\xrightarrow{all-gather} x").steps.size() == 1);
     }
 }
+
+namespace shardscope::test {
+
+TEST_CASE("arrow labels are read like expect lines (named axes stay whole)") {
+    // The label once went through a hand parser that split `tp` into axes t and p.
+    const auto s = single_statement("x_{i_{tp} j} \\xrightarrow{all-gather(tp), none} x_{ij}");
+    const auto& chain = std::get<ast::Chain>(s.node);
+    // `all-gather(tp), none` is not a collective list: it stays a label.
+    CHECK(!chain.steps[0].expect);
+    CHECK(chain.steps[0].label == "all-gather(tp), none");
+    const auto t = single_statement("x_{i_{tp} j} \\xrightarrow{all-gather(tp)} x_{ij}");
+    const auto& step = std::get<ast::Chain>(t.node).steps[0];
+    REQUIRE(step.expect);
+    REQUIRE(step.expect->collectives.size() == 1);
+    CHECK(step.expect->collectives[0].kind == ast::CollectiveKind::AllGather);
+    REQUIRE(step.expect->collectives[0].axes.size() == 1);
+    CHECK(step.expect->collectives[0].axes[0].name == "tp");
+}
+
+} // namespace shardscope::test
