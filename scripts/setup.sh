@@ -6,6 +6,7 @@ SHARDSCOPE_PACKAGES=(
     cmake ninja-build g++ pkg-config python3
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
     clang libclang-rt-14-dev valgrind
+    libopenblas-dev openmpi-bin libopenmpi-dev
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

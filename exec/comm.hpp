@@ -1,0 +1,90 @@
+// The executor's communicator: collectives among the ranks of one mesh axis (the sub-groups
+// of a DeviceMesh), behind one interface so that sim (threads), MPI and later NCCL backends
+// are interchangeable.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardscope::exec {
+
+enum class DType { F32, F64 };
+std::size_t dtype_bytes(DType t);
+
+enum class ReduceOp { Sum, Max };
+
+/// The ranks that share every mesh coordinate but one (a mesh axis through this rank), or the
+/// whole world. Members are numbered 0..size()-1 by their coordinate along the axis. Every
+/// member must make the same calls in the same order (as with MPI and NCCL).
+class Group {
+public:
+    virtual ~Group() = default;
+    virtual int size() const = 0;
+    virtual int rank() const = 0; ///< this rank's position in the group
+    /// In place: every member ends with the elementwise reduction of all members' buffers.
+    virtual void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) = 0;
+    /// `recv` holds size()*count elements: member q's `send` lands at offset q*count.
+    virtual void all_gather(const void* send, void* recv, std::size_t count, DType type) = 0;
+    /// `send` holds size()*count elements; member q receives in `recv` (count elements) the
+    /// reduction over all members of their block q.
+    virtual void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
+                                ReduceOp op) = 0;
+    /// `send` and `recv` hold size()*count elements: block q of `send` goes to member q, block
+    /// q of `recv` comes from member q.
+    virtual void all_to_all(const void* send, void* recv, std::size_t count, DType type) = 0;
+    /// Sends `send` to member `to` and receives `recv` from member `from` (count elements).
+    virtual void permute(const void* send, void* recv, std::size_t count, DType type, int to,
+                         int from) = 0;
+    virtual void barrier() = 0;
+};
+
+/// One rank's view of the world: its rank, and a Group per mesh axis.
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+    virtual int rank() const = 0; ///< the device id (see MeshShape::devices)
+    virtual int size() const = 0;
+    /// The group along mesh axis k through this rank.
+    virtual Group& axis(int k) = 0;
+    /// Every rank; member numbering is the rank.
+    virtual Group& world() = 0;
+    /// Gathers each rank's bytes on rank 0: there, element r is rank r's `mine`; elsewhere
+    /// the result is empty. Sizes may differ between ranks.
+    virtual std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) = 0;
+};
+
+/// The mesh as the communicator needs it: axis sizes (major to minor) and the device id at
+/// each coordinate, row-major (empty = identity: the device at coordinate c is rank c).
+struct MeshShape {
+    std::vector<int> sizes;
+    std::vector<int> devices;
+    int device_count() const;
+    /// The coordinates of device `rank` (inverse of `devices`).
+    std::vector<int> coords(int rank) const;
+    /// The device at coordinates `c`.
+    int device_at(const std::vector<int>& c) const;
+};
+
+/// Runs `body` once per rank of `mesh`, each on its own thread with a sim communicator
+/// (collectives through shared memory). Rethrows the first exception of any rank after all
+/// threads have stopped; a rank that throws makes every other rank's pending or next
+/// collective throw too, so nothing hangs.
+void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body);
+
+/// True when this binary was built with MPI support.
+bool mpi_available();
+/// True when the process was started by mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE is set).
+bool launched_by_mpirun();
+/// Initialises MPI (once) and returns this process's communicator over `mesh`. Throws
+/// ExecError when the world size differs from mesh.device_count(), saying both numbers
+/// and the mpirun command line to use.
+std::unique_ptr<Communicator> make_mpi(const MeshShape& mesh);
+/// Aborts every MPI rank with `code` (after an error on this one, so that no rank hangs).
+[[noreturn]] void abort_mpi(int code);
+/// Finalises MPI if it was initialised (call once, at exit).
+void finalize_mpi();
+
+} // namespace shardscope::exec

@@ -1,0 +1,45 @@
+// Dense row-major tensors whose dimensions carry integer labels (interned index names), the
+// unit of data of the executor: a rank's local shard, a gathered result, a reference value.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shardscope::exec {
+
+/// A dense row-major tensor; `labels[d]` names dimension d (distinct labels).
+template <class T>
+struct Tensor {
+    std::vector<std::int64_t> shape;
+    std::vector<int> labels;
+    std::vector<T> data;
+
+    /// Number of elements: the product of the shape (1 for a scalar).
+    std::int64_t size() const {
+        std::int64_t n = 1;
+        for (auto e : shape)
+            n *= e;
+        return n;
+    }
+    /// The position of `label` in `labels`, or -1.
+    int dim_of(int label) const {
+        for (std::size_t d = 0; d < labels.size(); ++d)
+            if (labels[d] == label) return static_cast<int>(d);
+        return -1;
+    }
+    static Tensor zeros(std::vector<std::int64_t> shape, std::vector<int> labels) {
+        Tensor t{std::move(shape), std::move(labels), {}};
+        t.data.assign(static_cast<std::size_t>(t.size()), T(0));
+        return t;
+    }
+    static Tensor scalar(T value) { return Tensor{{}, {}, {value}}; }
+};
+
+/// An execution error with a message for the user (bad sizes, unsupported construct).
+struct ExecError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace shardscope::exec
