@@ -1,1 +1,525 @@
-// placeholder
+// The sim communicator: one thread per rank, collectives through shared memory.
+//
+// Every group (a mesh axis line, or the world) has one rendezvous. A collective publishes the
+// member's buffers in its slot and waits at a first barrier; then every member reads what it
+// needs straight from the other members' buffers into a private staging buffer; a second
+// barrier keeps all buffers alive until every member has read them, and only then does each
+// member write its staged result into its own receive buffer (so in-place use is safe).
+//
+// Failure: the first exception of any rank's body is recorded and sets the abort flag; every
+// rank waiting at a first barrier (or arriving at one later) throws "stopped". The second
+// barrier of a collective is never abandoned: every member that passed the first barrier
+// reaches it without blocking, and leaving early would free buffers another member may still
+// be reading. A rank whose body returns while its group waits for it in a collective makes
+// the waiters throw (the calls did not match), so nothing hangs.
+#include "exec/comm.hpp"
+#include "exec/tensor.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace shardscope::exec {
+
+std::size_t dtype_bytes(DType t) {
+    switch (t) {
+    case DType::F32:
+        return sizeof(float);
+    case DType::F64:
+        return sizeof(double);
+    }
+    throw ExecError("unknown element type");
+}
+
+int MeshShape::device_count() const {
+    long long n = 1;
+    for (int s : sizes) {
+        if (s < 1) throw ExecError("mesh axis size " + std::to_string(s) + " is not positive");
+        n *= s;
+        if (n > std::numeric_limits<int>::max()) throw ExecError("mesh has too many devices");
+    }
+    return static_cast<int>(n);
+}
+
+std::vector<int> MeshShape::coords(int rank) const {
+    int n = device_count();
+    if (rank < 0 || rank >= n)
+        throw ExecError("device " + std::to_string(rank) + " is not in a mesh of " +
+                        std::to_string(n) + " devices");
+    int index = rank;
+    if (!devices.empty()) {
+        index = -1;
+        for (std::size_t i = 0; i < devices.size(); ++i)
+            if (devices[i] == rank) {
+                index = static_cast<int>(i);
+                break;
+            }
+        if (index < 0 || index >= n)
+            throw ExecError("device " + std::to_string(rank) + " has no place in the mesh");
+    }
+    std::vector<int> c(sizes.size());
+    for (std::size_t k = sizes.size(); k-- > 0;) {
+        c[k] = index % sizes[k];
+        index /= sizes[k];
+    }
+    return c;
+}
+
+int MeshShape::device_at(const std::vector<int>& c) const {
+    if (c.size() != sizes.size())
+        throw ExecError("mesh coordinates have " + std::to_string(c.size()) +
+                        " entries for a mesh of " + std::to_string(sizes.size()) + " axes");
+    long long index = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        if (c[k] < 0 || c[k] >= sizes[k])
+            throw ExecError("mesh coordinate " + std::to_string(c[k]) + " is outside axis " +
+                            std::to_string(k) + " of size " + std::to_string(sizes[k]));
+        index = index * sizes[k] + c[k];
+    }
+    if (devices.empty()) return static_cast<int>(index);
+    if (index >= static_cast<long long>(devices.size()))
+        throw ExecError("the mesh's device list is shorter than the mesh");
+    return devices[static_cast<std::size_t>(index)];
+}
+
+namespace detail {
+
+// Shared with comm_mpi.cpp: throws ExecError unless the mesh is well formed (positive sizes,
+// `devices` empty or a permutation of 0..n-1).
+void check_mesh(const MeshShape& mesh) {
+    int n = mesh.device_count();
+    if (mesh.devices.empty()) return;
+    if (mesh.devices.size() != static_cast<std::size_t>(n))
+        throw ExecError("the mesh has " + std::to_string(n) + " coordinates but " +
+                        std::to_string(mesh.devices.size()) + " device ids");
+    std::vector<char> seen(static_cast<std::size_t>(n), 0);
+    for (int d : mesh.devices) {
+        if (d < 0 || d >= n)
+            throw ExecError("device id " + std::to_string(d) + " is outside 0.." +
+                            std::to_string(n - 1));
+        if (seen[static_cast<std::size_t>(d)])
+            throw ExecError("device id " + std::to_string(d) + " appears twice in the mesh");
+        seen[static_cast<std::size_t>(d)] = 1;
+    }
+}
+
+} // namespace detail
+
+namespace {
+
+struct Stopped : ExecError {
+    Stopped() : ExecError("stopped: another rank failed") {}
+};
+
+enum class Kind { Barrier, AllReduce, AllGather, ReduceScatter, AllToAll, Permute, Gather };
+
+const char* kind_name(Kind k) {
+    switch (k) {
+    case Kind::Barrier:
+        return "barrier";
+    case Kind::AllReduce:
+        return "all_reduce";
+    case Kind::AllGather:
+        return "all_gather";
+    case Kind::ReduceScatter:
+        return "reduce_scatter";
+    case Kind::AllToAll:
+        return "all_to_all";
+    case Kind::Permute:
+        return "permute";
+    case Kind::Gather:
+        return "gather_to_root";
+    }
+    return "?";
+}
+
+/// What a member publishes for one collective.
+struct Slot {
+    Kind kind = Kind::Barrier;
+    const void* send = nullptr;
+    std::size_t count = 0;
+    DType type = DType::F32;
+    ReduceOp op = ReduceOp::Sum;
+    int to = 0;
+    const std::vector<char>* bytes = nullptr; // gather_to_root
+};
+
+/// The state shared by all ranks of one run_sim.
+struct World {
+    std::mutex m;
+    std::condition_variable cv;
+    bool aborted = false;
+    std::exception_ptr first;
+    std::vector<char> finished; // by rank: its body returned normally
+};
+
+/// One group's rendezvous (guarded by World::m, except the slots during a collective's work
+/// phase, when they are read-only).
+struct GroupState {
+    std::string name;         // "axis 1", "world"
+    std::vector<int> members; // rank of each member position
+    std::vector<Slot> slots;
+    int arrived = 0;
+    std::uint64_t generation = 0;
+};
+
+template <class T>
+void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t count, ReduceOp op) {
+    for (std::size_t i = 0; i < count; ++i)
+        out[i] = in[0][i];
+    for (std::size_t q = 1; q < in.size(); ++q) {
+        const T* src = in[q];
+        if (op == ReduceOp::Sum) {
+            for (std::size_t i = 0; i < count; ++i)
+                out[i] += src[i];
+        } else {
+            for (std::size_t i = 0; i < count; ++i)
+                if (src[i] > out[i]) out[i] = src[i];
+        }
+    }
+}
+
+/// out[i] = op over members q of (block `block` of member q's send buffer)[i].
+void reduce_block(void* out, const std::vector<Slot>& slots, std::size_t block, std::size_t count,
+                  DType type, ReduceOp op) {
+    std::size_t offset = block * count;
+    if (type == DType::F32) {
+        std::vector<const float*> in;
+        for (const Slot& s : slots)
+            in.push_back(static_cast<const float*>(s.send) + offset);
+        reduce_rows(static_cast<float*>(out), in, count, op);
+    } else {
+        std::vector<const double*> in;
+        for (const Slot& s : slots)
+            in.push_back(static_cast<const double*>(s.send) + offset);
+        reduce_rows(static_cast<double*>(out), in, count, op);
+    }
+}
+
+void copy_bytes(void* dst, const void* src, std::size_t n) {
+    if (n > 0) std::memcpy(dst, src, n);
+}
+
+class SimGroup final : public Group {
+public:
+    SimGroup(World& world, GroupState& state, int position)
+        : world_(world), state_(state), position_(position) {}
+
+    int size() const override { return static_cast<int>(state_.members.size()); }
+    int rank() const override { return position_; }
+
+    void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
+        std::size_t bytes = checked_bytes(count, type);
+        need(buf, bytes, "all_reduce");
+        Slot s{Kind::AllReduce, buf, count, type, op, 0, nullptr};
+        collective(s, bytes, buf, [&](const std::vector<Slot>& slots, void* out) {
+            reduce_block(out, slots, 0, count, type, op);
+        });
+    }
+
+    void all_gather(const void* send, void* recv, std::size_t count, DType type) override {
+        std::size_t bytes = checked_bytes(count, type);
+        need(send, bytes, "all_gather");
+        need(recv, bytes * static_cast<std::size_t>(size()), "all_gather");
+        Slot s{Kind::AllGather, send, count, type, ReduceOp::Sum, 0, nullptr};
+        collective(s, bytes * static_cast<std::size_t>(size()), recv,
+                   [&](const std::vector<Slot>& slots, void* out) {
+                       for (std::size_t q = 0; q < slots.size(); ++q)
+                           copy_bytes(static_cast<char*>(out) + q * bytes, slots[q].send, bytes);
+                   });
+    }
+
+    void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
+                        ReduceOp op) override {
+        std::size_t bytes = checked_bytes(count, type);
+        need(send, bytes * static_cast<std::size_t>(size()), "reduce_scatter");
+        need(recv, bytes, "reduce_scatter");
+        Slot s{Kind::ReduceScatter, send, count, type, op, 0, nullptr};
+        collective(s, bytes, recv, [&](const std::vector<Slot>& slots, void* out) {
+            reduce_block(out, slots, static_cast<std::size_t>(position_), count, type, op);
+        });
+    }
+
+    void all_to_all(const void* send, void* recv, std::size_t count, DType type) override {
+        std::size_t bytes = checked_bytes(count, type);
+        std::size_t total = bytes * static_cast<std::size_t>(size());
+        need(send, total, "all_to_all");
+        need(recv, total, "all_to_all");
+        Slot s{Kind::AllToAll, send, count, type, ReduceOp::Sum, 0, nullptr};
+        collective(s, total, recv, [&](const std::vector<Slot>& slots, void* out) {
+            std::size_t mine = static_cast<std::size_t>(position_) * bytes;
+            for (std::size_t q = 0; q < slots.size(); ++q)
+                copy_bytes(static_cast<char*>(out) + q * bytes,
+                           static_cast<const char*>(slots[q].send) + mine, bytes);
+        });
+    }
+
+    void permute(const void* send, void* recv, std::size_t count, DType type, int to,
+                 int from) override {
+        for (int m : {to, from})
+            if (m < 0 || m >= size())
+                throw ExecError("permute: member " + std::to_string(m) + " is outside a group of " +
+                                std::to_string(size()));
+        std::size_t bytes = checked_bytes(count, type);
+        need(send, bytes, "permute");
+        need(recv, bytes, "permute");
+        Slot s{Kind::Permute, send, count, type, ReduceOp::Sum, to, nullptr};
+        collective(s, bytes, recv, [&](const std::vector<Slot>& slots, void* out) {
+            const Slot& src = slots[static_cast<std::size_t>(from)];
+            if (src.to != position_)
+                throw ExecError("permute in " + state_.name + ": member " +
+                                std::to_string(position_) + " receives from member " +
+                                std::to_string(from) + ", which sends to member " +
+                                std::to_string(src.to));
+            copy_bytes(out, src.send, bytes);
+        });
+    }
+
+    void barrier() override {
+        Slot s;
+        wait_first(s);
+        std::exception_ptr err;
+        try {
+            check_same(s);
+        } catch (...) {
+            err = std::current_exception();
+        }
+        wait_second();
+        if (err) std::rethrow_exception(err);
+    }
+
+    /// gather_to_root over this (world) group.
+    std::vector<std::vector<char>> gather(const std::vector<char>& mine) {
+        Slot s;
+        s.kind = Kind::Gather;
+        s.bytes = &mine;
+        wait_first(s);
+        std::vector<std::vector<char>> result;
+        std::exception_ptr err;
+        try {
+            check_same(s);
+            if (position_ == 0)
+                for (const Slot& o : state_.slots)
+                    result.push_back(*o.bytes);
+        } catch (...) {
+            err = std::current_exception();
+        }
+        wait_second();
+        if (err) std::rethrow_exception(err);
+        return result;
+    }
+
+private:
+    World& world_;
+    GroupState& state_;
+    int position_;
+
+    /// count elements of `type` in bytes, after checking that size() such blocks fit.
+    std::size_t checked_bytes(std::size_t count, DType type) const {
+        std::size_t per = dtype_bytes(type) * static_cast<std::size_t>(size());
+        if (count > std::numeric_limits<std::size_t>::max() / per)
+            throw ExecError("collective of " + std::to_string(count) + " elements is too large");
+        return count * dtype_bytes(type);
+    }
+
+    static void need(const void* p, std::size_t bytes, const char* what) {
+        if (p == nullptr && bytes > 0)
+            throw ExecError(std::string(what) + ": null buffer for a non-empty collective");
+    }
+
+    /// Publishes `s` and waits until every member has; throws Stopped when the run aborts
+    /// first, and ExecError when a member has returned from its body instead of joining.
+    void wait_first(const Slot& s) {
+        std::unique_lock lock(world_.m);
+        if (world_.aborted) throw Stopped();
+        state_.slots[static_cast<std::size_t>(position_)] = s;
+        if (arrive()) return;
+        std::uint64_t gen = state_.generation;
+        int gone = -1;
+        world_.cv.wait(lock, [&] {
+            if (state_.generation != gen || world_.aborted) return true;
+            for (int r : state_.members)
+                if (world_.finished[static_cast<std::size_t>(r)]) {
+                    gone = r;
+                    return true;
+                }
+            return false;
+        });
+        if (state_.generation != gen) return;
+        if (world_.aborted) throw Stopped();
+        throw ExecError("rank " + std::to_string(gone) + " returned without joining the " +
+                        kind_name(s.kind) + " in " + state_.name +
+                        " (every member must make the same collective calls)");
+    }
+
+    /// Waits until every member has finished reading the published buffers. Never abandoned:
+    /// every member that passed wait_first gets here without blocking.
+    void wait_second() {
+        std::unique_lock lock(world_.m);
+        if (arrive()) return;
+        std::uint64_t gen = state_.generation;
+        world_.cv.wait(lock, [&] { return state_.generation != gen; });
+    }
+
+    /// Counts this member in (lock held); true when it was the last and the barrier opens.
+    bool arrive() {
+        if (++state_.arrived < static_cast<int>(state_.members.size())) return false;
+        state_.arrived = 0;
+        ++state_.generation;
+        world_.cv.notify_all();
+        return true;
+    }
+
+    void check_same(const Slot& s) const {
+        for (std::size_t q = 0; q < state_.slots.size(); ++q) {
+            const Slot& o = state_.slots[q];
+            std::string what;
+            if (o.kind != s.kind)
+                what = std::string("calls ") + kind_name(o.kind);
+            else if (o.count != s.count)
+                what = "passes " + std::to_string(o.count) + " elements, not " +
+                       std::to_string(s.count);
+            else if (o.type != s.type)
+                what = "passes another element type";
+            else if (o.op != s.op)
+                what = "reduces with another operation";
+            if (!what.empty())
+                throw ExecError(std::string(kind_name(s.kind)) + " in " + state_.name +
+                                ": member " + std::to_string(q) + " " + what);
+        }
+    }
+
+    /// The rendezvous: publish, compute into a staging buffer from the members' buffers,
+    /// wait until all have read, then write the result into `recv`.
+    template <class Work>
+    void collective(const Slot& s, std::size_t out_bytes, void* recv, Work&& work) {
+        wait_first(s);
+        std::vector<char> staged(out_bytes);
+        std::exception_ptr err;
+        try {
+            check_same(s);
+            work(state_.slots, static_cast<void*>(staged.data()));
+        } catch (...) {
+            err = std::current_exception();
+        }
+        wait_second();
+        if (err) std::rethrow_exception(err);
+        copy_bytes(recv, staged.data(), out_bytes);
+    }
+};
+
+class SimCommunicator final : public Communicator {
+public:
+    SimCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    Group& axis(int k) override {
+        if (k < 0 || k >= static_cast<int>(axes_.size()))
+            throw ExecError("mesh axis " + std::to_string(k) + " is outside a mesh of " +
+                            std::to_string(axes_.size()) + " axes");
+        return *axes_[static_cast<std::size_t>(k)];
+    }
+    Group& world() override { return *world_; }
+    std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
+        return world_->gather(mine);
+    }
+
+    std::vector<std::unique_ptr<SimGroup>> axes_;
+    std::unique_ptr<SimGroup> world_;
+
+private:
+    int rank_;
+    int size_;
+};
+
+} // namespace
+
+void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body) {
+    detail::check_mesh(mesh);
+    const int n = mesh.device_count();
+    const std::size_t axes = mesh.sizes.size();
+
+    World world;
+    world.finished.assign(static_cast<std::size_t>(n), 0);
+
+    std::vector<std::unique_ptr<GroupState>> groups;
+    auto new_group = [&](std::string name, int size) {
+        auto g = std::make_unique<GroupState>();
+        g->name = std::move(name);
+        g->members.assign(static_cast<std::size_t>(size), -1);
+        g->slots.resize(static_cast<std::size_t>(size));
+        groups.push_back(std::move(g));
+        return groups.back().get();
+    };
+
+    std::vector<std::unique_ptr<SimCommunicator>> comms;
+    for (int r = 0; r < n; ++r)
+        comms.push_back(std::make_unique<SimCommunicator>(r, n));
+
+    GroupState* all = new_group("world", n);
+    for (int r = 0; r < n; ++r) {
+        all->members[static_cast<std::size_t>(r)] = r;
+        comms[static_cast<std::size_t>(r)]->world_ = std::make_unique<SimGroup>(world, *all, r);
+    }
+    for (std::size_t k = 0; k < axes; ++k) {
+        // One group per line along axis k: the ranks that agree on every other coordinate.
+        std::map<std::vector<int>, GroupState*> lines;
+        for (int r = 0; r < n; ++r) {
+            std::vector<int> c = mesh.coords(r);
+            int position = c[k];
+            c[k] = -1;
+            GroupState*& g = lines[c];
+            if (g == nullptr) g = new_group("axis " + std::to_string(k), mesh.sizes[k]);
+            g->members[static_cast<std::size_t>(position)] = r;
+            comms[static_cast<std::size_t>(r)]->axes_.push_back(
+                std::make_unique<SimGroup>(world, *g, position));
+        }
+    }
+
+    auto run_rank = [&](int r) {
+        try {
+            body(*comms[static_cast<std::size_t>(r)]);
+        } catch (...) {
+            std::lock_guard lock(world.m);
+            if (!world.aborted) {
+                world.first = std::current_exception();
+                world.aborted = true;
+            }
+            world.cv.notify_all();
+            return;
+        }
+        std::lock_guard lock(world.m);
+        world.finished[static_cast<std::size_t>(r)] = 1;
+        world.cv.notify_all();
+    };
+
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(n));
+    try {
+        for (int r = 0; r < n; ++r)
+            threads.emplace_back(run_rank, r);
+    } catch (...) {
+        // Could not start every thread: stop those that run, then report.
+        {
+            std::lock_guard lock(world.m);
+            if (!world.aborted) {
+                world.first = std::current_exception();
+                world.aborted = true;
+            }
+            world.cv.notify_all();
+        }
+    }
+    for (auto& t : threads)
+        t.join();
+    if (world.first) std::rethrow_exception(world.first);
+}
+
+} // namespace shardscope::exec
