@@ -1,1 +1,351 @@
-// placeholder
+#include "exec/run.hpp"
+
+#include "exec/kernels.hpp"
+#include "exec/reference.hpp"
+#include "semantics/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace shardscope::exec {
+
+using semantics::OpKind;
+
+bool ExecReport::passed() const {
+    return std::all_of(statements.begin(), statements.end(), [](const auto& s) { return s.pass; });
+}
+
+namespace {
+
+double elements(const std::vector<std::int64_t>& shape) {
+    double n = 1;
+    for (auto e : shape)
+        n *= static_cast<double>(e);
+    return n;
+}
+
+/// A statement compares exactly when integer data goes through linear operations only.
+bool linear(const semantics::StatementPlan& sp) {
+    for (const auto& st : sp.steps) {
+        switch (st.op) {
+        case OpKind::Function:
+        case OpKind::Softmax:
+        case OpKind::Divide:
+            return false;
+        case OpKind::Reduce:
+            if (st.function == "mean") return false;
+            break;
+        case OpKind::Linear:
+            if (st.function != "neg") return false;
+            break;
+        default:
+            break;
+        }
+    }
+    for (const auto& v : sp.values)
+        if (!v.constant.empty() &&
+            v.constant.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+    return true;
+}
+
+std::string format_number(double v) {
+    if (v == std::floor(v) && std::abs(v) < 1e15) {
+        std::ostringstream o;
+        o << static_cast<long long>(v);
+        return o.str();
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.5g", v);
+    return buf;
+}
+
+/// A tensor as text: nested brackets, rows on their own lines (as torch prints).
+template <class T>
+std::string tensor_text(const Tensor<T>& t, const std::string& indent) {
+    if (t.shape.empty()) return format_number(t.data.empty() ? 0 : static_cast<double>(t.data[0]));
+    std::vector<std::string> cells;
+    std::size_t width = 0;
+    for (auto v : t.data) {
+        cells.push_back(format_number(static_cast<double>(v)));
+        width = std::max(width, cells.back().size());
+    }
+    std::string out;
+    const std::size_t n = t.shape.size();
+    std::vector<std::int64_t> idx(n, 0);
+    const auto count = static_cast<std::size_t>(t.size());
+    if (count == 0) return "[] (empty shard)";
+    for (std::size_t e = 0; e < count; ++e) {
+        std::size_t opened = 0; // brackets to open before this element
+        for (std::size_t d = n; d-- > 0 && idx[d] == 0;)
+            ++opened;
+        if (e > 0) out += opened > 0 ? ",\n" + indent + std::string(n - opened, ' ') : ", ";
+        out += std::string(opened, '[');
+        out += std::string(width - cells[e].size(), ' ') + cells[e];
+        std::size_t closed = 0;
+        for (std::size_t d = n; d-- > 0;) {
+            if (++idx[d] < t.shape[d]) break;
+            idx[d] = 0;
+            ++closed;
+        }
+        out += std::string(closed, ']');
+    }
+    return out;
+}
+
+std::string placement_text(const semantics::TensorLayout& t) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < t.placements.size(); ++k)
+        out += (k ? ", " : "") + t.placements[k].text();
+    return out + ")";
+}
+
+std::string coords_text(const std::vector<int>& c) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < c.size(); ++k)
+        out += (k ? "," : "") + std::to_string(c[k]);
+    return out + ")";
+}
+
+template <class T>
+std::vector<char> to_bytes(const Tensor<T>& t) {
+    std::vector<char> b(t.data.size() * sizeof(T));
+    if (!b.empty()) std::memcpy(b.data(), t.data.data(), b.size());
+    return b;
+}
+
+/// Every rank's local tensor under `layout`, on the root (empty elsewhere).
+template <class T>
+std::vector<Tensor<T>> gather_locals(Communicator& comm, const Tensor<T>& mine,
+                                     const semantics::TensorLayout& layout,
+                                     const std::vector<int>& labels, const MeshShape& mesh) {
+    auto all = comm.gather_to_root(to_bytes(mine));
+    std::vector<Tensor<T>> out;
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        Tensor<T> t;
+        t.labels = labels;
+        t.shape = local_shape(layout, mesh, mesh.coords(static_cast<int>(r)));
+        t.data.resize(all[r].size() / sizeof(T));
+        if (!all[r].empty()) std::memcpy(t.data.data(), all[r].data(), all[r].size());
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+template <class T>
+std::string show_ranks(const std::vector<Tensor<T>>& locals, const semantics::TensorLayout& layout,
+                       const std::string& name, const MeshShape& mesh) {
+    std::string out;
+    for (std::size_t r = 0; r < locals.size(); ++r) {
+        const auto c = mesh.coords(static_cast<int>(r));
+        std::string head = "  rank " + std::to_string(r) + " " + coords_text(c) + ", " + name +
+                           " " + placement_text(layout) + ": ";
+        out += head + tensor_text(locals[r], std::string(head.size(), ' ')) + "\n";
+    }
+    return out;
+}
+
+template <class T>
+void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& plan,
+              const LabelTable& labels, const ExecOptions& options,
+              const std::vector<Tensor<double>>& reference, ExecReport& report) {
+    RankProgram<T> prog(plan, labels, comm, options.data);
+    const auto mesh = mesh_shape(plan.mesh);
+    const bool root = comm.rank() == 0;
+    const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
+    for (std::size_t s = 0; s < plan.statements.size(); ++s) {
+        const auto& sp = plan.statements[s];
+        prog.run(s);
+        const auto result_labels = labels.labels_at(sp.result);
+        auto locals = gather_locals(comm, prog.stored(sp.target), sp.result, result_labels, mesh);
+        std::string shown;
+        if (!options.show.empty()) {
+            // Inputs as loaded (the first time they appear), then the result if it is NAME.
+            auto it = prog.inputs().find(options.show);
+            const bool has_input = it != prog.inputs().end();
+            // Every rank runs the same plan, so every rank takes this branch alike.
+            if (has_input) {
+                auto in = gather_locals(comm, it->second.first, it->second.second,
+                                        labels.labels_at(it->second.second), mesh);
+                if (root)
+                    shown += show_ranks(in, it->second.second, options.show + " (input)", mesh);
+            }
+            if (sp.target == options.show && root)
+                shown += show_ranks(locals, sp.result, options.show, mesh);
+        }
+        if (!root) continue;
+        StatementRun run;
+        run.line = sp.range.line;
+        run.source = sp.source;
+        run.target = sp.target;
+        run.collectives = prog.executed();
+        run.shown = std::move(shown);
+        const auto got = assemble(locals, sp.result, result_labels, mesh, run.replica_error);
+        const auto& want = reference.at(s);
+        double scale = 0;
+        for (double v : want.data)
+            scale = std::max(scale, std::abs(v));
+        if (got.data.size() != want.data.size()) {
+            run.max_abs_error = INFINITY;
+        } else {
+            for (std::size_t e = 0; e < want.data.size(); ++e) {
+                const double d = std::abs(static_cast<double>(got.data[e]) - want.data[e]);
+                run.max_abs_error = std::isnan(d) ? INFINITY : std::max(run.max_abs_error, d);
+            }
+        }
+        run.max_rel_error = run.max_abs_error / std::max(scale, 1e-30);
+        run.exact = options.data.mode == DataMode::Ints && linear(sp);
+        run.tolerance = run.exact ? 0 : tolerance;
+        run.pass = run.exact ? run.max_abs_error == 0 && run.replica_error == 0
+                             : run.max_rel_error <= tolerance &&
+                                   run.replica_error <= tolerance * std::max(scale, 1.0);
+        report.statements.push_back(std::move(run));
+        if (options.progress) options.progress(s + 1, plan.statements.size());
+    }
+}
+
+} // namespace
+
+double estimate_bytes(const semantics::Plan& plan, const ExecOptions& options) {
+    const double elem = options.f64 ? 8 : 4;
+    // The reference keeps every result (f64); each rank keeps its shards of every result and,
+    // while a statement runs, all of that statement's values; inputs are generated whole.
+    double reference = 0, stored = 0, peak_statement = 0, biggest = 0;
+    for (const auto& sp : plan.statements) {
+        std::vector<std::int64_t> g;
+        for (const auto& a : sp.result.atoms)
+            g.push_back(a.extent);
+        reference += 8 * elements(g);
+        stored += elem * elements(sp.result.local_shape);
+        double statement = 0;
+        for (const auto& v : sp.values) {
+            statement += elem * elements(v.layout.local_shape);
+            std::vector<std::int64_t> vg;
+            for (const auto& a : v.layout.atoms)
+                vg.push_back(a.extent);
+            biggest = std::max(biggest, 8 * elements(vg));
+        }
+        peak_statement = std::max(peak_statement, statement);
+    }
+    const double ranks = options.backend == Backend::Sim
+                             ? static_cast<double>(plan.mesh.device_count())
+                             : 1.0;
+    return 2 * reference + ranks * (stored + 2 * peak_statement + biggest);
+}
+
+ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
+                   const ExecOptions& options) {
+    ExecReport report;
+    report.backend = options.backend == Backend::Sim ? "sim" : "mpi";
+    report.dtype = options.f64 ? "f64" : "f32";
+    report.data = options.data.mode == DataMode::Random   ? "random"
+                  : options.data.mode == DataMode::Arange ? "arange"
+                                                          : "ints";
+    report.ranks = static_cast<int>(plan.mesh.device_count());
+    LabelTable labels;
+    labels.add(plan);
+    const auto mesh = mesh_shape(plan.mesh);
+    if (options.backend == Backend::Sim) {
+        // The reference interns any index the plan lacks; do it before threads share labels.
+        const auto reference = evaluate_reference(program, plan, labels, options.data);
+        set_blas_threads(1);
+        run_sim(mesh, [&](Communicator& comm) {
+            if (options.f64)
+                run_rank<double>(comm, program, plan, labels, options, reference, report);
+            else
+                run_rank<float>(comm, program, plan, labels, options, reference, report);
+        });
+        return report;
+    }
+    auto comm = make_mpi(mesh);
+    report.reporting = comm->rank() == 0;
+    std::vector<Tensor<double>> reference;
+    if (report.reporting) reference = evaluate_reference(program, plan, labels, options.data);
+    if (options.f64)
+        run_rank<double>(*comm, program, plan, labels, options, reference, report);
+    else
+        run_rank<float>(*comm, program, plan, labels, options, reference, report);
+    return report;
+}
+
+namespace {
+std::string collective_text(const semantics::Plan& plan, const Executed& e) {
+    std::string axes;
+    for (int k : e.axes)
+        axes += (axes.empty() ? "" : ",") + plan.mesh.axes.at(static_cast<std::size_t>(k)).name;
+    return std::string(semantics::step_kind_name(e.kind)) + "(" + axes + ")";
+}
+} // namespace
+
+std::string format_exec(const ExecReport& report, const semantics::Plan& plan, bool color) {
+    auto paint = [&](const std::string& s, const char* code) {
+        return color ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
+    };
+    std::ostringstream out;
+    out << "exec: " << report.ranks << (report.ranks == 1 ? " rank" : " ranks") << " on "
+        << report.backend << ", " << report.dtype << ", data " << report.data
+        << "; tolerance: relative error <= "
+        << (report.dtype == "f64" ? "1e-10" : "1e-4")
+        << (report.data == "ints" ? " (linear statements on integer data: exact)" : "") << "\n";
+    int passed = 0;
+    for (const auto& s : report.statements) {
+        out << "line " << s.line << ": " << s.source << "\n";
+        if (s.collectives.empty()) {
+            out << "  ran: no collectives\n";
+        } else {
+            out << "  ran:";
+            for (std::size_t i = 0; i < s.collectives.size(); ++i)
+                out << (i ? "," : "") << " " << collective_text(plan, s.collectives[i]) << " "
+                    << s.collectives[i].tensor << " "
+                    << semantics::format_bytes(s.collectives[i].bytes);
+            out << " (sent per rank)\n";
+        }
+        out << s.shown;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "  max abs error %.3g, max rel error %.3g", s.max_abs_error,
+                      s.max_rel_error);
+        out << buf;
+        if (s.replica_error > 0) {
+            std::snprintf(buf, sizeof buf, ", replicas differ by %.3g", s.replica_error);
+            out << buf;
+        }
+        out << (s.exact ? " (exact)" : "") << "  "
+            << (s.pass ? paint("PASS", "32") : paint("FAIL", "1;31")) << "\n";
+        passed += s.pass;
+    }
+    out << passed << " of " << report.statements.size() << " statements verified\n";
+    return out.str();
+}
+
+std::string exec_to_json(const ExecReport& report, const semantics::Plan& plan) {
+    using nlohmann::json;
+    json statements = json::array();
+    for (const auto& s : report.statements) {
+        json cols = json::array();
+        for (const auto& c : s.collectives)
+            cols.push_back({{"collective", collective_text(plan, c)},
+                            {"tensor", c.tensor},
+                            {"bytes_per_rank", c.bytes}});
+        json j = {{"line", s.line},
+                  {"source", s.source},
+                  {"tensor", s.target},
+                  {"collectives", cols},
+                  {"max_abs_error", s.max_abs_error},
+                  {"max_rel_error", s.max_rel_error},
+                  {"replica_error", s.replica_error},
+                  {"tolerance", s.tolerance},
+                  {"exact", s.exact},
+                  {"pass", s.pass}};
+        if (!s.shown.empty()) j["shown"] = s.shown;
+        statements.push_back(j);
+    }
+    json j = {{"backend", report.backend}, {"dtype", report.dtype},   {"data", report.data},
+              {"ranks", report.ranks},     {"passed", report.passed()}, {"statements", statements}};
+    return j.dump(2);
+}
+
+} // namespace shardscope::exec

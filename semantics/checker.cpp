@@ -62,6 +62,10 @@ struct Context {
     std::vector<Link> links;
     std::map<std::string, ast::FunctionKind> functions;
     bool strict = false;
+    /// Undeclared ranges default small (for the executor): twice the least common multiple
+    /// of the device counts the index is sharded over, so every sharding divides evenly.
+    bool small_defaults = false;
+    FlatMap<IndexId, std::int64_t> shard_lcm; ///< per index name (primes 0)
     std::vector<Diagnostic>* diagnostics = nullptr;
     std::set<IndexId> defaulted;                  ///< ranges that took the default (noted once)
     std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
@@ -122,8 +126,13 @@ struct Context {
     std::int64_t range(const IndexId& i) const {
         if (auto it = ranges.find(i); it != ranges.end()) return it->second;
         if (auto it = ranges.find({i.name, 0}); it != ranges.end()) return it->second;
+        if (small_defaults) {
+            auto it = shard_lcm.find({i.name, 0});
+            return 2 * (it == shard_lcm.end() ? 1 : it->second);
+        }
         return kDefaultRange;
     }
+
     bool has_range(const IndexId& i) const { return ranges.count(i) || ranges.count({i.name, 0}); }
 
     int bytes_of(const std::string& tensor) const {
@@ -160,6 +169,7 @@ struct Value {
     FlatMap<IndexId, std::vector<int>> sharding; ///< index -> mesh axes, major to minor
     FlatMap<int, std::string> partial;           ///< axis -> "sum" | "max"
     int elem_bytes = 4;
+    int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
 
     IndexSet indices() const {
         IndexSet s;
@@ -242,6 +252,8 @@ public:
     bool fixed_up = false; ///< a fix was needed (the plan is chosen, not implied)
     bool failed = false;   ///< an error stopped the evaluation
     std::vector<std::string> notes;
+    std::vector<ValueInfo> values; ///< the data flow (reporting runs only)
+    int result_id = -1;            ///< the value the statement stores
 
     // ---- diagnostics (only on the reporting run) -------------------------------------------
 
@@ -318,7 +330,44 @@ public:
         }
         for (std::size_t k = 0; k < ctx_.mesh.axes.size(); ++k)
             t.placements.push_back(v.placement(static_cast<int>(k)));
+        for (const auto& d : v.dims)
+            for (const auto& p : d.parts) {
+                auto it = v.sharding.find(p);
+                t.atoms.push_back(
+                    {p, ctx_.range(p), it == v.sharding.end() ? std::vector<int>{} : it->second});
+            }
         return t;
+    }
+
+    // ---- the data flow ----------------------------------------------------------------------
+
+    /// A new value of the data flow with `v`'s layout (recorded on reporting runs only; ids are
+    /// the same on every run).
+    int new_value(const Value& v, std::string load = {}, std::string constant = {}) {
+        if (report_) values.push_back({layout(v), std::move(load), std::move(constant)});
+        return value_count_++;
+    }
+    /// The last step turned value `in` into `v`, a new value.
+    void flow(int in, Value& v) {
+        auto& s = steps.back();
+        s.inputs = {in};
+        v.id = new_value(v);
+        s.output = v.id;
+    }
+    /// The last step computes `out` from `ins` with `op`.
+    Step& compute(OpKind op, std::vector<int> ins, Value& out) {
+        auto& s = steps.back();
+        s.op = op;
+        s.inputs = std::move(ins);
+        out.id = new_value(out);
+        s.output = out.id;
+        return s;
+    }
+    static std::vector<int> ids_of(const std::vector<Value>& vs) {
+        std::vector<int> out;
+        for (const auto& v : vs)
+            out.push_back(v.id);
+        return out;
     }
 
     // ---- steps ------------------------------------------------------------------------------
@@ -354,18 +403,22 @@ public:
     /// P -> R on axis k.
     void all_reduce(Value& v, int k, const std::string& why) {
         const auto op = v.partial[k];
+        const int in = v.id;
         add_collective(StepKind::AllReduce, k, v, local_bytes(v), local_bytes(v),
                        "all-reduce " + v.name + " over " + ctx_.axis_label(k) + " (" + op +
                            "): " + why);
         v.partial.erase(k);
+        flow(in, v);
     }
     /// P -> S(i) on axis k.
     void reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why) {
+        const int in = v.id;
         add_collective(StepKind::ReduceScatter, k, v, local_bytes(v), local_bytes(v),
                        "reduce-scatter " + v.name + " over " + ctx_.axis_label(k) + " onto " +
                            i.text() + ": " + why);
         v.partial.erase(k);
         v.sharding[i].push_back(k);
+        flow(in, v);
     }
     /// S -> R on axis k (and every axis minor to it on the same index, which must go too).
     void all_gather(Value& v, int k, const std::string& why) {
@@ -376,26 +429,32 @@ public:
         for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a) {
             const int ax = axes[static_cast<std::size_t>(a)];
             const double gathered = local_bytes(v) * static_cast<double>(ctx_.axis_size(ax));
+            const int in = v.id;
             add_collective(StepKind::AllGather, ax, v, gathered, local_bytes(v),
                            "all-gather " + v.name + " over " + ctx_.axis_label(ax) + " (unshard " +
                                i->text() + "): " + why);
             v.unshard(ax);
+            flow(in, v);
         }
     }
     /// S(i) -> S(j) on axis k.
     void all_to_all(Value& v, int k, const IndexId& j, const std::string& why) {
         auto i = v.sharded_on(k);
+        const int in = v.id;
         add_collective(StepKind::AllToAll, k, v, local_bytes(v), local_bytes(v),
                        "all-to-all " + v.name + " over " + ctx_.axis_label(k) + " (" +
                            (i ? i->text() : "?") + " -> " + j.text() + "): " + why);
         v.unshard(k);
         v.sharding[j].push_back(k);
+        flow(in, v);
     }
     void slice(Value& v, int k, const IndexId& i, const std::string& why) {
+        const int in = v.id;
         v.sharding[i].push_back(k);
         add_local(StepKind::Slice, v, {},
                   "slice " + v.name + " locally along " + i.text() + " over " + ctx_.axis_label(k) +
                       ": " + why);
+        flow(in, v);
     }
 
     std::string temp_name() { return "%" + std::to_string(++temps_); }
@@ -512,6 +571,7 @@ public:
                     have.sharding[target] = s->second;
                 }
             }
+            have.id = new_value(have, v->name);
             if (!writes_placement(r)) {
                 if (report_) operands.push_back(layout(have));
                 return have;
@@ -537,6 +597,7 @@ public:
             if (report_) operands.push_back(layout(have));
             return have;
         }
+        v->id = new_value(*v, v->name);
         if (report_) operands.push_back(layout(*v));
         return v;
     }
@@ -578,10 +639,12 @@ public:
                           "} marker, or shard the left-hand side along " + from.index.text());
                 return;
             } else if (from.kind == Kind::Replicate && to.kind == Kind::Partial) {
+                const int in = have.id;
                 have.partial[k] = to.reduce;
                 add_local(StepKind::Compute, have, "keep one copy",
                           "R -> P on " + ctx_.axis_label(k) +
                               ": keep one device's copy, zero the others (local)");
+                compute(OpKind::KeepOne, {in}, have).mesh_axes = {k};
             } else if (from.kind == Kind::Shard && to.kind == Kind::Replicate) {
                 all_gather(have, k, why);
             } else if (from.kind == Kind::Shard && to.kind == Kind::Shard &&
@@ -625,6 +688,9 @@ public:
                     s.time_s = collective_time(StepKind::AllToAll, n, s.bytes_per_device, slowest);
                     s.reason = "reorder the mesh axes of " + i.text() + " (major to minor): " + why;
                     steps.push_back(s);
+                    const int in = have.id;
+                    it->second = axes_want;
+                    flow(in, have);
                 }
                 it->second = axes_want;
             }
@@ -684,10 +750,11 @@ public:
         return ops;
     }
 
-    std::optional<Value> eval_node(const ast::Number&, const ast::Expr&, const IndexSet&) {
+    std::optional<Value> eval_node(const ast::Number& n, const ast::Expr&, const IndexSet&) {
         Value v;
         v.name = "scalar";
         v.elem_bytes = ctx_.dtype_bytes;
+        v.id = new_value(v, {}, n.text);
         return v;
     }
 
@@ -849,11 +916,15 @@ public:
             for (auto& v : ops) {
                 if (!v.has(i)) continue;
                 auto& mine = v.sharding[i];
-                for (std::size_t a = mine.size(); a < target.size(); ++a)
+                while (mine.size() < target.size()) {
+                    const int in = v.id;
+                    const int k = target[mine.size()];
                     add_local(StepKind::Slice, v, {},
                               "slice " + v.name + " locally along " + i.text() + " over " +
-                                  ctx_.axis_label(target[a]) + " (free)");
-                mine = target;
+                                  ctx_.axis_label(k) + " (free)");
+                    mine.push_back(k);
+                    flow(in, v);
+                }
             }
             if (outside.count(i)) out.sharding[i] = target;
         }
@@ -911,6 +982,7 @@ public:
         moved += local_bytes(out);
         add_local(StepKind::Compute, out, spec + " -> " + out_spec, "local einsum", flops, moved,
                   true);
+        compute(OpKind::Einsum, ids_of(ops), out);
         return out;
     }
 
@@ -925,16 +997,19 @@ public:
         const auto kind = ctx_.function_kind(c.function);
         const int axes = static_cast<int>(ctx_.mesh.axes.size());
         const auto elems = local_elements(v);
-        auto finish = [&](const std::string& detail) {
+        auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
             Value out = v;
             out.name = temp_name();
             add_local(StepKind::Compute, out, detail, c.function + " (local)", elems,
                       2 * local_bytes(v));
+            auto& s = compute(op, {v.id}, out);
+            s.function = c.function;
+            if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
             return out;
         };
         switch (kind) {
         case ast::FunctionKind::Linear:
-            return finish(c.function);
+            return finish(c.function, OpKind::Linear);
         case ast::FunctionKind::Elementwise:
             for (int k = 0; k < axes; ++k)
                 if (v.partial.count(k)) {
@@ -972,6 +1047,7 @@ public:
             Value out = without(v, gone, op);
             add_local(StepKind::Compute, out, c.function, c.function + " over the local shard",
                       elems, local_bytes(v));
+            compute(OpKind::Reduce, {v.id}, out).function = c.function;
             return out;
         }
         case ast::FunctionKind::Softmax: {
@@ -1003,11 +1079,15 @@ public:
                             StepKind::AllReduce, k, stats, local_bytes(stats), local_bytes(stats),
                             "all-reduce the row maximum of " + v.name + " over " +
                                 ctx_.axis_label(k) + ": softmax along sharded " + along.text());
+                        steps.back().inputs = {v.id}; // performed by the softmax step
+                        steps.back().function = "max";
                         stats.name = v.name + ".sum";
                         add_collective(
                             StepKind::AllReduce, k, stats, local_bytes(stats), local_bytes(stats),
                             "all-reduce the row sum of " + v.name + " over " + ctx_.axis_label(k) +
                                 ": softmax along sharded " + along.text());
+                        steps.back().inputs = {v.id};
+                        steps.back().function = "sum";
                     } else {
                         all_gather(v, k, "softmax along sharded " + along.text());
                         break;
@@ -1018,7 +1098,7 @@ public:
                                    ", which is sharded, needs communication",
                                "all-gather " + along.text() + " first, explicitly", false);
             }
-            return finish("softmax_" + along.text());
+            return finish("softmax_" + along.text(), OpKind::Softmax);
         }
         case ast::FunctionKind::Collective:
             return explicit_collective(c, std::move(v), e);
@@ -1054,15 +1134,16 @@ public:
                 if (v.partial.count(k)) {
                     all_reduce(v, k, why);
                 } else if (v.sharded_on(k) && *v.sharded_on(k) == i) {
-                    // A sum over a device index: local nothing, the cross-device sum is the
-                    // all-reduce.
-                    v.partial[k] = "sum";
-                    v.unshard(k);
-                    v.dims.erase(std::remove_if(v.dims.begin(), v.dims.end(),
-                                                [&](const Dim& d) {
-                                                    return d.parts.size() == 1 && d.parts[0] == i;
-                                                }),
-                                 v.dims.end());
+                    // A sum over a device index: the local sum over this device's chunk,
+                    // then the cross-device sum is the all-reduce.
+                    IndexSet gone;
+                    gone.insert(i);
+                    const double elems = local_elements(v);
+                    Value out = without(v, gone, "sum");
+                    add_local(StepKind::Compute, out, "sum " + i.text(),
+                              "sum over the local chunk of " + i.text(), elems, local_bytes(v));
+                    compute(OpKind::Reduce, {v.id}, out).function = "sum";
+                    v = std::move(out);
                     all_reduce(v, k, why);
                 } else {
                     error("S124", e.range,
@@ -1097,7 +1178,7 @@ public:
 
     /// a + b, a - b, a / b: operands agree per axis (broadcast allowed).
     std::optional<Value> combine(std::vector<Value>& ops, bool quotient,
-                                 const ast::SourceRange& at) {
+                                 const ast::SourceRange& at, std::vector<bool> negated = {}) {
         const int axes = static_cast<int>(ctx_.mesh.axes.size());
         for (int k = 0; k < axes; ++k) {
             keep_one_sharded_index(ops, k, at, "the operation");
@@ -1139,10 +1220,12 @@ public:
             if (sharded)
                 for (auto& v : ops)
                     if (v.has(*sharded) && !v.sharded_on(k)) {
+                        const int in = v.id;
                         v.sharding[*sharded].push_back(k);
                         add_local(StepKind::Slice, v, {},
                                   "slice " + v.name + " locally along " + sharded->text() +
                                       " (free)");
+                        flow(in, v);
                     }
         }
         Value out;
@@ -1165,14 +1248,26 @@ public:
             moved += local_bytes(v);
         add_local(StepKind::Compute, out, quotient ? "divide" : "add", "elementwise (local)",
                   local_elements(out), moved + local_bytes(out));
+        negated.resize(ops.size(), false);
+        compute(quotient ? OpKind::Divide : OpKind::Add, ids_of(ops), out).negated =
+            quotient ? std::vector<bool>{} : negated;
         return out;
     }
 
     std::optional<Value> eval_node(const ast::Sum& s, const ast::Expr& e, const IndexSet& outside) {
         auto ops = eval_operands(s.terms, outside);
         if (!ops) return std::nullopt;
-        if (ops->size() == 1) return ops->front(); // negation is linear
-        return combine(*ops, false, e.range);
+        if (ops->size() == 1) {
+            // Negation is linear: placements pass through.
+            if (s.negated.empty() || !s.negated[0]) return ops->front();
+            Value out = ops->front();
+            out.name = temp_name();
+            add_local(StepKind::Compute, out, "neg", "negation (local)", local_elements(out),
+                      2 * local_bytes(out));
+            compute(OpKind::Linear, {ops->front().id}, out).function = "neg";
+            return out;
+        }
+        return combine(*ops, false, e.range, s.negated);
     }
 
     std::optional<Value> eval_node(const ast::Quotient& q, const ast::Expr& e,
@@ -1232,9 +1327,11 @@ public:
         Value out = without(v, gone, "sum");
         for (const auto& i : gone)
             names += (names.empty() ? "" : " ") + i.text();
+        const int in = v.id;
         v = std::move(out);
         add_local(StepKind::Compute, v, "sum " + names,
                   "sum over " + names + " (absent from the left-hand side)", elems, bytes);
+        compute(OpKind::Reduce, {in}, v).function = "sum";
     }
 
     std::optional<Value> equation(const ast::Equation& eq, const ast::SourceRange& at) {
@@ -1255,6 +1352,7 @@ public:
         reduce_leftovers(*rhs, outside);
         // The left-hand side states the result's placement.
         transition(*rhs, *lhs, at, "the left-hand side asks for it");
+        result_id = rhs->id;
         Value result = *lhs;
         result.sharding = lhs->sharding;
         result.partial = lhs->partial;
@@ -1322,9 +1420,6 @@ public:
             bool reshaped = cur->dims.size() != next->dims.size();
             for (std::size_t d = 0; !reshaped && d < cur->dims.size(); ++d)
                 reshaped = cur->dims[d].parts != next->dims[d].parts;
-            if (reshaped)
-                add_local(StepKind::Split, *next, {},
-                          "reshape " + next->name + " (split or merge indices, free)");
             // Express the current sharding in atoms, then move it to the next layout.
             Value have = *next;
             have.sharding.clear();
@@ -1337,12 +1432,20 @@ public:
                 if (!parts.empty()) target = parts.front();
                 have.sharding[target] = axes;
             }
+            have.id = cur->id;
+            if (reshaped) {
+                add_local(StepKind::Split, have, {},
+                          "reshape " + next->name + " (split or merge indices, free)");
+                flow(cur->id, have);
+            }
             transition(have, *next, st.to.range, "the chain asks for it");
+            result_id = have.id;
             std::vector<std::string> cols;
             for (std::size_t s = before; s < steps.size(); ++s)
                 if (is_collective(steps[s].kind)) cols.push_back(collective_text(ctx_, steps[s]));
             step_collectives.push_back(cols);
             cur = *next;
+            cur->id = have.id;
         }
         return cur;
     }
@@ -1353,6 +1456,7 @@ private:
     std::vector<int> fixed_;
     bool report_;
     int temps_ = 0;
+    int value_count_ = 0;
 };
 
 // =============================================================================================
@@ -1450,6 +1554,10 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     }
                 }
                 if (!ok) continue;
+                if (ctx.small_defaults) {
+                    auto& l = ctx.shard_lcm[{id.name, 0}];
+                    l = std::lcm(l == 0 ? 1 : l, size);
+                }
                 if (auto o = ctx.range_origin.find(id); o != ctx.range_origin.end() &&
                                                         o->second.rfind("device index", 0) == 0 &&
                                                         ctx.range(id) != size) {
@@ -1621,6 +1729,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
     Context ctx;
     ctx.diagnostics = &plan.diagnostics;
     ctx.strict = options.strict;
+    ctx.small_defaults = options.small_defaults;
     declare(ctx, program, options);
     infer_ranges(ctx, program);
     check_splits(ctx, program);
@@ -1772,6 +1881,8 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         sp.pretty = parser::print(*s, {true});
         sp.steps = ev.steps;
         sp.operands = ev.operands;
+        sp.values = std::move(ev.values);
+        sp.result_value = ev.result_id;
         sp.collectives = collectives_of(ctx, ev.steps);
         sp.chosen = ev.fixed_up;
         for (const auto& st : sp.steps) {
@@ -1870,7 +1981,10 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
             ctx.diag(Severity::Note, "S501", s->range,
                      std::string(defaulted.size() == 1 ? "index " : "indices ") + names +
                          (defaulted.size() == 1 ? " has" : " have") +
-                         " no declared range; costs assume " + std::to_string(kDefaultRange),
+                         " no declared range; " +
+                         (ctx.small_defaults ? std::string("small defaults that every sharding "
+                                                           "divides are used")
+                                             : "costs assume " + std::to_string(kDefaultRange)),
                      "declare the ranges, e.g. 'dim" + example + "'");
         }
         // Chain step labels are expectations for that step.
@@ -1901,6 +2015,8 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
                          key +
                          ", which no earlier statement defines: it is a program input, as written");
         defined[key] = *result;
+        sp.target = key;
+        if (eq) sp.assign = static_cast<Assign>(eq->op);
         plan.statements.push_back(std::move(sp));
         last = &plan.statements.back();
     }

@@ -18,6 +18,9 @@ struct CheckOptions {
     /// The program's text, so that StatementPlan::source is the statement as written (when
     /// empty, it is the canonical form).
     std::string_view text;
+    /// Undeclared ranges default to small values that every sharding divides (for running a
+    /// plan), instead of the cost model's 1024.
+    bool small_defaults = false;
 };
 
 /// Checks a whole program. Diagnostics (with stable codes S...) go into Plan::diagnostics;

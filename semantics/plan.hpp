@@ -46,6 +46,17 @@ struct Placement {
     bool operator==(const Placement&) const = default;
 };
 
+/// One index of a tensor's storage (written dimensions flattened into their parts): its
+/// global extent and the mesh axes it is sharded over, major to minor. Sharding over several
+/// axes chunks recursively, as DTensor does: torch.chunk over the first axis, then the chunk
+/// over the next.
+struct AtomLayout {
+    IndexId index;
+    std::int64_t extent = 1;
+    std::vector<int> axes;
+    bool operator==(const AtomLayout&) const = default;
+};
+
 /// One tensor occurrence or intermediate: indices, placements per mesh axis, shapes.
 struct TensorLayout {
     std::string tensor;                ///< `W^0`, or `%3` for an intermediate
@@ -53,6 +64,7 @@ struct TensorLayout {
     std::vector<Placement> placements; ///< one per mesh axis
     std::vector<std::int64_t> global_shape;
     std::vector<std::int64_t> local_shape; ///< on device 0 (the largest chunk when uneven)
+    std::vector<AtomLayout> atoms;         ///< the storage, for the executor
     bool operator==(const TensorLayout&) const = default;
 };
 
@@ -68,6 +80,21 @@ enum class StepKind {
     Split,         ///< a reshape that splits or merges indices, free
 };
 
+/// What a local step computes: the executor's instruction. Its operands and result are
+/// values of the statement (StatementPlan::values), whose layouts say which indices are
+/// contracted, reduced or kept.
+enum class OpKind {
+    None,     ///< a collective, a slice or a reshape: the layouts say it all
+    Einsum,   ///< product of the inputs, contracting indices absent from the output
+    Function, ///< an elementwise function (`function`) of one input
+    Linear,   ///< a linear function (`function`) of one input: partial values pass through
+    Softmax,  ///< softmax along `index`; a sharded `index` all-reduces its row statistics
+    Reduce,   ///< `function` ("sum", "max", "mean") over the indices absent from the output
+    Add,      ///< sum of the inputs, each negated or not (`negated`), with broadcasting
+    Divide,   ///< first input over the second, with broadcasting
+    KeepOne,  ///< R -> P: the device at coordinate 0 of the axis keeps its copy, others zero
+};
+
 std::string_view step_kind_name(StepKind kind); ///< "compute", "all-reduce", ...
 bool is_collective(StepKind kind);
 
@@ -81,6 +108,13 @@ struct Step {
     double flops_per_device = 0; ///< compute
     double time_s = 0;           ///< estimated
     std::string reason;          ///< why, in words
+    // The data flow, for the executor.
+    OpKind op = OpKind::None;
+    std::vector<int> inputs;   ///< the values read (StatementPlan::values)
+    int output = -1;           ///< the value written; -1: performed inside the next step
+    std::string function;      ///< Function: its name; Reduce: "sum", "max" or "mean"
+    IndexId index;             ///< Softmax: the index it normalises along
+    std::vector<bool> negated; ///< Add: per input
     bool operator==(const Step&) const = default;
 };
 
@@ -101,6 +135,17 @@ struct Alternative {
     bool operator==(const Alternative&) const = default;
 };
 
+/// One value of a statement's data flow: every step writes a new one (single assignment).
+struct ValueInfo {
+    TensorLayout layout;
+    std::string load;     ///< read from the program state: this tensor (earlier result or input)
+    std::string constant; ///< a number, as written
+    bool operator==(const ValueInfo&) const = default;
+};
+
+/// How a statement stores its result.
+enum class Assign { Define, Update, Accumulate }; ///< `=`, `:=`, `+=`
+
 /// The plan of one equation or chain.
 struct StatementPlan {
     ast::SourceRange range;
@@ -113,6 +158,10 @@ struct StatementPlan {
     std::vector<Alternative> alternatives;
     bool chosen = false; ///< not computable as written: the cheapest legal fix was chosen
     Cost cost;
+    std::vector<ValueInfo> values; ///< the data flow the steps read and write
+    int result_value = -1;         ///< the value the statement stores...
+    std::string target;            ///< ...as this tensor (its layout is `result`)
+    Assign assign = Assign::Define;
     bool operator==(const StatementPlan&) const = default;
 };
 

@@ -1,0 +1,166 @@
+// `shardscope exec`: run every statement's plan on real ranks and verify it against the
+// single-device result.
+#include "commands.hpp"
+#include "inputs.hpp"
+
+#include "exec/comm.hpp"
+#include "exec/run.hpp"
+#include "parser/parser.hpp"
+#include "semantics/checker.hpp"
+#include "semantics/report.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace shardscope::app {
+
+namespace {
+
+struct ExecCliOptions {
+    std::string file;
+    std::string backend = "sim";
+    std::string data = "random";
+    std::uint64_t seed = 0;
+    std::string dtype;
+    std::string show;
+    std::string mesh;
+    bool json = false;
+};
+
+/// Memory this machine can give a run: MemAvailable from /proc/meminfo (0 if unknown).
+double available_bytes() {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    double kib = 0;
+    std::string unit;
+    while (in >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib * 1024;
+    return 0;
+}
+
+int run_exec(const ExecCliOptions& o) {
+    exec::ExecOptions eo;
+    eo.backend = o.backend == "mpi" ? exec::Backend::Mpi : exec::Backend::Sim;
+    eo.data.mode = o.data == "arange" ? exec::DataMode::Arange
+                   : o.data == "ints" ? exec::DataMode::Ints
+                                      : exec::DataMode::Random;
+    eo.data.seed = o.seed;
+    eo.f64 = o.dtype.empty() ? eo.data.mode == exec::DataMode::Ints : o.dtype == "f64";
+    eo.show = o.show;
+    const bool mpi = eo.backend == exec::Backend::Mpi;
+    if (mpi && !exec::mpi_available()) {
+        std::cerr << "shardscope: error: this shardscope was built without MPI (install "
+                     "libopenmpi-dev and rebuild)\n";
+        return kExitUsage;
+    }
+    if (mpi && !exec::launched_by_mpirun()) {
+        std::cerr << "shardscope: error: --backend mpi runs one process per rank: start it as "
+                     "'mpirun -np N shardscope exec --backend mpi "
+                  << o.file << "'\n";
+        return kExitUsage;
+    }
+    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
+        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
+                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
+        return kExitUsage;
+    }
+    auto source = load_source(o.file);
+    if (!source) return kExitUsage;
+    const auto parsed = parser::parse(*source);
+    const bool color = stderr_color();
+    if (parsed.has_errors()) {
+        for (const auto& d : parsed.diagnostics)
+            std::cerr << format_diagnostic(*source, d, color);
+        std::cerr << "shardscope: error: " << o.file << " has syntax errors; nothing ran\n";
+        return kExitInputErrors;
+    }
+    semantics::CheckOptions co;
+    co.text = source->text();
+    co.small_defaults = true;
+    if (!o.mesh.empty()) co.mesh = o.mesh;
+    const auto plan = semantics::check(parsed.program, co);
+    if (plan.errors() > 0) {
+        for (const auto& d : plan.diagnostics)
+            if (d.severity != Severity::Note) std::cerr << format_diagnostic(*source, d, color);
+        std::cerr << "shardscope: error: " << o.file << " has " << plan.errors()
+                  << (plan.errors() == 1 ? " error" : " errors")
+                  << " (shardscope check explains them); nothing ran\n";
+        return kExitInputErrors;
+    }
+    if (plan.mesh.device_count() > 4096) {
+        std::cerr << "shardscope: error: the mesh has " << plan.mesh.device_count()
+                  << " devices; exec runs at most 4096 ranks\n";
+        return kExitUsage;
+    }
+    const double need = exec::estimate_bytes(plan, eo);
+    const double have = available_bytes();
+    if (have > 0 && need > 0.8 * have) {
+        std::cerr << "shardscope: error: this run needs about " << semantics::format_bytes(need)
+                  << " of memory but " << semantics::format_bytes(have)
+                  << " is available; declare smaller ranges with 'dim'\n";
+        return kExitUsage;
+    }
+    // Progress on stderr, for runs longer than a second, when stderr is a terminal.
+    const auto start = std::chrono::steady_clock::now();
+    bool drew = false;
+    if (isatty(2)) {
+        eo.progress = [&](std::size_t done, std::size_t total) {
+            const double s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (s < 1.0 && !drew) return;
+            drew = true;
+            const int width = 30;
+            const int filled = static_cast<int>(width * done / std::max<std::size_t>(total, 1));
+            std::fprintf(stderr, "\r[%s%s] %zu/%zu statements, %.1fs", std::string(filled, '#').c_str(),
+                         std::string(width - filled, ' ').c_str(), done, total, s);
+            std::fflush(stderr);
+        };
+    }
+    try {
+        const auto report = exec::execute(parsed.program, plan, eo);
+        if (drew) std::fprintf(stderr, "\r%60s\r", "");
+        if (mpi) exec::finalize_mpi();
+        if (!report.reporting) return kExitOk;
+        if (o.json)
+            std::cout << exec::exec_to_json(report, plan) << "\n";
+        else
+            std::cout << exec::format_exec(report, plan, terminal_color(1)) << std::flush;
+        return report.passed() ? kExitOk : kExitInputErrors;
+    } catch (const std::exception& e) {
+        if (drew) std::fprintf(stderr, "\n");
+        std::cerr << "shardscope: error: " << e.what() << "\n";
+        if (mpi) exec::abort_mpi(kExitInputErrors);
+        return kExitInputErrors;
+    }
+}
+
+} // namespace
+
+void add_exec_command(CLI::App& app, int& exit_code) {
+    auto opts = std::make_shared<ExecCliOptions>();
+    auto* cmd = app.add_subcommand(
+        "exec", "Run each statement's plan on real ranks and verify it against one device");
+    cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
+    cmd->add_option("--backend", opts->backend, "sim (threads, default) or mpi (under mpirun)")
+        ->check(CLI::IsMember({"sim", "mpi"}));
+    cmd->add_option("--data", opts->data,
+                    "Inputs: random (seeded, default), arange (1, 2, 3, ... row-major) or ints "
+                    "(small integers; linear statements compare exactly)")
+        ->check(CLI::IsMember({"random", "arange", "ints"}));
+    cmd->add_option("--seed", opts->seed, "Seed for random and ints data (default 0)");
+    cmd->add_option("--dtype", opts->dtype, "f32 or f64 (default f32; f64 with --data ints)")
+        ->check(CLI::IsMember({"f32", "f64"}));
+    cmd->add_option("--show", opts->show,
+                    "Print every rank's local tensor of NAME (an input or a result) and its "
+                    "placement");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_flag("--json", opts->json, "Print a JSON report");
+    cmd->callback([opts, &exit_code] { exit_code = run_exec(*opts); });
+}
+
+} // namespace shardscope::app

@@ -1,0 +1,78 @@
+// One rank's execution of a Plan: each statement's steps in order over this rank's local
+// shards, every collective through the communicator. Nothing is recomputed: placements, local
+// shapes and the operations all come from the plan's data flow.
+#pragma once
+
+#include "exec/comm.hpp"
+#include "exec/data.hpp"
+#include "exec/layout.hpp"
+#include "exec/tensor.hpp"
+#include "semantics/plan.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardscope::exec {
+
+/// A collective as it ran on this rank: what, over which axes, and the bytes this rank sent.
+struct Executed {
+    semantics::StepKind kind = semantics::StepKind::AllReduce;
+    std::vector<int> axes;
+    std::string tensor;
+    double bytes = 0;
+};
+
+template <class T>
+class RankProgram {
+public:
+    RankProgram(const semantics::Plan& plan, const LabelTable& labels, Communicator& comm,
+                const DataOptions& data);
+
+    /// Runs statement `s` of the plan on this rank and stores its result.
+    void run(std::size_t s);
+
+    /// This rank's local tensor of a stored result, labelled as its layout's atoms.
+    const Tensor<T>& stored(const std::string& key) const;
+    /// The program inputs the last statement loaded, as this rank holds them.
+    const std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>>& inputs() const {
+        return inputs_;
+    }
+    /// The collectives the last statement ran.
+    const std::vector<Executed>& executed() const { return executed_; }
+
+private:
+    struct Stored {
+        Tensor<T> local;
+        semantics::TensorLayout layout;
+    };
+
+    Tensor<T> load(const semantics::ValueInfo& v);
+    void collective(const semantics::StatementPlan& sp, const semantics::Step& st);
+    void local_step(const semantics::StatementPlan& sp, const semantics::Step& st);
+    /// Moves `x` from layout `from` to layout `to` (same atoms, same partials): gathers, then
+    /// slices, along the mesh axes that change.
+    Tensor<T> redistribute(Tensor<T> x, const semantics::TensorLayout& from,
+                           const semantics::TensorLayout& to, const std::string& name);
+    Tensor<T> gather_last(const Tensor<T>& x, int label, std::int64_t extent,
+                          std::vector<int>& axes, const std::string& name);
+    Tensor<T> slice_onto(const Tensor<T>& x, int label, int k);
+    const Tensor<T>& value(int id) const;
+
+    const semantics::Plan& plan_;
+    const LabelTable& labels_;
+    Communicator& comm_;
+    DataOptions data_;
+    MeshShape mesh_;
+    std::vector<int> coords_;
+    std::map<std::string, Stored> state_;
+    std::vector<Tensor<T>> values_;
+    std::vector<bool> have_;
+    std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
+    std::vector<Executed> executed_;
+};
+
+extern template class RankProgram<float>;
+extern template class RankProgram<double>;
+
+} // namespace shardscope::exec
