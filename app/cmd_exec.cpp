@@ -30,6 +30,7 @@ struct ExecCliOptions {
     std::string show;
     std::string mesh;
     bool json = false;
+    bool small = false;
 };
 
 /// Memory this machine can give a run: MemAvailable from /proc/meminfo (0 if unknown).
@@ -82,6 +83,7 @@ int run_exec(const ExecCliOptions& o) {
     semantics::CheckOptions co;
     co.text = source->text();
     co.small_defaults = true;
+    co.ignore_dims = o.small;
     if (!o.mesh.empty()) co.mesh = o.mesh;
     const auto plan = semantics::check(parsed.program, co);
     if (plan.errors() > 0) {
@@ -159,6 +161,9 @@ void add_exec_command(CLI::App& app, int& exit_code) {
                     "Print every rank's local tensor of NAME (an input or a result) and its "
                     "placement");
     cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_flag("--small", opts->small,
+                  "Ignore the dim declarations and run at small ranges that every sharding "
+                  "divides (where a plan's choices depend on sizes, they may differ)");
     cmd->add_flag("--json", opts->json, "Print a JSON report");
     cmd->callback([opts, &exit_code] { exit_code = run_exec(*opts); });
 }

@@ -1424,12 +1424,19 @@ public:
             Value have = *next;
             have.sharding.clear();
             have.partial = cur->partial;
-            for (const auto& [i, axes] : cur->sharding) {
-                // A sharded split parent shards its major part.
-                IndexId target = i;
-                std::vector<Dim> one{{{i}, i.text()}};
+            // A sharded index shards its major atom; in the next layout, that is the index whose
+            // own major atom it is (`g` of `(g n)` is `m` once `split m -> g n` merges them).
+            auto major_atom = [&](const IndexId& x) {
+                std::vector<Dim> one{{{x}, x.text()}};
                 auto parts = atoms(one, learned);
-                if (!parts.empty()) target = parts.front();
+                return parts.empty() ? x : parts.front();
+            };
+            for (const auto& [i, axes] : cur->sharding) {
+                const auto a0 = major_atom(i);
+                IndexId target = a0;
+                for (const auto& d : next->dims)
+                    for (const auto& p : d.parts)
+                        if (major_atom(p) == a0) target = p;
                 have.sharding[target] = axes;
             }
             have.id = cur->id;
@@ -1480,6 +1487,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
             ctx.mesh.devices = m->devices;
             ctx.has_mesh = true;
         } else if (const auto* d = std::get_if<ast::DimDecl>(&s->node)) {
+            if (options.ignore_dims) continue;
             for (const auto& b : d->bindings) {
                 const auto id = id_of(b.index);
                 if (auto it = ctx.ranges.find(id); it != ctx.ranges.end() && it->second != b.size)
@@ -1575,8 +1583,35 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 ctx.range_origin[id] = "device index of axis " + axes;
             }
     };
+    // A chain that groups an index (x_{bsd} -> x_{(r c) s d}) splits it as a declaration does:
+    // the ranges must multiply out.
+    auto splits = ctx.splits;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        const auto* ch = s ? std::get_if<ast::Chain>(&s->node) : nullptr;
+        if (!ch) continue;
+        const ast::TensorRef* cur = &ch->from;
+        for (const auto& st : ch->steps) {
+            if (cur->dims.size() == st.to.dims.size())
+                for (std::size_t d = 0; d < cur->dims.size(); ++d) {
+                    const auto& a = cur->dims[d].parts;
+                    const auto& b = st.to.dims[d].parts;
+                    const auto* one = a.size() == 1 && b.size() > 1   ? &a
+                                      : b.size() == 1 && a.size() > 1 ? &b
+                                                                      : nullptr;
+                    if (!one) continue;
+                    const auto& many = one == &a ? b : a;
+                    std::vector<IndexId> parts;
+                    for (const auto& p : many)
+                        parts.push_back(id_of(p));
+                    if (std::find(parts.begin(), parts.end(), id_of((*one)[0])) == parts.end())
+                        splits.emplace(id_of((*one)[0]), parts);
+                }
+            cur = &st.to;
+        }
+    }
     // Splits first where they decide a device index: split s -> r t with r sharded.
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < 3; ++pass) {
         for (const auto& item : program.items)
             if (const auto* s = std::get_if<ast::Statement>(&item))
                 ast::for_each_ref(*s, visit_ref);
@@ -1584,7 +1619,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
         bool changed = true;
         while (changed) {
             changed = false;
-            for (const auto& [parent, parts] : ctx.splits) {
+            for (const auto& [parent, parts] : splits) {
                 std::int64_t known = 1;
                 int unknown = 0;
                 IndexId missing;
@@ -1615,6 +1650,23 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 }
             }
         }
+        // Small defaults for the parts of a split whose whole is unknown; the first part also
+        // takes the whole's shardings, so that they divide the product.
+        if (ctx.small_defaults && pass == 1)
+            for (const auto& [parent, parts] : splits) {
+                if (ctx.has_range(parent)) continue;
+                bool first = true;
+                for (const auto& p : parts) {
+                    if (ctx.has_range(p)) continue;
+                    auto r = ctx.range(p);
+                    if (auto it = ctx.shard_lcm.find({parent.name, 0});
+                        first && it != ctx.shard_lcm.end())
+                        r *= it->second;
+                    first = false;
+                    ctx.ranges[p] = r;
+                    ctx.range_origin[p] = "small default";
+                }
+            }
     }
 }
 
@@ -1747,7 +1799,8 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
         if (const auto* ex = std::get_if<ast::Expect>(&s->node)) {
-            if (last_failed) continue; // its errors are reported; nothing to compare against
+            // Expectations describe the plans at the declared sizes.
+            if (last_failed || options.ignore_dims) continue; // its errors are reported; nothing to compare against
             if (!last) {
                 ctx.diag(Severity::Error, "S300", s->range,
                          "an expectation with no statement before it",
@@ -1991,7 +2044,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         if (ch)
             for (std::size_t i = 0; i < ch->steps.size() && i < chain_cols.size(); ++i) {
                 const auto& st = ch->steps[i];
-                if (!st.expect) continue;
+                if (!st.expect || options.ignore_dims) continue;
                 std::vector<std::string> want;
                 bool ok = st.expect->collectives.size() == chain_cols[i].size();
                 for (std::size_t j = 0; j < st.expect->collectives.size(); ++j) {

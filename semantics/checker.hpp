@@ -21,6 +21,8 @@ struct CheckOptions {
     /// Undeclared ranges default to small values that every sharding divides (for running a
     /// plan), instead of the cost model's 1024.
     bool small_defaults = false;
+    /// Ignore `dim` declarations (with small_defaults: run a program at small sizes).
+    bool ignore_dims = false;
 };
 
 /// Checks a whole program. Diagnostics (with stable codes S...) go into Plan::diagnostics;
