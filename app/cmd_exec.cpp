@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -98,6 +99,21 @@ int run_exec(const ExecCliOptions& o) {
         std::cerr << "shardscope: error: the mesh has " << plan.mesh.device_count()
                   << " devices; exec runs at most 4096 ranks\n";
         return kExitUsage;
+    }
+    if (mpi) {
+        // Every rank sees the same numbers, so every rank stops here alike; rank 0 says why.
+        const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+        if (!size) size = std::getenv("PMI_SIZE");
+        const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+        if (!rank) rank = std::getenv("PMI_RANK");
+        if (size && std::atoll(size) != plan.mesh.device_count()) {
+            if (!rank || std::atoi(rank) == 0)
+                std::cerr << "shardscope: error: the mesh of " << o.file << " has "
+                          << plan.mesh.device_count() << " devices but mpirun started " << size
+                          << " ranks: run 'mpirun -np " << plan.mesh.device_count()
+                          << " shardscope exec --backend mpi " << o.file << "'\n";
+            return kExitUsage;
+        }
     }
     const double need = exec::estimate_bytes(plan, eo);
     const double have = available_bytes();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <sstream>
 
 namespace shardscope::exec {
@@ -157,6 +158,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
     const auto mesh = mesh_shape(plan.mesh);
     const bool root = comm.rank() == 0;
     const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
+    std::set<std::string> inexact; // results that are not integers (under --data ints)
     for (std::size_t s = 0; s < plan.statements.size(); ++s) {
         const auto& sp = plan.statements[s];
         prog.run(s);
@@ -199,6 +201,9 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         }
         run.max_rel_error = run.max_abs_error / std::max(scale, 1e-30);
         run.exact = options.data.mode == DataMode::Ints && linear(sp);
+        for (const auto& v : sp.values)
+            if (!v.load.empty() && inexact.count(v.load)) run.exact = false;
+        if (!run.exact) inexact.insert(sp.target);
         run.tolerance = run.exact ? 0 : tolerance;
         run.pass = run.exact ? run.max_abs_error == 0 && run.replica_error == 0
                              : run.max_rel_error <= tolerance &&
