@@ -219,6 +219,19 @@ public:
     void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
         std::size_t bytes = checked_bytes(count, type);
         need(buf, bytes, "all_reduce");
+        const auto n = static_cast<std::size_t>(size());
+        if (n > 1 && count >= 4096 * n) {
+            // Large buffers: reduce-scatter then all-gather, so each member reduces only its
+            // 1/n of the data (every member still gets the same bits: one member reduces each
+            // block, in member order).
+            const std::size_t block = (count + n - 1) / n, elem = bytes / count;
+            std::vector<char> padded(block * n * elem, 0), mine(block * elem);
+            copy_bytes(padded.data(), buf, bytes);
+            reduce_scatter(padded.data(), mine.data(), block, type, op);
+            all_gather(mine.data(), padded.data(), block, type);
+            copy_bytes(buf, padded.data(), bytes);
+            return;
+        }
         Slot s{Kind::AllReduce, buf, count, type, op, 0, nullptr};
         collective(s, bytes, buf, [&](const std::vector<Slot>& slots, void* out) {
             reduce_block(out, slots, 0, count, type, op);

@@ -146,5 +146,48 @@ contains "too large --mesh message" "$tmp/err" "at most 16777216 devices"
 check "syntax errors stop the checker" 1 "$bin" check "$tmp/bad.ein"
 contains "checker did not run" "$tmp/err" "the checker did not run"
 
+# exec: run plans on ranks and verify them.
+check "exec help" 0 "$bin" exec --help
+contains "exec help lists --show" "$tmp/out" "--show"
+printf 'mesh 2\ndim i=4 k=6 j=4\nz_{ij}{U_0} = x_{i k_0} y_{k_0 j}\n' >"$tmp/dt.ein"
+check "exec: DTensor walkthrough, partial result" 0 "$bin" exec --data arange --show z "$tmp/dt.ein"
+contains "rank 0 partial sums" "$tmp/out" "[[ 38,  44,  50,  56],"
+contains "rank 0 last row" "$tmp/out" "[308, 368, 428, 488]]"
+contains "rank 1 partial sums" "$tmp/out" "[[ 263,  278,  293,  308],"
+contains "rank 1 last row" "$tmp/out" "[1181, 1250, 1319, 1388]]"
+contains "placement shown" "$tmp/out" "z (P(sum))"
+contains "pass" "$tmp/out" "1 of 1 statements verified"
+printf 'mesh 2\ndim i=4 k=6 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n' >"$tmp/dt2.ein"
+check "exec: DTensor walkthrough, all-reduced" 0 "$bin" exec --data arange --show z "$tmp/dt2.ein"
+contains "all-reduced on rank 1" "$tmp/out" "rank 1 (1), z (R): [[ 301,  322,  343,  364],"
+contains "the all-reduce ran" "$tmp/out" "ran: all-reduce(0)"
+check "exec: input shown per rank" 0 "$bin" exec --data arange --show y "$tmp/dt2.ein"
+contains "y rank 1 holds rows 4-6" "$tmp/out" "rank 1 (1), y (input) (S(0)): [[13, 14, 15, 16],"
+check "exec --json" 0 "$bin" exec --json --data ints "$tmp/dt2.ein"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["statements"][0]; assert d["passed"] and s["exact"] and s["max_abs_error"]==0 and s["collectives"][0]["collective"]=="all-reduce(0)", d' "$tmp/out" &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json"; }
+check "exec: random data, f64" 0 "$bin" exec --dtype f64 --seed 7 "$root/samples/dtensor_matmul.ein"
+contains "f64 tolerance stated" "$tmp/out" "relative error <= 1e-10"
+check "exec: a chosen fix runs and verifies" 0 "$bin" exec "$tmp/rule3.ein" --mesh 2
+contains "the chosen all-gather ran" "$tmp/out" "ran: all-gather(0) W"
+printf 'mesh 2\nz_{i_0 j_0} = x_{ij}\n' >"$tmp/twice.ein"
+check "exec: check errors refused" 1 "$bin" exec "$tmp/twice.ein"
+contains "exec refusal message" "$tmp/err" "nothing ran"
+check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
+printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
+check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"
+contains "memory figure" "$tmp/err" "of memory but"
+check "exec: bad --data" 2 "$bin" exec --data nope "$tmp/dt.ein"
+check "exec: missing file" 2 "$bin" exec "$tmp/nope.ein"
+check "exec --backend mpi without mpirun" 2 "$bin" exec --backend mpi "$tmp/dt.ein"
+contains "mpirun hint" "$tmp/err" "mpirun -np N"
+if command -v mpirun >/dev/null; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    check "exec: mpi with the wrong number of ranks" 2 mpirun --oversubscribe -np 3 "$bin" exec --backend mpi "$tmp/dt.ein"
+    contains "rank count message" "$tmp/err" "has 2 devices but mpirun started 3 ranks"
+    check "exec: mpi" 0 mpirun --oversubscribe -np 2 "$bin" exec --backend mpi --data arange --show z "$tmp/dt.ein"
+    contains "mpi: rank 1 partial sums" "$tmp/out" "[[ 263,  278,  293,  308],"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
