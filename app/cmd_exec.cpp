@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -134,8 +134,9 @@ int run_exec(const ExecCliOptions& o) {
             drew = true;
             const int width = 30;
             const int filled = static_cast<int>(width * done / std::max<std::size_t>(total, 1));
-            std::fprintf(stderr, "\r[%s%s] %zu/%zu statements, %.1fs", std::string(filled, '#').c_str(),
-                         std::string(width - filled, ' ').c_str(), done, total, s);
+            std::fprintf(stderr, "\r[%s%s] %zu/%zu statements, %.1fs",
+                         std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
+                         done, total, s);
             std::fflush(stderr);
         };
     }

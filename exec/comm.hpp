@@ -19,6 +19,9 @@ enum class ReduceOp { Sum, Max };
 /// The ranks that share every mesh coordinate but one (a mesh axis through this rank), or the
 /// whole world. Members are numbered 0..size()-1 by their coordinate along the axis. Every
 /// member must make the same calls in the same order (as with MPI and NCCL).
+/// Throws the ExecError for a mesh axis `k` outside a mesh of `axes` axes.
+[[noreturn]] void throw_axis_error(int k, std::size_t axes);
+
 class Group {
 public:
     virtual ~Group() = default;
@@ -55,6 +58,13 @@ public:
     /// the result is empty. Sizes may differ between ranks.
     virtual std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) = 0;
 };
+
+/// axes[k], or an ExecError naming k and the number of axes (shared by the backends).
+template <class G>
+G& axis_at(const std::vector<std::unique_ptr<G>>& axes, int k) {
+    if (k < 0 || k >= static_cast<int>(axes.size())) throw_axis_error(k, axes.size());
+    return *axes[static_cast<std::size_t>(k)];
+}
 
 /// The mesh as the communicator needs it: axis sizes (major to minor) and the device id at
 /// each coordinate, row-major (empty = identity: the device at coordinate c is rank c).

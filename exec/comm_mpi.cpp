@@ -190,12 +190,7 @@ class MpiCommunicator final : public Communicator {
 public:
     int rank() const override { return world_->rank(); }
     int size() const override { return world_->size(); }
-    Group& axis(int k) override {
-        if (k < 0 || k >= static_cast<int>(axes_.size()))
-            throw ExecError("mesh axis " + std::to_string(k) + " is outside a mesh of " +
-                            std::to_string(axes_.size()) + " axes");
-        return *axes_[static_cast<std::size_t>(k)];
-    }
+    Group& axis(int k) override { return axis_at(axes_, k); }
     Group& world() override { return *world_; }
     std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
         return world_->gather(mine);

@@ -429,17 +429,21 @@ private:
     }
 };
 
+} // namespace
+
+void throw_axis_error(int k, std::size_t axes) {
+    throw ExecError("mesh axis " + std::to_string(k) + " is outside a mesh of " +
+                    std::to_string(axes) + " axes");
+}
+
+namespace {
+
 class SimCommunicator final : public Communicator {
 public:
     SimCommunicator(int rank, int size) : rank_(rank), size_(size) {}
     int rank() const override { return rank_; }
     int size() const override { return size_; }
-    Group& axis(int k) override {
-        if (k < 0 || k >= static_cast<int>(axes_.size()))
-            throw ExecError("mesh axis " + std::to_string(k) + " is outside a mesh of " +
-                            std::to_string(axes_.size()) + " axes");
-        return *axes_[static_cast<std::size_t>(k)];
-    }
+    Group& axis(int k) override { return axis_at(axes_, k); }
     Group& world() override { return *world_; }
     std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
         return world_->gather(mine);
@@ -497,16 +501,20 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
         }
     }
 
+    // The first failure stops every rank.
+    auto fail = [&](std::exception_ptr e) {
+        std::lock_guard lock(world.m);
+        if (!world.aborted) {
+            world.first = e;
+            world.aborted = true;
+        }
+        world.cv.notify_all();
+    };
     auto run_rank = [&](int r) {
         try {
             body(*comms[static_cast<std::size_t>(r)]);
         } catch (...) {
-            std::lock_guard lock(world.m);
-            if (!world.aborted) {
-                world.first = std::current_exception();
-                world.aborted = true;
-            }
-            world.cv.notify_all();
+            fail(std::current_exception());
             return;
         }
         std::lock_guard lock(world.m);
@@ -521,14 +529,7 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
             threads.emplace_back(run_rank, r);
     } catch (...) {
         // Could not start every thread: stop those that run, then report.
-        {
-            std::lock_guard lock(world.m);
-            if (!world.aborted) {
-                world.first = std::current_exception();
-                world.aborted = true;
-            }
-            world.cv.notify_all();
-        }
+        fail(std::current_exception());
     }
     for (auto& t : threads)
         t.join();

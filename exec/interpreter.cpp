@@ -146,7 +146,8 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
     for (int l : x.labels)
         if (l != label) order.push_back(l);
     const Tensor<T> xp = x.labels == order ? x : permute(x, order);
-    const std::int64_t rest = xp.shape.empty() ? 1 : xp.size() / std::max<std::int64_t>(1, xp.shape[0]);
+    const std::int64_t rest =
+        xp.shape.empty() ? 1 : xp.size() / std::max<std::int64_t>(1, xp.shape[0]);
     const auto count = static_cast<std::size_t>(max_chunk * rest);
     std::vector<T> send(count, T(0)), recv(count * static_cast<std::size_t>(n));
     std::copy(xp.data.begin(), xp.data.end(), send.begin());
@@ -168,9 +169,9 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
 template <class T>
 Tensor<T> RankProgram<T>::slice_onto(const Tensor<T>& x, int label, int k) {
     const int d = x.dim_of(label);
-    const auto r = chunk(x.shape[static_cast<std::size_t>(d)],
-                         mesh_.sizes[static_cast<std::size_t>(k)],
-                         coords_[static_cast<std::size_t>(k)]);
+    const auto r =
+        chunk(x.shape[static_cast<std::size_t>(d)], mesh_.sizes[static_cast<std::size_t>(k)],
+              coords_[static_cast<std::size_t>(k)]);
     return slice(x, label, r.begin, r.end);
 }
 
@@ -210,7 +211,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     const auto op = [&] {
         const auto& p = in.placements.at(static_cast<std::size_t>(k));
         return p.kind == Placement::Kind::Partial && p.reduce == "max" ? ReduceOp::Max
-                                                                         : ReduceOp::Sum;
+                                                                       : ReduceOp::Sum;
     }();
     switch (st.kind) {
     case StepKind::AllReduce:
@@ -244,7 +245,8 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
                       send.begin() + static_cast<std::ptrdiff_t>(q * count));
         }
         g.reduce_scatter(send.data(), recv.data(), count, dtype_of<T>(), op);
-        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
         Tensor<T> o;
         o.labels = xp.labels;
         o.shape = xp.shape;
@@ -297,7 +299,8 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
                           send.begin() + static_cast<std::ptrdiff_t>(q * count + i * mj * rest));
         }
         g.all_to_all(send.data(), recv.data(), count, dtype_of<T>());
-        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
         const auto my_j = chunk(nj, n, g.rank()).size();
         Tensor<T> o;
         o.labels = xp.labels;
@@ -374,7 +377,9 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         auto m = reduce(x, rows, Reduce::Max);
         for (int k : atom->axes) {
             comm_.axis(k).all_reduce(m.data.data(), m.data.size(), dtype_of<T>(), ReduceOp::Max);
-            executed_.push_back({StepKind::AllReduce, {k}, st.tensor + ".max",
+            executed_.push_back({StepKind::AllReduce,
+                                 {k},
+                                 st.tensor + ".max",
                                  static_cast<double>(m.data.size() * sizeof(T))});
         }
         auto e = binary(x, m, Binary::Sub, x.labels);
@@ -382,7 +387,9 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         auto s = reduce(e, rows, Reduce::Sum);
         for (int k : atom->axes) {
             comm_.axis(k).all_reduce(s.data.data(), s.data.size(), dtype_of<T>(), ReduceOp::Sum);
-            executed_.push_back({StepKind::AllReduce, {k}, st.tensor + ".sum",
+            executed_.push_back({StepKind::AllReduce,
+                                 {k},
+                                 st.tensor + ".sum",
                                  static_cast<double>(s.data.size() * sizeof(T))});
         }
         result = binary(e, s, Binary::Div, x.labels);
@@ -417,7 +424,8 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     case OpKind::KeepOne: {
         Tensor<T> x = value(st.inputs.at(0));
         for (int k : st.mesh_axes)
-            if (coords_[static_cast<std::size_t>(k)] != 0) std::fill(x.data.begin(), x.data.end(), T(0));
+            if (coords_[static_cast<std::size_t>(k)] != 0)
+                std::fill(x.data.begin(), x.data.end(), T(0));
         result = std::move(x);
         return;
     }

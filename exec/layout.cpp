@@ -135,11 +135,10 @@ template <class T>
 Tensor<T> shard_of(const Tensor<T>& global, const TensorLayout& t, const MeshShape& mesh,
                    const std::vector<int>& coords) {
     Tensor<T> out = Tensor<T>::zeros(local_shape(t, mesh, coords), global.labels);
-    for_each_in_block(out.shape, begins(t, mesh, coords), global.shape,
-                      [&](std::int64_t l, std::int64_t g) {
-                          out.data[static_cast<std::size_t>(l)] =
-                              global.data[static_cast<std::size_t>(g)];
-                      });
+    for_each_in_block(
+        out.shape, begins(t, mesh, coords), global.shape, [&](std::int64_t l, std::int64_t g) {
+            out.data[static_cast<std::size_t>(l)] = global.data[static_cast<std::size_t>(g)];
+        });
     return out;
 }
 

@@ -23,7 +23,9 @@ public:
     std::vector<int> labels_at(const semantics::TensorLayout& t) const;
     /// Interns every index of a plan.
     void add(const semantics::Plan& plan);
-    const semantics::IndexId& name(int label) const { return names_.at(static_cast<std::size_t>(label)); }
+    const semantics::IndexId& name(int label) const {
+        return names_.at(static_cast<std::size_t>(label));
+    }
     /// The labels of a layout's atoms, in storage order.
     std::vector<int> labels(const semantics::TensorLayout& t);
 
@@ -54,8 +56,8 @@ std::vector<std::pair<int, std::string>> partial_axes(const semantics::TensorLay
 
 /// The shard of a logical tensor (labelled as the layout's atoms) on the device at `coords`.
 template <class T>
-Tensor<T> shard_of(const Tensor<T>& global, const semantics::TensorLayout& t,
-                   const MeshShape& mesh, const std::vector<int>& coords);
+Tensor<T> shard_of(const Tensor<T>& global, const semantics::TensorLayout& t, const MeshShape& mesh,
+                   const std::vector<int>& coords);
 
 /// The logical tensor from every rank's local tensor (indexed by rank): shards are placed,
 /// partial sums reduced, and replicas compared: `replica_error` receives the largest

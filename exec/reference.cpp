@@ -151,8 +151,8 @@ private:
             std::vector<int> u;
             for (int l : out)
                 if (acc.dim_of(l) >= 0 || ops[i].dim_of(l) >= 0) u.push_back(l);
-            acc = binary(acc, ops[i], i < s.negated.size() && s.negated[i] ? Binary::Sub : Binary::Add,
-                         u);
+            acc = binary(acc, ops[i],
+                         i < s.negated.size() && s.negated[i] ? Binary::Sub : Binary::Add, u);
         }
         return acc;
     }

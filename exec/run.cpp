@@ -48,8 +48,7 @@ bool linear(const semantics::StatementPlan& sp) {
         }
     }
     for (const auto& v : sp.values)
-        if (!v.constant.empty() &&
-            v.constant.find_first_not_of("0123456789") != std::string::npos)
+        if (!v.constant.empty() && v.constant.find_first_not_of("0123456789") != std::string::npos)
             return false;
     return true;
 }
@@ -236,9 +235,8 @@ double estimate_bytes(const semantics::Plan& plan, const ExecOptions& options) {
         }
         peak_statement = std::max(peak_statement, statement);
     }
-    const double ranks = options.backend == Backend::Sim
-                             ? static_cast<double>(plan.mesh.device_count())
-                             : 1.0;
+    const double ranks =
+        options.backend == Backend::Sim ? static_cast<double>(plan.mesh.device_count()) : 1.0;
     return 2 * reference + ranks * (stored + 2 * peak_statement + biggest);
 }
 
@@ -293,8 +291,7 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
     std::ostringstream out;
     out << "exec: " << report.ranks << (report.ranks == 1 ? " rank" : " ranks") << " on "
         << report.backend << ", " << report.dtype << ", data " << report.data
-        << "; tolerance: relative error <= "
-        << (report.dtype == "f64" ? "1e-10" : "1e-4")
+        << "; tolerance: relative error <= " << (report.dtype == "f64" ? "1e-10" : "1e-4")
         << (report.data == "ints" ? " (linear statements on integer data: exact)" : "") << "\n";
     int passed = 0;
     for (const auto& s : report.statements) {
@@ -348,7 +345,7 @@ std::string exec_to_json(const ExecReport& report, const semantics::Plan& plan) 
         if (!s.shown.empty()) j["shown"] = s.shown;
         statements.push_back(j);
     }
-    json j = {{"backend", report.backend}, {"dtype", report.dtype},   {"data", report.data},
+    json j = {{"backend", report.backend}, {"dtype", report.dtype},     {"data", report.data},
               {"ranks", report.ranks},     {"passed", report.passed()}, {"statements", statements}};
     return j.dump(2);
 }

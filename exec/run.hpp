@@ -18,8 +18,8 @@ enum class Backend { Sim, Mpi };
 struct ExecOptions {
     Backend backend = Backend::Sim;
     DataOptions data;
-    bool f64 = false;       ///< compute in f64 (default f32; --data ints defaults to f64)
-    std::string show;       ///< print every rank's local tensor of this tensor
+    bool f64 = false; ///< compute in f64 (default f32; --data ints defaults to f64)
+    std::string show; ///< print every rank's local tensor of this tensor
     /// Called on the reporting rank after each statement (done, total): progress display.
     std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -1177,8 +1177,8 @@ public:
     }
 
     /// a + b, a - b, a / b: operands agree per axis (broadcast allowed).
-    std::optional<Value> combine(std::vector<Value>& ops, bool quotient,
-                                 const ast::SourceRange& at, std::vector<bool> negated = {}) {
+    std::optional<Value> combine(std::vector<Value>& ops, bool quotient, const ast::SourceRange& at,
+                                 std::vector<bool> negated = {}) {
         const int axes = static_cast<int>(ctx_.mesh.axes.size());
         for (int k = 0; k < axes; ++k) {
             keep_one_sharded_index(ops, k, at, "the operation");
@@ -1800,7 +1800,8 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         if (!s) continue;
         if (const auto* ex = std::get_if<ast::Expect>(&s->node)) {
             // Expectations describe the plans at the declared sizes.
-            if (last_failed || options.ignore_dims) continue; // its errors are reported; nothing to compare against
+            if (last_failed || options.ignore_dims)
+                continue; // its errors are reported; nothing to compare against
             if (!last) {
                 ctx.diag(Severity::Error, "S300", s->range,
                          "an expectation with no statement before it",
@@ -2033,8 +2034,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
             }
             ctx.diag(Severity::Note, "S501", s->range,
                      std::string(defaulted.size() == 1 ? "index " : "indices ") + names +
-                         (defaulted.size() == 1 ? " has" : " have") +
-                         " no declared range; " +
+                         (defaulted.size() == 1 ? " has" : " have") + " no declared range; " +
                          (ctx.small_defaults ? std::string("small defaults that every sharding "
                                                            "divides are used")
                                              : "costs assume " + std::to_string(kDefaultRange)),
