@@ -148,7 +148,8 @@ int run_exec(const ExecCliOptions& o) {
         if (o.json)
             std::cout << exec::exec_to_json(report, plan) << "\n";
         else
-            std::cout << exec::format_exec(report, plan, terminal_color(1)) << std::flush;
+            // Under mpirun stdout is a forwarding pseudo-terminal, not the user's.
+            std::cout << exec::format_exec(report, plan, terminal_color(1) && !mpi) << std::flush;
         return report.passed() ? kExitOk : kExitInputErrors;
     } catch (const std::exception& e) {
         if (drew) std::fprintf(stderr, "\n");
