@@ -29,6 +29,16 @@ std::vector<int> union_in_order(const std::vector<int>& out, const std::vector<i
     return r;
 }
 
+/// The elements per entry of the first `lead` dimensions: the product of the others. (Not the
+/// size over the leading extents, which is 0 on a rank whose shard of them is empty.)
+template <class T>
+std::int64_t inner_size(const Tensor<T>& t, std::size_t lead) {
+    std::int64_t n = 1;
+    for (std::size_t d = lead; d < t.shape.size(); ++d)
+        n *= t.shape[d];
+    return n;
+}
+
 const semantics::AtomLayout* atom_of(const TensorLayout& t, const semantics::IndexId& i) {
     for (const auto& a : t.atoms)
         if (a.index == i) return &a;
@@ -146,8 +156,7 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
     for (int l : x.labels)
         if (l != label) order.push_back(l);
     const Tensor<T> xp = x.labels == order ? x : permute(x, order);
-    const std::int64_t rest =
-        xp.shape.empty() ? 1 : xp.size() / std::max<std::int64_t>(1, xp.shape[0]);
+    const std::int64_t rest = inner_size(xp, 1);
     const auto count = static_cast<std::size_t>(max_chunk * rest);
     std::vector<T> send(count, T(0)), recv(count * static_cast<std::size_t>(n));
     std::copy(xp.data.begin(), xp.data.end(), send.begin());
@@ -235,7 +244,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
             if (l != label) order.push_back(l);
         const Tensor<T> xp = x.labels == order ? x : permute(x, order);
         const auto whole = xp.shape.at(0);
-        const std::int64_t rest = whole == 0 ? 0 : xp.size() / whole;
+        const std::int64_t rest = inner_size(xp, 1);
         const auto max_chunk = chunk(whole, n, 0).size();
         const auto count = static_cast<std::size_t>(max_chunk * rest);
         std::vector<T> send(count * static_cast<std::size_t>(n), T(0)), recv(count);
@@ -286,7 +295,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
             atom_range(in.atoms[static_cast<std::size_t>(from)].extent, parent_axes, mesh_, coords_)
                 .size();
         const auto nj = xp.shape[1];
-        const std::int64_t rest = xp.shape[0] * nj == 0 ? 0 : xp.size() / (xp.shape[0] * nj);
+        const std::int64_t rest = inner_size(xp, 2);
         const auto mi = chunk(pi, n, 0).size(), mj = chunk(nj, n, 0).size();
         const auto count = static_cast<std::size_t>(mi * mj * rest);
         std::vector<T> send(count * static_cast<std::size_t>(n), T(0)), recv(send.size());
