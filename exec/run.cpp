@@ -206,7 +206,13 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         run.exact = options.data.mode == DataMode::Ints && linear(sp);
         for (const auto& v : sp.values)
             if (!v.load.empty() && inexact.count(v.load)) run.exact = false;
-        if (!run.exact) inexact.insert(sp.target);
+        // `+=` adds to the stored value, which no value of the plan loads.
+        if (sp.assign == semantics::Assign::Accumulate && inexact.count(sp.target))
+            run.exact = false;
+        if (run.exact)
+            inexact.erase(sp.target);
+        else
+            inexact.insert(sp.target);
         run.tolerance = run.exact ? 0 : tolerance;
         run.pass = run.exact ? run.max_abs_error == 0 && run.replica_error == 0
                              : run.max_rel_error <= tolerance &&
