@@ -905,6 +905,18 @@ public:
                 out.partial[k] = "sum";
             }
         }
+        // Gathering an index over a major axis gathers its minor axes too (all_gather): an axis
+        // taken as P(sum) above that no operand shards any more is contracted whole, not
+        // partially (no operand is partial on an axis that shards an index: rule 4).
+        for (int k = 0; k < axes; ++k) {
+            bool sharded = false;
+            for (const auto& v : ops)
+                sharded |= v.sharded_on(k).has_value();
+            bool partial_operand = false;
+            for (const auto& v : ops)
+                partial_operand |= v.partial.count(k) > 0;
+            if (!sharded && !partial_operand) out.partial.erase(k);
+        }
         // Operands holding a sharded index on fewer axes slice locally to the full list (rule 2).
         for (const auto& i : order) {
             std::vector<int> target;
