@@ -1,2 +1,1351 @@
-// The executor end to end (filled in by the executor tests).
+// The executor end to end: programs are parsed, checked (small default ranges) and run on sim
+// ranks; every statement's gathered result must match the single-device reference. The
+// DTensor walkthrough's numbers, a property test over random einsums on random meshes, plans
+// broken on purpose (which must fail), every construct of NOTATION.md, the data modes and
+// errors.
+#include "exec/comm.hpp"
+#include "exec/data.hpp"
+#include "exec/interpreter.hpp"
+#include "exec/layout.hpp"
+#include "exec/run.hpp"
+#include "parser/parser.hpp"
+#include "semantics/checker.hpp"
+#include "semantics/report.hpp"
+
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace shardscope;
+using exec::DataMode;
+using exec::ExecOptions;
+using semantics::OpKind;
+using semantics::StepKind;
+
+namespace {
+
+/// A program text, parsed and checked (with small default ranges, as `shardscope exec`).
+struct Checked {
+    std::string src;
+    parser::ParseResult parsed;
+    semantics::Plan plan;
+    std::string diagnostics; ///< parse and check diagnostics, formatted
+
+    bool ok() const { return !parsed.has_errors() && plan.errors() == 0; }
+    std::string text() const {
+        return "program:\n" + src + "\nplan:\n" + semantics::format_plan(plan, "test.ein") +
+               diagnostics;
+    }
+};
+
+Checked check_src(const std::string& src, bool ignore_dims = false) {
+    Checked c;
+    c.src = src;
+    SourceFile file("test.ein", src);
+    c.parsed = parser::parse(file);
+    for (const auto& d : c.parsed.diagnostics)
+        c.diagnostics += format_diagnostic(file, d);
+    if (c.parsed.has_errors()) return c;
+    semantics::CheckOptions options;
+    options.text = file.text();
+    options.small_defaults = true;
+    options.ignore_dims = ignore_dims;
+    c.plan = semantics::check(c.parsed.program, options);
+    for (const auto& d : c.plan.diagnostics)
+        c.diagnostics += format_diagnostic(file, d);
+    return c;
+}
+
+/// Options for a data mode; integer data computes in f64 (as `shardscope exec --data ints`).
+ExecOptions options_for(DataMode mode, std::uint64_t seed = 0) {
+    ExecOptions o;
+    o.data.mode = mode;
+    o.data.seed = seed;
+    o.f64 = mode == DataMode::Ints;
+    return o;
+}
+
+/// A checked program and how it ran.
+struct Ran {
+    Checked c;
+    exec::ExecReport report;
+    std::string error; ///< the ExecError's message, when the run threw
+
+    std::string text() const {
+        std::string out = c.text() + "exec:\n";
+        out += error.empty() ? exec::format_exec(report, c.plan, false) : "threw: " + error;
+        return out + "\n";
+    }
+    const exec::StatementRun& statement(std::size_t s) const {
+        REQUIRE_MESSAGE(s < report.statements.size(), text());
+        return report.statements[s];
+    }
+};
+
+/// Runs a checked program (its plan may have been edited); an ExecError is kept, not thrown.
+Ran execute(Checked c, const ExecOptions& options = {}) {
+    Ran r{std::move(c), {}, {}};
+    try {
+        r.report = exec::execute(r.c.parsed.program, r.c.plan, options);
+    } catch (const exec::ExecError& e) {
+        r.error = e.what();
+        if (r.error.empty()) r.error = "(an ExecError without a message)";
+    }
+    return r;
+}
+
+/// Parses, checks (REQUIREs no errors) and runs `src`.
+Ran run_src(const std::string& src, const ExecOptions& options = {}, bool ignore_dims = false) {
+    auto c = check_src(src, ignore_dims);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    return execute(std::move(c), options);
+}
+
+/// Every statement of the program ran and verified.
+void check_all_pass(const Ran& r) {
+    REQUIRE_MESSAGE(r.error.empty(), r.text());
+    REQUIRE_MESSAGE(r.report.statements.size() == r.c.plan.statements.size(), r.text());
+    for (const auto& s : r.report.statements)
+        CHECK_MESSAGE(s.pass, "statement: " << s.source << "\n" << r.text());
+    CHECK_MESSAGE(r.report.passed(), r.text());
+}
+
+/// Runs `src` with random f32 data and with integer f64 data; everything must pass, and the
+/// integer run of a linear statement must be exact.
+Ran run_both(const std::string& src, bool ignore_dims = false) {
+    const auto ints = run_src(src, options_for(DataMode::Ints, 7), ignore_dims);
+    check_all_pass(ints);
+    for (const auto& s : ints.report.statements)
+        if (s.exact) CHECK_MESSAGE(s.max_abs_error == 0, s.source << "\n" << ints.text());
+    auto random = run_src(src, options_for(DataMode::Random, 3), ignore_dims);
+    check_all_pass(random);
+    return random;
+}
+
+/// The collectives a statement ran, as "all-reduce(0), all-gather(1)" ("none").
+std::string ran(const exec::StatementRun& s) {
+    std::string out;
+    for (const auto& e : s.collectives) {
+        std::string axes;
+        for (int k : e.axes)
+            axes += (axes.empty() ? "" : ",") + std::to_string(k);
+        out += (out.empty() ? "" : ", ") + std::string(semantics::step_kind_name(e.kind)) + "(" +
+               axes + ")";
+    }
+    return out.empty() ? "none" : out;
+}
+
+/// Runs a checked program rank by rank on sim (RankProgram directly) and returns every rank's
+/// local tensor of `key` after the last statement, indexed by rank.
+template <class T>
+std::vector<exec::Tensor<T>> locals_of(const Checked& c, const std::string& key,
+                                       const exec::DataOptions& data) {
+    exec::LabelTable labels;
+    labels.add(c.plan);
+    const auto mesh = exec::mesh_shape(c.plan.mesh);
+    std::vector<exec::Tensor<T>> out(static_cast<std::size_t>(mesh.device_count()));
+    exec::run_sim(mesh, [&](exec::Communicator& comm) {
+        exec::RankProgram<T> prog(c.plan, labels, comm, data);
+        for (std::size_t s = 0; s < c.plan.statements.size(); ++s)
+            prog.run(s);
+        out[static_cast<std::size_t>(comm.rank())] = prog.stored(key);
+    });
+    return out;
+}
+
+std::vector<double> as_doubles(const exec::Tensor<double>& t) {
+    return t.data;
+}
+
+std::string numbers(const std::vector<double>& v) {
+    std::string out;
+    for (double x : v)
+        out += (out.empty() ? "" : " ") + std::to_string(static_cast<long long>(x));
+    return out;
+}
+
+std::vector<double> flat(const std::vector<std::vector<double>>& rows) {
+    std::vector<double> out;
+    for (const auto& r : rows)
+        out.insert(out.end(), r.begin(), r.end());
+    return out;
+}
+
+} // namespace
+
+// =============================================================================================
+// 1. The DTensor matmul walkthrough (references/dtensor-matmul-walkthrough.txt): x and y are
+// arange(1, 25) as 4x6 and 6x4, on two ranks.
+
+TEST_CASE("DTensor walkthrough: Shard(1) x Shard(0) kept partial, each rank's local numbers") {
+    const std::string src = "mesh 2\ndim i=4 k=6 j=4\nz_{ij}{U_0} = x_{i k_0} y_{k_0 j}\n";
+    const auto c = check_src(src);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+    REQUIRE(locals.size() == 2);
+    const auto rank0 =
+        flat({{38, 44, 50, 56}, {128, 152, 176, 200}, {218, 260, 302, 344}, {308, 368, 428, 488}});
+    const auto rank1 = flat({{263, 278, 293, 308},
+                             {569, 602, 635, 668},
+                             {875, 926, 977, 1028},
+                             {1181, 1250, 1319, 1388}});
+    CHECK(locals[0].shape == (std::vector<std::int64_t>{4, 4}));
+    CHECK(locals[1].shape == (std::vector<std::int64_t>{4, 4}));
+    CHECK_MESSAGE(as_doubles(locals[0]) == rank0, numbers(locals[0].data));
+    CHECK_MESSAGE(as_doubles(locals[1]) == rank1, numbers(locals[1].data));
+
+    // The same through execute(): no collective, Partial(sum), exact, and --show prints them.
+    auto options = options_for(DataMode::Arange);
+    options.show = "z";
+    const auto r = execute(check_src(src), options);
+    check_all_pass(r);
+    const auto& s = r.statement(0);
+    CHECK_MESSAGE(ran(s) == "none", r.text());
+    CHECK_MESSAGE(s.max_abs_error == 0, r.text());
+    CHECK_MESSAGE(s.shown.find("rank 0") != std::string::npos, r.text());
+    CHECK_MESSAGE(s.shown.find("P(sum)") != std::string::npos, r.text());
+    CHECK_MESSAGE(s.shown.find("1388") != std::string::npos, r.text());
+    CHECK_MESSAGE(s.shown.find("38") < s.shown.find("263"), r.text());
+}
+
+TEST_CASE("DTensor walkthrough: Shard x Shard into a replicated result all-reduces") {
+    const std::string src = "mesh 2\ndim i=4 k=6 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n";
+    const auto c = check_src(src);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    const auto full = flat({{301, 322, 343, 364},
+                            {697, 754, 811, 868},
+                            {1093, 1186, 1279, 1372},
+                            {1489, 1618, 1747, 1876}});
+    for (const bool f64 : {false, true}) {
+        CAPTURE(f64);
+        if (f64) {
+            const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+            for (const auto& t : locals)
+                CHECK_MESSAGE(as_doubles(t) == full, numbers(t.data));
+        } else {
+            const auto locals = locals_of<float>(c, "z", {DataMode::Arange, 0});
+            for (const auto& t : locals)
+                CHECK_MESSAGE(std::vector<double>(t.data.begin(), t.data.end()) == full,
+                              "f32 rank differs");
+        }
+    }
+    const auto r = execute(check_src(src), options_for(DataMode::Arange));
+    check_all_pass(r);
+    CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(r.statement(0).max_abs_error == 0, r.text());
+    CHECK_MESSAGE(r.statement(0).replica_error == 0, r.text());
+}
+
+TEST_CASE("DTensor walkthrough: Replicate x Shard(1) gives column blocks, no traffic") {
+    const std::string src = "mesh 2\ndim i=4 k=6 j=4\nz_{i j_0} = x_{ik} y_{k j_0}\n";
+    const auto c = check_src(src);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+    REQUIRE(locals.size() == 2);
+    CHECK(locals[0].shape == (std::vector<std::int64_t>{4, 2}));
+    CHECK_MESSAGE(as_doubles(locals[0]) ==
+                      flat({{301, 322}, {697, 754}, {1093, 1186}, {1489, 1618}}),
+                  numbers(locals[0].data));
+    CHECK_MESSAGE(as_doubles(locals[1]) ==
+                      flat({{343, 364}, {811, 868}, {1279, 1372}, {1747, 1876}}),
+                  numbers(locals[1].data));
+    const auto r = execute(check_src(src), options_for(DataMode::Arange));
+    check_all_pass(r);
+    CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
+}
+
+TEST_CASE("DTensor walkthrough: the sample file's statements all verify, with their collectives") {
+    const std::string src = "mesh 2\ndim i=4 k=6 j=4\n"
+                            "zRR_{ij} = x_{ik} y_{kj}\n"
+                            "zRS_{i j_0} = x_{ik} y_{k j_0}\n"
+                            "zSR_{i_0 j} = x_{i_0 k} y_{kj}\n"
+                            "zSR_{i_0 j} -> zSR_{ij}\n"
+                            "zP_{ij}{U_0} = x_{i k_0} y_{k_0 j}\n"
+                            "z_{ij} = x_{i k_0} y_{k_0 j}\n"
+                            "xT_{k i_0} = x_{i_0 k}\n"
+                            "x_{i_0 k} -> x_{i k_0}\n";
+    for (const auto mode : {DataMode::Arange, DataMode::Ints, DataMode::Random}) {
+        const auto r = run_src(src, options_for(mode));
+        check_all_pass(r);
+        REQUIRE(r.report.statements.size() == 8);
+        const std::vector<std::string> want = {"none", "none",          "none", "all-gather(0)",
+                                               "none", "all-reduce(0)", "none", "all-to-all(0)"};
+        for (std::size_t s = 0; s < want.size(); ++s)
+            CHECK_MESSAGE(ran(r.statement(s)) == want[s], r.text());
+    }
+}
+
+// =============================================================================================
+// 2. Property test: random einsums with random shardings on random meshes.
+
+namespace {
+
+/// Generates random programs: a 1-, 2- or 3-D mesh (axis sizes 1-3, at most 8 devices),
+/// random ranges (uneven ones included), and einsums of 2-3 operands with random mesh
+/// subscripts, random left-hand sides, partial markers and multi-statement data flow.
+class ProgramGen {
+public:
+    explicit ProgramGen(std::uint32_t seed) : rng_(seed) {}
+
+    std::string program() {
+        mesh_header();
+        std::string out = header_;
+        const int kind = uni(0, 9);
+        if (kind < 6) {
+            out += statement("Z", rhs_tensors({"A", "B", "C"}, uni(2, 3)));
+        } else {
+            // Y from inputs; Z uses Y (inheriting its placement, or asking for another).
+            std::vector<std::string> y_idx;
+            auto ops = rhs_tensors({"A", "B"}, 2);
+            out += statement("Y", ops, &y_idx);
+            std::string y_use = "Y";
+            if (!y_idx.empty()) {
+                std::set<int> used;
+                y_use += "_{";
+                for (std::size_t n = 0; n < y_idx.size(); ++n) {
+                    const bool subs = uni(0, 2) == 0;
+                    y_use += (n ? " " : "") + index_text(y_idx[n][0], subs ? pick(used) : none_);
+                }
+                y_use += "}";
+            }
+            Operand y{y_use, {}};
+            for (const auto& i : y_idx)
+                y.indices.push_back(i[0]);
+            auto more = rhs_tensors({"C"}, 1);
+            more.insert(more.begin() + uni(0, 1), y);
+            std::vector<std::string> z_idx;
+            out += statement("Z", more, &z_idx);
+            if (kind >= 8) {
+                // Update (:=) or accumulate into (+=) Z with another product of its indices.
+                std::string lhs = last_lhs_;
+                auto acc = rhs_tensors({"D", "E"}, 2);
+                // Make sure every index of Z appears on the right.
+                std::set<char> have;
+                for (const auto& o : acc)
+                    have.insert(o.indices.begin(), o.indices.end());
+                std::string extra;
+                for (const auto& i : z_idx)
+                    if (!have.count(i[0])) extra += i[0];
+                if (!extra.empty()) acc.push_back({"F_{" + extra + "}", {}});
+                out += lhs + (uni(0, 1) ? " += " : " := ");
+                for (std::size_t o = 0; o < acc.size(); ++o)
+                    out += (o ? " " : "") + acc[o].text;
+                out += "\n";
+            }
+        }
+        return out;
+    }
+
+private:
+    struct Operand {
+        std::string text;
+        std::vector<char> indices;
+    };
+
+    int uni(int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng_); }
+
+    void mesh_header() {
+        const int dims = uni(1, 3);
+        sizes_.clear();
+        devices_ = 1;
+        for (int k = 0; k < dims; ++k) {
+            int s = uni(1, 3);
+            while (devices_ * s > 8)
+                --s;
+            sizes_.push_back(s);
+            devices_ *= s;
+        }
+        named_ = uni(0, 3) == 0;
+        header_ = "mesh ";
+        static const char* names[] = {"dp", "tp", "pp"};
+        for (int k = 0; k < dims; ++k) {
+            if (named_)
+                header_ += (k ? " " : "") + std::string(names[k]) + "=" + std::to_string(sizes_[k]);
+            else
+                header_ += (k ? "x" : "") + std::to_string(sizes_[k]);
+        }
+        header_ += "\ndim";
+        for (char c : alphabet_)
+            header_ += std::string(" ") + c + "=" + std::to_string(uni(1, 6));
+        header_ += "\n";
+    }
+
+    /// None, one or (rarely) two mesh axes not in `used`, which takes them.
+    std::vector<int> pick(std::set<int>& used) {
+        std::vector<int> free;
+        for (int k = 0; k < static_cast<int>(sizes_.size()); ++k)
+            if (!used.count(k)) free.push_back(k);
+        std::shuffle(free.begin(), free.end(), rng_);
+        const int roll = uni(0, 99);
+        const std::size_t n = roll < 50 ? 0 : roll < 90 ? 1 : 2;
+        std::vector<int> out(free.begin(),
+                             free.begin() + static_cast<long>(std::min(n, free.size())));
+        used.insert(out.begin(), out.end());
+        return out;
+    }
+
+    std::string axis_text(int k) const {
+        static const char* names[] = {"dp", "tp", "pp"};
+        return named_ ? names[k] : std::to_string(k);
+    }
+
+    std::string index_text(char c, const std::vector<int>& axes) const {
+        std::string out(1, c);
+        if (axes.empty()) return out;
+        out += "_{";
+        for (std::size_t n = 0; n < axes.size(); ++n)
+            out += (n && named_ ? "," : "") + axis_text(axes[n]);
+        return out + "}";
+    }
+
+    std::string partial_text(std::set<int>& used) {
+        std::vector<int> free;
+        for (int k = 0; k < static_cast<int>(sizes_.size()); ++k)
+            if (!used.count(k)) free.push_back(k);
+        if (free.empty()) return "";
+        const int k = free[static_cast<std::size_t>(uni(0, static_cast<int>(free.size()) - 1))];
+        used.insert(k);
+        return "{U_" + (named_ ? "{" + axis_text(k) + "}" : axis_text(k)) + "}";
+    }
+
+    std::vector<Operand> rhs_tensors(const std::vector<std::string>& names, int count) {
+        std::vector<Operand> out;
+        for (int t = 0; t < count; ++t) {
+            std::string idx = alphabet_;
+            std::shuffle(idx.begin(), idx.end(), rng_);
+            idx.resize(static_cast<std::size_t>(uni(1, 3)));
+            std::set<int> used;
+            Operand o;
+            o.text = names[static_cast<std::size_t>(t)] + "_{";
+            for (std::size_t n = 0; n < idx.size(); ++n) {
+                o.text += (n ? " " : "") + index_text(idx[n], pick(used));
+                o.indices.push_back(idx[n]);
+            }
+            o.text += "}";
+            if (uni(0, 9) == 0) o.text += partial_text(used);
+            out.push_back(o);
+        }
+        return out;
+    }
+
+    /// `NAME_{lhs} = ops...`: a random subset of the operands' indices in random order.
+    std::string statement(const std::string& name, const std::vector<Operand>& ops,
+                          std::vector<std::string>* lhs_indices = nullptr) {
+        std::vector<char> all;
+        for (const auto& o : ops)
+            for (char c : o.indices)
+                if (std::find(all.begin(), all.end(), c) == all.end()) all.push_back(c);
+        std::shuffle(all.begin(), all.end(), rng_);
+        const std::string softmax_index = all.empty() ? "" : std::string(1, all.front());
+        all.resize(static_cast<std::size_t>(uni(0, static_cast<int>(all.size()))));
+        std::set<int> used;
+        std::string lhs = name;
+        if (!all.empty()) {
+            lhs += "_{";
+            for (std::size_t n = 0; n < all.size(); ++n) {
+                lhs += (n ? " " : "") + index_text(all[n], pick(used));
+                if (lhs_indices) lhs_indices->push_back(std::string(1, all[n]));
+            }
+            lhs += "}";
+        }
+        if (uni(0, 3) == 0) lhs += partial_text(used);
+        last_lhs_ = lhs;
+        std::string rhs;
+        for (const auto& o : ops)
+            rhs += (rhs.empty() ? "" : " ") + o.text;
+        // Sometimes a function of the product: non-linear ones reduce a partial input first.
+        const int roll = uni(0, 99);
+        if (roll >= 96 && !softmax_index.empty())
+            rhs = std::string("softmax_") + softmax_index + "(" + rhs + ")";
+        else if (roll >= 92)
+            rhs = "neg(" + rhs + ")";
+        else if (roll >= 87)
+            rhs = "tanh(" + rhs + ")";
+        else if (roll >= 80)
+            rhs = "relu(" + rhs + ")";
+        return lhs + " = " + rhs + "\n";
+    }
+
+    std::mt19937 rng_;
+    std::vector<int> sizes_;
+    int devices_ = 1;
+    bool named_ = false;
+    std::string header_;
+    std::string last_lhs_;
+    const std::string alphabet_ = "ijklm";
+    const std::vector<int> none_;
+};
+
+} // namespace
+
+TEST_CASE("property: random einsums on random meshes verify (random f32 and exact integer f64)") {
+    // Deterministic; SHARDSCOPE_PROPERTY_SEED and SHARDSCOPE_PROPERTY_PROGRAMS explore further.
+    const char* seed_env = std::getenv("SHARDSCOPE_PROPERTY_SEED");
+    const char* count_env = std::getenv("SHARDSCOPE_PROPERTY_PROGRAMS");
+    ProgramGen gen(seed_env ? static_cast<std::uint32_t>(std::strtoul(seed_env, nullptr, 10))
+                            : 20261121u);
+    int ran_count = 0, skipped = 0, statements = 0, exact = 0, with_collectives = 0;
+    std::set<std::string> kinds;
+    const int programs = count_env ? std::atoi(count_env) : 300;
+    for (int p = 0; p < programs; ++p) {
+        const auto src = gen.program();
+        auto c = check_src(src);
+        if (!c.ok()) {
+            ++skipped;
+            continue;
+        }
+        ++ran_count;
+        // Alternate data modes and element types.
+        const int variant = p % 4;
+        ExecOptions options = options_for(variant % 2 ? DataMode::Ints : DataMode::Random,
+                                          static_cast<std::uint64_t>(p));
+        options.f64 = variant == 1 || variant == 2;
+        const auto r = execute(std::move(c), options);
+        CAPTURE(p);
+        CHECK_MESSAGE(r.error.empty(), r.text());
+        if (!r.error.empty()) continue;
+        REQUIRE_MESSAGE(r.report.statements.size() == r.c.plan.statements.size(), r.text());
+        const bool nonlinear = src.find("relu") != std::string::npos ||
+                               src.find("tanh") != std::string::npos ||
+                               src.find("softmax") != std::string::npos;
+        for (const auto& s : r.report.statements) {
+            ++statements;
+            CHECK_MESSAGE(s.pass, "statement: " << s.source << "\n" << r.text());
+            if (options.data.mode == DataMode::Ints) {
+                // Einsums, negation, sums and accumulations of integers are linear: exact.
+                if (!nonlinear) CHECK_MESSAGE(s.exact, r.text());
+                if (s.exact) CHECK_MESSAGE(s.max_abs_error == 0, r.text());
+                exact += s.exact;
+            }
+            if (!s.collectives.empty()) ++with_collectives;
+            for (const auto& e : s.collectives)
+                kinds.insert(std::string(semantics::step_kind_name(e.kind)));
+        }
+    }
+    MESSAGE("random programs: " << ran_count << " ran, " << skipped << " skipped (checker errors); "
+                                << statements << " statements, " << exact << " exact, "
+                                << with_collectives << " with collectives");
+    CHECK(ran_count >= programs * 6 / 10);
+    CHECK(statements > ran_count);
+    CHECK(exact > 0);
+    CHECK(with_collectives > statements / 5);
+    // The generator reaches every collective the checker plans for einsums.
+    for (const char* k : {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"})
+        CHECK_MESSAGE(kinds.count(k) == 1, k);
+}
+
+TEST_CASE("property: random redistribution chains verify") {
+    // x_{...} -> x_{...} -> ...: every step moves one tensor between random placements (shards
+    // over one or two axes, partial sums, replicas) on random meshes with uneven ranges.
+    std::mt19937 rng(7);
+    auto uni = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
+    int ran_count = 0, skipped = 0;
+    std::set<std::string> kinds;
+    for (int p = 0; p < 150; ++p) {
+        std::vector<int> sizes;
+        int devices = 1;
+        for (int k = 0, dims = uni(1, 3); k < dims; ++k) {
+            int n = uni(1, 3);
+            while (devices * n > 8)
+                --n;
+            sizes.push_back(n);
+            devices *= n;
+        }
+        std::string src = "mesh ";
+        for (std::size_t k = 0; k < sizes.size(); ++k)
+            src += (k ? "x" : "") + std::to_string(sizes[k]);
+        const std::string letters = "ijk";
+        const auto rank = static_cast<std::size_t>(uni(1, 3));
+        src += "\ndim";
+        for (std::size_t n = 0; n < rank; ++n)
+            src += std::string(" ") + letters[n] + "=" + std::to_string(uni(1, 7));
+        src += "\n";
+        auto layout = [&](bool allow_partial) {
+            std::vector<int> free;
+            for (int k = 0; k < static_cast<int>(sizes.size()); ++k)
+                free.push_back(k);
+            std::shuffle(free.begin(), free.end(), rng);
+            std::string out = "x_{";
+            for (std::size_t n = 0; n < rank; ++n) {
+                out += (n ? " " : "") + std::string(1, letters[n]);
+                const int take =
+                    std::min(static_cast<int>(free.size()), uni(0, 3) == 0 ? 2 : uni(0, 1));
+                if (take == 0) continue;
+                out += "_{";
+                for (int t = 0; t < take; ++t) {
+                    out += std::to_string(free.back());
+                    free.pop_back();
+                }
+                out += "}";
+            }
+            out += "}";
+            if (allow_partial && !free.empty() && uni(0, 2) == 0)
+                out += "{U_" + std::to_string(free.front()) + "}";
+            return out;
+        };
+        src += layout(true);
+        for (int step = 0, steps = uni(1, 3); step < steps; ++step)
+            src += " -> " + layout(uni(0, 4) == 0);
+        src += "\n";
+        auto c = check_src(src);
+        if (!c.ok()) {
+            ++skipped;
+            continue;
+        }
+        ++ran_count;
+        const auto mode = p % 2 ? DataMode::Ints : DataMode::Random;
+        const auto r = execute(std::move(c), options_for(mode, static_cast<std::uint64_t>(p)));
+        CAPTURE(p);
+        CHECK_MESSAGE(r.error.empty(), r.text());
+        if (!r.error.empty()) continue;
+        for (const auto& s : r.report.statements) {
+            CHECK_MESSAGE(s.pass, r.text());
+            if (mode == DataMode::Ints) CHECK_MESSAGE(s.max_abs_error == 0, r.text());
+            for (const auto& e : s.collectives)
+                kinds.insert(std::string(semantics::step_kind_name(e.kind)));
+        }
+    }
+    MESSAGE("random chains: " << ran_count << " ran, " << skipped << " skipped");
+    CHECK(ran_count >= 100);
+    for (const char* k : {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"})
+        CHECK_MESSAGE(kinds.count(k) == 1, k);
+}
+
+// =============================================================================================
+// 3. Plans broken on purpose must fail.
+
+namespace {
+
+/// Removes the first step of `kind` from statement `s`: every later use of its output reads
+/// its input instead, and that value takes the layout of the removed step's output (so the
+/// interpreter stores it as if the collective had run).
+void remove_step(semantics::Plan& plan, std::size_t s, StepKind kind) {
+    auto& sp = plan.statements.at(s);
+    auto it = std::find_if(sp.steps.begin(), sp.steps.end(),
+                           [&](const auto& st) { return st.kind == kind; });
+    REQUIRE(it != sp.steps.end());
+    const int in = it->inputs.at(0), out = it->output;
+    sp.values.at(static_cast<std::size_t>(in)).layout.placements =
+        sp.values.at(static_cast<std::size_t>(out)).layout.placements;
+    sp.steps.erase(it);
+    for (auto& st : sp.steps)
+        for (auto& i : st.inputs)
+            if (i == out) i = in;
+    if (sp.result_value == out) sp.result_value = in;
+}
+
+} // namespace
+
+TEST_CASE("broken plan: without its all-reduce, partial sums stored as replicated FAIL") {
+    const std::string src = "mesh 4\ndim i=4 k=8 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n";
+    // Intact, it passes.
+    check_all_pass(run_src(src));
+    for (const auto mode : {DataMode::Random, DataMode::Ints, DataMode::Arange}) {
+        CAPTURE(static_cast<int>(mode));
+        auto c = check_src(src);
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        remove_step(c.plan, 0, StepKind::AllReduce);
+        const auto r = execute(std::move(c), options_for(mode));
+        REQUIRE_MESSAGE(r.error.empty(), r.text()); // it runs to the end...
+        const auto& s = r.statement(0);
+        CHECK_MESSAGE(!s.pass, r.text()); // ...and the comparison catches it
+        CHECK_MESSAGE(s.max_abs_error > 0, r.text());
+        CHECK_MESSAGE(s.replica_error > 0, r.text()); // the ranks' "replicas" differ too
+        CHECK_MESSAGE(ran(s) == "none", r.text());
+        CHECK_MESSAGE(!r.report.passed(), r.text());
+    }
+}
+
+TEST_CASE("broken plan: an all-reduce over the wrong mesh axis FAILS") {
+    const std::string src = "mesh 2x2\ndim i=4 k=8 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n";
+    auto c = check_src(src);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    bool changed = false;
+    for (auto& st : c.plan.statements.at(0).steps)
+        if (st.kind == StepKind::AllReduce && st.mesh_axes == std::vector<int>{0}) {
+            st.mesh_axes = {1};
+            changed = true;
+        }
+    REQUIRE_MESSAGE(changed, c.text());
+    const auto r = execute(std::move(c));
+    REQUIRE_MESSAGE(r.error.empty(), r.text());
+    CHECK_MESSAGE(!r.statement(0).pass, r.text());
+    CHECK_MESSAGE(r.statement(0).max_abs_error > 0, r.text());
+    CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(1)", r.text());
+}
+
+TEST_CASE("broken plan: without its all-gather the run fails (a FAIL or an ExecError)") {
+    for (const std::string src : {"mesh 4\ndim i=8 j=4 k=4\nz_{ik} = x_{i_0 j} y_{jk}\n",
+                                  "mesh 4\ndim i=8 j=4\nx_{i_0 j} -> x_{ij}\n"}) {
+        CAPTURE(src);
+        check_all_pass(run_src(src));
+        auto c = check_src(src);
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        remove_step(c.plan, 0, StepKind::AllGather);
+        const auto r = execute(std::move(c));
+        const bool failed = !r.error.empty() || !r.report.passed();
+        CHECK_MESSAGE(failed, r.text());
+        if (!r.error.empty()) CHECK_MESSAGE(r.error.size() > 10, r.text());
+    }
+}
+
+TEST_CASE("broken plan: a wrong local operation FAILS (relu instead of gelu, sum instead of max)") {
+    SUBCASE("function") {
+        auto c = check_src("mesh 2\ndim i=4 k=4\ny_{i_0 k} = gelu(x_{i_0 k})\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.op == OpKind::Function) st.function = "relu";
+        const auto r = execute(std::move(c));
+        REQUIRE_MESSAGE(r.error.empty(), r.text());
+        CHECK_MESSAGE(!r.statement(0).pass, r.text());
+    }
+    SUBCASE("reduction") {
+        auto c = check_src("mesh 2\ndim i=4 j=6\ny_{i} = max_j(x_{i j_0})\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.op == OpKind::Reduce) {
+                st.function = "sum";
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        const auto r = execute(std::move(c));
+        REQUIRE_MESSAGE(r.error.empty(), r.text());
+        CHECK_MESSAGE(!r.statement(0).pass, r.text());
+    }
+    SUBCASE("a replicated operand not sliced: the wrong rows") {
+        // z_{i_0 j} = x_{i_0 j} + c_{i}: c is sliced locally; dropping the slice adds c's first
+        // rows on every rank (or fails on shapes).
+        auto c = check_src("mesh 2\ndim i=4 j=3\nz_{i_0 j} = x_{i_0 j} + c_{i}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        auto& sp = c.plan.statements.at(0);
+        auto it = std::find_if(sp.steps.begin(), sp.steps.end(),
+                               [](const auto& st) { return st.kind == StepKind::Slice; });
+        REQUIRE_MESSAGE(it != sp.steps.end(), c.text());
+        remove_step(c.plan, 0, StepKind::Slice);
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE((!r.error.empty() || !r.report.passed()), r.text());
+    }
+}
+
+// =============================================================================================
+// 4. Every construct of NOTATION.md executes and verifies.
+
+TEST_CASE("constructs: elementwise functions on sharded inputs") {
+    for (const std::string f :
+         {"relu", "gelu", "phi", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "scale"}) {
+        CAPTURE(f);
+        const auto r = run_both("mesh 2x2\ndim i=5 k=4\ny_{i_0 k_1} = " + f + "(x_{i_0 k_1})\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
+    }
+    SUBCASE("LaTeX spellings") {
+        run_both("mesh 2\ndim i=4 k=4\ny_{i_0 k} = \\phi(x_{i_0 k}) + \\sigma(x_{i_0 k}) + "
+                 "\\exp(x_{i_0 k})\n");
+    }
+}
+
+TEST_CASE("constructs: declared functions, fn NAME elementwise and fn NAME linear") {
+    const auto r = run_both("mesh 4\ndim i=4 k=8\nfn f elementwise\nfn g linear\n"
+                            "a_{i_0 k} = f(x_{i_0 k})\n"
+                            "b_{ik}{U_0} = g(p_{ik}{U_0})\n"
+                            "c_{ik} = g(p_{ik}{U_0})\n"
+                            "d_{ik} = f(p_{ik}{U_0})\n");
+    CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
+    CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text()); // linear: P passes through
+    CHECK_MESSAGE(ran(r.statement(2)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(3)) == "all-reduce(0)", r.text()); // reduced first
+}
+
+TEST_CASE("constructs: the non-linearity on a partial input implies an all-reduce") {
+    const auto r = run_both("mesh 4\ndim i=4 k=8\ny_{i} = relu(x_{i k_0} w_{k_0})\n"
+                            "y2_{i} = relu(p_{i}{U_0})\n");
+    CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(0)", r.text());
+}
+
+TEST_CASE("constructs: softmax along a replicated and along a sharded index") {
+    SUBCASE("along an unsharded index: local") {
+        const auto r = run_both("mesh 4\ndim s=8 v=6\np_{s_0 v} = softmax_v(z_{s_0 v})\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
+    }
+    SUBCASE("along a sharded index, long rows: the row statistics are all-reduced") {
+        const auto r =
+            run_both("mesh 4\ndim s=2 v=64\nlink 0 1GB/s 0us\np_{s v_0} = softmax_v(z_{s v_0})\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0), all-reduce(0)", r.text());
+        const auto& cs = r.statement(0).collectives;
+        REQUIRE(cs.size() == 2);
+        CHECK_MESSAGE(cs[0].tensor.find(".max") != std::string::npos, r.text());
+        CHECK_MESSAGE(cs[1].tensor.find(".sum") != std::string::npos, r.text());
+    }
+    SUBCASE("along a sharded index, short rows: an all-gather") {
+        const auto r = run_both("mesh 4\ndim s=8 v=8\np_{s v_0} = softmax_v(z_{s v_0})\n");
+        CHECK_MESSAGE(ran(r.statement(0)).find("all-gather(0)") != std::string::npos, r.text());
+    }
+    SUBCASE("along an index sharded over two axes, uneven") {
+        run_both("mesh 2x3\ndim s=3 v=4099\np_{s v_{01}} = softmax_v(z_{s v_{01}})\n");
+    }
+    SUBCASE("Soft spelling, and softmax of a partial input") {
+        const auto r = run_both("mesh 2\ndim s=4 v=6\np_{sv} = \\texttt{Soft}_{v}(z_{sv})\n"
+                                "q_{sv} = softmax_v(w_{sv}{U_0})\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(0)", r.text());
+    }
+}
+
+TEST_CASE("constructs: sum, max and mean reductions over sharded and unsharded indices") {
+    const auto r = run_both("mesh 4\ndim i=6 j=10\n"
+                            "a_{i} = sum_j(x_{i j_0})\n"
+                            "b_{i}{U_0} = sum_j(x_{i j_0})\n"
+                            "c_{i} = max_j(x_{i j_0})\n"
+                            "d_{i} = mean_j(x_{i j_0})\n"
+                            "e_{i_0} = sum_j(x_{i_0 j})\n"
+                            "f_{i_0} = max_j(x_{i_0 j})\n"
+                            "g_{i_0} = mean_j(x_{i_0 j})\n"
+                            "h = \\texttt{sum}_{j}(x_{i j_0})\n"
+                            "m_{i} = max_j(p_{ij}{U_0})\n");
+    const std::vector<std::string> want = {"all-reduce(0)", "none",          "all-reduce(0)",
+                                           "all-reduce(0)", "none",          "none",
+                                           "none",          "all-reduce(0)", "all-reduce(0)"};
+    REQUIRE(r.report.statements.size() == want.size());
+    for (std::size_t s = 0; s < want.size(); ++s)
+        CHECK_MESSAGE(ran(r.statement(s)) == want[s], r.text());
+}
+
+TEST_CASE("constructs: + - / \\frac, numbers and negation") {
+    const auto r = run_both("mesh 2x2\ndim i=4 j=6\n"
+                            "a_{i_0 j} = x_{i_0 j} + y_{i_0 j}\n"
+                            "b_{i_0 j} = x_{i_0 j} - w_{j}\n"
+                            "c_{i_0 j} = x_{i_0 j} + v_{i}\n"
+                            "d_{ij}{U_1} = p_{ij}{U_1} + q_{ij}{U_1}\n"
+                            "e_{ij} = p_{ij}{U_1} - q_{ij}{U_1}\n"
+                            "f_{ij} = p_{ij}{U_1} + x_{ij}\n"
+                            "g_{i_0 j} = x_{i_0 j} / (2 + exp(y_{i_0 j}))\n"
+                            "h_{ij}{U_0} = \\frac{p_{ij}{U_0}}{2 + exp(w_{j})}\n"
+                            "k_{i j_1} = 2 x_{i j_1}\n"
+                            "l_{i j_1} = -x_{i j_1} + 3 * y_{i j_1}\n"
+                            "m_{i_0 j_1} = 0.5 x_{i_0 j_1} \\cdot y_{i_0 j_1}\n"
+                            "n_{m_0 j_1} = u_{m_0} + o_{j_1}\n");
+    const std::vector<std::string> want = {"none",          "none",          "none", "none",
+                                           "all-reduce(1)", "all-reduce(1)", "none", "none",
+                                           "none",          "none",          "none", "none"};
+    REQUIRE(r.report.statements.size() == want.size());
+    for (std::size_t s = 0; s < want.size(); ++s)
+        CHECK_MESSAGE(ran(r.statement(s)) == want[s], r.text());
+}
+
+TEST_CASE("constructs: chains (redistributions, splits and groups)") {
+    SUBCASE("every row of the left-hand-side table as a chain") {
+        const auto r = run_both("mesh 4\ndim i=8 j=4\n"
+                                "a_{ij} -> a_{i_0 j}\n"
+                                "b_{i_0 j} -> b_{ij}\n"
+                                "c_{i_0 j} -> c_{i j_0}\n"
+                                "d_{ij}{U_0} -> d_{ij}\n"
+                                "e_{ij}{U_0} -> e_{i j_0}\n"
+                                "f_{ij}{U_0} -> f_{ij}{U_0}\n"
+                                "g_{ij} -> g_{ij}{U_0}\n");
+        const std::vector<std::string> want = {
+            "none", "all-gather(0)", "all-to-all(0)", "all-reduce(0)", "reduce-scatter(0)",
+            "none", "none"};
+        REQUIRE(r.report.statements.size() == want.size());
+        for (std::size_t s = 0; s < want.size(); ++s)
+            CHECK_MESSAGE(ran(r.statement(s)) == want[s], r.text());
+    }
+    SUBCASE("uneven all-to-all and all-gather") {
+        const auto r = run_both("mesh 3\ndim i=5 j=7\nx_{i_0 j} -> x_{i j_0} -> x_{ij}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-to-all(0), all-gather(0)", r.text());
+    }
+    SUBCASE("split b -> r c, group (r_0 c), DDP layout") {
+        const auto r = run_both("mesh 4\ndim b=8 s=3 d=2\nsplit b -> r c\n"
+                                "x_{bsd} -> x_{(r c) s d} -> x_{r_0 c s d}\n"
+                                "y_{r_0 c s e} = W_{de} x_{r_0 c s d}\n"
+                                "g_{de} = x_{r_0 c s d} y_{r_0 c s e}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "all-reduce(0)", r.text());
+    }
+    SUBCASE("a sharded group unsharded: FSDP weight gather on a 2-D mesh") {
+        const auto r = run_both("mesh 2x4\ndim d=8 m=4\nsplit d -> t e\nsplit m -> g n\n"
+                                "W_{t_1 e (g_0 n)} -> W_{t_1 e m}\n"
+                                "h_{f_0 c s t_1 e} = W_{t_1 e m} x_{f_0 c s m}\n"
+                                "y_{f_0 c s m} = V_{m t_1 e} h_{f_0 c s t_1 e}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-gather(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "all-reduce(1)", r.text());
+    }
+}
+
+TEST_CASE("constructs: := and += on a defined tensor and on a program input") {
+    const auto r = run_both("mesh 4\ndim t=3 u=5 d=2\n"
+                            "Z_{r_0 t} = sum_u(exp(q_{r_0 t d} k_{r_0 u d}))\n"
+                            "Z_{r_0 t} := Z_{r_0 t} + sum_u(exp(q_{r_0 t d} k_{r_0 u d}))\n"
+                            "Z_{r_0 t} += sum_u(q_{r_0 t d} k_{r_0 u d})\n"
+                            "A_{r_0 t} += q_{r_0 t d} w_{d}\n"
+                            "B_{ij} := B_{ij} + x_{i k_0} y_{k_0 j}\n"
+                            "z_{r_0 t} = Z_{r_0 t} / A_{r_0 t}\n");
+    CHECK_MESSAGE(ran(r.statement(3)) == "none", r.text());
+    CHECK_MESSAGE(ran(r.statement(4)) == "all-reduce(0)", r.text());
+    // An accumulation into an input is exact with integer data (the input is loaded).
+    const auto ints =
+        run_src("mesh 2\ndim i=3 j=2\nA_{i_0 j} += x_{i_0 j}\nA_{i_0 j} += A_{i_0 j}\n",
+                options_for(DataMode::Ints));
+    check_all_pass(ints);
+    CHECK_MESSAGE(ints.statement(1).exact, ints.text());
+}
+
+TEST_CASE("constructs: explicit collectives AllReduce, AllGather, ReduceScatter") {
+    const auto r = run_both("mesh 4\ndim i=8 j=4 c=3\n"
+                            "a_{ij} = AllReduce_{k_0}(x_{i k_0} y_{k_0 j})\n"
+                            "b_{ij} = AllGather_{i_0}(x_{i_0 j})\n"
+                            "c_{i_0 j} = ReduceScatter_{i_0}(p_{ij}{U_0})\n"
+                            "d = AllReduce_{r_0}(u_{r_0 c})\n"
+                            "e = AllReduce_{r}(u_{r_0 c})\n");
+    CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(1)) == "all-gather(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(2)) == "reduce-scatter(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(3)).find("all-reduce(0)") != std::string::npos, r.text());
+}
+
+TEST_CASE("constructs: partial inputs are per-rank shares that sum to the value") {
+    const std::string src =
+        "mesh 2x2\ndim i=3 j=2\nz_{ij} = x_{ij}{U_0}\nw_{ij}{U_1} = x2_{ij}{U_1}\n";
+    const auto r = run_both(src);
+    CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+    // The shares differ between ranks along the partial axis and are integers off rank 0.
+    const auto c = check_src("mesh 2\ndim i=3 j=2\nz_{ij}{U_0} = x_{ij}{U_0}\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    const auto locals = locals_of<double>(c, "z", {DataMode::Random, 1});
+    REQUIRE(locals.size() == 2);
+    CHECK(locals[0].data != locals[1].data);
+    const auto logical = exec::input_values("x", 6, {DataMode::Random, 1});
+    for (std::size_t e = 0; e < 6; ++e) {
+        CHECK(locals[1].data[e] == std::round(locals[1].data[e]));
+        CHECK(locals[0].data[e] + locals[1].data[e] == doctest::Approx(logical[e]));
+    }
+}
+
+TEST_CASE("constructs: 2-D and 3-D meshes, named axes, an explicit device order") {
+    SUBCASE("2-D: TP inside FSDP groups") {
+        const auto r = run_both("mesh 2x2\ndim b=4 d=6 e=4\n"
+                                "y_{b_0 e_1} = x_{b_0 d} W_{d e_1}\n"
+                                "z_{b_0 d} = y_{b_0 e_1} V_{e_1 d}\n"
+                                "g_{e d} = y_{b_0 e} x_{b_0 d}\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(1)", r.text());
+    }
+    SUBCASE("3-D, an index over two axes, uneven") {
+        const auto r = run_both("mesh 2x2x2\ndim i=5 j=3 k=7\n"
+                                "z_{i_{01} j} = x_{i_{01} k_2} y_{k_2 j}\n"
+                                "w_{i j_{12}} = z_{i_{01} j}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(2)", r.text());
+    }
+    SUBCASE("named axes") {
+        const auto r = run_both("mesh dp=2 tp=2\ndim b=4 d=6 f=4\n"
+                                "h_{b_{dp} f_{tp}} = x_{b_{dp} d} W_{d f_{tp}}\n"
+                                "y_{b_{dp} d} = V_{f_{tp} d} h_{b_{dp} f_{tp}}\n"
+                                "C[I, K_tp]{U_dp} = A[I, J_dp] B[J_dp, K_tp]\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "none", r.text());
+    }
+    SUBCASE("an index over two named axes, partial over two axes") {
+        const auto r = run_both("mesh dp=2 tp=2\ndim b=5 d=3\n"
+                                "y_{b_{dp,tp} d} = x_{b_{dp,tp} d}\n"
+                                "z_{b d} = y_{b d}\n"
+                                "w_{b_{tp,dp} d} = x_{b d}\n"
+                                "v{U_{dp,tp}} = x_{b d} u_{b d}\n"
+                                "s = v\n"
+                                "q_{b_{tp}}{U_{dp}} = p_{b}{U_{dp,tp}}\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-gather(1), all-gather(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(3)) == "none", r.text()); // keep one copy
+        CHECK_MESSAGE(ran(r.statement(4)) == "all-reduce(0), all-reduce(1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(5)) == "reduce-scatter(1)", r.text());
+    }
+    SUBCASE("explicit device order: the shards land on the listed devices") {
+        const std::string src = "mesh 2x2 devices [3 1 2 0]\ndim i=4 j=4 k=4\n"
+                                "z_{i_0 j_1} = x_{i_0 k} y_{k j_1}\n"
+                                "w_{ij} = x_{i k_0} y_{k_0 j_1}\n"
+                                "v_{i_0 j} -> v_{i j_0}\n";
+        const auto r = run_both(src);
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(0), all-gather(1)", r.text());
+        // Device 3 is at coordinate (0, 0): it holds rows 0-1 and columns 0-1 of x arange.
+        const auto c =
+            check_src("mesh 2x2 devices [3 1 2 0]\ndim i=4 j=4\nz_{i_0 j_1} = x_{i_0 j_1}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+        REQUIRE(locals.size() == 4);
+        CHECK_MESSAGE(locals[3].data == (std::vector<double>{1, 2, 5, 6}), numbers(locals[3].data));
+        CHECK_MESSAGE(locals[1].data == (std::vector<double>{3, 4, 7, 8}), numbers(locals[1].data));
+        CHECK_MESSAGE(locals[2].data == (std::vector<double>{9, 10, 13, 14}),
+                      numbers(locals[2].data));
+        CHECK_MESSAGE(locals[0].data == (std::vector<double>{11, 12, 15, 16}),
+                      numbers(locals[0].data));
+    }
+}
+
+TEST_CASE("constructs: uneven shards follow torch.chunk, including empty shards") {
+    SUBCASE("5 over 2: local shapes 3 and 2") {
+        const auto c = check_src("mesh 2\ndim i=5 j=2\nz_{i_0 j} = x_{i_0 j}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+        CHECK(locals[0].data == (std::vector<double>{1, 2, 3, 4, 5, 6}));
+        CHECK(locals[1].data == (std::vector<double>{7, 8, 9, 10}));
+    }
+    SUBCASE("every collective on uneven shards") {
+        const auto r = run_both("mesh 3\ndim i=5 k=7 j=4\n"
+                                "a_{ij} = x_{i k_0} y_{k_0 j}\n"
+                                "b_{i_0 j} = x_{i k_0} y_{k_0 j}\n"
+                                "c_{ij} = x_{i_0 k} y_{kj}\n"
+                                "d_{i j_0} = x_{i_0 k} y_{kj}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-reduce(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "reduce-scatter(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "all-gather(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(3)) == "all-to-all(0)", r.text());
+    }
+    SUBCASE("empty shards: 2 over 3, 1 over 2x2") {
+        run_both("mesh 3\ndim i=2 k=2 j=3\n"
+                 "a_{ij} = x_{i k_0} y_{k_0 j}\nb_{i_0 j} = x_{i k_0} y_{k_0 j}\n"
+                 "c_{i_0 j} -> c_{i j_0} -> c_{ij}\n");
+        run_both("mesh 2x2\ndim i=1 j=3\nz_{i_{01} j} = x_{i_{01} j} + 1\nw = z_{i_{01} j}\n");
+    }
+}
+
+TEST_CASE("constructs: NOTATION.md section 9 and the sequence-parallel MLP at small sizes") {
+    struct Row {
+        std::string program;
+        std::string collectives; // of the last statement
+    };
+    for (const Row& row : {
+             Row{"mesh 4\ndim e=3\nz = x_{r_0 e} y_{r_0 e}\n", "all-reduce(0)"},
+             Row{"mesh 4\ndim d=3 f=2\nz_{d} = W_{d r_0 f} x_{r_0 f}\n", "all-reduce(0)"},
+             Row{"mesh 4\ndim c=2 f=3\nz_{r_0 c} = W_{r c r'_0 f} x_{r'_0 f}\n",
+                 "reduce-scatter(0)"},
+             Row{"mesh 4\ndim b=2 s=3 d=2 f=2\n"
+                 "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n",
+                 "all-reduce(0)"},
+             Row{"mesh 4\ndim c=3\nz_{r_0} = x_{r_0 c} y_{r_0 c}\ns = z_{r_0}\n", "all-reduce(0)"},
+             Row{"mesh 4\ndim i=4 j=5\nx_{i_0 j} -> x_{i j}\n", "all-gather(0)"},
+             Row{"mesh 4\ndim i=4 j=5\nx_{i_0 j} -> x_{i j_0}\n", "all-to-all(0)"},
+             Row{"mesh X=4\ndim I=3 J=8 K=2\nC[I, K]{U_X} = A[I, J_X] B[J_X, K]\n", "none"},
+             Row{"mesh 4\ndim i=3 k=8\ny_{i} = relu(x_{i k_0} w_{k_0})\n", "all-reduce(0)"},
+             Row{"mesh 2x2\ndim m=3 n=5\nz_{m_0 n_1} = a_{m_0} + b_{n_1}\n", "none"},
+             // Sequence parallelism: rule 3 resolved by gathering x (small b*s) ...
+             Row{"mesh 2\ndim b=1 s=4 d=16 e=32\nsplit s -> r t\nsplit e -> r' f\n"
+                 "z_{b r_0 t d} = W^1_{d r'_0 f} phi(W^0_{r'_0 f d'} x_{b r_0 t d'})\n",
+                 "all-gather(0), reduce-scatter(0)"},
+             // ... or both weights (large b*s).
+             Row{"mesh 2\ndim b=8 s=64 d=2 e=4\nsplit s -> r t\nsplit e -> r' f\n"
+                 "z_{b r_0 t d} = W^1_{d r'_0 f} phi(W^0_{r'_0 f d'} x_{b r_0 t d'})\n",
+                 "all-gather(0), all-gather(0)"},
+         }) {
+        CAPTURE(row.program);
+        const auto r = run_both(row.program);
+        REQUIRE(!r.report.statements.empty());
+        CHECK_MESSAGE(ran(r.report.statements.back()) == row.collectives, r.text());
+    }
+}
+
+TEST_CASE("constructs: declarations the executor does not need are accepted") {
+    const auto r = run_both("mesh tp=2\ndim b=2 d=4 f=6\ndtype bf16\ntensor x : f32\nhw a100\n"
+                            "link tp 100GB/s 2us\nfn swish elementwise\n"
+                            "y_{b f_{tp}} = swish(x_{bd} W_{d f_{tp}})\n"
+                            "expect none\n"
+                            "z_{bd} = V_{f_{tp} d} y_{b f_{tp}} \\quad \\textrm{(all-reduce)}\n");
+    CHECK_MESSAGE(ran(r.statement(1)) == "all-reduce(0)", r.text());
+    CHECK_MESSAGE(r.report.dtype == "f32", r.text()); // dtype sizes the cost model only
+}
+
+TEST_CASE("constructs: every sample verifies at small sizes (random f32 and integer f64)") {
+    namespace fs = std::filesystem;
+    const auto dir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "samples";
+    REQUIRE_MESSAGE(fs::is_directory(dir), dir.string());
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().extension() != ".ein") continue;
+        ++files;
+        std::ifstream in(entry.path());
+        std::stringstream text;
+        text << in.rdbuf();
+        CAPTURE(entry.path().string());
+        run_both(text.str(), /*ignore_dims=*/true);
+    }
+    CHECK(files >= 10);
+}
+
+// =============================================================================================
+// 5. Data modes.
+
+TEST_CASE("data: arange is 1..n row-major, ints are integers in [-4, 4], seeds") {
+    SUBCASE("arange") {
+        const auto v = exec::input_values("x", 6, {DataMode::Arange, 42});
+        CHECK(v == (std::vector<double>{1, 2, 3, 4, 5, 6}));
+        // As the ranks hold it: rows of a 2x3 over 2 ranks.
+        const auto c = check_src("mesh 2\ndim i=2 j=3\nz_{i_0 j} = x_{i_0 j}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        const auto locals = locals_of<double>(c, "z", {DataMode::Arange, 0});
+        CHECK(locals[0].data == (std::vector<double>{1, 2, 3}));
+        CHECK(locals[1].data == (std::vector<double>{4, 5, 6}));
+        auto options = options_for(DataMode::Arange);
+        options.show = "x";
+        const auto r = execute(check_src("mesh 2\ndim i=2 j=3\nz_{i_0 j} = x_{i_0 j}\n"), options);
+        check_all_pass(r);
+        CHECK_MESSAGE(r.statement(0).shown.find("x (input)") != std::string::npos, r.text());
+        CHECK_MESSAGE(r.report.data == "arange", r.text());
+    }
+    SUBCASE("ints") {
+        const auto v = exec::input_values("x", 2000, {DataMode::Ints, 5});
+        std::set<double> seen(v.begin(), v.end());
+        for (double x : v)
+            CHECK(x == std::round(x));
+        CHECK(*seen.begin() == -4);
+        CHECK(*seen.rbegin() == 4);
+        CHECK(seen.size() == 9);
+    }
+    SUBCASE("random: in [-1, 1), not constant") {
+        const auto v = exec::input_values("x", 1000, {DataMode::Random, 5});
+        std::set<double> seen(v.begin(), v.end());
+        CHECK(seen.size() > 990);
+        CHECK(*seen.begin() >= -1);
+        CHECK(*seen.rbegin() < 1);
+    }
+    SUBCASE("the same seed gives the same data, another seed or name other data") {
+        for (const auto mode : {DataMode::Random, DataMode::Ints}) {
+            const auto a = exec::input_values("x", 64, {mode, 1});
+            CHECK(a == exec::input_values("x", 64, {mode, 1}));
+            CHECK(a != exec::input_values("x", 64, {mode, 2}));
+            CHECK(a != exec::input_values("y", 64, {mode, 1}));
+        }
+        // End to end: the same seed runs the same numbers on the ranks.
+        const auto c = check_src("mesh 2\ndim i=4 j=3\nz_{i_0 j} = x_{i_0 j}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        const auto a = locals_of<double>(c, "z", {DataMode::Random, 9});
+        const auto b = locals_of<double>(c, "z", {DataMode::Random, 9});
+        const auto d = locals_of<double>(c, "z", {DataMode::Random, 10});
+        CHECK(a[0].data == b[0].data);
+        CHECK(a[1].data == b[1].data);
+        CHECK(a[0].data != d[0].data);
+    }
+}
+
+TEST_CASE("data: tolerances: f32 1e-4, f64 1e-10, integer data through linear statements exact") {
+    const std::string src = "mesh 2\ndim i=4 k=6 j=3\nz_{ij} = x_{i k_0} y_{k_0 j}\n"
+                            "r_{ij} = relu(z_{ij})\n"
+                            "s_{ij} = z_{ij} + r_{ij}\n"
+                            "t_{ij} = 2 z_{ij} - z_{ij}\n";
+    SUBCASE("random f32") {
+        const auto r = run_src(src, options_for(DataMode::Random));
+        check_all_pass(r);
+        CHECK(r.report.dtype == "f32");
+        for (const auto& s : r.report.statements) {
+            CHECK(s.tolerance == 1e-4);
+            CHECK(!s.exact);
+        }
+    }
+    SUBCASE("random f64") {
+        auto options = options_for(DataMode::Random);
+        options.f64 = true;
+        const auto r = run_src(src, options);
+        check_all_pass(r);
+        CHECK(r.report.dtype == "f64");
+        for (const auto& s : r.report.statements) {
+            CHECK(s.tolerance == 1e-10);
+            CHECK(s.max_rel_error <= 1e-10);
+        }
+    }
+    SUBCASE("ints f64: linear statements exact, relu is not, and neither is what uses it") {
+        const auto r = run_src(src, options_for(DataMode::Ints));
+        check_all_pass(r);
+        CHECK(r.report.data == "ints");
+        CHECK_MESSAGE(r.statement(0).exact, r.text());
+        CHECK(r.statement(0).tolerance == 0);
+        CHECK(r.statement(0).max_abs_error == 0);
+        CHECK_MESSAGE(!r.statement(1).exact, r.text());
+        CHECK(r.statement(1).tolerance == 1e-10);
+        CHECK_MESSAGE(!r.statement(2).exact, r.text()); // reads r
+        CHECK_MESSAGE(r.statement(3).exact, r.text());  // integer constant: still linear
+        CHECK(r.statement(3).max_abs_error == 0);
+    }
+    SUBCASE("ints f32: exact too (small integers are exact in f32)") {
+        auto options = options_for(DataMode::Ints);
+        options.f64 = false;
+        const auto r = run_src(src, options);
+        check_all_pass(r);
+        CHECK(r.statement(0).exact);
+        CHECK(r.statement(0).max_abs_error == 0);
+    }
+    SUBCASE("a fractional constant or a mean is not exact") {
+        const auto r =
+            run_src("mesh 2\ndim i=4 j=6\na_{ij} = 0.5 x_{ij}\nb_{i} = mean_j(x_{i j_0})\n"
+                    "c_{i} = sum_j(x_{i j_0})\nd_{ij} = neg(x_{ij})\n",
+                    options_for(DataMode::Ints));
+        check_all_pass(r);
+        CHECK(!r.statement(0).exact);
+        CHECK(!r.statement(1).exact);
+        CHECK(r.statement(2).exact);
+        CHECK(r.statement(3).exact);
+    }
+}
+
+// =============================================================================================
+// 6. Errors: runs that cannot happen throw ExecError with a message, never crash.
+
+TEST_CASE("errors: a plan that reads a value no step computes throws ExecError") {
+    auto c = check_src("mesh 2\ndim i=4 k=6 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    auto& sp = c.plan.statements.at(0);
+    // Drop the product: the all-reduce then reads a value nothing wrote.
+    auto it = std::find_if(sp.steps.begin(), sp.steps.end(),
+                           [](const auto& st) { return st.op == OpKind::Einsum; });
+    REQUIRE_MESSAGE(it != sp.steps.end(), c.text());
+    sp.steps.erase(it);
+    const auto r = execute(std::move(c));
+    CHECK_MESSAGE(!r.error.empty(), r.text());
+    CHECK_MESSAGE(r.error.find("value") != std::string::npos, r.text());
+}
+
+TEST_CASE("errors: a stored value whose layout differs from the left-hand side throws") {
+    auto c = check_src("mesh 2\ndim i=4 j=4\nz_{i_0 j} = x_{i_0 j}\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    // Claim the result is sharded on j: the stored value is not laid out that way.
+    auto& res = c.plan.statements.at(0).result;
+    std::swap(res.atoms[0].axes, res.atoms[1].axes);
+    const auto r = execute(std::move(c));
+    CHECK_MESSAGE(!r.error.empty(), r.text());
+}
+
+TEST_CASE("errors: programs that cannot run throw ExecError with a message") {
+    struct Row {
+        std::string program;
+        std::string message; // part of the error's text
+    };
+    for (const Row& row : {
+             // A chain that regroups an unevenly sharded index (exec/README.md): n = 6 over 2
+             // is 3 + 3, but (a b) sharded on a = 3 over 2 is 4 + 2.
+             Row{"mesh 2\ndim n=6 a=3 b=2\nsplit n -> a b\nx_{n_0} -> x_{(a b)}\n",
+                 "evenly sharded"},
+             Row{"mesh 2\ndim n=6 a=3 b=2\nsplit n -> a b\nx_{(a_0 b)} -> x_{n}\n",
+                 "evenly sharded"},
+         }) {
+        CAPTURE(row.program);
+        for (const auto mode : {DataMode::Random, DataMode::Ints}) {
+            const auto r = run_src(row.program, options_for(mode));
+            REQUIRE_MESSAGE(!r.error.empty(), r.text());
+            CHECK_MESSAGE(r.error.find(row.message) != std::string::npos, r.text());
+        }
+    }
+    // The same regrouping on even shards runs.
+    check_all_pass(run_src("mesh 2\ndim n=8 a=4 b=2\nsplit n -> a b\nx_{n_0} -> x_{(a b)}\n"
+                           "y_{(a_0 b)} -> y_{n}\n"));
+}
+
+// =============================================================================================
+// Regressions: inputs that once failed (found by the property test).
+
+TEST_CASE("regression: gathering an index over its major axis before contracting it") {
+    // l is sharded over axes 1 then 0 in B. The plan contracts l, and gathering it over the
+    // major axis 1 first gathers the minor axis 0 too: the product is then whole on axis 0,
+    // and the left-hand side's P(sum) on axis 0 needs the keep-one step. The checker used to
+    // label the product P(sum) on axis 0 anyway, every rank along it kept the whole sum, and
+    // the result came out twice too large.
+    const std::string src =
+        "mesh 2x3x1\ndim j=6 l=6 m=3\nY{U_0} = A_{m j}{U_2} B_{l_{10} j}{U_2}\n";
+    const auto r = run_both(src);
+    const auto c = check_src(src);
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    const auto& sp = c.plan.statements.at(0);
+    bool keep_one = false;
+    for (const auto& st : sp.steps)
+        keep_one |= st.op == OpKind::KeepOne && st.mesh_axes == std::vector<int>{0};
+    CHECK_MESSAGE(keep_one, c.text());
+    // Every plan the checker lists for it is consistent: gathered axes are not partial.
+    for (const auto& v : sp.values)
+        for (std::size_t k = 0; k < v.layout.placements.size(); ++k)
+            if (v.layout.placements[k].kind == semantics::Placement::Kind::Partial)
+                for (const auto& a : v.layout.atoms)
+                    CHECK_MESSAGE(std::count(a.axes.begin(), a.axes.end(), static_cast<int>(k)) ==
+                                      0,
+                                  c.text());
+}
+
+TEST_CASE("regression: collectives over empty shards (an index smaller than its axis)") {
+    // j = 1 over 3 devices: two ranks hold nothing of B, yet take part in the all-gather with
+    // as many elements as the others (the padding was computed from the local size, 0).
+    run_both("mesh 1x3x1\ndim j=1\nY = A_{j_0} B_{j_1}\n");
+    run_both("mesh 3\ndim i=1 j=4\nx_{i_0 j} -> x_{i j_0}\ny_{i j_0} -> y_{i_0 j}\n");
+    run_both("mesh 2x3\ndim i=1 j=2 k=3\nz_{i_{01} j} = x_{i_0 k_1} y_{k_1 j}\n");
+}
+
+TEST_CASE("regression: integer data through log and division by zero") {
+    // Integer inputs contain zeros: log 0 and x / 0 are infinite (or NaN) in the reference and
+    // on the ranks alike, which used to count as an infinite error.
+    const auto x = exec::input_values("x", 24, {DataMode::Ints, 0});
+    const auto w = exec::input_values("w", 24, {DataMode::Ints, 0});
+    REQUIRE(std::count(x.begin(), x.end(), 0.0) > 0);
+    REQUIRE(std::count(w.begin(), w.end(), 0.0) > 0);
+    for (const bool f64 : {true, false}) {
+        CAPTURE(f64);
+        auto options = options_for(DataMode::Ints);
+        options.f64 = f64;
+        const auto r = run_src("mesh 2\ndim i=4 k=6\ny_{i_0 k} = log(x_{i_0 k})\n"
+                               "z_{i_0 k} = x_{i_0 k} / w_{i_0 k}\n"
+                               "q_{ik} = w_{i_0 k} / w_{i_0 k}\n",
+                               options);
+        check_all_pass(r);
+        for (const auto& s : r.report.statements)
+            CHECK_MESSAGE(std::isfinite(s.max_abs_error), r.text());
+    }
+    // A broken plan is still caught where the results are finite.
+    auto c = check_src("mesh 2\ndim i=4 k=6 j=4\nz_{ij} = log(x_{i k_0} y_{k_0 j})\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    remove_step(c.plan, 0, StepKind::AllReduce);
+    const auto r = execute(std::move(c), options_for(DataMode::Ints));
+    CHECK_MESSAGE((!r.error.empty() || !r.report.passed()), r.text());
+}
+
+TEST_CASE("regression: += onto an inexact value is not compared exactly") {
+    // Z holds a tanh (not integers); adding an integer product to it keeps it inexact. Redefining Z
+    // with integers makes it exact again.
+    const auto r = run_src("mesh 2\ndim l=3 k=4\nZ_{l} = tanh(A_{l k_0} B_{k_0})\n"
+                           "Z_{l} += D_{l k} E_{k}\n"
+                           "Z_{l} = D_{l k_0} E_{k_0}\n"
+                           "Z_{l} += D_{l k} E_{k}\n",
+                           options_for(DataMode::Ints));
+    check_all_pass(r);
+    CHECK_MESSAGE(!r.statement(0).exact, r.text());
+    CHECK_MESSAGE(!r.statement(1).exact, r.text());
+    CHECK_MESSAGE(r.statement(2).exact, r.text());
+    CHECK_MESSAGE(r.statement(3).exact, r.text());
+}
+
+TEST_CASE("regression: a NaN replica next to a number is a replica error") {
+    // Two ranks on one axis hold a replicated 2-vector: copies must agree, NaN included.
+    semantics::TensorLayout t;
+    t.tensor = "x";
+    t.placements = {semantics::Placement{}};
+    t.atoms = {semantics::AtomLayout{{"i", 0}, 2, {}}};
+    exec::MeshShape mesh;
+    mesh.sizes = {2};
+    auto make = [](double a, double b) {
+        exec::Tensor<double> x;
+        x.shape = {2};
+        x.labels = {0};
+        x.data = {a, b};
+        return x;
+    };
+    double err = -1;
+    exec::assemble<double>({make(1, INFINITY), make(1, INFINITY)}, t, {0}, mesh, err);
+    CHECK(err == 0);
+    exec::assemble<double>({make(NAN, 2), make(NAN, 2)}, t, {0}, mesh, err);
+    CHECK(err == 0);
+    exec::assemble<double>({make(1, 2), make(NAN, 2)}, t, {0}, mesh, err);
+    CHECK(std::isinf(err));
+    exec::assemble<double>({make(1, 2), make(1, 2.5)}, t, {0}, mesh, err);
+    CHECK(err == 0.5);
+}
