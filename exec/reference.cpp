@@ -4,6 +4,7 @@
 #include "exec/kernels.hpp"
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
+#include "parser/visit.hpp"
 
 #include <algorithm>
 #include <set>
@@ -74,29 +75,7 @@ private:
     }
 
     static void collect(const ast::Expr& e, std::set<int>& out, LabelTable& labels) {
-        std::visit(
-            [&](const auto& n) {
-                using N = std::decay_t<decltype(n)>;
-                if constexpr (std::is_same_v<N, ast::TensorRef>) {
-                    for (const auto& d : n.dims)
-                        for (const auto& p : d.parts)
-                            out.insert(labels.of(id_of(p)));
-                } else if constexpr (std::is_same_v<N, ast::Call>) {
-                    for (const auto& i : n.indices)
-                        out.insert(labels.of(id_of(i)));
-                    collect(*n.arg, out, labels);
-                } else if constexpr (std::is_same_v<N, ast::Product>) {
-                    for (const auto& f : n.factors)
-                        collect(f, out, labels);
-                } else if constexpr (std::is_same_v<N, ast::Sum>) {
-                    for (const auto& f : n.terms)
-                        collect(f, out, labels);
-                } else if constexpr (std::is_same_v<N, ast::Quotient>) {
-                    collect(*n.num, out, labels);
-                    collect(*n.den, out, labels);
-                }
-            },
-            e.node);
+        ast::for_each_index(e, [&](const ast::Index& i) { out.insert(labels.of(id_of(i))); });
     }
 
     /// Operands of a product or sum: each keeps the indices its siblings or the outside need.

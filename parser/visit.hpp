@@ -32,6 +32,35 @@ void for_each_ref(const Expr& e, F&& f) {
         e.node);
 }
 
+/// Calls f(const Index&) for every index written under `e`: the indices of its tensor
+/// references and the subscripts of its calls (`softmax_v`, `sum_s`).
+template <typename F>
+void for_each_index(const Expr& e, F&& f) {
+    std::visit(
+        [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, TensorRef>) {
+                for (const auto& d : n.dims)
+                    for (const auto& p : d.parts)
+                        f(p);
+            } else if constexpr (std::is_same_v<T, Call>) {
+                for (const auto& i : n.indices)
+                    f(i);
+                for_each_index(*n.arg, f);
+            } else if constexpr (std::is_same_v<T, Product>) {
+                for (const auto& x : n.factors)
+                    for_each_index(x, f);
+            } else if constexpr (std::is_same_v<T, Sum>) {
+                for (const auto& x : n.terms)
+                    for_each_index(x, f);
+            } else if constexpr (std::is_same_v<T, Quotient>) {
+                for_each_index(*n.num, f);
+                for_each_index(*n.den, f);
+            }
+        },
+        e.node);
+}
+
 /// Calls f(const TensorRef&) for every tensor reference of an equation (left-hand side
 /// first) or a chain; other statements have none.
 template <typename F>

@@ -701,29 +701,7 @@ public:
 
     /// Every index mentioned under `e` (tensor indices and call subscripts).
     static void collect(const ast::Expr& e, IndexSet& out) {
-        std::visit(
-            [&](const auto& n) {
-                using T = std::decay_t<decltype(n)>;
-                if constexpr (std::is_same_v<T, ast::TensorRef>) {
-                    for (const auto& d : n.dims)
-                        for (const auto& p : d.parts)
-                            out.insert(id_of(p));
-                } else if constexpr (std::is_same_v<T, ast::Call>) {
-                    for (const auto& i : n.indices)
-                        out.insert(id_of(i));
-                    collect(*n.arg, out);
-                } else if constexpr (std::is_same_v<T, ast::Product>) {
-                    for (const auto& f : n.factors)
-                        collect(f, out);
-                } else if constexpr (std::is_same_v<T, ast::Sum>) {
-                    for (const auto& f : n.terms)
-                        collect(f, out);
-                } else if constexpr (std::is_same_v<T, ast::Quotient>) {
-                    collect(*n.num, out);
-                    collect(*n.den, out);
-                }
-            },
-            e.node);
+        ast::for_each_index(e, [&](const ast::Index& i) { out.insert(id_of(i)); });
     }
 
     std::optional<Value> eval(const ast::Expr& e, const IndexSet& outside) {
