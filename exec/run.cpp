@@ -287,10 +287,7 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
 
 namespace {
 std::string collective_text(const semantics::Plan& plan, const Executed& e) {
-    std::string axes;
-    for (int k : e.axes)
-        axes += (axes.empty() ? "" : ",") + plan.mesh.axes.at(static_cast<std::size_t>(k)).name;
-    return std::string(semantics::step_kind_name(e.kind)) + "(" + axes + ")";
+    return semantics::collective_text(plan.mesh, e.kind, e.axes);
 }
 } // namespace
 

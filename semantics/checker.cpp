@@ -149,10 +149,7 @@ struct Context {
 
 /// "all-reduce(0)", "all-gather(tp)": a collective step as plans and expectations name it.
 std::string collective_text(const Context& ctx, const Step& s) {
-    std::string axes;
-    for (int k : s.mesh_axes)
-        axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
-    return std::string(step_kind_name(s.kind)) + "(" + axes + ")";
+    return semantics::collective_text(ctx.mesh, s.kind, s.mesh_axes);
 }
 
 // =============================================================================================

@@ -55,6 +55,13 @@ bool is_collective(StepKind kind) {
            kind == StepKind::Permute;
 }
 
+std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes) {
+    std::string names;
+    for (int k : axes)
+        names += (names.empty() ? "" : ",") + mesh.axes.at(static_cast<std::size_t>(k)).name;
+    return std::string(step_kind_name(kind)) + "(" + names + ")";
+}
+
 int Plan::errors() const {
     return static_cast<int>(
         std::count_if(diagnostics.begin(), diagnostics.end(),

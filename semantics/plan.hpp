@@ -97,6 +97,8 @@ enum class OpKind {
 
 std::string_view step_kind_name(StepKind kind); ///< "compute", "all-reduce", ...
 bool is_collective(StepKind kind);
+/// "all-reduce(0)", "all-gather(tp)": a collective as plans, expectations and exec name it.
+std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes);
 
 /// One ordered step of a statement's plan.
 struct Step {
