@@ -39,6 +39,18 @@ std::int64_t inner_size(const Tensor<T>& t, std::size_t lead) {
     return n;
 }
 
+/// `x` with the dimensions `first` moved to the front (in that order), the others after them
+/// in their order: each block a collective sends is then contiguous. No copy when in place.
+template <class T>
+Tensor<T> leading(const Tensor<T>& x, std::vector<int> first) {
+    const auto n = first.size();
+    for (int l : x.labels)
+        if (std::find(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(n), l) ==
+            first.begin() + static_cast<std::ptrdiff_t>(n))
+            first.push_back(l);
+    return x.labels == first ? x : permute(x, first);
+}
+
 const semantics::AtomLayout* atom_of(const TensorLayout& t, const semantics::IndexId& i) {
     for (const auto& a : t.atoms)
         if (a.index == i) return &a;
@@ -151,11 +163,7 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
     const int n = g.size();
     const auto parent = atom_range(extent, axes, mesh_, coords_).size();
     const auto max_chunk = chunk(parent, n, 0).size();
-    // Put the gathered index first, so each member's block is contiguous.
-    std::vector<int> order{label};
-    for (int l : x.labels)
-        if (l != label) order.push_back(l);
-    const Tensor<T> xp = x.labels == order ? x : permute(x, order);
+    const Tensor<T> xp = leading(x, {label});
     const std::int64_t rest = inner_size(xp, 1);
     const auto count = static_cast<std::size_t>(max_chunk * rest);
     std::vector<T> send(count, T(0)), recv(count * static_cast<std::size_t>(n));
@@ -239,10 +247,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const int label = labels_.at(out.atoms[a].index);
         Group& g = comm_.axis(k);
         const int n = g.size();
-        std::vector<int> order{label};
-        for (int l : x.labels)
-            if (l != label) order.push_back(l);
-        const Tensor<T> xp = x.labels == order ? x : permute(x, order);
+        const Tensor<T> xp = leading(x, {label});
         const auto whole = xp.shape.at(0);
         const std::int64_t rest = inner_size(xp, 1);
         const auto max_chunk = chunk(whole, n, 0).size();
@@ -285,10 +290,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const int lj = labels_.at(in.atoms[static_cast<std::size_t>(to)].index);
         Group& g = comm_.axis(k);
         const int n = g.size();
-        std::vector<int> order{li, lj};
-        for (int l : x.labels)
-            if (l != li && l != lj) order.push_back(l);
-        const Tensor<T> xp = x.labels == order ? x : permute(x, order);
+        const Tensor<T> xp = leading(x, {li, lj});
         auto parent_axes = in.atoms[static_cast<std::size_t>(from)].axes;
         parent_axes.pop_back();
         const auto pi =
