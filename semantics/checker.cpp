@@ -158,6 +158,7 @@ std::string collective_text(const Context& ctx, const Step& s) {
 struct Dim {
     std::vector<IndexId> parts;
     std::string text; ///< as written: "b", "d'", "(r_0 c)"
+    bool operator==(const Dim&) const = default;
 };
 
 struct Value {
@@ -167,6 +168,7 @@ struct Value {
     FlatMap<int, std::string> partial;           ///< axis -> "sum" | "max"
     int elem_bytes = 4;
     int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
+    bool operator==(const Value&) const = default;
 
     IndexSet indices() const {
         IndexSet s;
@@ -327,11 +329,12 @@ public:
         }
         for (std::size_t k = 0; k < ctx_.mesh.axes.size(); ++k)
             t.placements.push_back(v.placement(static_cast<int>(k)));
-        for (const auto& d : v.dims)
-            for (const auto& p : d.parts) {
+        for (std::size_t d = 0; d < v.dims.size(); ++d)
+            for (const auto& p : v.dims[d].parts) {
                 auto it = v.sharding.find(p);
-                t.atoms.push_back(
-                    {p, ctx_.range(p), it == v.sharding.end() ? std::vector<int>{} : it->second});
+                t.atoms.push_back({p, ctx_.range(p),
+                                   it == v.sharding.end() ? std::vector<int>{} : it->second,
+                                   static_cast<int>(d)});
             }
         return t;
     }
@@ -359,6 +362,10 @@ public:
         out.id = new_value(out);
         s.output = out.id;
         return s;
+    }
+    /// A tensor occurrence of the statement, as its value was recorded (reporting runs only).
+    void record_operand(const Value& v) {
+        if (report_) operands.push_back(values[static_cast<std::size_t>(v.id)].layout);
     }
     static std::vector<int> ids_of(const std::vector<Value>& vs) {
         std::vector<int> out;
@@ -570,7 +577,7 @@ public:
             }
             have.id = new_value(have, v->name);
             if (!writes_placement(r)) {
-                if (report_) operands.push_back(layout(have));
+                record_operand(have);
                 return have;
             }
             // The use asks for a placement: redistribute if it differs.
@@ -591,11 +598,11 @@ public:
                                    true);
                 }
             }
-            if (report_) operands.push_back(layout(have));
+            record_operand(have);
             return have;
         }
         v->id = new_value(*v, v->name);
-        if (report_) operands.push_back(layout(*v));
+        record_operand(*v);
         return v;
     }
 
@@ -1687,6 +1694,173 @@ void check_splits(Context& ctx, const ast::Program& program) {
 // =============================================================================================
 // The search over choices, and the statement plan.
 
+// =============================================================================================
+// Re-checking: statements whose plan cannot have changed are taken from the cache.
+
+/// A statement's plan and the value it stores.
+struct Planned {
+    StatementPlan plan;
+    Value result;
+};
+
+/// A statement as planned by an earlier check, with what the plan depended on.
+struct CachedStatement {
+    std::string context; ///< the program-wide facts (context_key)
+    std::vector<std::pair<std::string, std::optional<Value>>> reads; ///< defined tensors it names
+    std::optional<Planned> planned;      ///< nullopt: the statement could not be planned
+    std::vector<Diagnostic> diagnostics; ///< at the positions of `at`
+    ast::SourceRange at;                 ///< where the statement was
+    std::uint64_t generation = 0;        ///< the last check that used it
+};
+
+template <typename T>
+void append_raw(std::string& out, const T& x) {
+    out.append(reinterpret_cast<const char*>(&x), sizeof x);
+}
+
+/// Everything program-wide that a statement's plan depends on, as one comparable string.
+std::string context_key(const Context& ctx, const CheckOptions& options) {
+    std::string out;
+    auto text = [&](const std::string& t) {
+        append_raw(out, t.size());
+        out += t;
+    };
+    auto index = [&](const IndexId& i) {
+        text(i.name);
+        append_raw(out, i.primes);
+    };
+    append_raw(out, ctx.has_mesh);
+    for (const auto& a : ctx.mesh.axes) {
+        text(a.name);
+        append_raw(out, a.size);
+    }
+    out += '|';
+    for (auto d : ctx.mesh.devices)
+        append_raw(out, d);
+    out += '|';
+    for (const auto& [i, n] : ctx.ranges) {
+        index(i);
+        append_raw(out, n);
+    }
+    out += '|';
+    for (const auto& [i, n] : ctx.shard_lcm) {
+        index(i);
+        append_raw(out, n);
+    }
+    out += '|';
+    for (const auto& [i, parts] : ctx.splits) {
+        index(i);
+        for (const auto& p : parts)
+            index(p);
+        out += ';';
+    }
+    out += '|';
+    append_raw(out, ctx.dtype_bytes);
+    for (const auto& [t, b] : ctx.tensor_bytes) {
+        text(t);
+        append_raw(out, b);
+    }
+    out += '|';
+    text(std::string(ctx.hw->name));
+    for (const auto& l : ctx.links) {
+        append_raw(out, l.bytes_per_second);
+        append_raw(out, l.latency_s);
+    }
+    for (const auto& [f, kind] : ctx.functions) {
+        text(f);
+        append_raw(out, kind);
+    }
+    out += '|';
+    append_raw(out, ctx.strict);
+    append_raw(out, ctx.small_defaults);
+    append_raw(out, options.ignore_dims);
+    return out;
+}
+
+/// `r`, which lay inside a statement at `from`, for the same statement at `to`.
+ast::SourceRange moved(ast::SourceRange r, const ast::SourceRange& from,
+                       const ast::SourceRange& to) {
+    if (r.line == from.line) r.column = r.column - from.column + to.column;
+    if (r.end_line == from.line) r.end_column = r.end_column - from.column + to.column;
+    r.offset = r.offset - from.offset + to.offset;
+    r.line = r.line - from.line + to.line;
+    r.end_line = r.end_line - from.line + to.line;
+    return r;
+}
+
+bool inside(const ast::SourceRange& r, const ast::SourceRange& s) {
+    return r.offset >= s.offset && r.offset + r.length <= s.offset + s.length && r.line >= s.line &&
+           (r.line > s.line || r.column >= s.column);
+}
+
+} // namespace
+
+struct CheckCache::Impl {
+    std::unordered_map<std::string, CachedStatement> entries; ///< by source and pretty form
+    std::uint64_t generation = 0;
+    std::size_t hits = 0;
+};
+
+CheckCache::CheckCache() : impl_(std::make_unique<Impl>()) {}
+CheckCache::~CheckCache() = default;
+CheckCache::CheckCache(CheckCache&&) noexcept = default;
+CheckCache& CheckCache::operator=(CheckCache&&) noexcept = default;
+std::size_t CheckCache::size() const {
+    return impl_->entries.size();
+}
+std::size_t CheckCache::hits() const {
+    return impl_->hits;
+}
+void CheckCache::clear() {
+    impl_->entries.clear();
+    impl_->hits = 0;
+}
+
+namespace {
+
+/// The plan of statement `s`: the cached one when the statement, the program-wide facts and
+/// the tensors it reads are unchanged (its diagnostics replayed at the new position), else
+/// `plan_statement()`, which is then cached.
+template <typename F>
+std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& context,
+                                   const std::map<std::string, Value>& defined,
+                                   const ast::Statement& s, const std::string& source,
+                                   const std::string& pretty, std::vector<Diagnostic>& diagnostics,
+                                   F&& plan_statement) {
+    std::string key = source;
+    key += '\0';
+    key += pretty;
+    std::vector<std::pair<std::string, std::optional<Value>>> reads;
+    ast::for_each_ref(s, [&](const ast::TensorRef& r) {
+        auto name = parser::tensor_key(r.name, r.label);
+        auto it = defined.find(name);
+        reads.emplace_back(std::move(name),
+                           it == defined.end() ? std::nullopt : std::optional<Value>(it->second));
+    });
+    if (auto it = cache.entries.find(key);
+        it != cache.entries.end() && it->second.context == context && it->second.reads == reads) {
+        auto& e = it->second;
+        e.generation = cache.generation;
+        ++cache.hits;
+        for (auto d : e.diagnostics) {
+            d.range = moved(d.range, e.at, s.range);
+            diagnostics.push_back(std::move(d));
+        }
+        return e.planned;
+    }
+    const auto first = diagnostics.size();
+    auto planned = plan_statement();
+    CachedStatement e{
+        context, std::move(reads),
+        planned, {diagnostics.begin() + static_cast<std::ptrdiff_t>(first), diagnostics.end()},
+        s.range, cache.generation};
+    const bool positioned =
+        std::all_of(e.diagnostics.begin(), e.diagnostics.end(),
+                    [&](const Diagnostic& d) { return inside(d.range, s.range); });
+    if (positioned) cache.entries.insert_or_assign(std::move(key), std::move(e));
+    return planned;
+}
+
 struct Outcome {
     std::vector<int> choices;
     std::vector<ChoicePoint> points;
@@ -1763,7 +1937,10 @@ std::optional<Mesh> parse_mesh_spec(const std::string& spec) {
     return m;
 }
 
-Plan check(const ast::Program& program, const CheckOptions& options) {
+namespace {
+
+Plan check_program(const ast::Program& program, const CheckOptions& options,
+                   CheckCache::Impl* cache) {
     Plan plan;
     Context ctx;
     ctx.diagnostics = &plan.diagnostics;
@@ -1778,6 +1955,7 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
     plan.hardware = std::string(ctx.hw->name);
 
     std::map<std::string, Value> defined;
+    const std::string context = cache ? context_key(ctx, options) : std::string();
     StatementPlan* last = nullptr;
     bool last_failed = false; // the statement before an `expect` could not be planned
     std::vector<std::vector<std::string>> last_steps; // per chain step collectives
@@ -1833,177 +2011,217 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
         const auto* ch = std::get_if<ast::Chain>(&s->node);
         if (!eq && !ch) continue;
 
-        // Search every combination of choices (replay with a choice vector, odometer order).
-        // The first run (every choice 0) reports into its own list: when it turns out to be
-        // the plan, which it is for any statement without choices, it is not run again.
-        std::vector<Outcome> outcomes;
-        std::vector<int> choices;
-        std::optional<Evaluator> first_ev;
-        std::optional<Value> first_result;
-        std::vector<std::vector<std::string>> first_chain_cols;
-        std::vector<Diagnostic> first_diags;
-        for (int run = 0; run < kMaxPlans; ++run) {
-            std::vector<Diagnostic> scratch;
-            auto* saved = ctx.diagnostics;
-            ctx.diagnostics = &scratch;
-            Evaluator ev(ctx, defined, choices, run == 0);
-            std::vector<std::vector<std::string>> chain_cols;
-            std::optional<Value> result =
-                eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
-            ctx.diagnostics = saved;
-            Outcome o;
-            o.points = ev.points;
-            o.choices = choices;
-            o.choices.resize(ev.points.size(), 0);
-            o.ok = result.has_value() && !ev.failed;
-            o.fixed_up = ev.fixed_up;
-            o.collectives = collectives_of(ctx, ev.steps);
-            o.moves = moves_of(ev.steps);
-            for (const auto& st : ev.steps) {
-                o.time_s += st.time_s;
-                if (is_collective(st.kind))
-                    o.description += (o.description.empty() ? "" : "; ") + st.reason;
-            }
-            if (o.description.empty()) o.description = "no communication";
-            if (run == 0) {
-                first_ev.emplace(std::move(ev));
-                first_result = std::move(result);
-                first_chain_cols = std::move(chain_cols);
-                first_diags = std::move(scratch);
-            }
-            outcomes.push_back(std::move(o));
-            const Outcome& last_outcome = outcomes.back();
-            // Next combination.
-            auto next = last_outcome.choices;
-            int pos = static_cast<int>(next.size()) - 1;
-            while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
-                                   last_outcome.points[static_cast<std::size_t>(pos)].options)
-                --pos;
-            if (pos < 0) break;
-            next[static_cast<std::size_t>(pos)]++;
-            next.resize(static_cast<std::size_t>(pos) + 1);
-            choices = next;
-        }
-        // The plan: alternatives off, cheapest fix.
-        // An implied statement (computable as written) keeps the plan its notation implies;
-        // a statement that needs a fix gets the cheapest legal plan of all.
-        const Outcome* best = nullptr;
-        // Under --strict the plan is the statement as written, errors and all.
-        const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
-        if (implied || ctx.strict) {
-            best = &outcomes.front();
-        } else {
-            for (const auto& o : outcomes)
-                if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
-        }
-        // Report on the best run (or the first, to explain the failure).
-        std::optional<Evaluator> final_ev;
-        std::optional<Value> result;
-        std::vector<std::vector<std::string>> chain_cols;
-        if (!best || best == &outcomes.front()) {
-            final_ev.emplace(std::move(*first_ev));
-            result = std::move(first_result);
-            chain_cols = std::move(first_chain_cols);
-            plan.diagnostics.insert(plan.diagnostics.end(), first_diags.begin(), first_diags.end());
-        } else {
-            final_ev.emplace(ctx, defined, best->choices, true);
-            result =
-                eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
-        }
-        Evaluator& ev = *final_ev;
-        last_failed = !result || ev.failed;
-        if (last_failed) continue;
-
-        StatementPlan sp;
-        sp.range = s->range;
-        sp.source = options.text.size() >= s->range.offset + s->range.length && s->range.length > 0
-                        ? std::string(options.text.substr(s->range.offset, s->range.length))
-                        : parser::print(*s);
-        sp.pretty = parser::print(*s, {true});
-        sp.steps = ev.steps;
-        sp.operands = ev.operands;
-        sp.values = std::move(ev.values);
-        sp.result_value = ev.result_id;
-        sp.collectives = collectives_of(ctx, ev.steps);
-        sp.chosen = ev.fixed_up;
-        for (const auto& st : sp.steps) {
-            sp.cost.time_s += st.time_s;
-            sp.cost.flops_per_device += st.flops_per_device;
-            sp.cost.comm_bytes_per_device += st.bytes_per_device;
-        }
-        sp.result = ev.layout(*result);
-        double memory = ev.local_bytes(*result);
-        for (const auto& op : sp.operands) {
-            double elems = 1;
-            for (auto e : op.local_shape)
-                elems *= static_cast<double>(e);
-            memory += elems * ctx.bytes_of(op.tensor);
-        }
-        sp.cost.memory_bytes_per_device = memory;
-        // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
-        // cheapest first.
-        std::set<std::vector<std::string>> seen{moves_of(sp.steps)};
-        std::vector<const Outcome*> alts;
-        for (const auto& o : outcomes)
-            if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
-        std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
-        for (const auto* o : alts) {
-            Alternative a;
-            a.collectives = o->collectives;
-            a.time_s = o->time_s;
-            a.description = o->description;
-            sp.alternatives.push_back(std::move(a));
-        }
-        auto join = [](const std::vector<std::string>& v) {
-            if (v.empty()) return std::string("none");
-            std::string out;
-            for (const auto& x : v)
-                out += (out.empty() ? "" : ", ") + x;
-            return out;
-        };
-        if (!sp.chosen && !sp.alternatives.empty() &&
-            sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
-            const auto& a = sp.alternatives.front();
-            ctx.diag(Severity::Note, "S400", s->range,
-                     "as written this needs " + join(sp.collectives) + " (" +
-                         format_seconds(sp.cost.time_s) + "); at these sizes " +
-                         join(a.collectives) + " would be cheaper (" + format_seconds(a.time_s) +
-                         ")",
-                     a.description);
-        }
-        if (sp.chosen && !sp.alternatives.empty()) {
-            const auto& a = sp.alternatives.front();
-            ctx.diag(Severity::Note, "S401", s->range,
-                     "not computable as written; chose " + join(sp.collectives) + " (" +
-                         format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
-                         join(a.collectives) + " (" + format_seconds(a.time_s) + ")");
-        } else if (sp.chosen) {
-            ctx.diag(Severity::Note, "S401", s->range,
-                     "not computable as written; chose " + join(sp.collectives) + " (" +
-                         format_seconds(sp.cost.time_s) + ")");
-        }
-        // Uneven shards.
-        auto check_even = [&](const TensorLayout& t) {
-            for (std::size_t d = 0; d < t.global_shape.size(); ++d) {
-                std::int64_t split = 1;
-                for (std::size_t k = 0; k < t.placements.size(); ++k)
-                    if (t.placements[k].kind == Placement::Kind::Shard &&
-                        t.placements[k].dim == static_cast<int>(d))
-                        split *= ctx.axis_size(static_cast<int>(k));
-                if (split > 1 && t.global_shape[d] % split != 0) {
-                    ctx.diag(Severity::Warning, "S500", s->range,
-                             t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] +
-                                 ", " + std::to_string(t.global_shape[d]) +
-                                 ") does not divide by " + std::to_string(split) +
-                                 " devices: shards are uneven (torch.chunk: the last are smaller)",
-                             "choose a range divisible by " + std::to_string(split));
-                    return;
+        // The plan: searched, or reused from the cache when nothing it depends on changed.
+        const std::string source =
+            options.text.size() >= s->range.offset + s->range.length && s->range.length > 0
+                ? std::string(options.text.substr(s->range.offset, s->range.length))
+                : parser::print(*s);
+        const std::string pretty = parser::print(*s, {true});
+        auto plan_statement = [&]() -> std::optional<Planned> {
+            // Search every combination of choices (replay with a choice vector, odometer order).
+            // The first run (every choice 0) reports into its own list: when it turns out to be
+            // the plan, which it is for any statement without choices, it is not run again.
+            std::vector<Outcome> outcomes;
+            std::vector<int> choices;
+            std::optional<Evaluator> first_ev;
+            std::optional<Value> first_result;
+            std::vector<std::vector<std::string>> first_chain_cols;
+            std::vector<Diagnostic> first_diags;
+            for (int run = 0; run < kMaxPlans; ++run) {
+                std::vector<Diagnostic> scratch;
+                auto* saved = ctx.diagnostics;
+                ctx.diagnostics = &scratch;
+                Evaluator ev(ctx, defined, choices, run == 0);
+                std::vector<std::vector<std::string>> chain_cols;
+                std::optional<Value> result =
+                    eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
+                ctx.diagnostics = saved;
+                Outcome o;
+                o.points = ev.points;
+                o.choices = choices;
+                o.choices.resize(ev.points.size(), 0);
+                o.ok = result.has_value() && !ev.failed;
+                o.fixed_up = ev.fixed_up;
+                o.collectives = collectives_of(ctx, ev.steps);
+                o.moves = moves_of(ev.steps);
+                for (const auto& st : ev.steps) {
+                    o.time_s += st.time_s;
+                    if (is_collective(st.kind))
+                        o.description += (o.description.empty() ? "" : "; ") + st.reason;
                 }
+                if (o.description.empty()) o.description = "no communication";
+                if (run == 0) {
+                    first_ev.emplace(std::move(ev));
+                    first_result = std::move(result);
+                    first_chain_cols = std::move(chain_cols);
+                    first_diags = std::move(scratch);
+                }
+                outcomes.push_back(std::move(o));
+                const Outcome& last_outcome = outcomes.back();
+                // Next combination.
+                auto next = last_outcome.choices;
+                int pos = static_cast<int>(next.size()) - 1;
+                while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
+                                       last_outcome.points[static_cast<std::size_t>(pos)].options)
+                    --pos;
+                if (pos < 0) break;
+                next[static_cast<std::size_t>(pos)]++;
+                next.resize(static_cast<std::size_t>(pos) + 1);
+                choices = next;
             }
+            // The plan: alternatives off, cheapest fix.
+            // An implied statement (computable as written) keeps the plan its notation implies;
+            // a statement that needs a fix gets the cheapest legal plan of all.
+            const Outcome* best = nullptr;
+            // Under --strict the plan is the statement as written, errors and all.
+            const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
+            if (implied || ctx.strict) {
+                best = &outcomes.front();
+            } else {
+                for (const auto& o : outcomes)
+                    if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
+            }
+            // Report on the best run (or the first, to explain the failure).
+            std::optional<Evaluator> final_ev;
+            std::optional<Value> result;
+            std::vector<std::vector<std::string>> chain_cols;
+            if (!best || best == &outcomes.front()) {
+                final_ev.emplace(std::move(*first_ev));
+                result = std::move(first_result);
+                chain_cols = std::move(first_chain_cols);
+                plan.diagnostics.insert(plan.diagnostics.end(), first_diags.begin(),
+                                        first_diags.end());
+            } else {
+                final_ev.emplace(ctx, defined, best->choices, true);
+                result = eq ? final_ev->equation(*eq, s->range)
+                            : final_ev->chain(*ch, s->range, chain_cols);
+            }
+            Evaluator& ev = *final_ev;
+            if (!result || ev.failed) return std::nullopt;
+
+            StatementPlan sp;
+            sp.range = s->range;
+            sp.source = source;
+            sp.pretty = pretty;
+            sp.steps = ev.steps;
+            sp.operands = ev.operands;
+            sp.values = std::move(ev.values);
+            sp.result_value = ev.result_id;
+            sp.collectives = collectives_of(ctx, ev.steps);
+            sp.chosen = ev.fixed_up;
+            for (const auto& st : sp.steps) {
+                sp.cost.time_s += st.time_s;
+                sp.cost.flops_per_device += st.flops_per_device;
+                sp.cost.comm_bytes_per_device += st.bytes_per_device;
+            }
+            sp.result = ev.layout(*result);
+            double memory = ev.local_bytes(*result);
+            for (const auto& op : sp.operands) {
+                double elems = 1;
+                for (auto e : op.local_shape)
+                    elems *= static_cast<double>(e);
+                memory += elems * ctx.bytes_of(op.tensor);
+            }
+            sp.cost.memory_bytes_per_device = memory;
+            // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
+            // cheapest first.
+            std::set<std::vector<std::string>> seen{moves_of(sp.steps)};
+            std::vector<const Outcome*> alts;
+            for (const auto& o : outcomes)
+                if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
+            std::sort(alts.begin(), alts.end(),
+                      [](auto a, auto b) { return a->time_s < b->time_s; });
+            for (const auto* o : alts) {
+                Alternative a;
+                a.collectives = o->collectives;
+                a.time_s = o->time_s;
+                a.description = o->description;
+                sp.alternatives.push_back(std::move(a));
+            }
+            auto join = [](const std::vector<std::string>& v) {
+                if (v.empty()) return std::string("none");
+                std::string out;
+                for (const auto& x : v)
+                    out += (out.empty() ? "" : ", ") + x;
+                return out;
+            };
+            if (!sp.chosen && !sp.alternatives.empty() &&
+                sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
+                const auto& a = sp.alternatives.front();
+                ctx.diag(Severity::Note, "S400", s->range,
+                         "as written this needs " + join(sp.collectives) + " (" +
+                             format_seconds(sp.cost.time_s) + "); at these sizes " +
+                             join(a.collectives) + " would be cheaper (" +
+                             format_seconds(a.time_s) + ")",
+                         a.description);
+            }
+            if (sp.chosen && !sp.alternatives.empty()) {
+                const auto& a = sp.alternatives.front();
+                ctx.diag(Severity::Note, "S401", s->range,
+                         "not computable as written; chose " + join(sp.collectives) + " (" +
+                             format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
+                             join(a.collectives) + " (" + format_seconds(a.time_s) + ")");
+            } else if (sp.chosen) {
+                ctx.diag(Severity::Note, "S401", s->range,
+                         "not computable as written; chose " + join(sp.collectives) + " (" +
+                             format_seconds(sp.cost.time_s) + ")");
+            }
+            // Uneven shards.
+            auto check_even = [&](const TensorLayout& t) {
+                for (std::size_t d = 0; d < t.global_shape.size(); ++d) {
+                    std::int64_t split = 1;
+                    for (std::size_t k = 0; k < t.placements.size(); ++k)
+                        if (t.placements[k].kind == Placement::Kind::Shard &&
+                            t.placements[k].dim == static_cast<int>(d))
+                            split *= ctx.axis_size(static_cast<int>(k));
+                    if (split > 1 && t.global_shape[d] % split != 0) {
+                        ctx.diag(
+                            Severity::Warning, "S500", s->range,
+                            t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] +
+                                ", " + std::to_string(t.global_shape[d]) + ") does not divide by " +
+                                std::to_string(split) +
+                                " devices: shards are uneven (torch.chunk: the last are smaller)",
+                            "choose a range divisible by " + std::to_string(split));
+                        return;
+                    }
+                }
+            };
+            check_even(sp.result);
+            for (const auto& op : sp.operands)
+                check_even(op);
+            // Chain step labels are expectations for that step.
+            if (ch)
+                for (std::size_t i = 0; i < ch->steps.size() && i < chain_cols.size(); ++i) {
+                    const auto& st = ch->steps[i];
+                    if (!st.expect || options.ignore_dims) continue;
+                    std::vector<std::string> want;
+                    bool ok = st.expect->collectives.size() == chain_cols[i].size();
+                    for (std::size_t j = 0; j < st.expect->collectives.size(); ++j) {
+                        const auto name =
+                            std::string(collective_name(st.expect->collectives[j].kind));
+                        want.push_back(name);
+                        if (ok) ok = chain_cols[i][j].rfind(name + "(", 0) == 0;
+                    }
+                    if (!ok)
+                        ctx.diag(Severity::Error, "S302", st.to.range,
+                                 "the arrow says " + join(want) + ", but this step needs " +
+                                     join(chain_cols[i]));
+                }
+
+            return Planned{std::move(sp), std::move(*result)};
         };
-        check_even(sp.result);
-        for (const auto& op : sp.operands)
-            check_even(op);
+        std::optional<Planned> planned;
+        if (cache) {
+            planned = cached_plan(*cache, context, defined, *s, source, pretty, plan.diagnostics,
+                                  plan_statement);
+        } else {
+            planned = plan_statement();
+        }
+        last_failed = !planned;
+        if (last_failed) continue;
+        StatementPlan& sp = planned->plan;
+        sp.range = s->range;
+        sp.source = source;
         // Ranges nobody gave: one note per statement, each index named once per program.
         std::vector<std::string> defaulted;
         auto note_defaults = [&](const ast::TensorRef& r) {
@@ -2027,24 +2245,6 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
                                              : "costs assume " + std::to_string(kDefaultRange)),
                      "declare the ranges, e.g. 'dim" + example + "'");
         }
-        // Chain step labels are expectations for that step.
-        if (ch)
-            for (std::size_t i = 0; i < ch->steps.size() && i < chain_cols.size(); ++i) {
-                const auto& st = ch->steps[i];
-                if (!st.expect || options.ignore_dims) continue;
-                std::vector<std::string> want;
-                bool ok = st.expect->collectives.size() == chain_cols[i].size();
-                for (std::size_t j = 0; j < st.expect->collectives.size(); ++j) {
-                    const auto name = std::string(collective_name(st.expect->collectives[j].kind));
-                    want.push_back(name);
-                    if (ok) ok = chain_cols[i][j].rfind(name + "(", 0) == 0;
-                }
-                if (!ok)
-                    ctx.diag(Severity::Error, "S302", st.to.range,
-                             "the arrow says " + join(want) + ", but this step needs " +
-                                 join(chain_cols[i]));
-            }
-
         // Record the definition (for later uses) and the plan.
         const std::string key =
             eq ? parser::tensor_key(eq->lhs.name, eq->lhs.label)
@@ -2054,12 +2254,28 @@ Plan check(const ast::Program& program, const CheckOptions& options) {
                      std::string(eq->op == ast::AssignOp::Update ? "':='" : "'+='") + " updates " +
                          key +
                          ", which no earlier statement defines: it is a program input, as written");
-        defined[key] = *result;
+        defined[key] = std::move(planned->result);
         sp.target = key;
         if (eq) sp.assign = static_cast<Assign>(eq->op);
         plan.statements.push_back(std::move(sp));
         last = &plan.statements.back();
     }
+    return plan;
+}
+
+} // namespace
+
+Plan check(const ast::Program& program, const CheckOptions& options) {
+    return check_program(program, options, nullptr);
+}
+
+Plan check(const ast::Program& program, const CheckOptions& options, CheckCache& cache) {
+    auto& impl = *cache.impl_;
+    ++impl.generation;
+    impl.hits = 0;
+    auto plan = check_program(program, options, &impl);
+    std::erase_if(impl.entries,
+                  [&](const auto& e) { return e.second.generation != impl.generation; });
     return plan;
 }
 

@@ -6,6 +6,7 @@
 #include "parser/ast.hpp"
 #include "parser/source.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,29 @@ struct CheckOptions {
 /// Checks a whole program. Diagnostics (with stable codes S...) go into Plan::diagnostics;
 /// statements that cannot be planned are left out of Plan::statements.
 Plan check(const ast::Program& program, const CheckOptions& options = {});
+
+/// The plans of statements from earlier checks, for re-checking on every keystroke (REPL,
+/// GUI). A statement's plan is reused when its text, the program-wide facts (mesh, ranges,
+/// splits, types, hardware, options) and the placements of the tensors it reads are all
+/// unchanged; its diagnostics move with it. The result equals an uncached check.
+class CheckCache {
+public:
+    CheckCache();
+    ~CheckCache();
+    CheckCache(CheckCache&&) noexcept;
+    CheckCache& operator=(CheckCache&&) noexcept;
+    std::size_t size() const; ///< statements held (those of the last check)
+    std::size_t hits() const; ///< statements reused by the last check
+    void clear();
+    struct Impl;
+
+private:
+    friend Plan check(const ast::Program&, const CheckOptions&, CheckCache&);
+    std::unique_ptr<Impl> impl_;
+};
+
+/// `check` with a cache carried from one call to the next.
+Plan check(const ast::Program& program, const CheckOptions& options, CheckCache& cache);
 
 /// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4"); nullopt if malformed.
 std::optional<Mesh> parse_mesh_spec(const std::string& spec);
