@@ -327,11 +327,12 @@ public:
         }
         for (std::size_t k = 0; k < ctx_.mesh.axes.size(); ++k)
             t.placements.push_back(v.placement(static_cast<int>(k)));
-        for (const auto& d : v.dims)
-            for (const auto& p : d.parts) {
+        for (std::size_t d = 0; d < v.dims.size(); ++d)
+            for (const auto& p : v.dims[d].parts) {
                 auto it = v.sharding.find(p);
-                t.atoms.push_back(
-                    {p, ctx_.range(p), it == v.sharding.end() ? std::vector<int>{} : it->second});
+                t.atoms.push_back({p, ctx_.range(p),
+                                   it == v.sharding.end() ? std::vector<int>{} : it->second,
+                                   static_cast<int>(d)});
             }
         return t;
     }

@@ -54,6 +54,7 @@ struct AtomLayout {
     IndexId index;
     std::int64_t extent = 1;
     std::vector<int> axes;
+    int dim = 0; ///< the written dimension it belongs to (a group holds several atoms)
     bool operator==(const AtomLayout&) const = default;
 };
 
