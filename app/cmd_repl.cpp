@@ -235,6 +235,7 @@ int run_interactive(Session& session) {
         if (resized) {
             resized = 0;
             el_resize(el);
+            session.set_width(terminal_width());
         }
         ed.prompt = pending.empty() ? "ein> " : "...> ";
         interrupted = 0;

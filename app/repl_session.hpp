@@ -43,6 +43,8 @@ public:
     /// The session as a notation file (what `:save` writes; `check` accepts it).
     std::string text() const;
     const semantics::Plan& plan() const { return plan_; }
+    /// The terminal was resized.
+    void set_width(int width) { options_.width = width; }
     bool strict() const { return strict_; }
 
     /// For completion: tensor names (as the plan names them, `W^0`), index names (`d'`), mesh
