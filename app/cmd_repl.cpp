@@ -136,12 +136,19 @@ std::vector<std::string> candidates(const Session& s, const std::string& before,
         --b;
     word_start = b;
     add_space = false;
-    if (b > 0 && before[b - 1] == '_') return s.axis_names();
+    // A mesh axis follows `_` or `_{` inside an index list (`x_{b_t`, `x_{b_{t`); at brace
+    // depth 0 the subscript is the tensor's own (`x_{`): indices.
+    std::size_t u = b;
+    if (u > 0 && before[u - 1] == '{') --u;
+    if (u > 0 && before[u - 1] == '_') {
+        int depth = 0;
+        for (std::size_t i = 0; i + 1 < u; ++i)
+            depth += before[i] == '{' ? 1 : before[i] == '}' ? -1 : 0;
+        if (depth > 0) return s.axis_names();
+    }
     std::vector<std::string> out = s.tensor_names();
     for (const auto& i : s.index_names())
         out.push_back(i);
-    for (const auto& a : s.axis_names())
-        out.push_back(a);
     if (before.find_first_not_of(" \t") >= b)
         for (const char* k : {"mesh", "dim", "split", "dtype", "fn", "expect", "hw"})
             out.push_back(k);

@@ -300,10 +300,10 @@ std::vector<std::string> Session::index_names() const {
         if (const auto* s = std::get_if<ast::Statement>(&item)) {
             if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
                 for (const auto& b : d->bindings)
-                    out.insert(parser::print(b.index));
+                    out.insert(semantics::IndexId{b.index.name, b.index.primes}.text());
             if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node))
                 for (const auto& p : sp->parts)
-                    out.insert(parser::print(p));
+                    out.insert(semantics::IndexId{p.name, p.primes}.text());
         }
     return {out.begin(), out.end()};
 }

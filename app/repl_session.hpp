@@ -47,8 +47,9 @@ public:
     void set_width(int width) { options_.width = width; }
     bool strict() const { return strict_; }
 
-    /// For completion: tensor names (as the plan names them, `W^0`), index names (`d'`), mesh
-    /// axis names, and the commands (`:help`...).
+    /// For completion: tensor names (as the plan names them, `W^0`), index names (`d'`,
+    /// `batch`: without the braces a longer name takes in a subscript), mesh axis names, and
+    /// the commands (`:help`...).
     std::vector<std::string> tensor_names() const;
     std::vector<std::string> index_names() const;
     std::vector<std::string> axis_names() const;

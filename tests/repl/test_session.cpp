@@ -288,11 +288,11 @@ TEST_CASE("commands: unknown ones, usage errors, :quit, :help") {
 
 TEST_CASE("completion lists: tensors without intermediates, indices, axes") {
     Session s;
-    feed(s,
-         {"mesh dp=2 tp=2", "dim b=8 d=4", "split b -> r c", "y_{b d} = x_{b_{dp} d} + z_{b d}"});
+    feed(s, {"mesh dp=2 tp=2", "dim b=8 d=4 batch=2", "split b -> r c",
+             "y_{b d} = x_{b_{dp} d} + z_{b d}"});
     CHECK(s.tensor_names() == std::vector<std::string>{"x", "z", "y"});
     const auto idx = s.index_names();
-    for (const char* i : {"b", "d", "r", "c"})
-        CHECK_MESSAGE(std::find(idx.begin(), idx.end(), i) != idx.end(), i);
+    for (const char* i : {"b", "d", "r", "c", "batch"})
+        CHECK_MESSAGE(std::find(idx.begin(), idx.end(), i) != idx.end(), std::string(i));
     CHECK(s.axis_names() == std::vector<std::string>{"dp", "tp"});
 }
