@@ -98,9 +98,6 @@ Cut cut_dimension(const TensorLayout& t, int d, const MeshView& m) {
         pieces.push_back(p);
     } else {
         const auto su = static_cast<std::size_t>(s);
-        std::int64_t inner = 1;
-        for (std::size_t k = su + 1; k < atoms.size(); ++k)
-            inner *= atoms[k]->extent;
         // Exact: every value of the atoms major of s, times the chunks of s.
         std::vector<std::vector<Range>> choices(atoms.size());
         double count = 1;
