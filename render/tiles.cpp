@@ -225,6 +225,10 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
                 throw std::invalid_argument("tile_model: " + layout.tensor +
                                             " is sharded over a mesh axis the mesh lacks");
     }
+    if (mesh.device_count() > kMaxDevices)
+        throw std::invalid_argument(
+            "tile_model: the mesh has " + std::to_string(mesh.device_count()) +
+            " devices; tilings are drawn for at most " + std::to_string(kMaxDevices));
     if (!mesh.devices.empty() &&
         static_cast<std::int64_t>(mesh.devices.size()) != mesh.device_count())
         throw std::invalid_argument("tile_model: the mesh's device list does not match its size");
