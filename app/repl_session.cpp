@@ -203,7 +203,7 @@ Answer Session::add(Entry entry) {
     std::vector<Diagnostic> fresh;
     bool errors = false;
     for (const auto& d : checked.plan.diagnostics) {
-        if (old.count(key(d)) || (d.code == "S999" && !checked.parsed)) continue;
+        if (old.count(key(d))) continue;
         fresh.push_back(d);
         errors |= d.severity == Severity::Error;
     }
