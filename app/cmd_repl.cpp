@@ -218,8 +218,10 @@ int run_interactive(Session& session) {
     el_set(el, EL_PROMPT, prompt_of);
     el_set(el, EL_EDITOR, "emacs");
     el_set(el, EL_HIST, history, hist);
-    el_set(el, EL_ADDFN, "shardscope-complete", "complete a command, tensor, index or axis",
-           complete);
+    // The wide form: el_set's narrow EL_ADDFN copies the name and help into wide strings
+    // that el_end never frees.
+    el_wset(el, EL_ADDFN, L"shardscope-complete", L"complete a command, tensor, index or axis",
+            complete);
     el_set(el, EL_BIND, "^I", "shardscope-complete", nullptr);
     el_source(el, nullptr); // ~/.editrc, as other libedit programs
 
