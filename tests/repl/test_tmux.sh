@@ -33,6 +33,24 @@ wait_for() {
         sleep 0.05
     done
 }
+# wait_for_line LINE: until the screen shows LINE as a whole line.
+wait_for_line() {
+    local deadline=$((SECONDS + 5))
+    while ! screen | sed -e 's/ *$//' | grep -qxF -- "$1"; do
+        [ $SECONDS -lt $deadline ] || fail "waited for the line '$1'"
+        sleep 0.05
+    done
+}
+# wait_prompt: until the last line is a fresh prompt: libedit has the terminal in its own mode
+# then (keys sent earlier reach a terminal still in canonical mode, where Ctrl-D would be
+# taken as end of input by the line discipline and lost when libedit switches modes).
+wait_prompt() {
+    local deadline=$((SECONDS + 5))
+    while [ "$(screen | sed -e 's/ *$//' -e '/^$/d' | tail -n 1)" != "ein>" ]; do
+        [ $SECONDS -lt $deadline ] || fail "waited for a fresh prompt"
+        sleep 0.05
+    done
+}
 # wait_exit: until the REPL has left; its exit code is then in $work/rc.
 wait_exit() {
     local deadline=$((SECONDS + 5))
@@ -45,44 +63,54 @@ start() {
     rm -f "$work/rc"
     t -f /dev/null new-session -d -s repl -x 120 -y 60 \
         "cd '$work' && HOME='$work' TERM=xterm '$bin' repl; echo \$? > '$work/rc'; sleep 60"
-    wait_for "ein> "
+    wait_prompt
 }
 
 # ---- the first session ----
 start
 t send-keys -t repl 'mesh 2x2' Enter
 wait_for "(a mesh of 4 devices)"
+wait_prompt
 t send-keys -t repl 'dim a=4 b=4' Enter
+wait_for_line "dim a=4 b=4"
+wait_prompt
 t send-keys -t repl 'weight_{a_0 b} = x_{a_0 b}' Enter
 wait_for "repl:3: weight_{a₀ b} = x_{a₀ b}"
+wait_prompt
 
 # Tab completes a tensor name after :show, and in notation.
 t send-keys -t repl ':show we' Tab
 wait_for ":show weight"
 t send-keys -t repl Enter
 wait_for "now: (S(0), R), local 2×4 of 4×4"
+wait_prompt
 t send-keys -t repl 'y_{a b} = wei' Tab
 wait_for "y_{a b} = weight"
 t send-keys -t repl '_{a_0 b}' Enter
 wait_for "repl:4: y_{ab} = weight_{a₀ b}"
+wait_prompt
 
 # Tab completes a command.
 t send-keys -t repl ':vi' Tab
 wait_for ":viz "
 t send-keys -t repl 'weight' Enter
 wait_for "rows: a_0 (4, 2 tiles)"
+wait_prompt
 
 # A continuation line: the prompt changes, the statement is checked when it ends.
 t send-keys -t repl 'z_{a b} = \' Enter
 wait_for "...> "
 t send-keys -t repl 'x_{a_0 b}' Enter
 wait_for "repl:5: z_{ab} = x_{a₀ b}"
+wait_prompt
 
 # Ctrl-C drops the half-typed line; the session goes on.
 t send-keys -t repl 'q_{a} = half typed' C-c
 wait_for "^C"
+wait_prompt
 t send-keys -t repl ':tensors' Enter
 wait_for "result   z "
+wait_prompt
 screen | grep -qF "not added to the session" && fail "the cancelled line was evaluated"
 
 # Ctrl-D leaves with exit 0.
@@ -101,6 +129,7 @@ wait_for "ein> z_{a b} = x_{a_0 b}"
 # Enter runs it: this session has no mesh, so axis 0 is an error, and the session goes on.
 t send-keys -t repl Enter
 wait_for "repl:1:16: error: mesh axis '0' is used but no mesh is declared"
+wait_prompt
 t send-keys -t repl ':quit' Enter
 wait_exit
 [ "$(cat "$work/rc")" = 0 ] || fail "exit code $(cat "$work/rc") after :quit"
