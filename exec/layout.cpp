@@ -45,21 +45,9 @@ void LabelTable::add(const semantics::Plan& plan) {
     }
 }
 
-Range chunk(std::int64_t extent, std::int64_t n, std::int64_t c) {
-    const std::int64_t size = (extent + n - 1) / n;
-    const std::int64_t begin = std::min(c * size, extent);
-    return {begin, std::min(begin + size, extent)};
-}
-
 Range atom_range(std::int64_t extent, const std::vector<int>& axes, const MeshShape& mesh,
                  const std::vector<int>& coords) {
-    Range r{0, extent};
-    for (int k : axes) {
-        const auto sub = chunk(r.size(), mesh.sizes[static_cast<std::size_t>(k)],
-                               coords[static_cast<std::size_t>(k)]);
-        r = {r.begin + sub.begin, r.begin + sub.end};
-    }
-    return r;
+    return semantics::atom_range(extent, axes, mesh.sizes, coords);
 }
 
 std::vector<std::int64_t> local_shape(const TensorLayout& t, const MeshShape& mesh,

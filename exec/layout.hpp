@@ -5,6 +5,7 @@
 
 #include "exec/comm.hpp"
 #include "exec/tensor.hpp"
+#include "semantics/chunks.hpp"
 #include "semantics/plan.hpp"
 
 #include <map>
@@ -34,13 +35,9 @@ private:
     std::vector<semantics::IndexId> names_;
 };
 
-/// [begin, end) of chunk `c` of `n` when `extent` elements are split as torch.chunk does:
-/// chunks of ceil(extent/n), the last ones smaller or empty.
-struct Range {
-    std::int64_t begin = 0, end = 0;
-    std::int64_t size() const { return end - begin; }
-};
-Range chunk(std::int64_t extent, std::int64_t n, std::int64_t c);
+/// torch.chunk ranges (semantics/chunks.hpp, shared with the views).
+using semantics::chunk;
+using semantics::Range;
 
 /// The range of one atom held by the device at `coords`, given the mesh axes it is sharded
 /// over (major to minor: chunk over the first axis, then that chunk over the next).

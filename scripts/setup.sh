@@ -7,6 +7,7 @@ SHARDSCOPE_PACKAGES=(
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
+    libedit-dev tmux
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -1,0 +1,129 @@
+// The tile model: which device holds which block of a tensor, for drawing (the REPL's `:viz`,
+// the GUI's tiling view). GL-free and independent of the executor: from a `const Mesh&` and a
+// `const TensorLayout&` of the Plan, nothing else.
+//
+// Two written dimensions are drawn, rows and columns (by default the last two; a tensor of
+// rank 1 has columns only, a scalar a single tile). Each drawn dimension is cut into pieces at
+// every shard boundary of its atoms (nested torch.chunk, semantics/chunks.hpp, uneven chunks
+// and empty ones as DTensor makes them); a tile is a (row piece, column piece) block and is
+// held by every device whose shard covers it: one holder when sharded along both, several
+// when replicated (or when the devices differ only along undrawn dimensions, see below).
+//
+// Groups. A written dimension may be a group of several atoms, `(r_0 c)`, stored major to
+// minor. When only its major atom is sharded (or atoms next to it, down to the last sharded
+// one, with every atom minor of that one unsharded), each shard is one contiguous range and
+// the cut is the plain one. When a sharded atom is minor of another atom, `(c r_0)`, a shard
+// is strided: for every value of the atoms major of it, one contiguous run. The dimension is
+// then cut at every value of those major atoms times every chunk of the sharded one, so the
+// tiles interleave and a device holds several tiles of the dimension (its pattern repeats
+// along it); adjacent pieces held by the same devices are merged. When that would make more
+// than kMaxCuts pieces, the dimension is `folded`: the unsharded atoms major of the sharded
+// ones are left out (`folded_atoms` names them) and the cuts are the shards themselves, in
+// the order of the sharded atoms' chunks (major to minor). Each cut's range is then given in
+// "shard coordinates": consecutive, with the shard's true element count as its size, but not
+// a global position (each such tile stands for prod(folded extents) strided runs).
+//
+// Undrawn dimensions are listed (`others`) with the number of distinct shards they are cut
+// into and the mesh axes cutting them. A tile's holders hold the whole tile along the drawn
+// dimensions, each with its own shard of the undrawn ones: devices that differ only in the
+// shard of an undrawn dimension are listed together.
+#pragma once
+
+#include "semantics/chunks.hpp"
+#include "semantics/plan.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shardscope::render {
+
+using semantics::Range;
+
+/// Above this many pieces a drawn dimension is folded (see above).
+inline constexpr std::size_t kMaxCuts = 256;
+/// Meshes with more devices are not modelled (std::invalid_argument): every device is listed.
+inline constexpr std::int64_t kMaxDevices = 65536;
+
+/// A drawn dimension and its cut.
+struct TileDim {
+    int dim = -1;            ///< the written dimension (0-based, a group counts as one)
+    std::string index;       ///< as written: "b", "(r_0 c)"
+    std::int64_t extent = 1; ///< global extent
+    /// The pieces along it, in order: global [begin, end) ranges (shard coordinates when
+    /// folded). Empty chunks are left out; a dimension of extent 0 has one piece [0, 0).
+    std::vector<Range> cuts;
+    bool folded = false;                   ///< see the header comment
+    std::vector<std::string> folded_atoms; ///< the atoms left out when folded
+};
+
+/// A dimension that is not drawn.
+struct OtherDim {
+    int dim = -1;
+    std::string index;
+    std::int64_t extent = 1;
+    std::int64_t shards = 1;       ///< distinct non-empty shards over all devices
+    std::vector<std::string> axes; ///< the mesh axes cutting it (names, major to minor)
+};
+
+/// A mesh axis on which the tensor is partial: every holder has a part still to be reduced.
+struct PartialAxis {
+    int axis = 0;
+    std::string name;           ///< the mesh axis name
+    std::string reduce = "sum"; ///< "sum" or "max"
+};
+
+/// One block of the drawing.
+struct Tile {
+    int row = 0, col = 0;              ///< position in the grid
+    Range rows{0, 1};                  ///< along the row dimension ({0, 1} when there is none)
+    Range cols{0, 1};                  ///< along the column dimension ({0, 1} when there is none)
+    std::vector<std::int64_t> holders; ///< device ids (Mesh::devices), ascending
+};
+
+/// The tiles one device holds.
+struct DeviceTiles {
+    std::int64_t device = 0; ///< its id
+    std::vector<int> coords; ///< its mesh coordinates
+    std::vector<int> tiles;  ///< indices into TileModel::tiles (none: its shard is empty)
+};
+
+struct TileModel {
+    std::string tensor;
+    std::vector<std::string> indices;
+    std::vector<std::int64_t> global_shape;
+    std::vector<semantics::Placement> placements;
+    std::vector<std::string> axis_names; ///< the mesh axes
+    std::optional<TileDim> row;          ///< absent below rank 2
+    std::optional<TileDim> col;          ///< absent for a scalar
+    std::vector<OtherDim> others;        ///< undrawn dimensions, in order
+    std::vector<Tile> tiles;             ///< row-major, rows() x cols()
+    std::vector<PartialAxis> partial;    ///< empty when not partial
+    std::vector<DeviceTiles> devices;    ///< every device, row-major over mesh coordinates
+
+    int rows() const { return row ? static_cast<int>(row->cuts.size()) : 1; }
+    int cols() const { return col ? static_cast<int>(col->cuts.size()) : 1; }
+    const Tile& at(int r, int c) const {
+        return tiles.at(static_cast<std::size_t>(r) * static_cast<std::size_t>(cols()) +
+                        static_cast<std::size_t>(c));
+    }
+    /// The tiles held by device `id` (nullptr if the mesh has no such device).
+    const DeviceTiles* device(std::int64_t id) const;
+};
+
+/// Which written dimensions to draw.
+struct Drawn {
+    int row = -1; ///< -1: the default (rank - 2)
+    int col = -1; ///< -1: the default (rank - 1)
+};
+
+/// The tile model of `layout` on `mesh`. Throws std::invalid_argument when `drawn` names a
+/// dimension out of range, the same dimension twice, or a row without a column, when the
+/// layout does not fit the mesh (placements or atom axes for another mesh), and for meshes of
+/// more than kMaxDevices devices.
+TileModel tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
+                     Drawn drawn = {});
+
+} // namespace shardscope::render

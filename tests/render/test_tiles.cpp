@@ -1,0 +1,268 @@
+// The tile model (render/tiles.hpp) on layouts from the real checker: holders per tile,
+// replication, partial marks, uneven chunks as torch.chunk makes them, groups, 3-D meshes.
+#include "render/tiles.hpp"
+
+#include "../semantics/helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace shardscope;
+using namespace shardscope::test;
+using render::Drawn;
+using render::TileModel;
+using semantics::Range;
+
+namespace {
+
+/// The layout of `tensor` in the checked program: the result of the last statement that
+/// defines it, else its last occurrence as an operand.
+semantics::TensorLayout layout_of(const Checked& c, const std::string& tensor) {
+    const semantics::TensorLayout* found = nullptr;
+    for (const auto& s : c.plan.statements) {
+        for (const auto& o : s.operands)
+            if (o.tensor == tensor) found = &o;
+        if (s.result.tensor == tensor) found = &s.result;
+    }
+    REQUIRE_MESSAGE(found != nullptr, ("no tensor " + tensor + "\n" + c.text()));
+    return *found;
+}
+
+TileModel tiles(const Checked& c, const std::string& tensor, Drawn drawn = {}) {
+    return render::tile_model(c.plan.mesh, layout_of(c, tensor), drawn);
+}
+
+std::string ranges(const std::vector<Range>& v) {
+    std::string out;
+    for (const auto& r : v)
+        out += (out.empty() ? "" : " ") +
+               ("[" + std::to_string(r.begin) + "," + std::to_string(r.end) + ")");
+    return out;
+}
+
+std::string ids(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (auto d : v)
+        out += (out.empty() ? "" : ",") + std::to_string(d);
+    return "{" + out + "}";
+}
+
+/// Every tile's holders, row by row: "{0} {1} / {2} {3}".
+std::string grid(const TileModel& m) {
+    std::string out;
+    for (int r = 0; r < m.rows(); ++r) {
+        if (r > 0) out += " / ";
+        for (int c = 0; c < m.cols(); ++c)
+            out += (c > 0 ? " " : "") + ids(m.at(r, c).holders);
+    }
+    return out;
+}
+
+std::vector<int> tiles_of(const TileModel& m, std::int64_t device) {
+    const auto* d = m.device(device);
+    REQUIRE(d != nullptr);
+    return d->tiles;
+}
+
+const char* kPlacements2x2 = "mesh 2x2\n"
+                             "dim a=4 b=4 k=4\n"
+                             "split a -> r c\n"
+                             "split b -> r' d\n"
+                             "split k -> p q\n"
+                             "W^{SS}_{ab} -> W^{SS}_{r_0 c r'_1 d}\n"
+                             "G_{(r_0 c) (r'_1 d)} = W_{(r_0 c) (r'_1 d)}\n"
+                             "R_{ab} = W_{ab}\n"
+                             "Z_{a r'_1 d}{U_0} = X_{a p_0 q} Y_{p_0 q r'_1 d}\n"
+                             "H_{(c r_0) b} = W_{(c r_0) b}\n";
+
+} // namespace
+
+TEST_CASE("2x2 mesh, (Shard, Shard): four tiles, four distinct holders") {
+    const auto c = run(kPlacements2x2);
+    SUBCASE("groups (r_0 c) (r'_1 d): each written dimension cut at its sharded atom") {
+        const auto m = tiles(c, "G");
+        INFO(c.text());
+        REQUIRE(m.row);
+        REQUIRE(m.col);
+        CHECK(m.row->index == "(r_0 c)");
+        CHECK(ranges(m.row->cuts) == "[0,2) [2,4)");
+        CHECK(ranges(m.col->cuts) == "[0,2) [2,4)");
+        CHECK_FALSE(m.row->folded);
+        CHECK(grid(m) == "{0} {1} / {2} {3}");
+        CHECK(m.partial.empty());
+        CHECK(m.others.empty());
+        CHECK(tiles_of(m, 2) == std::vector<int>{2});
+        CHECK(m.at(1, 0).rows == Range{2, 4});
+        CHECK(m.at(1, 0).cols == Range{0, 2});
+    }
+    SUBCASE("W_{r_0 c r'_1 d}, rank 4, drawing r and r': four distinct holders") {
+        const auto m = tiles(c, "W^{SS}", {0, 2});
+        CHECK(m.row->index == "r_0");
+        CHECK(m.col->index == "r'_1");
+        CHECK(grid(m) == "{0} {1} / {2} {3}");
+        REQUIRE(m.others.size() == 2);
+        CHECK(m.others[0].index == "c");
+        CHECK(m.others[0].shards == 1);
+        CHECK(m.others[1].index == "d");
+    }
+    SUBCASE("W_{r_0 c r'_1 d} by default draws the last two: r' over axis 1, d whole") {
+        const auto m = tiles(c, "W^{SS}");
+        CHECK(m.row->dim == 2);
+        CHECK(m.col->dim == 3);
+        CHECK(ranges(m.row->cuts) == "[0,1) [1,2)");
+        CHECK(ranges(m.col->cuts) == "[0,2)");
+        // Devices along axis 0 differ only in r, an undrawn dimension.
+        CHECK(grid(m) == "{0,2} / {1,3}");
+        REQUIRE(m.others.size() == 2);
+        CHECK(m.others[0].index == "r_0");
+        CHECK(m.others[0].shards == 2);
+        CHECK(m.others[0].axes == std::vector<std::string>{"0"});
+        CHECK(m.others[1].shards == 1);
+        CHECK(m.others[1].axes.empty());
+    }
+}
+
+TEST_CASE("replicated tensors: every device holds every tile") {
+    const auto c = run(kPlacements2x2);
+    const auto m = tiles(c, "R");
+    CHECK(ranges(m.row->cuts) == "[0,4)");
+    CHECK(ranges(m.col->cuts) == "[0,4)");
+    CHECK(grid(m) == "{0,1,2,3}");
+    for (const auto& d : m.devices)
+        CHECK(d.tiles == std::vector<int>{0});
+    SUBCASE("a mesh of one axis, replicated along it and sharded on the other dimension") {
+        const auto c2 = run("mesh 2x2\ndim i=4 j=6\ny_{i j_1} = x_{i j_1}\n");
+        const auto m2 = tiles(c2, "y");
+        CHECK(grid(m2) == "{0,2} {1,3}");
+        CHECK(ranges(m2.col->cuts) == "[0,3) [3,6)");
+    }
+}
+
+TEST_CASE("partial tensors are marked with their axes and reductions") {
+    const auto c = run(kPlacements2x2);
+    const auto m = tiles(c, "Z");
+    REQUIRE(m.partial.size() == 1);
+    CHECK(m.partial[0].axis == 0);
+    CHECK(m.partial[0].name == "0");
+    CHECK(m.partial[0].reduce == "sum");
+    // Z_{a r'_1 d}: r' and d drawn, a listed.
+    CHECK(grid(m) == "{0,2} / {1,3}");
+    SUBCASE("a partial scalar: one tile, every device") {
+        const auto c2 = run("mesh tp=4\ndim i=8\ns{U_{tp}} = a_{i_{tp}} b_{i_{tp}}\n");
+        const auto s = tiles(c2, "s");
+        CHECK_FALSE(s.row);
+        CHECK_FALSE(s.col);
+        CHECK(grid(s) == "{0,1,2,3}");
+        REQUIRE(s.partial.size() == 1);
+        CHECK(s.partial[0].name == "tp");
+    }
+    SUBCASE("max: the value a max over a sharded index leaves before its all-reduce") {
+        const auto c2 = run("mesh 4\ndim i=8 j=8\ny_{i} = max_j(x_{i j_0})\n");
+        const semantics::TensorLayout* pmax = nullptr;
+        for (const auto& v : stmt(c2, "y").values)
+            if (!v.layout.placements.empty() &&
+                v.layout.placements[0].kind == semantics::Placement::Kind::Partial)
+                pmax = &v.layout;
+        REQUIRE_MESSAGE(pmax != nullptr, c2.text());
+        const auto s = render::tile_model(c2.plan.mesh, *pmax);
+        REQUIRE(s.partial.size() == 1);
+        CHECK(s.partial[0].reduce == "max");
+        CHECK(grid(s) == "{0,1,2,3}");
+    }
+}
+
+TEST_CASE("uneven shards follow torch.chunk, and empty shards hold nothing") {
+    // torch.chunk(torch.arange(10), 4): sizes 3, 3, 3, 1.
+    CHECK(semantics::chunk(10, 4, 3) == Range{9, 10});
+    const auto c = run("mesh 4\ndim n=10 m=6\ny_{n_0} = x_{n_0}\nz_{m_0} = x_{m_0}\n");
+    const auto y = tiles(c, "y");
+    CHECK_FALSE(y.row);
+    CHECK(ranges(y.col->cuts) == "[0,3) [3,6) [6,9) [9,10)");
+    CHECK(grid(y) == "{0} {1} {2} {3}");
+    // torch.chunk(torch.arange(6), 4): three chunks of 2, the fourth device has none.
+    const auto z = tiles(c, "z");
+    CHECK(ranges(z.col->cuts) == "[0,2) [2,4) [4,6)");
+    CHECK(grid(z) == "{0} {1} {2}");
+    CHECK(tiles_of(z, 3).empty());
+    SUBCASE("nested chunks over two axes: 7 over 2x2") {
+        const auto c2 = run("mesh 2x2\ndim n=7\ny_{n_{01}} = x_{n_{01}}\n");
+        const auto m = tiles(c2, "y");
+        // chunk(7, 2) = 4, 3; chunk(4, 2) = 2, 2; chunk(3, 2) = 2, 1.
+        CHECK(ranges(m.col->cuts) == "[0,2) [2,4) [4,6) [6,7)");
+        CHECK(grid(m) == "{0} {1} {2} {3}");
+    }
+}
+
+TEST_CASE("a group whose sharded atom is minor: strided tiles, several per device") {
+    const auto c = run(kPlacements2x2);
+    const auto m = tiles(c, "H");
+    INFO(c.text());
+    CHECK(m.row->index == "(c r_0)");
+    CHECK_FALSE(m.row->folded);
+    CHECK(ranges(m.row->cuts) == "[0,1) [1,2) [2,3) [3,4)");
+    CHECK(grid(m) == "{0,1} / {2,3} / {0,1} / {2,3}");
+    CHECK(tiles_of(m, 0) == std::vector<int>{0, 2});
+    CHECK(tiles_of(m, 3) == std::vector<int>{1, 3});
+    SUBCASE("too many pieces: folded into shard coordinates") {
+        const auto c2 = run("mesh 2\ndim c=1024 r=4 b=3\nH_{(c r_0) b} = W_{(c r_0) b}\n");
+        const auto f = tiles(c2, "H");
+        CHECK(f.row->folded);
+        CHECK(f.row->folded_atoms == std::vector<std::string>{"c"});
+        CHECK(ranges(f.row->cuts) == "[0,2048) [2048,4096)");
+        CHECK(grid(f) == "{0} / {1}");
+    }
+    SUBCASE("a minor atom over an axis of size 1 does not cut") {
+        const auto c2 = run("mesh 1x2\ndim c=3 r=4\nH_{(c r_0) b_1} = W_{(c r_0) b_1}\n");
+        const auto f = tiles(c2, "H");
+        CHECK(ranges(f.row->cuts) == "[0,12)");
+    }
+}
+
+TEST_CASE("3-D mesh with a device list: holders are device ids, not positions") {
+    const auto c = run("mesh 2x2x2 devices [7 6 5 4 3 2 1 0]\ndim i=8 j=8 k=2\n"
+                       "y_{i_0 j_{12} k} = x_{i_0 j_{12} k}\n");
+    SUBCASE("drawing i and j: eight tiles, one holder each") {
+        const auto m = tiles(c, "y", {0, 1});
+        CHECK(ranges(m.row->cuts) == "[0,4) [4,8)");
+        CHECK(ranges(m.col->cuts) == "[0,2) [2,4) [4,6) [6,8)");
+        CHECK(grid(m) == "{7} {6} {5} {4} / {3} {2} {1} {0}");
+        CHECK(m.others.size() == 1);
+        CHECK(m.others[0].index == "k");
+        const auto* d = m.device(5);
+        REQUIRE(d != nullptr);
+        CHECK(d->coords == std::vector<int>{0, 1, 0});
+        CHECK(d->tiles == std::vector<int>{2});
+    }
+    SUBCASE("by default j and k: the devices along axis 0 share a tile") {
+        const auto m = tiles(c, "y");
+        CHECK(grid(m) == "{3,7} / {2,6} / {1,5} / {0,4}");
+        REQUIRE(m.others.size() == 1);
+        CHECK(m.others[0].index == "i_0");
+        CHECK(m.others[0].shards == 2);
+        CHECK(m.col->index == "k");
+    }
+}
+
+TEST_CASE("dimensions to draw: defaults by rank, errors") {
+    const auto c = run(kPlacements2x2);
+    const auto w = layout_of(c, "W^{SS}");
+    CHECK_THROWS_AS(render::tile_model(c.plan.mesh, w, {1, 1}), std::invalid_argument);
+    CHECK_THROWS_AS(render::tile_model(c.plan.mesh, w, {0, 4}), std::invalid_argument);
+    CHECK_THROWS_AS(render::tile_model(c.plan.mesh, w, {0, -1}), std::invalid_argument);
+    const auto m = render::tile_model(c.plan.mesh, w, {3, 0});
+    CHECK(m.row->dim == 3);
+    CHECK(m.col->dim == 0);
+    const auto c1 = run("mesh 2\ndim i=4\ny_{i_0} = x_{i_0}\n");
+    CHECK_THROWS_AS(render::tile_model(c1.plan.mesh, layout_of(c1, "y"), {0, 1}),
+                    std::invalid_argument);
+    // A layout for another mesh.
+    semantics::Mesh one;
+    one.axes = {{"0", 4}};
+    CHECK_THROWS_AS(render::tile_model(one, w), std::invalid_argument);
+    // Too many devices to list.
+    const auto big = run("mesh 256x512\ndim i=512\ny_{i_1} = x_{i_1}\n");
+    CHECK_THROWS_AS(render::tile_model(big.plan.mesh, layout_of(big, "y")), std::invalid_argument);
+}
