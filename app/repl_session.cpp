@@ -136,7 +136,7 @@ Session::Checked Session::check_text(const std::string& text, bool strict) const
     semantics::CheckOptions co;
     co.strict = strict;
     co.text = file.text();
-    c.plan = semantics::check(parsed.program, co);
+    c.plan = semantics::check(parsed.program, co, cache_);
     c.plan.diagnostics.insert(c.plan.diagnostics.begin(), parsed.diagnostics.begin(),
                               parsed.diagnostics.end());
     std::stable_sort(c.plan.diagnostics.begin(), c.plan.diagnostics.end(),

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "parser/ast.hpp"
+#include "semantics/checker.hpp"
 #include "semantics/plan.hpp"
 
 #include <string>
@@ -108,6 +109,8 @@ private:
     std::vector<State> undo_;
     semantics::Plan plan_; ///< of text()
     ast::Program program_; ///< text() parsed
+    /// Plans of the statements already checked: each line re-checks only what it changes.
+    mutable semantics::CheckCache cache_;
 };
 
 } // namespace shardscope::app
