@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     add_parse_command(app, exit_code);
     add_check_command(app, exit_code);
     add_exec_command(app, exit_code);
+    add_grad_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -13,8 +13,10 @@ namespace shardscope::semantics {
 /// the steps with costs, the collectives and the alternatives.
 std::string format_plan(const Plan& plan, const std::string& path, bool color = false);
 
-/// One entry of the `files` array of `check --json`.
-nlohmann::json plan_to_json(const Plan& plan, const std::string& path);
+/// One entry of the `files` array of `check --json`. With `wrt` (one per statement, as for
+/// `grad --json`), each statement also carries the tensor whose gradient it computes.
+nlohmann::json plan_to_json(const Plan& plan, const std::string& path,
+                            const std::vector<std::string>* wrt = nullptr);
 
 /// "R, S(1)" — a placement tuple as DTensor prints it.
 std::string placements_text(const std::vector<Placement>& placements);
