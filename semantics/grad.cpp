@@ -282,6 +282,13 @@ public:
         }
         for (const auto& m : plan_.mesh.axes)
             axis_names_.push_back(m.name);
+        // Gradient names: the inputs' first (the gradients people ask for get the plain
+        // `g` + name where they can), then the defined tensors', in order of appearance.
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& f : fwd_)
+                ast::for_each_ref(*f.stmt, [&](const ast::TensorRef& r) {
+                    if ((pass == 0) == (inputs_.count(key_of(r)) > 0)) gradient_name(r);
+                });
         return true;
     }
 
