@@ -23,7 +23,7 @@ struct DataOptions {
     std::uint64_t seed = 0;
     /// Values given for some inputs (a finite-difference test perturbs one element): used
     /// where the count matches, instead of the mode's values.
-    std::map<std::string, std::vector<double>> given;
+    std::map<std::string, std::vector<double>> given = {};
 };
 
 /// The logical value of input `key` with `count` elements, row-major. Depends only on the key,
