@@ -13,8 +13,8 @@ namespace shardscope::exec {
 /// tanh).
 inline bool is_builtin_stand_in(const std::string& name) {
     return name == "relu" || name == "gelu" || name == "phi" || name == "silu" ||
-           name == "sigmoid" || name == "exp" || name == "log" || name == "sqrt" ||
-           name == "neg" || name == "scale" || name == "tanh";
+           name == "sigmoid" || name == "exp" || name == "log" || name == "sqrt" || name == "neg" ||
+           name == "scale" || name == "tanh";
 }
 
 /// Applies function `name` elementwise, in place. Conventions (README): phi is GELU; log and

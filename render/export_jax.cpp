@@ -138,10 +138,10 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
         names += py_str(a.name) + ", ";
     }
     for (std::int64_t d = 0; d < n; ++d)
-        order += (d ? ", " : "") +
-                 std::to_string(plan.mesh.devices.empty()
-                                    ? d
-                                    : plan.mesh.devices[static_cast<std::size_t>(d)]);
+        order +=
+            (d ? ", " : "") + std::to_string(plan.mesh.devices.empty()
+                                                 ? d
+                                                 : plan.mesh.devices[static_cast<std::size_t>(d)]);
     out += "\nMESH_SHAPE = " + shape + ")\nMESH_AXES = " + names + ")\n";
     out += "DEVICE_ORDER = " + order + "]  # the device at each mesh coordinate, row-major\n";
     out += python_inputs();
@@ -226,10 +226,9 @@ def main():
         const auto out_spec = spec_of(plan, sp.result, false, uneven);
         out += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
                "), out_shardings=named(" + out_spec + "))\n";
-        out += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) +
-               ", step(" + args + "), " +
-               (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " + out_spec +
-               ")\n";
+        out += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) + ", step(" +
+               args + "), " + (sp.assign == semantics::Assign::Accumulate ? "True" : "False") +
+               ", " + out_spec + ")\n";
     }
     if (uneven)
         out += "\n    # Some index does not divide by its mesh axes: NamedSharding needs even\n"

@@ -154,7 +154,8 @@ std::string placement_tuple(const semantics::TensorLayout& t) {
 std::string export_latex(const ast::Program& program, const semantics::Plan& plan,
                          const ExportOptions& options) {
     const auto statements = pair_statements(program, plan);
-    std::string out = "% LaTeX: the statements with their placements and collectives (shardscope)\n";
+    std::string out =
+        "% LaTeX: the statements with their placements and collectives (shardscope)\n";
     if (!options.source.empty()) out += "% Source: " + options.source + "\n";
     if (!options.command.empty()) out += "% Made by: " + options.command + "\n";
     out += "% Every tensor is written in the placement the plan gives it; the caption lists the\n"
@@ -193,7 +194,8 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
         std::set<std::string> seen;
         for (const auto& o : sp.operands)
             if (seen.insert(o.tensor).second)
-                caption += (caption.empty() ? "" : ", ") + caption_name(o) + " " + placement_tuple(o);
+                caption +=
+                    (caption.empty() ? "" : ", ") + caption_name(o) + " " + placement_tuple(o);
         caption += std::string(caption.empty() ? "" : " $\\to$ ") + caption_name(sp.result) + " " +
                    placement_tuple(sp.result);
         std::string cols;

@@ -149,8 +149,7 @@ public:
     std::string of(const IndexId& i) {
         auto it = map_.find(i);
         if (it != map_.end()) return it->second;
-        static const std::string alphabet =
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        static const std::string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
         if (map_.size() >= alphabet.size())
             throw ExportError("a statement with more than 52 indices cannot be an einsum");
         auto l = std::string(1, alphabet[map_.size()]);
@@ -200,8 +199,8 @@ std::string python_steps(const semantics::Plan& plan, const semantics::Statement
              (st.reason.empty() || st.kind == StepKind::Compute ? "" : " (" + st.reason + ")"));
         std::string rhs;
         if (st.kind != StepKind::Compute || st.op == OpKind::None) {
-            rhs = "regroup(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) +
-                  ", " + python_shape(ol) + ")";
+            rhs = "regroup(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) + ", " +
+                  python_shape(ol) + ")";
         } else {
             switch (st.op) {
             case OpKind::Einsum: {

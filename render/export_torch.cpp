@@ -126,10 +126,10 @@ std::string export_torch(const ast::Program& program, const semantics::Plan& pla
         names += py_str(a.name) + ", ";
     }
     for (std::int64_t d = 0; d < n; ++d)
-        order += (d ? ", " : "") +
-                 std::to_string(plan.mesh.devices.empty()
-                                    ? d
-                                    : plan.mesh.devices[static_cast<std::size_t>(d)]);
+        order +=
+            (d ? ", " : "") + std::to_string(plan.mesh.devices.empty()
+                                                 ? d
+                                                 : plan.mesh.devices[static_cast<std::size_t>(d)]);
     out += "\nMESH_SHAPE = " + shape + ")\nMESH_AXES = " + names + ")\n";
     out += "DEVICE_ORDER = " + order + "]  # the rank at each mesh coordinate, row-major\n";
     out += python_inputs();

@@ -97,7 +97,8 @@ void rename_indices(ast::Expr& e, const std::function<void(ast::Index&)>& f) {
 }
 
 ast::Expr call(std::string function, std::vector<ast::Index> indices, ast::Expr arg) {
-    return ex(ast::Call{std::move(function), std::move(indices), ast::Box<ast::Expr>(std::move(arg))});
+    return ex(
+        ast::Call{std::move(function), std::move(indices), ast::Box<ast::Expr>(std::move(arg))});
 }
 
 ast::Expr number(std::string text) {
@@ -353,7 +354,6 @@ public:
     }
 
 private:
-
     ast::FunctionKind kind_of(const std::string& f) const {
         if (const auto* b = find_builtin_function(f)) return b->kind;
         auto it = declared_.find(f);
@@ -439,8 +439,7 @@ private:
     /// Whether occurrence `r` has the shape of gradient `g` (a name read with two shapes is
     /// two different inputs to the executor, and has no one gradient).
     bool fits(const Grad& g, const ast::TensorRef& r) {
-        if (g.layout.axes.size() == parts_of(r) && g.count == count_of(cur_index_, r))
-            return true;
+        if (g.layout.axes.size() == parts_of(r) && g.count == count_of(cur_index_, r)) return true;
         diag(Severity::Error, "G202", r.range,
              key_of(r) + " is used here with another shape than elsewhere: its gradient is not "
                          "derived through this use",
@@ -779,8 +778,8 @@ private:
                 std::vector<ast::Index> subs;
                 for (const auto& i : cl.indices)
                     subs.push_back({i.name, i.primes, {}, {}});
-                auto diff = ex(ast::Sum{{std::move(x1), call("max", subs, std::move(x2))},
-                                        {false, true}});
+                auto diff =
+                    ex(ast::Sum{{std::move(x1), call("max", subs, std::move(x2))}, {false, true}});
                 functions_used_.insert("dmax");
                 backprop(*cl.arg, inner, product({std::move(c), call("dmax", {}, std::move(diff))}),
                          out);
@@ -820,7 +819,8 @@ private:
         if (eq && !accumulate) {
             // The left-hand side is written, not read (unless it also appears on the right).
             em.reads.clear();
-            ast::for_each_ref(eq->rhs, [&](const ast::TensorRef& r) { em.reads.insert(key_of(r)); });
+            ast::for_each_ref(eq->rhs,
+                              [&](const ast::TensorRef& r) { em.reads.insert(key_of(r)); });
         } else if (const auto* ch = std::get_if<ast::Chain>(&s.node)) {
             em.reads = {key_of(ch->from)};
         }
@@ -829,8 +829,9 @@ private:
         em.gradient = gradient;
         em.accumulate = accumulate;
         em.forward_line = cur_stmt_->range.line;
-        if (!group_started_) em.comment = "backward of line " + std::to_string(em.forward_line) +
-                                          ": " + parser::print(*cur_stmt_);
+        if (!group_started_)
+            em.comment = "backward of line " + std::to_string(em.forward_line) + ": " +
+                         parser::print(*cur_stmt_);
         group_started_ = true;
         out_.push_back(std::move(em));
     }
@@ -874,11 +875,12 @@ private:
             gout.name = unused_name(gradient_name(tref), tref.label);
             gout.layout = dual(layout_of(f.sp->result));
             gout.count = count_of(i, tref);
-            seeds_.push_back({f.target, parser::tensor_key(gout.name, gout.label), i,
-                              f.stmt->range.line});
+            seeds_.push_back(
+                {f.target, parser::tensor_key(gout.name, gout.label), i, f.stmt->range.line});
         }
         used_.insert(parser::tensor_key(gout.name, gout.label));
-        if (is_first_definition(i)) first_def_grad_[f.target] = parser::tensor_key(gout.name, gout.label);
+        if (is_first_definition(i))
+            first_def_grad_[f.target] = parser::tensor_key(gout.name, gout.label);
 
         if (f.ch) {
             chain(f, gout);
@@ -905,9 +907,9 @@ private:
         for (const auto& k : order) {
             auto& cs = by[k];
             const auto& first_use = *cs.front()->use;
-            const bool own = k == f.target &&
-                             parser::tensor_key(gout.name, gout.label) ==
-                                 parser::tensor_key(gradient_name(first_use), first_use.label);
+            const bool own =
+                k == f.target && parser::tensor_key(gout.name, gout.label) ==
+                                     parser::tensor_key(gradient_name(first_use), first_use.label);
             Grad g;
             bool have = false;
             if (auto it = cur_.find(k); it != cur_.end()) {
@@ -928,12 +930,11 @@ private:
                 if (!fits(g, *ct->use)) continue;
                 auto lhs = ref_as(target, g.label, *ct->use, g.layout);
                 if (!accumulate && own && cs.size() == 1) {
-                    if (const auto* r = std::get_if<ast::TensorRef>(&ct->expr.node);
-                        r && *r == lhs)
+                    if (const auto* r = std::get_if<ast::TensorRef>(&ct->expr.node); r && *r == lhs)
                         break; // gz = gz: nothing to do
                 }
-                ast::Equation eqn{lhs, accumulate ? ast::AssignOp::Accumulate
-                                                  : ast::AssignOp::Define,
+                ast::Equation eqn{lhs,
+                                  accumulate ? ast::AssignOp::Accumulate : ast::AssignOp::Define,
                                   std::move(ct->expr)};
                 emit(statement_of(std::move(eqn)), k, parser::tensor_key(target, g.label),
                      accumulate);
@@ -981,8 +982,8 @@ private:
             if (s == 0)
                 st.to = ref_as(target, g.label, ch.from, g.layout);
             else
-                st.to = ref_as(target, g.label, ch.steps[s - 1].to,
-                               dual(layout_of(f.sp->operands[s])));
+                st.to =
+                    ref_as(target, g.label, ch.steps[s - 1].to, dual(layout_of(f.sp->operands[s])));
             rc.steps.push_back(std::move(st));
         }
         bool noop = !have && rc.from.name == target;
@@ -1010,8 +1011,8 @@ private:
     std::set<IndexId> own_range_;
     std::set<IndexId> warned_range_;
     std::map<IndexId, std::int64_t> ranges_;
-    std::set<std::string> taken_;  ///< tensor keys of the forward program and generated ones
-    std::set<std::string> used_;   ///< tensor keys the derived statements mention
+    std::set<std::string> taken_; ///< tensor keys of the forward program and generated ones
+    std::set<std::string> used_;  ///< tensor keys the derived statements mention
     std::map<std::string, std::string> gname_;
     std::map<std::string, std::vector<int>> defs_;
     std::set<std::string> inputs_;
@@ -1165,7 +1166,9 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
             wrt.push_back(k);
     for (const auto& w : wrt)
         if (!d.inputs().count(w) && !d.defined(w))
-            diags.push_back({Severity::Error, "G001", {},
+            diags.push_back({Severity::Error,
+                             "G001",
+                             {},
                              "--wrt " + w + ": the program has no tensor " + w,
                              "name a tensor of the program, with its label (W^0)"});
     if (!diags.empty() && std::any_of(diags.begin(), diags.end(), [](const auto& x) {
@@ -1180,8 +1183,11 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
     for (const auto& w : wrt) {
         const auto g = d.final_gradient(w);
         if (g.empty()) {
-            diags.push_back({Severity::Warning, "G002", {},
-                             "no gradient reaches " + w + " (nothing it feeds has one)", {}});
+            diags.push_back({Severity::Warning,
+                             "G002",
+                             {},
+                             "no gradient reaches " + w + " (nothing it feeds has one)",
+                             {}});
             continue;
         }
         result.gradients[w] = g;
@@ -1211,8 +1217,8 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
     std::string head = forward.text();
     if (!head.empty() && head.back() != '\n') head += '\n';
     head += '\n';
-    const auto first_line = static_cast<std::uint32_t>(
-        std::count(head.begin(), head.end(), '\n') + 1);
+    const auto first_line =
+        static_cast<std::uint32_t>(std::count(head.begin(), head.end(), '\n') + 1);
     std::vector<std::uint32_t> lines;
     auto build = [&](const std::map<std::size_t, std::vector<std::string>>* cols) {
         return head + render(em, functions, result.seeds, first_line, cols, lines);
@@ -1254,7 +1260,9 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
             if (!em[i].keep) continue;
             auto it = at.find(lines[i]);
             if (it == at.end() || !(it->second->node == em[i].stmt.node))
-                diags.push_back({Severity::Error, "G900", {},
+                diags.push_back({Severity::Error,
+                                 "G900",
+                                 {},
                                  "internal: the derived statement '" + parser::print(em[i].stmt) +
                                      "' reads back differently",
                                  {}});

@@ -30,19 +30,19 @@ struct GradOptions {
 
 /// One derived statement.
 struct DerivedStatement {
-    std::string text;              ///< canonical ASCII form
-    std::string wrt;               ///< the forward tensor whose gradient it computes (`W^0`)
-    std::string gradient;          ///< the tensor it writes (`gW^0`)
-    std::uint32_t line = 0;        ///< its line in GradResult::text
+    std::string text;               ///< canonical ASCII form
+    std::string wrt;                ///< the forward tensor whose gradient it computes (`W^0`)
+    std::string gradient;           ///< the tensor it writes (`gW^0`)
+    std::uint32_t line = 0;         ///< its line in GradResult::text
     std::uint32_t forward_line = 0; ///< the forward statement it differentiates
-    int plan_index = -1;           ///< its plan in GradResult::plan.statements (-1: none)
+    int plan_index = -1;            ///< its plan in GradResult::plan.statements (-1: none)
 };
 
 /// The gradient a program output receives: a seed, an input of the derived program.
 struct Seed {
-    std::string output;     ///< the forward tensor (`z`)
-    std::string seed;       ///< the seed tensor (`gz`)
-    int forward_statement;  ///< the forward statement that stores this output (plan order)
+    std::string output;    ///< the forward tensor (`z`)
+    std::string seed;      ///< the seed tensor (`gz`)
+    int forward_statement; ///< the forward statement that stores this output (plan order)
     std::uint32_t forward_line = 0;
 };
 

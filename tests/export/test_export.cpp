@@ -90,8 +90,10 @@ TEST_CASE("LaTeX round trip: a derived backward pass, with its derivative functi
 }
 
 TEST_CASE("LaTeX: placements written out, caption and collectives") {
-    const auto c = check_text("t.ein", "mesh 4\nh_{b r_0 f} = W_{r_0 f d} x_{bd}\n"
-                                       "z_{bd} = V_{d r_0 f} h_{brf}\n", false);
+    const auto c = check_text("t.ein",
+                              "mesh 4\nh_{b r_0 f} = W_{r_0 f d} x_{bd}\n"
+                              "z_{bd} = V_{d r_0 f} h_{brf}\n",
+                              false);
     const auto tex = render::export_latex(c.parsed.program, c.plan);
     // The use of h inherits S on r: written out.
     CHECK(tex.find("z_{bd} = V_{d r_0 f} h_{b r_0 f} \\quad \\textrm{(all-reduce(0))}") !=
@@ -101,7 +103,8 @@ TEST_CASE("LaTeX: placements written out, caption and collectives") {
 }
 
 TEST_CASE("Python exports: the plan's placements, collectives and functions") {
-    const auto c = check_text("t.ein", "mesh 2x2\nz_{i_0 j} = tanh(x_{i_0 k_1} w_{k_1 j})\n", false);
+    const auto c =
+        check_text("t.ein", "mesh 2x2\nz_{i_0 j} = tanh(x_{i_0 k_1} w_{k_1 j})\n", false);
     const auto jax = render::export_jax(c.parsed.program, c.plan);
     CHECK(jax.find("MESH_SHAPE = (2, 2, )") != std::string::npos);
     CHECK(jax.find("# all-reduce(1)") != std::string::npos);

@@ -67,7 +67,7 @@ std::string canonical(const std::string& statement) {
 }
 
 const semantics::DerivedStatement* derived_for(const GradResult& r, const std::string& wrt,
-                                                std::size_t nth = 0) {
+                                               std::size_t nth = 0) {
     for (const auto& s : r.statements)
         if (s.wrt == wrt && nth-- == 0) return &s;
     return nullptr;
@@ -161,7 +161,8 @@ GradResult verify_gradients(const std::string& name, const std::string& text,
         double worst = 0;
         std::string where;
         for (std::int64_t k = 0; k < samples; ++k) {
-            const auto e = static_cast<std::size_t>(k * n / samples + (k * 7) % std::max<std::int64_t>(1, n / samples));
+            const auto e = static_cast<std::size_t>(
+                k * n / samples + (k * 7) % std::max<std::int64_t>(1, n / samples));
             const double h = 1e-5;
             auto data = eo.data;
             data.given[x] = base;
@@ -239,7 +240,8 @@ TEST_CASE("sequence parallelism: the weight gradient all-reduces over the sequen
                             "y[batch, seq_X, f] = x[batch, seq_X, d] W[d, f]\n";
     const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
     REQUIRE(r.errors() == 0);
-    CHECK(derived_for(r, "W")->text == canonical("gW[d, f] = x[batch, seq_X, d] gy[batch, seq_X, f]"));
+    CHECK(derived_for(r, "W")->text ==
+          canonical("gW[d, f] = x[batch, seq_X, d] gy[batch, seq_X, f]"));
     CHECK(collectives_of(r, *derived_for(r, "W")) == std::vector<std::string>{"all-reduce(X)"});
     CHECK(collectives_of(r, *derived_for(r, "x")).empty());
     verify_gradients("t.ein", src);
@@ -264,7 +266,8 @@ TEST_CASE("FSDP: the gradient of a gathered weight stays partial and reduce-scat
 }
 
 TEST_CASE("sequence parallelism with TP: the reversed all-gather of x is a reduce-scatter") {
-    const auto r = verify_gradients("sp.ein", read_file(SHARDSCOPE_SAMPLES_DIR "/sequence_parallel.ein"));
+    const auto r =
+        verify_gradients("sp.ein", read_file(SHARDSCOPE_SAMPLES_DIR "/sequence_parallel.ein"));
     bool found = false;
     for (const auto& s : r.statements)
         if (s.text == canonical("gx_{b r t d}{U_0} -> gx_{b r_0 t d}")) {
@@ -328,7 +331,8 @@ TEST_CASE("rules: chains of statements, reshapes, updates and accumulators") {
                               "y_{r_0 c e} = x_{r_0 c d} W_{de}\n");
     verify_gradients("t.ein", "mesh 2\nx_{bd} -> x_{(r c) d} -> x_{r_0 c d}\n"
                               "y_{r_0 c e} = x_{r_0 c d} W_{de}\n");
-    verify_gradients("t.ein", "mesh 2\nZ_{r_0 t} := Z_{r_0 t} + sum_u(exp(q_{r_0 t d} k_{r_0 u d}))\n");
+    verify_gradients("t.ein",
+                     "mesh 2\nZ_{r_0 t} := Z_{r_0 t} + sum_u(exp(q_{r_0 t d} k_{r_0 u d}))\n");
     verify_gradients("t.ein", "mesh 2\nacc_{ij} = x_{ik} w_{kj}\nacc_{ij} += x_{ik} v_{kj}\n");
     verify_gradients("t.ein", "mesh 2\nh_{ij} = x_{ij} y_{j}\nh_{ij} := h_{ij} + 2 h_{ij}\n");
     // A tensor used twice: the gradient accumulates.
@@ -365,7 +369,8 @@ TEST_CASE("names: a gradient name that is taken gets another g; the JSON has wrt
 }
 
 TEST_CASE("a value the backward needs after it was redefined is an error (G201)") {
-    const std::string src = "mesh 2\nh_{ij} = x_{ik} w_{kj}\nz_{ij} = tanh(h_{ij})\nh_{ij} = z_{ij} v_{j}\n";
+    const std::string src =
+        "mesh 2\nh_{ij} = x_{ik} w_{kj}\nz_{ij} = tanh(h_{ij})\nh_{ij} = z_{ij} v_{j}\n";
     const auto r = semantics::derive_gradients(SourceFile("t.ein", src), small_options({"x"}));
     bool g201 = false;
     for (const auto& d : r.diagnostics)
@@ -375,7 +380,8 @@ TEST_CASE("a value the backward needs after it was redefined is an error (G201)"
 
 // ---- every sample ----------------------------------------------------------------------------
 
-TEST_CASE("samples: every sample's gradients verify (plans on ranks, values by finite differences)") {
+TEST_CASE(
+    "samples: every sample's gradients verify (plans on ranks, values by finite differences)") {
     for (const auto& entry : std::filesystem::directory_iterator(SHARDSCOPE_SAMPLES_DIR)) {
         if (entry.path().extension() != ".ein") continue;
         const auto name = entry.path().filename().string();
