@@ -220,9 +220,23 @@ public:
             if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
                 for (const auto& b : d->bindings)
                     own_range_.insert(id_of(b.index));
-            if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node))
-                for (const auto& p : sp->parts)
+            if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node)) {
+                program_indices_.insert(id_of(sp->from));
+                for (const auto& p : sp->parts) {
                     own_range_.insert(id_of(p));
+                    program_indices_.insert(id_of(p));
+                }
+            }
+            if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
+                for (const auto& b : d->bindings)
+                    program_indices_.insert(id_of(b.index));
+            ast::for_each_ref(*s, [&](const ast::TensorRef& r) {
+                for (const auto& x : indices_of(r))
+                    program_indices_.insert(x);
+            });
+            if (const auto* eq = std::get_if<ast::Equation>(&s->node))
+                for (const auto& x : indices_of(eq->rhs))
+                    program_indices_.insert(x);
             const auto* eq = std::get_if<ast::Equation>(&s->node);
             const auto* ch = std::get_if<ast::Chain>(&s->node);
             ast::for_each_ref(*s, [&](const ast::TensorRef& r) { taken_.insert(key_of(r)); });
@@ -545,7 +559,10 @@ private:
     ast::Index fresh(const ast::Index& i) {
         auto& p = primes_[i.name];
         ast::Index out = i;
-        out.primes = ++p;
+        // Not an index the program uses anywhere: that one may have a range of its own.
+        do
+            out.primes = ++p;
+        while (program_indices_.count(id_of(out)));
         out.range = {};
         if (i.primes > 0 && own_range_.count(id_of(i)) && !warned_range_.count(id_of(i))) {
             warned_range_.insert(id_of(i));
@@ -669,7 +686,8 @@ private:
 
     void rule(const ast::TensorRef& r, const ast::Expr&, const IndexSet&, ast::Expr c,
               std::vector<Contribution>& out) {
-        const auto have = indices_of(c);
+        // What the cotangent keeps when the statement's left-hand side has r's indices.
+        const auto have = free_of(c, indices_of(r));
         bool missing = false;
         for (const auto& i : indices_of(r))
             missing |= !have.count(i);
@@ -1009,6 +1027,7 @@ private:
     std::vector<Fwd> fwd_;
     std::map<std::string, ast::FunctionKind> declared_;
     std::set<IndexId> own_range_;
+    std::set<IndexId> program_indices_; ///< every index the forward program mentions
     std::set<IndexId> warned_range_;
     std::map<IndexId, std::int64_t> ranges_;
     std::set<std::string> taken_; ///< tensor keys of the forward program and generated ones

@@ -304,6 +304,7 @@ TEST_CASE("rules: sums and broadcasts (+, -, and a reduction's broadcast back)")
     verify_gradients("t.ein", "mesh 2\nz_{ij} = x_{ij} - y_{j} + x_{ij} y_{j}\n");
     verify_gradients("t.ein", "mesh 2\ns = p_{r_0}\n");
     verify_gradients("t.ein", "mesh 2\nz_{i} = x_{i j_0}\n");
+    verify_gradients("t.ein", "mesh 2\nz_{ij} = sum_j(x_{i_0 j}) + y_{ij}\n");
 }
 
 TEST_CASE("rules: sum, mean and max reductions") {
@@ -337,6 +338,15 @@ TEST_CASE("rules: chains of statements, reshapes, updates and accumulators") {
     verify_gradients("t.ein", "mesh 2\nh_{ij} = x_{ij} y_{j}\nh_{ij} := h_{ij} + 2 h_{ij}\n");
     // A tensor used twice: the gradient accumulates.
     verify_gradients("t.ein", "mesh 2\nh_{i j_0} = x_{ik} w_{k j_0}\nz = h_{i j_0} h_{i j_0}\n");
+}
+
+TEST_CASE("renamed indices avoid the program's own (a split part keeps its range)") {
+    // r is contracted inside tanh; r' is another index (a split part of e) elsewhere.
+    const std::string src = "mesh 2\ndim s=8 e=12\nsplit s -> r t\nsplit e -> r' f\n"
+                            "z_{t} = w_{t} tanh(x_{r t} y_{r})\nq_{r' f} = v_{r' f}\n";
+    const auto r = verify_gradients("t.ein", src);
+    CHECK(r.text.find("x_{r't}") == std::string::npos);
+    CHECK(r.text.find("dtanh(x_{r''t} y_{r''})") != std::string::npos);
 }
 
 TEST_CASE("--wrt keeps only the statements the requested gradients need") {
