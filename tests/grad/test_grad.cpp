@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -386,6 +387,70 @@ TEST_CASE("a value the backward needs after it was redefined is an error (G201)"
     for (const auto& d : r.diagnostics)
         g201 |= d.code == "G201";
     CHECK(g201);
+}
+
+TEST_CASE("property: gradients of random sharded einsum programs verify") {
+    std::mt19937 rng(20261121);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    int verified = 0;
+    for (int p = 0; p < 250; ++p) {
+        const int axes = 1 + pick(2);
+        std::string src = axes == 1 ? "mesh 2\n" : "mesh 2x2\n";
+        const std::string letters = "ijkl";
+        // A tensor reference over some letters, each sharded on a free mesh axis or not.
+        auto ref = [&](const std::string& name, const std::string& idx) {
+            std::string out = name + "_{";
+            std::vector<bool> used(static_cast<std::size_t>(axes), false);
+            for (char c : idx) {
+                out += c;
+                const int k = pick(axes + 2); // mostly unsharded
+                if (k < axes && !used[static_cast<std::size_t>(k)]) {
+                    used[static_cast<std::size_t>(k)] = true;
+                    out += "_" + std::to_string(k);
+                }
+                out += " ";
+            }
+            out.back() = '}';
+            return out;
+        };
+        auto subset = [&](int lo) {
+            std::string out;
+            for (char c : letters)
+                if (pick(2)) out += c;
+            while (static_cast<int>(out.size()) < lo) {
+                const char c = letters[static_cast<std::size_t>(pick(4))];
+                if (out.find(c) == std::string::npos) out += c;
+            }
+            return out;
+        };
+        const int ops = 2 + pick(2);
+        std::string all, rhs;
+        for (int o = 0; o < ops; ++o) {
+            const auto idx = subset(1);
+            for (char c : idx)
+                if (all.find(c) == std::string::npos) all += c;
+            auto r = ref(std::string(1, static_cast<char>('a' + o)), idx);
+            if (pick(4) == 0) r = std::string(pick(2) ? "tanh(" : "sigmoid(") + r + ")";
+            rhs += (rhs.empty() ? "" : " ") + r;
+        }
+        std::string lhs_idx;
+        for (char c : all)
+            if (pick(2)) lhs_idx += c;
+        const auto lhs = lhs_idx.empty() ? std::string("z") : ref("z", lhs_idx);
+        if (pick(5) == 0) rhs = "exp(" + rhs + ")";
+        src += lhs + " = " + rhs + "\n";
+        // A second statement reads the first: gradients flow across statements.
+        if (pick(2) && !lhs_idx.empty()) src += "y = z_{" + lhs_idx + "} w_{" + lhs_idx + "}\n";
+        CAPTURE(src);
+        const auto fwd = semantics::derive_gradients(SourceFile("r.ein", src), small_options());
+        bool forward_errors = false;
+        for (const auto& d : fwd.diagnostics)
+            forward_errors |= d.code == "G000";
+        if (forward_errors) continue; // the checker refuses the program itself
+        verify_gradients("r.ein", src, {}, static_cast<std::uint64_t>(p));
+        ++verified;
+    }
+    CHECK(verified > 150);
 }
 
 // ---- every sample ----------------------------------------------------------------------------
