@@ -389,10 +389,13 @@ private:
     }
 
     /// A name for a new input or temporary of the derived program: `base`, `base2`, ...
-    std::string unused_name(const std::string& base, const std::string& label) {
+    /// (`reserved`: base is a gradient name, already set aside for this tensor).
+    std::string unused_name(const std::string& base, const std::string& label,
+                            bool reserved = false) {
         std::string name = base;
         for (int n = 2; used_.count(parser::tensor_key(name, label)) ||
-                        (name != base && taken_.count(parser::tensor_key(name, label)));
+                        ((!reserved || name != base) &&
+                         taken_.count(parser::tensor_key(name, label)));
              ++n)
             name = base + std::to_string(n);
         taken_.insert(parser::tensor_key(name, label));
@@ -677,7 +680,6 @@ private:
     /// Sends cotangent `c` (the gradient of `e`'s value) down to the tensor occurrences of `e`.
     void backprop(const ast::Expr& e, const IndexSet& outside, ast::Expr c,
                   std::vector<Contribution>& out) {
-        if (failed_) return;
         std::visit([&](const auto& n) { rule(n, e, outside, std::move(c), out); }, e.node);
     }
 
@@ -865,7 +867,6 @@ private:
         cur_index_ = i;
         cur_stmt_ = f.stmt;
         group_started_ = false;
-        failed_ = false;
         primes_.clear();
         occurrences_.clear();
         // Every index occurrence of the statement (call subscripts too), and the most primes
@@ -890,7 +891,7 @@ private:
             cur_.erase(it);
         } else {
             gout.label = tref.label;
-            gout.name = unused_name(gradient_name(tref), tref.label);
+            gout.name = unused_name(gradient_name(tref), tref.label, true);
             gout.layout = dual(layout_of(f.sp->result));
             gout.count = count_of(i, tref);
             seeds_.push_back(
@@ -910,7 +911,6 @@ private:
         if (eq.op == ast::AssignOp::Accumulate) contributions.push_back({&eq.lhs, c});
         const auto outside = indices_of(eq.lhs);
         backprop(eq.rhs, outside, c, contributions);
-        if (failed_) return;
 
         // Group by tensor, the statement's own tensor last (its new gradient is read by all).
         std::vector<std::string> order;
@@ -1046,7 +1046,6 @@ private:
     int cur_index_ = 0;
     const ast::Statement* cur_stmt_ = nullptr;
     bool group_started_ = false;
-    bool failed_ = false;
     bool sweeping_ = false;
     std::map<std::uint32_t, std::vector<Diagnostic>> pending_;
     std::map<std::string, int> primes_;
