@@ -393,9 +393,9 @@ private:
     std::string unused_name(const std::string& base, const std::string& label,
                             bool reserved = false) {
         std::string name = base;
-        for (int n = 2; used_.count(parser::tensor_key(name, label)) ||
-                        ((!reserved || name != base) &&
-                         taken_.count(parser::tensor_key(name, label)));
+        for (int n = 2;
+             used_.count(parser::tensor_key(name, label)) ||
+             ((!reserved || name != base) && taken_.count(parser::tensor_key(name, label)));
              ++n)
             name = base + std::to_string(n);
         taken_.insert(parser::tensor_key(name, label));
@@ -1332,6 +1332,15 @@ Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt) {
 }
 
 } // namespace
+
+std::string derived_text(const GradResult& result) {
+    std::size_t pos = 0;
+    for (std::uint32_t line = 1; line < result.backward_line && pos != std::string::npos; ++line) {
+        pos = result.text.find('\n', pos);
+        if (pos != std::string::npos) ++pos;
+    }
+    return pos == std::string::npos ? std::string() : result.text.substr(pos);
+}
 
 std::string format_gradient_plans(const GradResult& result, const std::string& path, bool color) {
     return format_plan(backward_plan(result, nullptr), path, color);

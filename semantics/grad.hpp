@@ -65,6 +65,10 @@ struct GradResult {
 /// Derives the backward statements of the program in `forward` and checks them.
 GradResult derive_gradients(const SourceFile& forward, const GradOptions& options = {});
 
+/// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
+/// shows after the program it already has.
+std::string derived_text(const GradResult& result);
+
 /// The derived statements' plans as text (format_plan of the derived part).
 std::string format_gradient_plans(const GradResult& result, const std::string& path,
                                   bool color = false);

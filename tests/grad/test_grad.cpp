@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <random>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -199,6 +199,9 @@ TEST_CASE("worked example: the input gradient of y_{sbo_0} = x_{sbi} w_{io_0} al
     CHECK(gx->text == canonical("gx_{sbi} = gy_{sbo_0} w_{io_0}"));
     CHECK(collectives_of(r, *gx) == std::vector<std::string>{"all-reduce(0)"});
     CHECK(r.gradients.at("x") == "gx");
+    const auto derived = semantics::derived_text(r);
+    CHECK(derived.rfind("# ---- backward", 0) == 0);
+    CHECK(derived.find("y_{sbo_0} = x_{sbi} w_{io_0}") == std::string::npos);
     REQUIRE(r.seeds.size() == 1);
     CHECK(r.seeds[0].seed == "gy");
     CHECK(r.seeds[0].output == "y");
