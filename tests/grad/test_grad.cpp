@@ -135,7 +135,9 @@ GradResult verify_gradients(const std::string& name, const std::string& text,
     const auto fwd = parse_and_check(name, text, o);
     exec::LabelTable labels;
     const auto values = exec::evaluate_reference(full.parsed.program, full.plan, labels, eo.data);
-    for (const auto& [x, g] : r.gradients) {
+    for (const auto& entry : r.gradients) {
+        const std::string x = entry.first,
+                          g = entry.second; // (clang 14: lambdas capture no bindings)
         int at = -1;
         for (std::size_t i = 0; i < full.plan.statements.size(); ++i)
             if (full.plan.statements[i].target == g) at = static_cast<int>(i);
