@@ -175,7 +175,6 @@ std::string var(int id) {
 
 std::string python_steps(const semantics::Plan& plan, const semantics::StatementPlan& sp,
                          Backend backend, const std::string& indent) {
-    (void)plan;
     Letters L;
     for (const auto& v : sp.values)
         L.of(v.layout);
