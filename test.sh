@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
 install_packages
+# jax (CPU) for the test that runs the exported JAX scripts: a venv, made once.
+ensure_jax >/dev/null || say "jax is not available: the exported-JAX test will say why"
 build build -DSHARDSCOPE_WERROR=ON
 
 say "running tests"

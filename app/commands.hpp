@@ -11,5 +11,7 @@ void add_parse_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_exec_command(CLI::App& app, int& exit_code);
 void add_repl_command(CLI::App& app, int& exit_code);
+void add_grad_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 
 } // namespace shardscope::app

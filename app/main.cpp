@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
     add_check_command(app, exit_code);
     add_exec_command(app, exit_code);
     add_repl_command(app, exit_code);
+    add_grad_command(app, exit_code);
+    add_export_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

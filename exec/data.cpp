@@ -28,6 +28,9 @@ struct SplitMix {
 
 std::vector<double> input_values(const std::string& key, std::int64_t count,
                                  const DataOptions& options) {
+    if (auto it = options.given.find(key);
+        it != options.given.end() && static_cast<std::int64_t>(it->second.size()) == count)
+        return it->second;
     std::vector<double> out(static_cast<std::size_t>(count));
     SplitMix rng{options.seed ^ fnv1a(key)};
     for (std::int64_t i = 0; i < count; ++i) {

@@ -6,6 +6,7 @@
 #include "exec/tensor.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ enum class DataMode {
 struct DataOptions {
     DataMode mode = DataMode::Random;
     std::uint64_t seed = 0;
+    /// Values given for some inputs (a finite-difference test perturbs one element): used
+    /// where the count matches, instead of the mode's values.
+    std::map<std::string, std::vector<double>> given = {};
 };
 
 /// The logical value of input `key` with `count` elements, row-major. Depends only on the key,

@@ -147,6 +147,8 @@ void RankProgram<T>::run(std::size_t s) {
         Tensor<T> old = it != state_.end()
                             ? it->second.local
                             : input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
+        // Stored under the names of its definition: this statement's names, by position.
+        if (old.labels.size() == target.size()) old.labels = target;
         if (it == state_.end()) inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
         accumulate(old, result, Reduce::Sum);
         result = std::move(old);

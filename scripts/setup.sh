@@ -3,7 +3,7 @@
 
 # Debian packages the build and the tests need. Later features add theirs here.
 SHARDSCOPE_PACKAGES=(
-    cmake ninja-build g++ pkg-config python3
+    cmake ninja-build g++ pkg-config python3 python3-venv
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
@@ -38,4 +38,32 @@ build() {
     say "building $dir"
     ninja -C "$dir" ${NINJA_TARGETS:-} | grep -v '^ninja: no work to do' || true
     [ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+# ensure_jax: a virtual environment with jax (CPU) for the exported JAX scripts' test, made
+# once in a cache folder (Debian's python refuses pip installs outside a venv). Prints the
+# venv's python. When pip cannot reach the package index, says why in $venv/unavailable and
+# returns 1 (the test then skips with that reason); any other failure returns 2.
+SHARDSCOPE_JAX_VENV=${SHARDSCOPE_JAX_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/jax-venv}
+ensure_jax() {
+    local venv=$SHARDSCOPE_JAX_VENV py
+    py=$venv/bin/python3
+    if [ -x "$py" ] && "$py" -c 'import jax' 2>/dev/null; then
+        echo "$py"
+        return 0
+    fi
+    mkdir -p "$(dirname "$venv")"
+    [ -x "$py" ] || python3 -m venv "$venv" >&2 || return 2
+    local log=$venv/pip.log
+    if "$py" -m pip install --disable-pip-version-check -q "jax[cpu]" >"$log" 2>&1; then
+        rm -f "$venv/unavailable"
+        echo "$py"
+        return 0
+    fi
+    if grep -qiE "Temporary failure in name resolution|Failed to establish a new connection|Network is unreachable|Max retries exceeded|ConnectTimeout|ReadTimeout|ProxyError|Name or service not known" "$log"; then
+        { echo "jax cannot be installed: the package index is unreachable (pip: $(grep -m1 -iE 'error|warning' "$log"))"; } >"$venv/unavailable"
+        return 1
+    fi
+    cat "$log" >&2
+    return 2
 }

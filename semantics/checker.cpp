@@ -1395,6 +1395,10 @@ public:
                     if (a.size() == 1 && b.size() > 1 &&
                         std::find(b.begin(), b.end(), a[0]) == b.end())
                         learned[a[0]] = b;
+                    // Merging a group back (x_{(rc)sd} -> x_{bsd}) says the same.
+                    else if (b.size() == 1 && a.size() > 1 &&
+                             std::find(a.begin(), a.end(), b[0]) == a.end())
+                        learned[b[0]] = a;
                 }
             const auto from_atoms = atoms(cur->dims, learned);
             const auto to_atoms = atoms(next->dims, learned);

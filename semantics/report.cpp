@@ -144,7 +144,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
     return out;
 }
 
-json plan_to_json(const Plan& plan, const std::string& path) {
+json plan_to_json(const Plan& plan, const std::string& path, const std::vector<std::string>* wrt) {
     json diags = json::array();
     for (const auto& d : plan.diagnostics)
         diags.push_back(parser::to_json(d));
@@ -185,6 +185,8 @@ json plan_to_json(const Plan& plan, const std::string& path) {
                                 {"comm_bytes_per_device", s.cost.comm_bytes_per_device},
                                 {"memory_bytes_per_device", s.cost.memory_bytes_per_device},
                                 {"time_s", s.cost.time_s}}}});
+        if (wrt && statements.size() <= wrt->size())
+            statements.back()["wrt"] = (*wrt)[statements.size() - 1];
     }
     return {{"path", path},
             {"errors", plan.errors()},

@@ -19,8 +19,10 @@ std::string format_tensor_line(const TensorLayout& t, const std::string& role);
 /// "4×1024", or "scalar".
 std::string shape_text(const std::vector<std::int64_t>& shape);
 
-/// One entry of the `files` array of `check --json`.
-nlohmann::json plan_to_json(const Plan& plan, const std::string& path);
+/// One entry of the `files` array of `check --json`. With `wrt` (one per statement, as for
+/// `grad --json`), each statement also carries the tensor whose gradient it computes.
+nlohmann::json plan_to_json(const Plan& plan, const std::string& path,
+                            const std::vector<std::string>* wrt = nullptr);
 
 /// "R, S(1)" — a placement tuple as DTensor prints it.
 std::string placements_text(const std::vector<Placement>& placements);

@@ -191,5 +191,40 @@ if command -v mpirun >/dev/null; then
     contains "mpi: rank 1 partial sums" "$tmp/out" "[[ 263,  278,  293,  308],"
 fi
 
+# grad: the backward pass, checked; its output is a program that checks and runs.
+printf 'mesh 4\ndim s=8 b=2 i=16 o=4\ny_{sbo_0} = x_{sbi} w_{io_0}\n' >"$tmp/lin.ein"
+check "grad" 0 "$bin" grad "$tmp/lin.ein"
+contains "grad: input gradient" "$tmp/out" "gx_{sbi} = gy_{s b o_0} w_{i o_0}"
+contains "grad: its all-reduce" "$tmp/out" "expect all-reduce(0)"
+contains "grad: weight gradient" "$tmp/out" "gw_{i o_0} = x_{sbi} gy_{s b o_0}"
+contains "grad: summary" "$tmp/err" "2 derived statements (gw of w, gx of x): 0 errors"
+cp "$tmp/out" "$tmp/lin_grad.ein"
+check "grad output checks with its expectations" 0 "$bin" check -q "$tmp/lin_grad.ein"
+check "grad --small output runs" 0 sh -c "'$bin' grad --small '$tmp/lin.ein' > '$tmp/lin_small.ein' && '$bin' exec --small '$tmp/lin_small.ein'"
+check "grad --wrt" 0 "$bin" grad --wrt w "$tmp/lin.ein"
+contains "grad --wrt: one statement" "$tmp/err" "1 derived statements (gw of w)"
+check "grad --wrt unknown tensor" 1 "$bin" grad --wrt q "$tmp/lin.ein"
+contains "grad --wrt unknown message" "$tmp/err" "the program has no tensor q [G001]"
+check "grad --json" 0 "$bin" grad --json "$tmp/lin.ein"
+contains "grad --json wrt" "$tmp/out" '"wrt": "x"'
+contains "grad --json collectives" "$tmp/out" '"all-reduce(0)"'
+check "grad --plan" 0 "$bin" grad --plan "$tmp/lin.ein"
+contains "grad --plan steps" "$tmp/out" "all-reduce(0)"
+check "grad: missing file" 2 "$bin" grad "$tmp/nope.ein"
+printf 'z = x_{k\n' >"$tmp/bad.ein"
+check "grad: syntax error" 1 "$bin" grad "$tmp/bad.ein"
+
+# export: torch, jax and latex; -o writes a file; bad --to is a usage error.
+check "export latex" 0 "$bin" export --to latex "$tmp/lin.ein"
+contains "export latex statement" "$tmp/out" "y_{s b o_0} = x_{sbi} w_{i o_0} \\quad \\textrm{(none)}"
+cp "$tmp/out" "$tmp/lin.tex"
+check "export latex parses back" 0 "$bin" check -q "$tmp/lin.tex"
+check "export jax -o" 0 "$bin" export --to jax "$tmp/lin.ein" -o "$tmp/lin_jax.py"
+contains "export jax mesh" "$tmp/lin_jax.py" "NamedSharding"
+check "export torch" 0 "$bin" export --to torch --small "$tmp/lin.ein"
+contains "export torch placements" "$tmp/out" "[Shard(1)]"
+check "export: bad target" 2 "$bin" export --to tf "$tmp/lin.ein"
+check "export: syntax error" 1 "$bin" export --to latex "$tmp/bad.ein"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,9 +1,13 @@
 // libFuzzer target: no input may crash or hang the parser or the checker. Whatever parses
 // must round-trip through the canonical printer (ASCII and Unicode) to the same AST, and
-// is then checked, with its plan formatted as text and as JSON.
+// is then checked, with its plan formatted as text and as JSON. What checks cleanly is
+// differentiated (every derived statement must read back as printed) and exported: the
+// LaTeX must parse back.
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
+#include "render/export.hpp"
 #include "semantics/checker.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
 #include <cstdio>
@@ -37,6 +41,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)shardscope::format_diagnostic(file, d);
         (void)shardscope::semantics::format_plan(plan, "fuzz.ein");
         (void)shardscope::semantics::plan_to_json(plan, "fuzz.ein").dump();
+        if (strict || plan.errors() > 0 || plan.statements.size() > 12) continue;
+        const auto grad = shardscope::semantics::derive_gradients(file);
+        for (const auto& d : grad.diagnostics)
+            if (d.code == "G900") {
+                std::fprintf(stderr, "derived statement reads back differently:\n%s\n%s\n",
+                             text.c_str(), d.message.c_str());
+                std::abort();
+            }
+        (void)shardscope::semantics::gradients_to_json(grad, "fuzz.ein").dump();
+        try {
+            namespace render = shardscope::render;
+            const auto tex = render::export_latex(result.program, plan);
+            if (shardscope::parser::parse(shardscope::SourceFile("fuzz.tex", tex)).has_errors()) {
+                std::fprintf(stderr, "LaTeX export does not parse:\n%s\n--- export\n%s\n",
+                             text.c_str(), tex.c_str());
+                std::abort();
+            }
+            (void)render::export_jax(result.program, plan);
+            (void)render::export_torch(result.program, plan);
+        } catch (const shardscope::render::ExportError&) {
+            // more than 52 indices in a statement
+        }
     }
     return 0;
 }

@@ -1,0 +1,86 @@
+// `shardscope grad`: the backward statements of a program, in the notation, checked.
+#include "commands.hpp"
+#include "inputs.hpp"
+
+#include "semantics/checker.hpp"
+#include "semantics/grad.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace shardscope::app {
+
+namespace {
+
+struct GradCliOptions {
+    std::string file;
+    std::vector<std::string> wrt;
+    bool json = false;
+    bool plan = false;
+    bool small = false;
+    std::string mesh;
+};
+
+int run_grad(const GradCliOptions& o) {
+    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
+        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
+                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
+        return kExitUsage;
+    }
+    auto source = load_source(o.file);
+    if (!source) return kExitUsage;
+    semantics::GradOptions go;
+    go.wrt = o.wrt;
+    if (!o.mesh.empty()) go.check.mesh = o.mesh;
+    go.check.small_defaults = o.small;
+    go.check.ignore_dims = o.small;
+    const auto result = semantics::derive_gradients(*source, go);
+    const SourceFile shown(source->name(), result.text.empty() ? source->text() : result.text);
+    if (o.json) {
+        nlohmann::json doc = {{"version", 1},
+                              {"files", {semantics::gradients_to_json(result, o.file)}}};
+        std::cout << doc.dump(2) << "\n";
+    } else {
+        const bool color = stderr_color();
+        if (o.plan)
+            std::cout << semantics::format_gradient_plans(result, o.file, terminal_color(1))
+                      << std::flush;
+        else
+            std::cout << result.text << std::flush;
+        for (const auto& d : result.diagnostics)
+            if (d.severity != Severity::Note || o.plan)
+                std::cerr << format_diagnostic(shown, d, color);
+        std::string names;
+        for (const auto& [w, g] : result.gradients)
+            names += (names.empty() ? "" : ", ") + g + " of " + w;
+        std::cerr << result.statements.size() << " derived statements"
+                  << (names.empty() ? "" : " (" + names + ")") << ": " << result.errors()
+                  << (result.errors() == 1 ? " error\n" : " errors\n");
+    }
+    return result.errors() > 0 ? kExitInputErrors : kExitOk;
+}
+
+} // namespace
+
+void add_grad_command(CLI::App& app, int& exit_code) {
+    auto opts = std::make_shared<GradCliOptions>();
+    auto* cmd = app.add_subcommand(
+        "grad",
+        "Derive the backward statements (gX is the gradient of X; dF the derivative of F) and "
+        "check them: prints the program followed by its backward pass");
+    cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
+    cmd->add_option("--wrt", opts->wrt,
+                    "Differentiate with respect to these tensors (x, W^0); default: every "
+                    "program input")
+        ->expected(1, -1);
+    cmd->add_flag("--json", opts->json,
+                  "Print check --json's document for the derived statements, each with 'wrt'");
+    cmd->add_flag("--plan", opts->plan, "Print the derived statements' plans instead");
+    cmd->add_flag("--small", opts->small,
+                  "Ignore the dim declarations (small ranges, as exec --small): the output "
+                  "then runs under 'shardscope exec --small'");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->callback([opts, &exit_code] { exit_code = run_grad(*opts); });
+}
+
+} // namespace shardscope::app

@@ -1,0 +1,275 @@
+#include "export_python.hpp"
+
+#include "parser/printer.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace shardscope::render {
+
+std::optional<ExportTarget> parse_export_target(std::string_view name) {
+    if (name == "torch") return ExportTarget::Torch;
+    if (name == "jax") return ExportTarget::Jax;
+    if (name == "latex") return ExportTarget::Latex;
+    return std::nullopt;
+}
+
+std::string export_program(const ast::Program& program, const semantics::Plan& plan,
+                           ExportTarget target, const ExportOptions& options) {
+    switch (target) {
+    case ExportTarget::Torch:
+        return export_torch(program, plan, options);
+    case ExportTarget::Jax:
+        return export_jax(program, plan, options);
+    case ExportTarget::Latex:
+        return export_latex(program, plan, options);
+    }
+    return {};
+}
+
+namespace detail {
+
+using semantics::IndexId;
+using semantics::OpKind;
+using semantics::StepKind;
+using semantics::TensorLayout;
+
+std::vector<Planned> pair_statements(const ast::Program& program, const semantics::Plan& plan) {
+    std::vector<Planned> out;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s || !(std::holds_alternative<ast::Equation>(s->node) ||
+                    std::holds_alternative<ast::Chain>(s->node)))
+            continue;
+        if (out.size() >= plan.statements.size())
+            throw ExportError("the checker did not plan every statement: fix the errors first");
+        out.push_back({s, &plan.statements[out.size()]});
+    }
+    if (out.size() != plan.statements.size())
+        throw ExportError("the plan does not belong to this program");
+    return out;
+}
+
+std::vector<ast::FnDecl> declared_functions(const ast::Program& program) {
+    std::vector<ast::FnDecl> out;
+    for (const auto& item : program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item))
+            if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) out.push_back(*f);
+    return out;
+}
+
+std::string py_str(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string statement_comment(const ast::Statement& s) {
+    std::string t = parser::print(s);
+    std::replace(t.begin(), t.end(), '\n', ' ');
+    return t;
+}
+
+std::string python_header(const semantics::Plan& plan, const ExportOptions& options,
+                          const std::string& what, const std::string& run) {
+    std::string out = "#!/usr/bin/env python3\n";
+    out += "# " + what + "\n";
+    if (!options.source.empty()) out += "# Source: " + options.source + "\n";
+    if (!options.command.empty()) out += "# Made by: " + options.command + "\n";
+    std::string mesh;
+    for (const auto& a : plan.mesh.axes)
+        mesh += (mesh.empty() ? "" : " x ") + a.name + "=" + std::to_string(a.size);
+    out += "# Mesh: " + mesh + " (" + std::to_string(plan.mesh.device_count()) + " devices)\n";
+    out += "# Run: " + run + "\n";
+    out += "# Inputs are shardscope exec's: --data random|arange|ints and --seed N give the same\n"
+           "# numbers, so --values prints what 'shardscope exec' computes.\n";
+    return out;
+}
+
+std::string python_inputs() {
+    return R"PY(
+MASK = (1 << 64) - 1
+
+
+def _fnv1a(key):
+    h = 1469598103934665603
+    for c in key.encode("utf-8"):
+        h = ((h ^ c) * 1099511628211) & MASK
+    return h
+
+
+def input_values(key, count, mode, seed):
+    """The logical value of input `key` as shardscope exec generates it (exec/data.cpp)."""
+    if mode == "arange":
+        return np.arange(1, count + 1, dtype=np.float64)
+    state = np.uint64((seed ^ _fnv1a(key)) & MASK)
+    with np.errstate(over="ignore"):
+        z = state + np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    if mode == "ints":
+        return (z % np.uint64(9)).astype(np.int64).astype(np.float64) - 4.0
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53 * 2.0 - 1.0
+
+
+def prod(shape):
+    n = 1
+    for e in shape:
+        n *= e
+    return n
+
+
+def report(args, line, key, value):
+    """One line per statement; with --values, every element (row-major)."""
+    flat = np.asarray(value, dtype=np.float64).reshape(-1)
+    print(f"line {line} {key}: shape {tuple(np.shape(value))} sum {flat.sum():.10g} "
+          f"max|x| {np.abs(flat).max() if flat.size else 0:.10g}")
+    if args.values:
+        print(f"VALUES {line} {key} {flat.size} " + " ".join(repr(float(v)) for v in flat))
+)PY";
+}
+
+std::string python_shape(const TensorLayout& t) {
+    std::string out = "(";
+    for (const auto& a : t.atoms)
+        out += std::to_string(a.extent) + ",";
+    if (t.atoms.size() > 1) out.pop_back();
+    return out + ")";
+}
+
+namespace {
+
+/// One letter per index of the statement, for einsum specs.
+class Letters {
+public:
+    std::string of(const IndexId& i) {
+        auto it = map_.find(i);
+        if (it != map_.end()) return it->second;
+        static const std::string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        if (map_.size() >= alphabet.size())
+            throw ExportError("a statement with more than 52 indices cannot be an einsum");
+        auto l = std::string(1, alphabet[map_.size()]);
+        map_[i] = l;
+        return l;
+    }
+    std::string of(const TensorLayout& t) {
+        std::string s;
+        for (const auto& a : t.atoms)
+            s += of(a.index);
+        return s;
+    }
+
+private:
+    std::map<IndexId, std::string> map_;
+};
+
+std::string var(int id) {
+    return "v" + std::to_string(id);
+}
+
+} // namespace
+
+std::string python_steps(const semantics::Plan& plan, const semantics::StatementPlan& sp,
+                         Backend backend, const std::string& indent) {
+    Letters L;
+    for (const auto& v : sp.values)
+        L.of(v.layout);
+    L.of(sp.result);
+    const bool torch = backend == Backend::Torch;
+    std::string out;
+    auto line = [&](const std::string& s) { out += indent + s + "\n"; };
+    for (const auto& st : sp.steps) {
+        if (st.output < 0) continue; // performed inside the next step (softmax statistics)
+        const auto o = st.output;
+        const auto& ol = sp.values.at(static_cast<std::size_t>(o)).layout;
+        const auto os = L.of(ol);
+        auto in = [&](std::size_t k) { return st.inputs.at(k); };
+        auto il = [&](std::size_t k) -> const TensorLayout& {
+            return sp.values.at(static_cast<std::size_t>(in(k))).layout;
+        };
+        std::string what = std::string(semantics::step_kind_name(st.kind));
+        if (semantics::is_collective(st.kind))
+            what = semantics::collective_text(plan.mesh, st.kind, st.mesh_axes);
+        line("# " + what + (st.detail.empty() ? "" : ": " + st.detail) +
+             (st.reason.empty() || st.kind == StepKind::Compute ? "" : " (" + st.reason + ")"));
+        std::string rhs;
+        if (st.kind != StepKind::Compute || st.op == OpKind::None) {
+            rhs = "regroup(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) + ", " +
+                  python_shape(ol) + ")";
+        } else {
+            switch (st.op) {
+            case OpKind::Einsum: {
+                std::string spec, args;
+                for (std::size_t k = 0; k < st.inputs.size(); ++k) {
+                    spec += (k ? "," : "") + L.of(il(k));
+                    args += ", " + var(in(k));
+                }
+                rhs = std::string(torch ? "torch" : "jnp") + ".einsum(" + py_str(spec + "->" + os) +
+                      args + ")";
+                break;
+            }
+            case OpKind::Function:
+            case OpKind::Linear:
+                rhs = "fn(" + py_str(st.function) + ", " +
+                      (st.op == OpKind::Linear ? "True" : "False") + ")(" + var(in(0)) + ")";
+                break;
+            case OpKind::Softmax: {
+                const auto have = L.of(il(0));
+                const auto axis = have.find(L.of(st.index));
+                rhs = std::string(torch ? "torch.softmax(" : "jax.nn.softmax(") + var(in(0)) +
+                      (torch ? ", dim=" : ", axis=") + std::to_string(axis) + ")";
+                break;
+            }
+            case OpKind::Reduce: {
+                const auto have = L.of(il(0));
+                std::string axes, kept;
+                for (std::size_t k = 0; k < have.size(); ++k) {
+                    if (os.find(have[k]) == std::string::npos)
+                        axes += std::to_string(k) + ",";
+                    else
+                        kept += have[k];
+                }
+                rhs = "reduce(" + py_str(st.function) + ", " + var(in(0)) + ", (" + axes + "))";
+                if (kept != os)
+                    rhs = "regroup(" + rhs + ", " + py_str(kept) + ", " + py_str(os) + ", " +
+                          python_shape(ol) + ")";
+                break;
+            }
+            case OpKind::Add: {
+                for (std::size_t k = 0; k < st.inputs.size(); ++k) {
+                    const bool neg = k < st.negated.size() && st.negated[k];
+                    rhs += std::string(k == 0 ? (neg ? "-" : "") : (neg ? " - " : " + ")) +
+                           "bcast(" + var(in(k)) + ", " + py_str(L.of(il(k))) + ", " + py_str(os) +
+                           ")";
+                }
+                break;
+            }
+            case OpKind::Divide:
+                rhs = "bcast(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) +
+                      ") / bcast(" + var(in(1)) + ", " + py_str(L.of(il(1))) + ", " + py_str(os) +
+                      ")";
+                break;
+            case OpKind::KeepOne:
+                rhs = var(in(0)) + "  # R -> P: the same logical value";
+                break;
+            case OpKind::None:
+                break;
+            }
+        }
+        line(var(o) + " = " + rhs);
+        line(var(o) + " = layout(" + var(o) + ", " + std::to_string(o) + ")");
+    }
+    // The stored result, in the left-hand side's index order.
+    const auto rv = sp.result_value;
+    const auto& rl = sp.values.at(static_cast<std::size_t>(rv)).layout;
+    line("out = regroup(" + var(rv) + ", " + py_str(L.of(rl)) + ", " + py_str(L.of(sp.result)) +
+         ", " + python_shape(sp.result) + ")");
+    return out;
+}
+
+} // namespace detail
+} // namespace shardscope::render

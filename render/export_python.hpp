@@ -1,0 +1,49 @@
+// What the Python exporters (torch, jax) share: pairing statements with their plans, the
+// inputs exec generates, and each statement's data flow as Python code over global arrays.
+#pragma once
+
+#include "export.hpp"
+
+#include <string>
+#include <vector>
+
+namespace shardscope::render::detail {
+
+struct Planned {
+    const ast::Statement* statement;
+    const semantics::StatementPlan* plan;
+};
+
+/// The equations and chains of `program` with their plans, in order (ExportError if the plan
+/// does not list every one).
+std::vector<Planned> pair_statements(const ast::Program& program, const semantics::Plan& plan);
+
+/// The declared functions (`fn f elementwise|linear`) of the program.
+std::vector<ast::FnDecl> declared_functions(const ast::Program& program);
+
+/// `# ...` lines: what the script is, where it came from.
+std::string python_header(const semantics::Plan& plan, const ExportOptions& options,
+                          const std::string& what, const std::string& run);
+
+/// input_values(key, count, mode, seed): exec/data.cpp's inputs in numpy (splitmix64 seeded
+/// with the seed xor FNV-1a of the key; arange 1..n; small integers), and prod().
+std::string python_inputs();
+
+enum class Backend { Torch, Jax };
+
+/// Python statements computing one statement's plan on global arrays, indented by `indent`:
+/// reads v<id> for the loaded values, writes v<id> for every step's output, calls
+/// `layout(x, id)` after each step (the backend lays the value out as the plan does).
+std::string python_steps(const semantics::Plan& plan, const semantics::StatementPlan& sp,
+                         Backend backend, const std::string& indent);
+
+/// The global shape of a value (its atoms' extents), as a Python tuple.
+std::string python_shape(const semantics::TensorLayout& t);
+
+/// A Python string literal.
+std::string py_str(const std::string& s);
+
+/// The statement as a one-line comment (canonical ASCII).
+std::string statement_comment(const ast::Statement& s);
+
+} // namespace shardscope::render::detail

@@ -1,0 +1,1362 @@
+// Reverse-mode differentiation in the notation (README.md, "Gradients").
+//
+// The program is swept backwards. Each equation's right-hand side is differentiated as an
+// expression tree with the checker's own index scoping (an index is contracted at the lowest
+// product where nothing outside needs it): the cotangent of a product's factor is the product
+// of the outer cotangent with the other factors, an elementwise function multiplies by its
+// derivative at the (recomputed) argument, and so on down to the tensor references, each of
+// which receives one contribution. A chain's backward is the reversed chain. Gradients keep
+// the placement of the tensor they belong to (a partial tensor's gradient is replicated), and
+// the gradient of a tensor an all-gather produced stays partial on the gathered axes, so the
+// reversed gather is a reduce-scatter (FSDP, sequence parallelism). The derived statements are
+// printed, parsed and checked like any other: their plans hold the backward collectives.
+#include "grad.hpp"
+
+#include "report.hpp"
+
+#include "parser/functions.hpp"
+#include "parser/parser.hpp"
+#include "parser/printer.hpp"
+#include "parser/visit.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+
+namespace shardscope::semantics {
+
+std::string derivative_name(const std::string& function) {
+    return "d" + function;
+}
+
+int GradResult::errors() const {
+    return static_cast<int>(
+        std::count_if(diagnostics.begin(), diagnostics.end(),
+                      [](const auto& d) { return d.severity == Severity::Error; }));
+}
+
+namespace {
+
+using IndexSet = std::set<IndexId>;
+
+IndexId id_of(const ast::Index& i) {
+    return {i.name, i.primes};
+}
+
+template <class N>
+ast::Expr ex(N node) {
+    ast::Expr e;
+    e.node = std::move(node);
+    return e;
+}
+
+IndexSet indices_of(const ast::Expr& e) {
+    IndexSet s;
+    ast::for_each_index(e, [&](const ast::Index& i) { s.insert(id_of(i)); });
+    return s;
+}
+
+IndexSet indices_of(const ast::TensorRef& r) {
+    IndexSet s;
+    for (const auto& d : r.dims)
+        for (const auto& p : d.parts)
+            s.insert(id_of(p));
+    return s;
+}
+
+std::string key_of(const ast::TensorRef& r) {
+    return parser::tensor_key(r.name, r.label);
+}
+
+/// Applies `f` to every index written under `e` (tensor indices and call subscripts).
+void rename_indices(ast::Expr& e, const std::function<void(ast::Index&)>& f) {
+    std::visit(
+        [&](auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, ast::TensorRef>) {
+                for (auto& d : n.dims)
+                    for (auto& p : d.parts)
+                        f(p);
+            } else if constexpr (std::is_same_v<T, ast::Call>) {
+                for (auto& i : n.indices)
+                    f(i);
+                rename_indices(*n.arg, f);
+            } else if constexpr (std::is_same_v<T, ast::Product>) {
+                for (auto& x : n.factors)
+                    rename_indices(x, f);
+            } else if constexpr (std::is_same_v<T, ast::Sum>) {
+                for (auto& x : n.terms)
+                    rename_indices(x, f);
+            } else if constexpr (std::is_same_v<T, ast::Quotient>) {
+                rename_indices(*n.num, f);
+                rename_indices(*n.den, f);
+            }
+        },
+        e.node);
+}
+
+ast::Expr call(std::string function, std::vector<ast::Index> indices, ast::Expr arg) {
+    return ex(
+        ast::Call{std::move(function), std::move(indices), ast::Box<ast::Expr>(std::move(arg))});
+}
+
+ast::Expr number(std::string text) {
+    return ex(ast::Number{std::move(text)});
+}
+
+ast::Expr negate(ast::Expr x) {
+    if (auto* s = std::get_if<ast::Sum>(&x.node);
+        s && s->terms.size() == 1 && !s->negated.empty() && s->negated[0])
+        return s->terms[0]; // --x = x
+    return ex(ast::Sum{{std::move(x)}, {true}});
+}
+
+/// The product of `factors`, flattened; quotients are lifted (`a (b / c)` is `a b / c`), so
+/// the printed text parses back to the same tree.
+ast::Expr product(std::vector<ast::Expr> factors) {
+    std::vector<ast::Expr> nums, dens;
+    std::function<void(ast::Expr)> add = [&](ast::Expr f) {
+        if (auto* p = std::get_if<ast::Product>(&f.node)) {
+            for (auto& x : p->factors)
+                add(std::move(x));
+        } else if (auto* q = std::get_if<ast::Quotient>(&f.node)) {
+            add(std::move(*q->num));
+            dens.push_back(std::move(*q->den));
+        } else {
+            nums.push_back(std::move(f));
+        }
+    };
+    for (auto& f : factors)
+        add(std::move(f));
+    auto join = [](std::vector<ast::Expr> v) {
+        if (v.empty()) return number("1");
+        if (v.size() == 1) return std::move(v[0]);
+        return ex(ast::Product{std::move(v)});
+    };
+    // A negation among the factors moves to the front of the product: -(a b).
+    bool negative = false;
+    for (auto& f : nums)
+        if (auto* s = std::get_if<ast::Sum>(&f.node);
+            s && s->terms.size() == 1 && !s->negated.empty() && s->negated[0]) {
+            negative = !negative;
+            ast::Expr inner = std::move(s->terms[0]);
+            f = std::move(inner);
+        }
+    // Flatten again: a negated product may have been unwrapped into a product.
+    std::vector<ast::Expr> flat;
+    for (auto& f : nums) {
+        if (auto* p = std::get_if<ast::Product>(&f.node))
+            for (auto& x : p->factors)
+                flat.push_back(std::move(x));
+        else
+            flat.push_back(std::move(f));
+    }
+    ast::Expr out = dens.empty() ? join(std::move(flat))
+                                 : ex(ast::Quotient{ast::Box<ast::Expr>(join(std::move(flat))),
+                                                    ast::Box<ast::Expr>(join(std::move(dens)))});
+    return negative ? negate(std::move(out)) : out;
+}
+
+/// A placement per written part of a tensor (flattened dimensions), and its partial axes.
+struct Layout {
+    std::vector<std::vector<int>> axes;
+    std::vector<int> partial;
+    bool operator==(const Layout&) const = default;
+};
+
+Layout layout_of(const TensorLayout& t) {
+    Layout l;
+    for (const auto& a : t.atoms)
+        l.axes.push_back(a.axes);
+    for (std::size_t k = 0; k < t.placements.size(); ++k)
+        if (t.placements[k].kind == Placement::Kind::Partial && t.placements[k].reduce == "sum")
+            l.partial.push_back(static_cast<int>(k));
+    return l;
+}
+
+/// A gradient's layout: the tensor's, except that partial becomes replicated.
+Layout dual(Layout l) {
+    l.partial.clear();
+    return l;
+}
+
+/// A current gradient: the tensor that holds it and its layout.
+struct Grad {
+    std::string name;
+    std::string label;
+    Layout layout;
+    std::int64_t count = -1; ///< elements (-1: unknown)
+};
+
+/// One contribution to the gradient of a tensor occurrence.
+struct Contribution {
+    const ast::TensorRef* use;
+    ast::Expr expr;
+};
+
+/// One emitted statement, before it is printed.
+struct Emitted {
+    ast::Statement stmt;
+    std::string wrt;      ///< forward tensor key
+    std::string gradient; ///< written tensor key
+    std::set<std::string> reads;
+    bool accumulate = false;
+    std::uint32_t forward_line = 0;
+    std::string comment; ///< printed before it (the forward statement), when first of a group
+    bool keep = true;
+};
+
+class Deriver {
+public:
+    Deriver(const ast::Program& program, const Plan& plan, std::vector<Diagnostic>& diags)
+        : program_(program), plan_(plan), diags_(diags) {}
+
+    bool prepare() {
+        for (const auto& item : program_.items) {
+            const auto* s = std::get_if<ast::Statement>(&item);
+            if (!s) continue;
+            if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) declared_[f->name] = f->kind;
+            if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
+                for (const auto& b : d->bindings)
+                    own_range_.insert(id_of(b.index));
+            if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node)) {
+                program_indices_.insert(id_of(sp->from));
+                for (const auto& p : sp->parts) {
+                    own_range_.insert(id_of(p));
+                    program_indices_.insert(id_of(p));
+                }
+            }
+            if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
+                for (const auto& b : d->bindings)
+                    program_indices_.insert(id_of(b.index));
+            ast::for_each_ref(*s, [&](const ast::TensorRef& r) {
+                for (const auto& x : indices_of(r))
+                    program_indices_.insert(x);
+            });
+            if (const auto* eq = std::get_if<ast::Equation>(&s->node))
+                for (const auto& x : indices_of(eq->rhs))
+                    program_indices_.insert(x);
+            const auto* eq = std::get_if<ast::Equation>(&s->node);
+            const auto* ch = std::get_if<ast::Chain>(&s->node);
+            ast::for_each_ref(*s, [&](const ast::TensorRef& r) { taken_.insert(key_of(r)); });
+            if (const auto* t = std::get_if<ast::TensorDecl>(&s->node))
+                taken_.insert(parser::tensor_key(t->name, t->label));
+            if (!eq && !ch) continue;
+            Fwd f;
+            f.stmt = s;
+            f.eq = eq;
+            f.ch = ch;
+            fwd_.push_back(std::move(f));
+        }
+        if (fwd_.size() != plan_.statements.size()) {
+            diag(Severity::Error, "G100", {},
+                 "the checker could not plan every statement; fix the errors first");
+            return false;
+        }
+        for (const auto& st : plan_.statements)
+            for (const auto& v : st.values)
+                for (const auto& a : v.layout.atoms)
+                    ranges_[a.index] = a.extent;
+        // Versions: which statement produced the value each occurrence reads.
+        std::map<std::string, int> last_def;
+        for (std::size_t i = 0; i < fwd_.size(); ++i) {
+            auto& f = fwd_[i];
+            f.sp = &plan_.statements[i];
+            std::vector<const ast::TensorRef*> refs;
+            if (f.eq) {
+                ast::for_each_ref(f.eq->rhs, [&](const ast::TensorRef& r) { refs.push_back(&r); });
+                f.target = key_of(f.eq->lhs);
+                f.target_ref = &f.eq->lhs;
+            } else {
+                refs.push_back(&f.ch->from);
+                for (const auto& st : f.ch->steps)
+                    refs.push_back(&st.to);
+                f.target = key_of(f.ch->steps.back().to);
+                f.target_ref = &f.ch->steps.back().to;
+            }
+            if (refs.size() != f.sp->operands.size()) {
+                diag(Severity::Error, "G101", f.stmt->range,
+                     "internal: the plan of this statement does not list its tensor occurrences");
+                return false;
+            }
+            for (std::size_t r = 0; r < refs.size(); ++r) {
+                f.operand[refs[r]] = static_cast<int>(r);
+                if (f.ch && r > 0) continue; // chain steps are written, not read
+                auto it = last_def.find(key_of(*refs[r]));
+                f.producer[refs[r]] = it == last_def.end() ? -1 : it->second;
+                if (it == last_def.end()) inputs_.insert(key_of(*refs[r]));
+            }
+            if (f.eq && f.eq->op == ast::AssignOp::Accumulate) {
+                auto it = last_def.find(f.target);
+                f.producer[&f.eq->lhs] = it == last_def.end() ? -1 : it->second;
+                if (it == last_def.end()) inputs_.insert(f.target);
+            }
+            defs_[f.target].push_back(static_cast<int>(i));
+            last_def[f.target] = static_cast<int>(i);
+        }
+        for (const auto& m : plan_.mesh.axes)
+            axis_names_.push_back(m.name);
+        // Gradient names: the inputs' first (the gradients people ask for get the plain
+        // `g` + name where they can), then the defined tensors', in order of appearance.
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& f : fwd_)
+                ast::for_each_ref(*f.stmt, [&](const ast::TensorRef& r) {
+                    if ((pass == 0) == (inputs_.count(key_of(r)) > 0)) gradient_name(r);
+                });
+        return true;
+    }
+
+    const std::set<std::string>& inputs() const { return inputs_; }
+    bool defined(const std::string& key) const { return defs_.count(key) > 0; }
+
+    /// The reverse sweep.
+    void run() {
+        sweeping_ = true;
+        for (std::size_t i = fwd_.size(); i-- > 0;)
+            statement(static_cast<int>(i));
+        sweeping_ = false;
+    }
+
+    std::vector<Emitted>& emitted() { return out_; }
+    const std::vector<Seed>& seeds() const { return seeds_; }
+    const std::set<std::string>& functions() const { return functions_used_; }
+
+    /// The tensor holding the gradient of `key` at the end, or empty.
+    std::string final_gradient(const std::string& key) const {
+        if (auto it = cur_.find(key); it != cur_.end() && inputs_.count(key))
+            return parser::tensor_key(it->second.name, it->second.label);
+        if (auto it = first_def_grad_.find(key); it != first_def_grad_.end()) return it->second;
+        return {};
+    }
+
+private:
+    struct Fwd {
+        const ast::Statement* stmt = nullptr;
+        const ast::Equation* eq = nullptr;
+        const ast::Chain* ch = nullptr;
+        const StatementPlan* sp = nullptr;
+        std::string target;
+        const ast::TensorRef* target_ref = nullptr;
+        std::map<const ast::TensorRef*, int> operand;
+        std::map<const ast::TensorRef*, int> producer;
+    };
+
+    void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
+              std::string fix = {}) {
+        Diagnostic d{s, std::move(code), r, std::move(msg), std::move(fix)};
+        // During the sweep, a problem counts only if its statement's backward is kept.
+        if (sweeping_)
+            pending_[cur_stmt_->range.line].push_back(std::move(d));
+        else
+            diags_.push_back(std::move(d));
+    }
+
+public:
+    /// Reports the sweep's problems of the forward statements on `lines`.
+    /// Returns the lines whose backward has errors.
+    std::set<std::uint32_t> report(const std::set<std::uint32_t>& lines) {
+        std::set<std::uint32_t> bad;
+        for (auto& [line, ds] : pending_)
+            if (lines.count(line))
+                for (auto& d : ds) {
+                    if (d.severity == Severity::Error) bad.insert(line);
+                    diags_.push_back(std::move(d));
+                }
+        pending_.clear();
+        return bad;
+    }
+
+private:
+    ast::FunctionKind kind_of(const std::string& f) const {
+        if (const auto* b = find_builtin_function(f)) return b->kind;
+        auto it = declared_.find(f);
+        return it == declared_.end() ? ast::FunctionKind::Elementwise : it->second;
+    }
+
+    // ---- names ------------------------------------------------------------------------------
+
+    /// `g` + name, with more `g`s while that tensor exists.
+    std::string gradient_name(const ast::TensorRef& r) {
+        const auto key = key_of(r);
+        if (auto it = gname_.find(key); it != gname_.end()) return it->second;
+        std::string name = "g" + r.name;
+        while (taken_.count(parser::tensor_key(name, r.label)))
+            name = "g" + name;
+        taken_.insert(parser::tensor_key(name, r.label));
+        gname_[key] = name;
+        return name;
+    }
+
+    /// A name for a new input or temporary of the derived program: `base`, `base2`, ...
+    /// (`reserved`: base is a gradient name, already set aside for this tensor).
+    std::string unused_name(const std::string& base, const std::string& label,
+                            bool reserved = false) {
+        std::string name = base;
+        for (int n = 2;
+             used_.count(parser::tensor_key(name, label)) ||
+             ((!reserved || name != base) && taken_.count(parser::tensor_key(name, label)));
+             ++n)
+            name = base + std::to_string(n);
+        taken_.insert(parser::tensor_key(name, label));
+        return name;
+    }
+
+    // ---- references -------------------------------------------------------------------------
+
+    /// `r`'s indices under another name, laid out as `l`.
+    ast::TensorRef ref_as(const std::string& name, const std::string& label,
+                          const ast::TensorRef& r, const Layout& l) {
+        ast::TensorRef out;
+        out.name = name;
+        out.label = label;
+        out.style = r.style;
+        std::size_t pos = 0;
+        for (const auto& d : r.dims) {
+            ast::Dimension nd;
+            nd.grouped = d.grouped;
+            for (const auto& p : d.parts) {
+                ast::Index ix;
+                ix.name = p.name;
+                ix.primes = p.primes;
+                if (pos < l.axes.size())
+                    for (int k : l.axes[pos])
+                        ix.axes.push_back({axis_names_[static_cast<std::size_t>(k)], {}});
+                ++pos;
+                nd.parts.push_back(std::move(ix));
+            }
+            out.dims.push_back(std::move(nd));
+        }
+        if (out.style == ast::IndexStyle::None && !out.dims.empty())
+            out.style = ast::IndexStyle::Subscript;
+        for (int k : l.partial)
+            out.partial_axes.push_back({axis_names_[static_cast<std::size_t>(k)], {}});
+        return out;
+    }
+
+    /// The number of elements of occurrence `r` of statement `i`.
+    std::int64_t count_of(int i, const ast::TensorRef& r) const {
+        const auto& f = fwd_[static_cast<std::size_t>(i)];
+        const TensorLayout* t = &f.sp->result;
+        if (auto it = f.operand.find(&r); it != f.operand.end())
+            t = &f.sp->operands[static_cast<std::size_t>(it->second)];
+        std::int64_t n = 1;
+        for (auto e : t->global_shape)
+            n *= e;
+        return n;
+    }
+
+    static std::size_t parts_of(const ast::TensorRef& r) {
+        std::size_t n = 0;
+        for (const auto& d : r.dims)
+            n += d.parts.size();
+        return n;
+    }
+
+    /// Whether occurrence `r` has the shape of gradient `g` (a name read with two shapes is
+    /// two different inputs to the executor, and has no one gradient).
+    bool fits(const Grad& g, const ast::TensorRef& r) {
+        if (g.layout.axes.size() == parts_of(r) && g.count == count_of(cur_index_, r)) return true;
+        diag(Severity::Error, "G202", r.range,
+             key_of(r) + " is used here with another shape than elsewhere: its gradient is not "
+                         "derived through this use",
+             "give tensors of different shapes different names");
+        return false;
+    }
+
+    /// The layout of the gradient of the value occurrence `r` of statement `i` reads.
+    Layout gradient_layout(int i, const ast::TensorRef& r) {
+        const auto& f = fwd_[static_cast<std::size_t>(i)];
+        Layout l;
+        if (auto it = f.operand.find(&r); it != f.operand.end())
+            l = dual(layout_of(f.sp->operands[static_cast<std::size_t>(it->second)]));
+        else
+            l = dual(layout_of(f.sp->result)); // `+=`: the accumulator as stored
+        auto p = f.producer.find(&r);
+        if (p == f.producer.end() || p->second < 0) return l;
+        // The value an all-gather produced: its gradient stays partial on the gathered axes.
+        const auto& pf = fwd_[static_cast<std::size_t>(p->second)];
+        if (!pf.ch) return l;
+        const auto& from = pf.sp->operands.front();
+        const auto& to = pf.sp->result;
+        for (std::size_t k = 0; k < from.placements.size() && k < to.placements.size(); ++k) {
+            const bool gathered = from.placements[k].kind == Placement::Kind::Shard &&
+                                  to.placements[k].kind == Placement::Kind::Replicate;
+            bool sharded_here = false;
+            for (const auto& a : l.axes)
+                sharded_here |= std::count(a.begin(), a.end(), static_cast<int>(k)) > 0;
+            if (gathered && !sharded_here) l.partial.push_back(static_cast<int>(k));
+        }
+        std::sort(l.partial.begin(), l.partial.end());
+        return l;
+    }
+
+    // ---- index scoping (the checker's rule) -------------------------------------------------
+
+    /// The indices `e`'s value keeps when `outside` is what the rest of the statement needs.
+    IndexSet free_of(const ast::Expr& e, const IndexSet& outside) const {
+        return std::visit(
+            [&](const auto& n) -> IndexSet {
+                using T = std::decay_t<decltype(n)>;
+                if constexpr (std::is_same_v<T, ast::Number>) {
+                    return {};
+                } else if constexpr (std::is_same_v<T, ast::TensorRef>) {
+                    return indices_of(n);
+                } else if constexpr (std::is_same_v<T, ast::Product>) {
+                    IndexSet out;
+                    auto ops = operand_outsides(n.factors, outside);
+                    for (std::size_t i = 0; i < n.factors.size(); ++i)
+                        for (const auto& x : free_of(n.factors[i], ops[i]))
+                            if (outside.count(x)) out.insert(x);
+                    return out;
+                } else if constexpr (std::is_same_v<T, ast::Call>) {
+                    IndexSet inner = outside;
+                    for (const auto& i : n.indices)
+                        inner.insert(id_of(i));
+                    auto f = free_of(*n.arg, inner);
+                    if (kind_of(n.function) == ast::FunctionKind::Reduction)
+                        for (const auto& i : n.indices)
+                            f.erase(id_of(i));
+                    return f;
+                } else if constexpr (std::is_same_v<T, ast::Sum>) {
+                    IndexSet out;
+                    auto ops = operand_outsides(n.terms, outside);
+                    for (std::size_t i = 0; i < n.terms.size(); ++i)
+                        for (const auto& x : free_of(n.terms[i], ops[i]))
+                            out.insert(x);
+                    return out;
+                } else {
+                    auto on = outside, od = outside;
+                    for (const auto& x : indices_of(*n.den))
+                        on.insert(x);
+                    for (const auto& x : indices_of(*n.num))
+                        od.insert(x);
+                    auto out = free_of(*n.num, on);
+                    for (const auto& x : free_of(*n.den, od))
+                        out.insert(x);
+                    return out;
+                }
+            },
+            e.node);
+    }
+
+    /// For each operand of a product or sum: `outside` plus what its siblings mention.
+    static std::vector<IndexSet> operand_outsides(const std::vector<ast::Expr>& ops,
+                                                  const IndexSet& outside) {
+        std::vector<IndexSet> idx;
+        for (const auto& o : ops)
+            idx.push_back(indices_of(o));
+        std::vector<IndexSet> out;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            IndexSet s = outside;
+            for (std::size_t j = 0; j < ops.size(); ++j)
+                if (j != i) s.insert(idx[j].begin(), idx[j].end());
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
+
+    // ---- copies of forward subexpressions ---------------------------------------------------
+
+    /// A fresh index over the same range: more primes.
+    ast::Index fresh(const ast::Index& i) {
+        auto& p = primes_[i.name];
+        ast::Index out = i;
+        // Not an index the program uses anywhere: that one may have a range of its own.
+        do
+            out.primes = ++p;
+        while (program_indices_.count(id_of(out)));
+        out.range = {};
+        if (i.primes > 0 && own_range_.count(id_of(i)) && !warned_range_.count(id_of(i))) {
+            warned_range_.insert(id_of(i));
+            diag(Severity::Warning, "G110", cur_stmt_->range,
+                 "the backward renames the contracted index " + id_of(i).text() + " to " +
+                     id_of(out).text() + ", which takes the range of " + i.name +
+                     ", not the declared range of " + id_of(i).text(),
+                 "give " + id_of(i).text() + " a name of its own (another letter)");
+        }
+        return out;
+    }
+
+    /// The backward reads the forward value of `r` (statement `i`): the derived program reads
+    /// it after the whole forward program ran, so it must not have been redefined since.
+    void needs_value(const ast::TensorRef& r) {
+        const auto key = key_of(r);
+        auto it = defs_.find(key);
+        if (it == defs_.end()) return;
+        for (int j : it->second) {
+            if (j < cur_index_) continue;
+            const auto& f = fwd_[static_cast<std::size_t>(j)];
+            // A chain moves the same values (unless it regroups the dimensions).
+            if (f.ch && f.ch->steps.back().to.dims.size() == r.dims.size()) continue;
+            if (!reported_.insert(key + "@" + std::to_string(cur_index_)).second) return;
+            diag(Severity::Error, "G201", cur_stmt_->range,
+                 "the backward of this statement needs " + key + " as it is here, but line " +
+                     std::to_string(f.stmt->range.line) + " gives " + key +
+                     " a new value afterwards",
+                 "give the new value its own name");
+            return;
+        }
+    }
+
+    /// A copy of forward subexpression `s` (whose value keeps `keep`), with the indices it
+    /// contracts renamed to fresh ones: all of them (`all`), or those that the statement
+    /// also uses outside `s`.
+    ast::Expr copy(const ast::Expr& s, const IndexSet& keep, bool all) {
+        ast::for_each_ref(s, [&](const ast::TensorRef& r) { needs_value(r); });
+        const auto inside = indices_of(s);
+        std::map<IndexId, int> count_in;
+        ast::for_each_index(s, [&](const ast::Index& i) { count_in[id_of(i)]++; });
+        std::map<IndexId, ast::Index> rename;
+        for (const auto& i : inside) {
+            if (keep.count(i)) continue;
+            if (!all && count_in[i] >= occurrences_[i]) continue;
+            ast::Index src;
+            src.name = i.name;
+            src.primes = i.primes;
+            rename[i] = fresh(src);
+        }
+        ast::Expr out = s;
+        if (!rename.empty())
+            rename_indices(out, [&](ast::Index& ix) {
+                auto it = rename.find(id_of(ix));
+                if (it == rename.end()) return;
+                ix.name = it->second.name;
+                ix.primes = it->second.primes;
+            });
+        clear_ranges(out);
+        return out;
+    }
+
+    static void clear_ranges(ast::Expr& e) {
+        e.range = {};
+        std::visit(
+            [&](auto& n) {
+                using T = std::decay_t<decltype(n)>;
+                if constexpr (std::is_same_v<T, ast::Call>) {
+                    clear_ranges(*n.arg);
+                } else if constexpr (std::is_same_v<T, ast::Product>) {
+                    for (auto& x : n.factors)
+                        clear_ranges(x);
+                } else if constexpr (std::is_same_v<T, ast::Sum>) {
+                    for (auto& x : n.terms)
+                        clear_ranges(x);
+                } else if constexpr (std::is_same_v<T, ast::Quotient>) {
+                    clear_ranges(*n.num);
+                    clear_ranges(*n.den);
+                }
+            },
+            e.node);
+    }
+
+    /// A copy of cotangent `c` with the indices it contracts renamed (it appears twice).
+    ast::Expr copy_cotangent(const ast::Expr& c, const IndexSet& keep) {
+        std::map<IndexId, ast::Index> rename;
+        for (const auto& i : indices_of(c)) {
+            if (keep.count(i)) continue;
+            ast::Index src;
+            src.name = i.name;
+            src.primes = i.primes;
+            rename[i] = fresh(src);
+        }
+        ast::Expr out = c;
+        rename_indices(out, [&](ast::Index& ix) {
+            auto it = rename.find(id_of(ix));
+            if (it == rename.end()) return;
+            ix.name = it->second.name;
+            ix.primes = it->second.primes;
+        });
+        return out;
+    }
+
+    std::int64_t range_of(const IndexId& i) const {
+        if (auto it = ranges_.find(i); it != ranges_.end()) return it->second;
+        if (auto it = ranges_.find({i.name, 0}); it != ranges_.end()) return it->second;
+        return 1;
+    }
+
+    // ---- the rules --------------------------------------------------------------------------
+
+    /// Sends cotangent `c` (the gradient of `e`'s value) down to the tensor occurrences of `e`.
+    void backprop(const ast::Expr& e, const IndexSet& outside, ast::Expr c,
+                  std::vector<Contribution>& out) {
+        std::visit([&](const auto& n) { rule(n, e, outside, std::move(c), out); }, e.node);
+    }
+
+    void rule(const ast::Number&, const ast::Expr&, const IndexSet&, ast::Expr,
+              std::vector<Contribution>&) {}
+
+    void rule(const ast::TensorRef& r, const ast::Expr&, const IndexSet&, ast::Expr c,
+              std::vector<Contribution>& out) {
+        // What the cotangent keeps when the statement's left-hand side has r's indices.
+        const auto have = free_of(c, indices_of(r));
+        bool missing = false;
+        for (const auto& i : indices_of(r))
+            missing |= !have.count(i);
+        if (missing) {
+            // A broadcast: the cotangent lacks some of r's indices (they were summed).
+            ast::TensorRef shape = r;
+            shape.range = {};
+            functions_used_.insert("ones");
+            c = product({std::move(c), call("ones", {}, ex(std::move(shape)))});
+        }
+        out.push_back({&r, std::move(c)});
+    }
+
+    void rule(const ast::Product& p, const ast::Expr&, const IndexSet& outside, ast::Expr c,
+              std::vector<Contribution>& out) {
+        const auto outs = operand_outsides(p.factors, outside);
+        for (std::size_t i = 0; i < p.factors.size(); ++i) {
+            if (std::holds_alternative<ast::Number>(p.factors[i].node)) continue;
+            // The cotangent takes the factor's place: x w -> gy w (for x), x gy (for w).
+            std::vector<ast::Expr> fs;
+            for (std::size_t j = 0; j < p.factors.size(); ++j)
+                fs.push_back(j == i ? c
+                                    : copy(p.factors[j], free_of(p.factors[j], outs[j]), false));
+            backprop(p.factors[i], outs[i], product(std::move(fs)), out);
+        }
+    }
+
+    void rule(const ast::Sum& s, const ast::Expr&, const IndexSet& outside, ast::Expr c,
+              std::vector<Contribution>& out) {
+        const auto outs = operand_outsides(s.terms, outside);
+        const auto cf = indices_of(c);
+        for (std::size_t i = 0; i < s.terms.size(); ++i) {
+            ast::Expr ci = c;
+            // Indices the cotangent has and this term does not keep are summed first when the
+            // term uses the same names inside (a reduction over them).
+            const auto keep = free_of(s.terms[i], outs[i]);
+            const auto inside = indices_of(s.terms[i]);
+            std::vector<ast::Index> extra;
+            for (const auto& x : cf)
+                if (!keep.count(x) && inside.count(x)) extra.push_back({x.name, x.primes, {}, {}});
+            if (!extra.empty()) ci = call("sum", extra, std::move(ci));
+            if (i < s.negated.size() && s.negated[i]) ci = negate(std::move(ci));
+            backprop(s.terms[i], outs[i], std::move(ci), out);
+        }
+    }
+
+    void rule(const ast::Quotient& q, const ast::Expr&, const IndexSet& outside, ast::Expr c,
+              std::vector<Contribution>& out) {
+        auto on = outside, od = outside;
+        for (const auto& x : indices_of(*q.den))
+            on.insert(x);
+        for (const auto& x : indices_of(*q.num))
+            od.insert(x);
+        const auto keep_num = free_of(*q.num, on);
+        const auto keep_den = free_of(*q.den, od);
+        // d(a/b)/da = 1/b
+        backprop(*q.num, on,
+                 ex(ast::Quotient{ast::Box<ast::Expr>(c),
+                                  ast::Box<ast::Expr>(copy(*q.den, keep_den, false))}),
+                 out);
+        // d(a/b)/db = -a/b^2
+        if (!std::holds_alternative<ast::Number>(q.den->node)) {
+            auto num = product({c, copy(*q.num, keep_num, false)});
+            auto den = product({copy(*q.den, keep_den, false), copy(*q.den, keep_den, true)});
+            backprop(*q.den, od,
+                     negate(ex(ast::Quotient{ast::Box<ast::Expr>(std::move(num)),
+                                             ast::Box<ast::Expr>(std::move(den))})),
+                     out);
+        }
+    }
+
+    void rule(const ast::Call& cl, const ast::Expr& e, const IndexSet& outside, ast::Expr c,
+              std::vector<Contribution>& out) {
+        IndexSet inner = outside;
+        for (const auto& i : cl.indices)
+            inner.insert(id_of(i));
+        const auto keep = free_of(*cl.arg, inner);
+        switch (kind_of(cl.function)) {
+        case ast::FunctionKind::Linear:
+            // Elementwise and linear (neg, scale, a declared linear fn): its own adjoint.
+            backprop(*cl.arg, inner, call(cl.function, {}, std::move(c)), out);
+            return;
+        case ast::FunctionKind::Elementwise: {
+            ast::Expr d = cl.function == "exp"
+                              ? call("exp", {}, copy(*cl.arg, keep, true))
+                              : call(derivative_name(cl.function), {}, copy(*cl.arg, keep, true));
+            if (cl.function != "exp") functions_used_.insert(derivative_name(cl.function));
+            backprop(*cl.arg, inner, product({std::move(c), std::move(d)}), out);
+            return;
+        }
+        case ast::FunctionKind::Reduction: {
+            if (cl.function == "sum") {
+                backprop(*cl.arg, inner, std::move(c), out);
+            } else if (cl.function == "mean") {
+                std::int64_t n = 1;
+                for (const auto& i : cl.indices)
+                    n *= range_of(id_of(i));
+                backprop(*cl.arg, inner,
+                         ex(ast::Quotient{ast::Box<ast::Expr>(std::move(c)),
+                                          ast::Box<ast::Expr>(number(std::to_string(n)))}),
+                         out);
+            } else {
+                // max: the cotangent goes to the maximum, dmax(x - max_s(x)) = [x == max].
+                auto x1 = copy(*cl.arg, keep, true);
+                auto x2 = copy(*cl.arg, keep, true);
+                std::vector<ast::Index> subs;
+                for (const auto& i : cl.indices)
+                    subs.push_back({i.name, i.primes, {}, {}});
+                auto diff =
+                    ex(ast::Sum{{std::move(x1), call("max", subs, std::move(x2))}, {false, true}});
+                functions_used_.insert("dmax");
+                backprop(*cl.arg, inner, product({std::move(c), call("dmax", {}, std::move(diff))}),
+                         out);
+            }
+            return;
+        }
+        case ast::FunctionKind::Softmax: {
+            // y = softmax_v(x): gx = y (g - sum_v(g y)).
+            std::vector<ast::Index> subs;
+            for (const auto& i : cl.indices)
+                subs.push_back({i.name, i.primes, {}, {}});
+            auto y1 = call("softmax", subs, copy(*cl.arg, keep, true));
+            auto y2 = call("softmax", subs, copy(*cl.arg, keep, true));
+            const auto keep_c = free_of(e, outside);
+            auto c2 = copy_cotangent(c, keep_c);
+            auto inner_sum = call("sum", subs, product({std::move(c2), std::move(y2)}));
+            auto diff = ex(ast::Sum{{std::move(c), std::move(inner_sum)}, {false, true}});
+            backprop(*cl.arg, inner, product({std::move(y1), std::move(diff)}), out);
+            return;
+        }
+        case ast::FunctionKind::Collective:
+            // Collectives move values without changing them (an AllReduce over a device index
+            // sums it: the cotangent is broadcast back, as for sum).
+            backprop(*cl.arg, inner, std::move(c), out);
+            return;
+        }
+    }
+
+    // ---- statements -------------------------------------------------------------------------
+
+    void emit(ast::Statement s, const std::string& wrt, const std::string& gradient,
+              bool accumulate) {
+        Emitted em;
+        ast::for_each_ref(s, [&](const ast::TensorRef& r) { em.reads.insert(key_of(r)); });
+        ast::for_each_ref(s, [&](const ast::TensorRef& r) { used_.insert(key_of(r)); });
+        const auto* eq = std::get_if<ast::Equation>(&s.node);
+        if (eq && !accumulate) {
+            // The left-hand side is written, not read (unless it also appears on the right).
+            em.reads.clear();
+            ast::for_each_ref(eq->rhs,
+                              [&](const ast::TensorRef& r) { em.reads.insert(key_of(r)); });
+        } else if (const auto* ch = std::get_if<ast::Chain>(&s.node)) {
+            em.reads = {key_of(ch->from)};
+        }
+        em.stmt = std::move(s);
+        em.wrt = wrt;
+        em.gradient = gradient;
+        em.accumulate = accumulate;
+        em.forward_line = cur_stmt_->range.line;
+        if (!group_started_)
+            em.comment = "backward of line " + std::to_string(em.forward_line) + ": " +
+                         parser::print(*cur_stmt_);
+        group_started_ = true;
+        out_.push_back(std::move(em));
+    }
+
+    static ast::Statement statement_of(ast::Equation eq) {
+        ast::Statement s;
+        s.node = std::move(eq);
+        return s;
+    }
+
+    void statement(int i) {
+        const auto& f = fwd_[static_cast<std::size_t>(i)];
+        cur_index_ = i;
+        cur_stmt_ = f.stmt;
+        group_started_ = false;
+        primes_.clear();
+        occurrences_.clear();
+        // Every index occurrence of the statement (call subscripts too), and the most primes
+        // each name carries: fresh indices get more.
+        auto count = [&](const ast::Index& ix) {
+            occurrences_[id_of(ix)]++;
+            primes_[ix.name] = std::max(primes_[ix.name], ix.primes);
+        };
+        ast::for_each_ref(*f.stmt, [&](const ast::TensorRef& r) {
+            if (f.eq && &r != &f.eq->lhs) return;
+            for (const auto& dm : r.dims)
+                for (const auto& p : dm.parts)
+                    count(p);
+        });
+        if (f.eq) ast::for_each_index(f.eq->rhs, count);
+
+        const auto& tref = *f.target_ref;
+        // The gradient of what this statement stores: accumulated from later uses, or a seed.
+        Grad gout;
+        if (auto it = cur_.find(f.target); it != cur_.end()) {
+            gout = it->second;
+            cur_.erase(it);
+        } else {
+            gout.label = tref.label;
+            gout.name = unused_name(gradient_name(tref), tref.label, true);
+            gout.layout = dual(layout_of(f.sp->result));
+            gout.count = count_of(i, tref);
+            seeds_.push_back(
+                {f.target, parser::tensor_key(gout.name, gout.label), i, f.stmt->range.line});
+        }
+        used_.insert(parser::tensor_key(gout.name, gout.label));
+        if (is_first_definition(i))
+            first_def_grad_[f.target] = parser::tensor_key(gout.name, gout.label);
+
+        if (f.ch) {
+            chain(f, gout);
+            return;
+        }
+        const auto& eq = *f.eq;
+        ast::Expr c = ex(ref_as(gout.name, gout.label, eq.lhs, gout.layout));
+        std::vector<Contribution> contributions;
+        if (eq.op == ast::AssignOp::Accumulate) contributions.push_back({&eq.lhs, c});
+        const auto outside = indices_of(eq.lhs);
+        backprop(eq.rhs, outside, c, contributions);
+
+        // Group by tensor, the statement's own tensor last (its new gradient is read by all).
+        std::vector<std::string> order;
+        std::map<std::string, std::vector<Contribution*>> by;
+        for (auto& ct : contributions) {
+            const auto k = key_of(*ct.use);
+            if (!by.count(k)) order.push_back(k);
+            by[k].push_back(&ct);
+        }
+        std::stable_partition(order.begin(), order.end(),
+                              [&](const std::string& k) { return k != f.target; });
+        for (const auto& k : order) {
+            auto& cs = by[k];
+            const auto& first_use = *cs.front()->use;
+            const bool own =
+                k == f.target && parser::tensor_key(gout.name, gout.label) ==
+                                     parser::tensor_key(gradient_name(first_use), first_use.label);
+            Grad g;
+            bool have = false;
+            if (auto it = cur_.find(k); it != cur_.end()) {
+                g = it->second;
+                have = true;
+            } else {
+                g.name = gradient_name(first_use);
+                g.label = first_use.label;
+                g.layout = gradient_layout(i, first_use);
+                g.count = count_of(i, first_use);
+            }
+            // Several contributions to the statement's own tensor read its new gradient,
+            // which the first would overwrite: collect them in a temporary first.
+            std::string target = g.name;
+            if (own && cs.size() > 1) target = unused_name(g.name + "t", g.label);
+            bool accumulate = have;
+            for (auto* ct : cs) {
+                if (!fits(g, *ct->use)) continue;
+                auto lhs = ref_as(target, g.label, *ct->use, g.layout);
+                if (!accumulate && own && cs.size() == 1) {
+                    if (const auto* r = std::get_if<ast::TensorRef>(&ct->expr.node); r && *r == lhs)
+                        break; // gz = gz: nothing to do
+                }
+                ast::Equation eqn{lhs,
+                                  accumulate ? ast::AssignOp::Accumulate : ast::AssignOp::Define,
+                                  std::move(ct->expr)};
+                emit(statement_of(std::move(eqn)), k, parser::tensor_key(target, g.label),
+                     accumulate);
+                accumulate = true;
+            }
+            if (target != g.name) {
+                auto lhs = ref_as(g.name, g.label, *cs.front()->use, g.layout);
+                auto rhs = ref_as(target, g.label, *cs.front()->use, g.layout);
+                emit(statement_of({lhs, have ? ast::AssignOp::Accumulate : ast::AssignOp::Define,
+                                   ex(std::move(rhs))}),
+                     k, parser::tensor_key(g.name, g.label), have);
+            }
+            cur_[k] = g;
+        }
+    }
+
+    bool is_first_definition(int i) const {
+        const auto& f = fwd_[static_cast<std::size_t>(i)];
+        const auto& d = defs_.at(f.target);
+        return !d.empty() && d.front() == i;
+    }
+
+    /// A chain's backward: the same steps in reverse, on the gradient.
+    void chain(const Fwd& f, const Grad& gout) {
+        const auto& ch = *f.ch;
+        const auto k = key_of(ch.from);
+        Grad g;
+        bool have = false;
+        if (auto it = cur_.find(k); it != cur_.end()) {
+            g = it->second;
+            have = true;
+        } else {
+            g.name = gradient_name(ch.from);
+            g.label = ch.from.label;
+            g.layout = gradient_layout(cur_index_, ch.from);
+            g.count = count_of(cur_index_, ch.from);
+        }
+        if (have && !fits(g, ch.from)) return;
+        const std::string target = have ? unused_name(g.name + "t", g.label) : g.name;
+        ast::Chain rc;
+        const auto n = ch.steps.size();
+        rc.from = ref_as(gout.name, gout.label, ch.steps.back().to, gout.layout);
+        for (std::size_t s = n; s-- > 0;) {
+            ast::ChainStep st;
+            if (s == 0)
+                st.to = ref_as(target, g.label, ch.from, g.layout);
+            else
+                st.to =
+                    ref_as(target, g.label, ch.steps[s - 1].to, dual(layout_of(f.sp->operands[s])));
+            rc.steps.push_back(std::move(st));
+        }
+        bool noop = !have && rc.from.name == target;
+        for (const auto& st : rc.steps)
+            noop &= parser::print(st.to) == parser::print(rc.from);
+        if (!noop) {
+            ast::Statement s;
+            s.node = std::move(rc);
+            emit(std::move(s), k, parser::tensor_key(target, g.label), false);
+        }
+        if (have) {
+            auto lhs = ref_as(g.name, g.label, ch.from, g.layout);
+            auto rhs = ref_as(target, g.label, ch.from, g.layout);
+            emit(statement_of({lhs, ast::AssignOp::Accumulate, ex(std::move(rhs))}), k,
+                 parser::tensor_key(g.name, g.label), true);
+        }
+        cur_[k] = g;
+    }
+
+    const ast::Program& program_;
+    const Plan& plan_;
+    std::vector<Diagnostic>& diags_;
+    std::vector<Fwd> fwd_;
+    std::map<std::string, ast::FunctionKind> declared_;
+    std::set<IndexId> own_range_;
+    std::set<IndexId> program_indices_; ///< every index the forward program mentions
+    std::set<IndexId> warned_range_;
+    std::map<IndexId, std::int64_t> ranges_;
+    std::set<std::string> taken_; ///< tensor keys of the forward program and generated ones
+    std::set<std::string> used_;  ///< tensor keys the derived statements mention
+    std::map<std::string, std::string> gname_;
+    std::map<std::string, std::vector<int>> defs_;
+    std::set<std::string> inputs_;
+    std::vector<std::string> axis_names_;
+    std::map<std::string, Grad> cur_;
+    std::map<std::string, std::string> first_def_grad_;
+    std::vector<Emitted> out_;
+    std::vector<Seed> seeds_;
+    std::set<std::string> functions_used_;
+    std::set<std::string> reported_;
+    // Per forward statement.
+    int cur_index_ = 0;
+    const ast::Statement* cur_stmt_ = nullptr;
+    bool group_started_ = false;
+    bool sweeping_ = false;
+    std::map<std::uint32_t, std::vector<Diagnostic>> pending_;
+    std::map<std::string, int> primes_;
+    std::map<IndexId, int> occurrences_;
+};
+
+/// The calls under `e` whose function is in `of`.
+void collect_calls(const ast::Expr& e, const std::set<std::string>& of,
+                   std::set<std::string>& out) {
+    std::visit(
+        [&](const auto& n) {
+            using T = std::decay_t<decltype(n)>;
+            if constexpr (std::is_same_v<T, ast::Call>) {
+                if (of.count(n.function)) out.insert(n.function);
+                collect_calls(*n.arg, of, out);
+            } else if constexpr (std::is_same_v<T, ast::Product>) {
+                for (const auto& x : n.factors)
+                    collect_calls(x, of, out);
+            } else if constexpr (std::is_same_v<T, ast::Sum>) {
+                for (const auto& x : n.terms)
+                    collect_calls(x, of, out);
+            } else if constexpr (std::is_same_v<T, ast::Quotient>) {
+                collect_calls(*n.num, of, out);
+                collect_calls(*n.den, of, out);
+            }
+        },
+        e.node);
+}
+
+std::string join_collectives(const std::vector<std::string>& v) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& x : v)
+        out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+/// The derived part of the program text; records each statement's line.
+std::string render(const std::vector<Emitted>& em, const std::set<std::string>& functions,
+                   const std::vector<Seed>& seeds, std::uint32_t first_line,
+                   const std::map<std::size_t, std::vector<std::string>>* collectives,
+                   std::vector<std::uint32_t>& lines) {
+    std::string out;
+    std::uint32_t line = first_line;
+    auto put = [&](const std::string& s) {
+        out += s + "\n";
+        ++line;
+    };
+    put("# ---- backward (shardscope grad): gX is the gradient of X ----");
+    std::string seed_text;
+    for (const auto& s : seeds)
+        seed_text += (seed_text.empty() ? "" : ", ") + s.seed + " of " + s.output;
+    if (!seed_text.empty()) put("# inputs: the output gradients " + seed_text);
+    for (const auto& f : functions) {
+        if (f == "ones")
+            put("fn ones elementwise   # ones(x) = 1 with x's indices (a broadcast)");
+        else if (f == "dmax")
+            put("fn dmax elementwise   # dmax(x) = 1 where x = 0 (the maximum), else 0");
+        else
+            put("fn " + f + " elementwise   # the derivative of " + f.substr(1));
+    }
+    lines.clear();
+    for (std::size_t i = 0; i < em.size(); ++i) {
+        const auto& e = em[i];
+        if (!e.keep) {
+            lines.push_back(0);
+            continue;
+        }
+        if (!e.comment.empty()) put("# " + e.comment);
+        lines.push_back(line);
+        put(parser::print(e.stmt));
+        if (collectives)
+            if (auto it = collectives->find(i); it != collectives->end())
+                put("expect " + join_collectives(it->second));
+    }
+    return out;
+}
+
+/// Keeps the statements the requested gradients need (liveness, from the end).
+void prune(std::vector<Emitted>& em, std::set<std::string> needed) {
+    for (std::size_t i = em.size(); i-- > 0;) {
+        auto& e = em[i];
+        e.keep = needed.count(e.gradient) > 0;
+        if (!e.keep) continue;
+        if (!e.accumulate) needed.erase(e.gradient);
+        needed.insert(e.reads.begin(), e.reads.end());
+    }
+    // A comment heads its group: move it to the first statement kept.
+    std::string pending;
+    std::uint32_t pending_line = 0;
+    for (auto& e : em) {
+        if (!e.comment.empty()) {
+            pending = e.comment;
+            pending_line = e.forward_line;
+        }
+        if (!e.keep) {
+            e.comment.clear();
+            continue;
+        }
+        e.comment = pending_line == e.forward_line ? pending : std::string();
+        pending.clear();
+        pending_line = 0;
+    }
+}
+
+} // namespace
+
+GradResult derive_gradients(const SourceFile& forward, const GradOptions& options) {
+    GradResult result;
+    const auto parsed = parser::parse(forward);
+    if (parsed.has_errors()) {
+        result.diagnostics = parsed.diagnostics;
+        result.diagnostics.push_back(
+            {Severity::Note, "G000", {}, "no gradients: fix the syntax errors first", {}});
+        return result;
+    }
+    auto co = options.check;
+    co.text = forward.text();
+    const Plan fplan = check(parsed.program, co);
+    if (fplan.errors() > 0) {
+        result.diagnostics = fplan.diagnostics;
+        result.diagnostics.push_back(
+            {Severity::Note, "G000", {}, "no gradients: the program has errors", {}});
+        return result;
+    }
+    std::vector<Diagnostic> diags;
+    Deriver d(parsed.program, fplan, diags);
+    if (!d.prepare()) {
+        result.diagnostics = diags;
+        return result;
+    }
+    // What to differentiate.
+    std::vector<std::string> wrt = options.wrt;
+    if (wrt.empty())
+        for (const auto& k : d.inputs())
+            wrt.push_back(k);
+    for (const auto& w : wrt)
+        if (!d.inputs().count(w) && !d.defined(w))
+            diags.push_back({Severity::Error,
+                             "G001",
+                             {},
+                             "--wrt " + w + ": the program has no tensor " + w,
+                             "name a tensor of the program, with its label (W^0)"});
+    if (!diags.empty() && std::any_of(diags.begin(), diags.end(), [](const auto& x) {
+            return x.severity == Severity::Error;
+        })) {
+        result.diagnostics = diags;
+        return result;
+    }
+    d.run();
+    auto& em = d.emitted();
+    std::set<std::string> needed;
+    for (const auto& w : wrt) {
+        const auto g = d.final_gradient(w);
+        if (g.empty()) {
+            diags.push_back({Severity::Warning,
+                             "G002",
+                             {},
+                             "no gradient reaches " + w + " (nothing it feeds has one)",
+                             {}});
+            continue;
+        }
+        result.gradients[w] = g;
+        needed.insert(g);
+    }
+    prune(em, needed);
+    std::set<std::uint32_t> bad_lines;
+    {
+        std::set<std::uint32_t> kept;
+        for (const auto& e : em)
+            if (e.keep) kept.insert(e.forward_line);
+        bad_lines = d.report(kept);
+    }
+    // Seeds and functions that the kept statements use.
+    std::set<std::string> reads, functions;
+    for (const auto& e : em) {
+        if (!e.keep) continue;
+        reads.insert(e.reads.begin(), e.reads.end());
+        if (const auto* eq = std::get_if<ast::Equation>(&e.stmt.node))
+            collect_calls(eq->rhs, d.functions(), functions);
+    }
+    for (const auto& s : d.seeds())
+        if (reads.count(s.seed)) result.seeds.push_back(s);
+
+    // The program: forward text, then the derived part; checked twice (the second time with
+    // the collectives of the first as expectations, at their final lines).
+    std::string head = forward.text();
+    if (!head.empty() && head.back() != '\n') head += '\n';
+    head += '\n';
+    const auto first_line =
+        static_cast<std::uint32_t>(std::count(head.begin(), head.end(), '\n') + 1);
+    std::vector<std::uint32_t> lines;
+    auto build = [&](const std::map<std::size_t, std::vector<std::string>>* cols) {
+        return head + render(em, functions, result.seeds, first_line, cols, lines);
+    };
+    auto check_text = [&](const std::string& text, Plan& plan, ast::Program& program) {
+        SourceFile file(forward.name(), text);
+        auto p = parser::parse(file);
+        if (p.has_errors()) {
+            for (auto dg : p.diagnostics)
+                if (dg.range.line >= first_line) {
+                    dg.message = "internal: a derived statement does not parse: " + dg.message;
+                    diags.push_back(dg);
+                }
+            return false;
+        }
+        auto opts = options.check;
+        opts.text = file.text();
+        plan = check(p.program, opts);
+        program = std::move(p.program);
+        return true;
+    };
+    std::string text = build(nullptr);
+    Plan plan;
+    ast::Program program;
+    if (check_text(text, plan, program) && options.expectations) {
+        std::map<std::size_t, std::vector<std::string>> cols;
+        for (std::size_t i = 0; i < em.size(); ++i)
+            for (const auto& sp : plan.statements)
+                if (em[i].keep && sp.range.line == lines[i]) cols[i] = sp.collectives;
+        text = build(&cols);
+        check_text(text, plan, program);
+    }
+    // Every derived statement must read back as the tree it was printed from.
+    {
+        std::map<std::uint32_t, const ast::Statement*> at;
+        for (const auto& item : program.items)
+            if (const auto* s = std::get_if<ast::Statement>(&item)) at[s->range.line] = s;
+        for (std::size_t i = 0; i < em.size(); ++i) {
+            if (!em[i].keep) continue;
+            auto it = at.find(lines[i]);
+            if (it == at.end() || !(it->second->node == em[i].stmt.node))
+                diags.push_back({Severity::Error,
+                                 "G900",
+                                 {},
+                                 "internal: the derived statement '" + parser::print(em[i].stmt) +
+                                     "' reads back differently",
+                                 {}});
+        }
+    }
+    result.text = text;
+    result.backward_line = first_line;
+    for (std::size_t i = 0; i < em.size(); ++i) {
+        if (!em[i].keep) continue;
+        DerivedStatement ds;
+        ds.text = parser::print(em[i].stmt);
+        ds.wrt = em[i].wrt;
+        ds.gradient = em[i].gradient;
+        ds.line = lines[i];
+        ds.forward_line = em[i].forward_line;
+        for (std::size_t p = 0; p < plan.statements.size(); ++p)
+            if (plan.statements[p].range.line == lines[i]) ds.plan_index = static_cast<int>(p);
+        result.statements.push_back(std::move(ds));
+    }
+    // The checker's word on the derived part (not on statements whose derivation already
+    // failed: their errors follow from it).
+    std::map<std::uint32_t, std::uint32_t> forward_of;
+    for (std::size_t i = 0; i < em.size(); ++i)
+        if (em[i].keep) forward_of[lines[i]] = em[i].forward_line;
+    for (const auto& dg : plan.diagnostics) {
+        if (dg.range.line < first_line && dg.severity != Severity::Error) continue;
+        if (auto it = forward_of.find(dg.range.line);
+            it != forward_of.end() && bad_lines.count(it->second))
+            continue;
+        diags.push_back(dg);
+    }
+    result.plan = std::move(plan);
+    result.diagnostics = std::move(diags);
+    return result;
+}
+
+namespace {
+
+Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt) {
+    Plan p = r.plan;
+    p.statements.clear();
+    p.diagnostics = r.diagnostics;
+    for (const auto& s : r.statements) {
+        if (s.plan_index < 0) continue;
+        p.statements.push_back(r.plan.statements[static_cast<std::size_t>(s.plan_index)]);
+        if (wrt) wrt->push_back(s.wrt);
+    }
+    return p;
+}
+
+} // namespace
+
+std::string derived_text(const GradResult& result) {
+    std::size_t pos = 0;
+    for (std::uint32_t line = 1; line < result.backward_line && pos != std::string::npos; ++line) {
+        pos = result.text.find('\n', pos);
+        if (pos != std::string::npos) ++pos;
+    }
+    return pos == std::string::npos ? std::string() : result.text.substr(pos);
+}
+
+std::string format_gradient_plans(const GradResult& result, const std::string& path, bool color) {
+    return format_plan(backward_plan(result, nullptr), path, color);
+}
+
+nlohmann::json gradients_to_json(const GradResult& result, const std::string& path) {
+    std::vector<std::string> wrt;
+    const Plan p = backward_plan(result, &wrt);
+    auto j = plan_to_json(p, path, &wrt);
+    nlohmann::json seeds = nlohmann::json::array();
+    for (const auto& s : result.seeds)
+        seeds.push_back({{"output", s.output}, {"seed", s.seed}, {"line", s.forward_line}});
+    j["seeds"] = seeds;
+    j["gradients"] = result.gradients;
+    j["backward_line"] = result.backward_line;
+    return j;
+}
+
+} // namespace shardscope::semantics

@@ -1,0 +1,85 @@
+// Reverse-mode differentiation of a program, in the notation itself: the backward statements
+// of every equation and chain, written as text that goes back through the parser and the
+// checker, so their plans show the backward collectives (README.md, "Gradients").
+#pragma once
+
+#include "checker.hpp"
+#include "plan.hpp"
+
+#include "parser/source.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardscope::semantics {
+
+struct GradOptions {
+    /// The tensors to differentiate with respect to (`x`, `W^0`): program inputs, or tensors
+    /// a statement defines (the gradient of their first definition). Empty: every input.
+    std::vector<std::string> wrt;
+    /// How the forward program and the derived program are checked (mesh override, small
+    /// ranges for exec). `text` is ignored: the derivation sets it.
+    CheckOptions check;
+    /// Write `expect` lines with the checked collectives after each derived statement.
+    bool expectations = true;
+};
+
+/// One derived statement.
+struct DerivedStatement {
+    std::string text;               ///< canonical ASCII form
+    std::string wrt;                ///< the forward tensor whose gradient it computes (`W^0`)
+    std::string gradient;           ///< the tensor it writes (`gW^0`)
+    std::uint32_t line = 0;         ///< its line in GradResult::text
+    std::uint32_t forward_line = 0; ///< the forward statement it differentiates
+    int plan_index = -1;            ///< its plan in GradResult::plan.statements (-1: none)
+};
+
+/// The gradient a program output receives: a seed, an input of the derived program.
+struct Seed {
+    std::string output;    ///< the forward tensor (`z`)
+    std::string seed;      ///< the seed tensor (`gz`)
+    int forward_statement; ///< the forward statement that stores this output (plan order)
+    std::uint32_t forward_line = 0;
+};
+
+struct GradResult {
+    /// The forward program followed by the derived statements (with `expect` lines): a
+    /// complete program, as `shardscope grad` prints it.
+    std::string text;
+    std::uint32_t backward_line = 0; ///< the first line of the derived part in `text`
+    std::vector<DerivedStatement> statements;
+    std::vector<Seed> seeds;
+    /// Per differentiated tensor, the tensor that holds its gradient at the end.
+    std::map<std::string, std::string> gradients;
+    /// The check of `text`: forward statements first, then the derived ones.
+    Plan plan;
+    /// Problems of the derivation (codes G...), then the checker's about the derived part.
+    std::vector<Diagnostic> diagnostics;
+    int errors() const;
+};
+
+/// Derives the backward statements of the program in `forward` and checks them.
+GradResult derive_gradients(const SourceFile& forward, const GradOptions& options = {});
+
+/// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
+/// shows after the program it already has.
+std::string derived_text(const GradResult& result);
+
+/// The derived statements' plans as text (format_plan of the derived part).
+std::string format_gradient_plans(const GradResult& result, const std::string& path,
+                                  bool color = false);
+
+/// One entry of the `files` array of `grad --json`: check --json's schema for the derived
+/// statements, each with a `wrt` field, and the seeds and gradients.
+nlohmann::json gradients_to_json(const GradResult& result, const std::string& path);
+
+/// Convention names (README.md): the gradient of tensor `name` is `g` + name (more `g`s
+/// while that is taken); `d` + f is the derivative of elementwise function f; `ones(x)` is 1
+/// with x's indices (a broadcast).
+std::string derivative_name(const std::string& function);
+
+} // namespace shardscope::semantics
