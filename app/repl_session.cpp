@@ -6,9 +6,11 @@
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "parser/splitter.hpp"
+#include "render/export.hpp"
 #include "render/text_tiles.hpp"
 #include "render/tiles.hpp"
 #include "semantics/checker.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
 #include <algorithm>
@@ -85,6 +87,10 @@ a caret under the column. A line with errors is not added. A line ending in \ go
                       (numbers from 0, or index names; default the last two)
   :exec [OPTIONS]     run the session on simulated ranks and verify it (--data, --seed,
                       --dtype, --show NAME, --small; :exec --help lists them)
+  :grad [NAME...]     the backward statements (gX is the gradient of X) with their checked
+                      collectives; default: with respect to every program input
+  :export torch|jax|latex [FILE]
+                      the session as a DTensor script, a JAX script or LaTeX (to FILE)
   :strict on|off      every implicit redistribution or chosen fix is an error
   :load FILE          add a notation file's statements
   :save FILE          write the session as a notation file (check accepts it)
@@ -93,9 +99,9 @@ a caret under the column. A line with errors is not added. A line ending in \ go
   :quit               leave (Ctrl-D too); Ctrl-C cancels the line being typed
 )";
 
-const std::vector<std::string> kCommands = {":help", ":mesh", ":dims",  ":tensors", ":show",
-                                            ":plan", ":viz",  ":exec",  ":strict",  ":load",
-                                            ":save", ":undo", ":reset", ":quit"};
+const std::vector<std::string> kCommands = {
+    ":help", ":mesh",   ":dims",   ":tensors", ":show", ":plan", ":viz",   ":exec",
+    ":grad", ":export", ":strict", ":load",    ":save", ":undo", ":reset", ":quit"};
 
 } // namespace
 
@@ -340,6 +346,8 @@ Answer Session::command(const std::string& line) {
     }
     if (name == ":viz") return viz(args);
     if (name == ":exec") return exec(rest);
+    if (name == ":grad") return grad(args);
+    if (name == ":export") return export_to(args);
     if (name == ":strict") return set_strict(rest);
     if (name == ":load") {
         if (rest.empty()) return {"usage: :load FILE\n", true};
@@ -582,6 +590,50 @@ Answer Session::exec(const std::string& args) const {
     const int rc = exec_source(SourceFile(kName, text()), o,
                                {out, err, options_.color, options_.color, false});
     return {err.str() + out.str(), rc != kExitOk};
+}
+
+Answer Session::grad(const std::vector<std::string>& wrt) const {
+    if (plan_.statements.empty()) return {"nothing to differentiate: no statements yet\n", true};
+    semantics::GradOptions go;
+    go.wrt = wrt;
+    go.check.strict = strict_;
+    const auto result = semantics::derive_gradients(SourceFile(kName, text()), go);
+    const SourceFile shown(kName, result.text.empty() ? text() : result.text);
+    std::string out = semantics::derived_text(result);
+    for (const auto& d : result.diagnostics)
+        if (d.severity != Severity::Note) out += format_diagnostic(shown, d, options_.color);
+    std::string names;
+    for (const auto& [w, g] : result.gradients)
+        names += (names.empty() ? "" : ", ") + g + " of " + w;
+    out += plural(result.statements.size(), "derived statement", "derived statements") +
+           (names.empty() ? "" : " (" + names + ")") + "; :save and 'shardscope grad FILE' " +
+           "write the whole program\n";
+    return {out, result.errors() > 0};
+}
+
+Answer Session::export_to(const std::vector<std::string>& args) const {
+    const char* usage = "usage: :export torch|jax|latex [FILE]\n";
+    if (args.empty() || args.size() > 2) return {usage, true};
+    const auto target = render::parse_export_target(args[0]);
+    if (!target) return {usage, true};
+    if (plan_.statements.empty()) return {"nothing to export: no statements yet\n", true};
+    if (plan_.errors() > 0)
+        return {"the session has errors (:strict off, or :undo); nothing exported\n", true};
+    render::ExportOptions eo;
+    eo.source = kName;
+    eo.command = ":export " + args[0];
+    std::string out;
+    try {
+        out = render::export_program(program_, plan_, *target, eo);
+    } catch (const std::exception& e) {
+        return {std::string(":export: ") + e.what() + "\n", true};
+    }
+    if (args.size() == 1) return {out};
+    if (!write_file_atomically(args[1], out)) return {"cannot write '" + args[1] + "'\n", true};
+    return {"wrote " +
+            plural(static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n')), "line",
+                   "lines") +
+            " to " + args[1] + "\n"};
 }
 
 Answer Session::set_strict(const std::string& arg) {

@@ -98,6 +98,8 @@ private:
     Answer show_plan(const std::string& arg) const;
     Answer viz(const std::vector<std::string>& args) const;
     Answer exec(const std::string& args) const;
+    Answer grad(const std::vector<std::string>& wrt) const;
+    Answer export_to(const std::vector<std::string>& args) const;
     Answer set_strict(const std::string& arg);
     Answer save(const std::string& path) const;
     Answer undo();

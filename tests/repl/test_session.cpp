@@ -275,6 +275,45 @@ TEST_CASE(":exec runs the session on sim; --backend mpi is refused with the way 
     CHECK(has(s.eval(":exec --help").text, "--data"));
 }
 
+TEST_CASE(":grad derives the backward statements with their collectives") {
+    Session s;
+    CHECK(s.eval(":grad").error); // nothing yet
+    feed(s, {"mesh 4", "dim s=8 b=2 i=16 o=32", "y_{s b o_0} = x_{s b i} w_{i o_0}"});
+    const auto a = s.eval(":grad");
+    INFO(a.text);
+    CHECK_FALSE(a.error);
+    // The issue's worked example: gx sums over the sharded o (an all-reduce), gw needs nothing.
+    CHECK(has(a.text, "gx_{sbi} = gy_{s b o_0} w_{i o_0}"));
+    CHECK(has(a.text, "expect all-reduce(0)"));
+    CHECK(has(a.text, "gw_{i o_0} = x_{sbi} gy_{s b o_0}"));
+    CHECK(has(a.text, "derived statements"));
+    const auto w = s.eval(":grad w");
+    CHECK_FALSE(w.error);
+    CHECK_FALSE(has(w.text, "gx_"));
+    CHECK(s.eval(":grad nosuch").error);
+    // Nothing was added to the session.
+    CHECK(s.text().find("gw") == std::string::npos);
+}
+
+TEST_CASE(":export prints or writes torch, jax and LaTeX; bad targets are refused") {
+    Session s;
+    CHECK(s.eval(":export latex").error); // nothing yet
+    feed(s, {"mesh 2", "dim a=4 k=4 b=4", "Z_{a b} = W_{a k_0} X_{k_0 b}"});
+    const auto latex = s.eval(":export latex");
+    INFO(latex.text);
+    CHECK_FALSE(latex.error);
+    CHECK(has(latex.text, "\\textrm{"));
+    CHECK(has(s.eval(":export jax").text, "NamedSharding"));
+    CHECK(has(s.eval(":export torch").text, "distribute_tensor"));
+    CHECK(s.eval(":export").error);
+    CHECK(s.eval(":export cobol").error);
+    TempDir dir;
+    const auto w = s.eval(":export jax " + (dir / "z.py"));
+    CHECK_FALSE(w.error);
+    CHECK(has(read(dir / "z.py"), "jax.jit"));
+    CHECK(s.eval(":export jax " + (dir / "no/such/dir/z.py")).error);
+}
+
 TEST_CASE("commands: unknown ones, usage errors, :quit, :help") {
     Session s;
     CHECK(s.eval(":nope").error);
