@@ -7,6 +7,8 @@ SHARDSCOPE_PACKAGES=(
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
+    libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
+    fonts-dejavu-core xvfb xauth
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
