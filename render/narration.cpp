@@ -19,6 +19,8 @@ std::vector<Narration> narration(std::string_view text) {
     Narration cur;
     bool in_statement = false;
     auto flush = [&] {
+        while (!cur.comment.empty() && cur.comment.back() == '\n')
+            cur.comment.pop_back();
         if (!cur.comment.empty() || !cur.statement.empty()) out.push_back(cur);
         cur = {};
         in_statement = false;
@@ -35,7 +37,13 @@ std::vector<Narration> narration(std::string_view text) {
             if (in_statement) flush();
             std::string_view body = line.substr(1);
             if (!body.empty() && body.front() == ' ') body.remove_prefix(1);
-            cur.comment += (cur.comment.empty() ? "" : "\n") + std::string(body);
+            // Lines of a paragraph join with spaces; an empty comment line starts a new one.
+            if (body.empty() || trim(body).empty())
+                cur.comment += "\n\n";
+            else if (cur.comment.empty() || cur.comment.back() == '\n')
+                cur.comment += std::string(trim(body));
+            else
+                cur.comment += " " + std::string(trim(body));
         } else if (line.empty()) {
             if (in_statement) flush();
         } else {

@@ -11,7 +11,8 @@ namespace shardscope::render {
 
 struct Narration {
     std::uint32_t line = 0; ///< 1-based line of the statement the comment explains (0: none)
-    std::string comment;    ///< the comment lines without '#', joined by newlines
+    std::string comment;    ///< without '#': a paragraph's lines joined by spaces, paragraphs
+                            ///< (split by an empty comment line) by a blank line
     std::string statement;  ///< the statement's lines (until the next comment or blank line)
 };
 

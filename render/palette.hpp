@@ -10,8 +10,9 @@
 namespace shardscope::render {
 
 /// The colour of device `id` in a mesh of `count` devices: Tableau's 10 (up to 10 devices)
-/// or 20 (up to 20), else hues on the golden angle over three saturation/value levels.
-/// Distinct for every id below `count`; never white, black or the hatching grey.
+/// or 20 (up to 20), else evenly spaced hues in a golden-ratio order over three
+/// saturation/value levels. Distinct for every id below `count` for meshes of up to 1024
+/// devices (tested; larger meshes may repeat a few); never white or black.
 Color device_color(std::int64_t id, std::int64_t count);
 
 /// Black or white, whichever reads better on `background`.

@@ -61,10 +61,22 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
             ImGui::EndCombo();
         }
     }
+    ImGui::SameLine();
+    bool teaching = teaching_;
+    if (ImGui::Checkbox("teaching", &teaching)) teaching_ = teaching;
+    ImGui::SameLine();
+    const int errors = static_cast<int>(std::count_if(
+        in.diagnostics->begin(), in.diagnostics->end(),
+        [](const auto& d) { return d.severity == Severity::Error; }));
+    if (errors)
+        ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%d error%s", errors, errors == 1 ? "" : "s");
+    else
+        ImGui::TextColored({0.16f, 0.6f, 0.24f, 1}, "checked");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%.2f ms)", in.check_ms);
     // Statement and tensor.
     const int n = static_cast<int>(plan.statements.size());
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
     auto label = [&](int i) {
         const auto& s = plan.statements[static_cast<std::size_t>(i)];
         return std::to_string(i + 1) + ": " + s.pretty;
@@ -130,19 +142,6 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
         }
     }
     ImGui::PopFont();
-    ImGui::SameLine();
-    bool teaching = teaching_;
-    if (ImGui::Checkbox("teaching", &teaching)) teaching_ = teaching;
-    ImGui::SameLine();
-    const int errors = static_cast<int>(std::count_if(
-        in.diagnostics->begin(), in.diagnostics->end(),
-        [](const auto& d) { return d.severity == Severity::Error; }));
-    if (errors)
-        ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%d error%s", errors, errors == 1 ? "" : "s");
-    else
-        ImGui::TextColored({0.16f, 0.6f, 0.24f, 1}, "checked");
-    ImGui::SameLine();
-    ImGui::TextDisabled("(%.2f ms)", in.check_ms);
 }
 
 ViewActions MainView::frame(const ViewInput& in) {
