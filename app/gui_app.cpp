@@ -179,7 +179,7 @@ int run_gui(const GuiOptions& o) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
-    ImGui::StyleColorsLight();
+    render::apply_style();
     const render::Fonts fonts = render::setup_fonts(17.0f);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330");

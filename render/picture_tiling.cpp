@@ -154,8 +154,21 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                 c.fill_rect({x0, r.y0, x1, r.y1}, device_color(h[i], n));
             }
         }
-        if (partial) hatch(c, r, colors::kHatch, std::max(6.0f, font * 0.6f));
-        c.stroke_rect(r, colors::kGrid, 1);
+    }
+    // Partial: every tile holds a part of the sum, so the whole grid is hatched at once.
+    if (partial) hatch(c, grid, colors::kHatch, std::max(6.0f, font * 0.6f));
+    // The cuts as lines across the grid (one per cut, not an outline per tile: software GL
+    // pays per triangle, and a 32x32 tiling would have 1024 outlines).
+    for (std::size_t i = 1; i < xs.size(); ++i)
+        c.line({grid.x0 + xs[i].x0, grid.y0}, {grid.x0 + xs[i].x0, grid.y1}, colors::kGrid, 1);
+    for (std::size_t i = 1; i < ys.size(); ++i)
+        c.line({grid.x0, grid.y0 + ys[i].x0}, {grid.x1, grid.y0 + ys[i].x0}, colors::kGrid, 1);
+    c.stroke_rect(grid, colors::kGrid, 2);
+    for (const auto& t : m.tiles) {
+        const auto& xsp = xs[static_cast<std::size_t>(t.col)];
+        const auto& ysp = ys[static_cast<std::size_t>(t.row)];
+        const Rect r{grid.x0 + xsp.x0, grid.y0 + ysp.x0, grid.x0 + xsp.x1, grid.y0 + ysp.x1};
+        const auto& h = t.holders;
         // Labels: holders, the tile's ranges, Σ.
         if (r.width() > font * 2.5f && r.height() > font * 1.2f) {
             const Color bg = h.empty() ? Color{235, 235, 235, 255} : device_color(h.front(), n);
@@ -195,7 +208,6 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
             c.tip(r, tip);
         }
     }
-    c.stroke_rect(grid, colors::kGrid, 2);
     // Range labels along the edges, where they fit.
     if (m.col) {
         float last = -1e9f;

@@ -40,6 +40,14 @@ std::string find_font(const char* file) {
 
 } // namespace
 
+void apply_style() {
+    ImGui::StyleColorsLight();
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.Colors[ImGuiCol_WindowBg].w = 0;
+    style.Colors[ImGuiCol_ChildBg].w = 0;
+    style.WindowBorderSize = 0;
+}
+
 Fonts load_fonts(float size) {
     ImGuiIO& io = ImGui::GetIO();
     Fonts f;

@@ -174,9 +174,8 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     ImGui_ImplOpenGL3_NewFrame();
     ImGui::NewFrame();
     {
+        // The framebuffer is cleared to white below: no background quad.
         ImGuiCanvas canvas(ImGui::GetBackgroundDrawList(), fonts.mono, false);
-        canvas.fill_rect({0, 0, static_cast<float>(width), static_cast<float>(height)},
-                         colors::kBackground);
         draw(canvas);
     }
     ImGui::Render();

@@ -72,11 +72,14 @@ void MainView::editor_panel(const ViewInput& in, ViewActions& out) {
     const ImVec2 inner = ImGui::GetContentRegionAvail();
     const ImVec2 size{std::max(inner.x, static_cast<float>(longest + 4) * adv + style.FramePadding.x * 2),
                       std::max(inner.y, static_cast<float>(lines + 2) * fs + style.FramePadding.y * 2)};
-    if (ImGui::InputTextMultiline("##program", &text, size,
+    // No frame fill (the white clear shows through; see apply_style).
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(0, 0, 0, 0));
+    const bool edited = ImGui::InputTextMultiline("##program", &text, size,
                                   ImGuiInputTextFlags_AllowTabInput |
                                       ImGuiInputTextFlags_CallbackAlways,
-                                  cursor_callback, &cursor_line_))
-        out.text_changed = true;
+                                  cursor_callback, &cursor_line_);
+    ImGui::PopStyleColor();
+    if (edited) out.text_changed = true;
     const ImVec2 origin{ImGui::GetItemRectMin().x + style.FramePadding.x,
                         ImGui::GetItemRectMin().y + style.FramePadding.y};
     // Underlines over the text (the input draws in a child window: use the foreground list,
