@@ -46,6 +46,8 @@ void apply_style() {
     style.Colors[ImGuiCol_WindowBg].w = 0;
     style.Colors[ImGuiCol_ChildBg].w = 0;
     style.WindowBorderSize = 0;
+    style.Colors[ImGuiCol_FrameBg] = {0.90f, 0.90f, 0.92f, 1.0f}; // visible on the white clear
+    style.FrameBorderSize = 0;
 }
 
 Fonts load_fonts(float size) {
