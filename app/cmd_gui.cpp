@@ -23,15 +23,18 @@ void add_gui_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--teaching", opts->teaching,
                   "Teaching mode: large fonts, a sample picker, comments as narration");
     cmd->add_flag("--verify", opts->verify, "Start verifying on the sim backend at once");
-    cmd->add_option("--size", [opts](const std::vector<std::string>& v) {
-           int w = 0, h = 0;
-           if (std::sscanf(v.front().c_str(), "%dx%d", &w, &h) != 2 || w < 200 || h < 150 ||
-               w > 8192 || h > 8192)
-               return false;
-           opts->width = w;
-           opts->height = h;
-           return true;
-       }, "Window size, WxH (default 1400x900)");
+    cmd->add_option(
+        "--size",
+        [opts](const std::vector<std::string>& v) {
+            int w = 0, h = 0;
+            if (std::sscanf(v.front().c_str(), "%dx%d", &w, &h) != 2 || w < 200 || h < 150 ||
+                w > 8192 || h > 8192)
+                return false;
+            opts->width = w;
+            opts->height = h;
+            return true;
+        },
+        "Window size, WxH (default 1400x900)");
     // Hidden, for the screenshot tests: render N frames, save the window as PNG, exit.
     cmd->add_option("--screenshot", opts->screenshot)->group("");
     cmd->add_option("--frames", opts->frames)->group("")->check(CLI::Range(1, 100000));

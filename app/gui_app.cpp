@@ -9,8 +9,8 @@
 #include "render/gui/view.hpp"
 
 #define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 #include <GL/gl.h>
+#include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
@@ -105,9 +105,11 @@ private:
                 for (const auto& r : report.statements) {
                     char buf[160];
                     if (r.exact)
-                        std::snprintf(buf, sizeof buf, "exact: max abs error %.3g", r.max_abs_error);
+                        std::snprintf(buf, sizeof buf, "exact: max abs error %.3g",
+                                      r.max_abs_error);
                     else
-                        std::snprintf(buf, sizeof buf, "rel error %.3g (tolerance %.0e), replicas %.3g",
+                        std::snprintf(buf, sizeof buf,
+                                      "rel error %.3g (tolerance %.0e), replicas %.3g",
                                       r.max_rel_error, r.tolerance, r.replica_error);
                     s.rows.push_back({r.line, r.source, r.pass, buf});
                 }
@@ -140,7 +142,8 @@ struct Document {
         const auto t0 = std::chrono::steady_clock::now();
         checked = check_text(path.empty() ? "untitled.ein" : path, text);
         if (checked.syntax_ok()) shown = checked.plan;
-        check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                       .count();
     }
 };
 
@@ -163,7 +166,8 @@ int run_gui(const GuiOptions& o) {
 
     render::GlStatus status;
     std::string error;
-    GLFWwindow* window = render::create_gl_window(o.width, o.height, "shardscope", true, status, error);
+    GLFWwindow* window =
+        render::create_gl_window(o.width, o.height, "shardscope", true, status, error);
     if (!window) {
         if (status == render::GlStatus::NoDisplay)
             std::cerr << "shardscope: error: the window needs a display, and there is " << error
@@ -187,8 +191,8 @@ int run_gui(const GuiOptions& o) {
     render::MainView view(fonts);
     view.set_teaching(o.teaching);
     if (!o.panel.empty())
-        view.show_panel(o.panel == "plan"    ? render::MainView::Panel::Plan
-                        : o.panel == "steps" ? render::MainView::Panel::Steps
+        view.show_panel(o.panel == "plan"     ? render::MainView::Panel::Plan
+                        : o.panel == "steps"  ? render::MainView::Panel::Steps
                         : o.panel == "verify" ? render::MainView::Panel::Verify
                                               : render::MainView::Panel::Mesh);
     if (o.statement > 0 || !o.tensor.empty()) {

@@ -32,11 +32,20 @@ std::string xml_escape(std::string_view s) {
     out.reserve(s.size());
     for (char ch : s) {
         switch (ch) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += ch;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            out += ch;
         }
     }
     return out;
@@ -49,7 +58,8 @@ std::string num(float v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
     std::string s = buf;
-    while (!s.empty() && s.back() == '0') s.pop_back();
+    while (!s.empty() && s.back() == '0')
+        s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();
     if (s == "-0") s = "0";
     return s;
@@ -64,23 +74,21 @@ std::string opacity(Color c) {
 
 } // namespace
 
-SvgCanvas::SvgCanvas(float width, float height, Color background)
-    : width_(width), height_(height) {
+SvgCanvas::SvgCanvas(float width, float height, Color background) : width_(width), height_(height) {
     fill_rect({0, 0, width, height}, background);
 }
 
 void SvgCanvas::fill_rect(const Rect& r, Color c) {
-    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\""
-          << num(r.width()) << "\" height=\"" << num(r.height()) << "\" fill=\"" << c.hex()
-          << "\"";
+    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\"" << num(r.width())
+          << "\" height=\"" << num(r.height()) << "\" fill=\"" << c.hex() << "\"";
     if (c.a != 255) body_ << " fill-opacity=\"" << opacity(c) << "\"";
     body_ << "/>\n";
 }
 
 void SvgCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
-    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\""
-          << num(r.width()) << "\" height=\"" << num(r.height()) << "\" fill=\"none\" stroke=\""
-          << c.hex() << "\" stroke-width=\"" << num(thickness) << "\"";
+    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\"" << num(r.width())
+          << "\" height=\"" << num(r.height()) << "\" fill=\"none\" stroke=\"" << c.hex()
+          << "\" stroke-width=\"" << num(thickness) << "\"";
     if (c.a != 255) body_ << " stroke-opacity=\"" << opacity(c) << "\"";
     body_ << "/>\n";
 }
@@ -106,10 +114,9 @@ Vec2 SvgCanvas::text_size(std::string_view s, float size) const {
 }
 
 void SvgCanvas::tip(const Rect& r, std::string_view tip) {
-    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\""
-          << num(r.width()) << "\" height=\"" << num(r.height())
-          << "\" fill=\"none\" pointer-events=\"all\"><title>" << xml_escape(tip)
-          << "</title></rect>\n";
+    body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\"" << num(r.width())
+          << "\" height=\"" << num(r.height()) << "\" fill=\"none\" pointer-events=\"all\"><title>"
+          << xml_escape(tip) << "</title></rect>\n";
 }
 
 std::string SvgCanvas::str() const {

@@ -18,16 +18,12 @@ constexpr std::array<Color, 10> kTab10{{{31, 119, 180, 255},
                                         {188, 189, 34, 255},
                                         {23, 190, 207, 255}}};
 
-constexpr std::array<Color, 20> kTab20{{{31, 119, 180, 255},  {174, 199, 232, 255},
-                                        {255, 127, 14, 255},  {255, 187, 120, 255},
-                                        {44, 160, 44, 255},   {152, 223, 138, 255},
-                                        {214, 39, 40, 255},   {255, 152, 150, 255},
-                                        {148, 103, 189, 255}, {197, 176, 213, 255},
-                                        {140, 86, 75, 255},   {196, 156, 148, 255},
-                                        {227, 119, 194, 255}, {247, 182, 210, 255},
-                                        {127, 127, 127, 255}, {199, 199, 199, 255},
-                                        {188, 189, 34, 255},  {219, 219, 141, 255},
-                                        {23, 190, 207, 255},  {158, 218, 229, 255}}};
+constexpr std::array<Color, 20> kTab20{
+    {{31, 119, 180, 255},  {174, 199, 232, 255}, {255, 127, 14, 255},  {255, 187, 120, 255},
+     {44, 160, 44, 255},   {152, 223, 138, 255}, {214, 39, 40, 255},   {255, 152, 150, 255},
+     {148, 103, 189, 255}, {197, 176, 213, 255}, {140, 86, 75, 255},   {196, 156, 148, 255},
+     {227, 119, 194, 255}, {247, 182, 210, 255}, {127, 127, 127, 255}, {199, 199, 199, 255},
+     {188, 189, 34, 255},  {219, 219, 141, 255}, {23, 190, 207, 255},  {158, 218, 229, 255}}};
 
 Color hsv(double h, double s, double v) {
     h = h - std::floor(h);
@@ -36,12 +32,24 @@ Color hsv(double h, double s, double v) {
     const double p = v * (1 - s), q = v * (1 - f * s), t = v * (1 - (1 - f) * s);
     double r = 0, g = 0, b = 0;
     switch (static_cast<int>(i) % 6) {
-    case 0: r = v, g = t, b = p; break;
-    case 1: r = q, g = v, b = p; break;
-    case 2: r = p, g = v, b = t; break;
-    case 3: r = p, g = q, b = v; break;
-    case 4: r = t, g = p, b = v; break;
-    default: r = v, g = p, b = q; break;
+    case 0:
+        r = v, g = t, b = p;
+        break;
+    case 1:
+        r = q, g = v, b = p;
+        break;
+    case 2:
+        r = p, g = v, b = t;
+        break;
+    case 3:
+        r = p, g = q, b = v;
+        break;
+    case 4:
+        r = t, g = p, b = v;
+        break;
+    default:
+        r = v, g = p, b = q;
+        break;
     }
     auto c = [](double x) { return static_cast<std::uint8_t>(std::lround(x * 255)); };
     return {c(r), c(g), c(b), 255};
@@ -72,7 +80,8 @@ Color device_color(std::int64_t id, std::int64_t count) {
     while (step > 1 && gcd(step, hues) != 1)
         --step;
     const std::int64_t j = ((id / 3) * std::max<std::int64_t>(step, 1)) % hues;
-    return hsv(static_cast<double>(j) / static_cast<double>(hues) + 0.1 * static_cast<double>(level),
+    return hsv(static_cast<double>(j) / static_cast<double>(hues) +
+                   0.1 * static_cast<double>(level),
                kSat[level], kVal[level]);
 }
 
@@ -84,14 +93,21 @@ Color text_on(Color bg) {
 Color step_color(semantics::StepKind kind) {
     using K = semantics::StepKind;
     switch (kind) {
-    case K::Compute: return {90, 140, 210, 255};
-    case K::AllReduce: return {220, 90, 70, 255};
-    case K::AllGather: return {240, 160, 40, 255};
-    case K::ReduceScatter: return {200, 70, 150, 255};
-    case K::AllToAll: return {140, 90, 200, 255};
-    case K::Permute: return {60, 170, 160, 255};
+    case K::Compute:
+        return {90, 140, 210, 255};
+    case K::AllReduce:
+        return {220, 90, 70, 255};
+    case K::AllGather:
+        return {240, 160, 40, 255};
+    case K::ReduceScatter:
+        return {200, 70, 150, 255};
+    case K::AllToAll:
+        return {140, 90, 200, 255};
+    case K::Permute:
+        return {60, 170, 160, 255};
     case K::Slice:
-    case K::Split: return {170, 170, 170, 255};
+    case K::Split:
+        return {170, 170, 170, 255};
     }
     return {170, 170, 170, 255};
 }

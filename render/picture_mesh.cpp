@@ -34,7 +34,8 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         cols = axes[0].size;
         if (cols > 16) {
             wrapped = true;
-            cols = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(axes[0].size))));
+            cols =
+                static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(axes[0].size))));
             rows = (axes[0].size + cols - 1) / cols;
         }
     } else if (rank >= 2) {
@@ -56,7 +57,8 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
             axis_note += " " + axes[k].name;
     }
     if (!axis_note.empty()) {
-        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, axis_note, small, area.width() - 2 * pad);
+        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, axis_note, small,
+                     area.width() - 2 * pad);
         y += line;
     }
     const float gap = panels > 1 ? font * 1.6f : 0;
@@ -105,12 +107,14 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                 panel = panel * axes[k].size + coords[k];
         }
         const float px = area.x0 + pad + static_cast<float>(panel % pcols) * (pw + gap);
-        const float py = y + static_cast<float>(panel / pcols) * (ph + gap + (panels > 1 ? line : 0)) +
+        const float py = y +
+                         static_cast<float>(panel / pcols) * (ph + gap + (panels > 1 ? line : 0)) +
                          (panels > 1 ? line : 0);
         if (panels > 1 && r == 0 && col == 0) {
             std::string label;
             for (std::size_t k = 0; k + 2 < rank; ++k)
-                label += (label.empty() ? "" : ", ") + axes[k].name + "=" + std::to_string(coords[k]);
+                label +=
+                    (label.empty() ? "" : ", ") + axes[k].name + "=" + std::to_string(coords[k]);
             c.text({px, py - line}, colors::kMuted, label, small);
         }
         const Rect cellr{px + static_cast<float>(col) * cell, py + static_cast<float>(r) * cell,

@@ -66,7 +66,9 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
         c.stroke_rect(bar, colors::kMuted, 1);
         text_centered(c, bar, "no steps: nothing to compute or move", colors::kMuted, small);
     } else {
-        const auto spans = timeline_spans(step_times(*s), bar.width(), std::min(8.0f, bar.width() / static_cast<float>(s->steps.size())));
+        const auto spans =
+            timeline_spans(step_times(*s), bar.width(),
+                           std::min(8.0f, bar.width() / static_cast<float>(s->steps.size())));
         for (std::size_t i = 0; i < s->steps.size(); ++i) {
             const auto& st = s->steps[i];
             const Rect r{bar.x0 + spans[i].x0, bar.y0, bar.x0 + spans[i].x1, bar.y1};
@@ -74,7 +76,8 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
             c.fill_rect(r, col);
             if (c.hovered(r)) c.stroke_rect(r, colors::kText, 2.5f);
             c.stroke_rect(r, colors::kBackground, 1);
-            text_centered(c, r, std::to_string(i + 1) + " " + step_name(plan, st), text_on(col), small);
+            text_centered(c, r, std::to_string(i + 1) + " " + step_name(plan, st), text_on(col),
+                          small);
             if (c.wants_tip(r)) {
                 std::string tip = std::to_string(i + 1) + ". " + step_name(plan, st) +
                                   (st.tensor.empty() ? "" : " of " + st.tensor) + "\n" +
@@ -97,15 +100,15 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     // The steps, one line each.
     for (std::size_t i = 0; i < s->steps.size(); ++i) {
         const auto& st = s->steps[i];
-        c.fill_rect({area.x0 + pad, y + 2, area.x0 + pad + small, y + 2 + small}, step_color(st.kind));
+        c.fill_rect({area.x0 + pad, y + 2, area.x0 + pad + small, y + 2 + small},
+                    step_color(st.kind));
         std::string t = std::to_string(i + 1) + ". " + step_name(plan, st);
         if (!st.tensor.empty()) t += " of " + st.tensor;
         if (!st.detail.empty()) t += " [" + st.detail + "]";
         t += "  " + semantics::format_seconds(st.time_s);
         if (st.bytes_per_device > 0) t += ", " + semantics::format_bytes(st.bytes_per_device);
         if (!st.reason.empty()) t += " — " + st.reason;
-        text_clipped(c, {area.x0 + pad + small + 6, y}, colors::kText, t, small,
-                     maxw - small - 6);
+        text_clipped(c, {area.x0 + pad + small + 6, y}, colors::kText, t, small, maxw - small - 6);
         y += line;
     }
     if (!s->alternatives.empty()) {
@@ -125,8 +128,8 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     }
 }
 
-void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
-               int frame, float font) {
+void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
+               float font) {
     const float pad = 8, line = font * 1.45f;
     const auto* s = statement_at(plan, statement);
     if (!s) {
@@ -150,7 +153,8 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     // Before (up to three values) -> after.
     std::vector<int> before;
     for (int v : f.before)
-        if (v >= 0 && v < static_cast<int>(s->values.size()) && before.size() < 3) before.push_back(v);
+        if (v >= 0 && v < static_cast<int>(s->values.size()) && before.size() < 3)
+            before.push_back(v);
     const bool has_after = f.after >= 0 && f.after < static_cast<int>(s->values.size());
     const std::size_t slots = before.size() + (has_after ? 1 : 0);
     if (slots == 0) return;

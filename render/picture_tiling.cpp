@@ -70,7 +70,8 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     for (const auto& i : layout.indices)
         idx += (idx.empty() ? "" : " ") + i;
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
-                 layout.tensor + "_{" + idx + "}   (" + (placements.empty() ? "scalar mesh" : placements) + ")",
+                 layout.tensor + "_{" + idx + "}   (" +
+                     (placements.empty() ? "scalar mesh" : placements) + ")",
                  font * 1.15f, maxw);
     y += line * 1.15f;
     text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
@@ -146,11 +147,13 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         if (h.empty()) {
             c.fill_rect(r, {235, 235, 235, 255});
         } else {
-            const std::size_t fit = std::max<std::size_t>(1, static_cast<std::size_t>(r.width() / 2));
+            const std::size_t fit =
+                std::max<std::size_t>(1, static_cast<std::size_t>(r.width() / 2));
             const std::size_t k = std::min(h.size(), fit);
             for (std::size_t i = 0; i < k; ++i) {
                 const float x0 = r.x0 + r.width() * static_cast<float>(i) / static_cast<float>(k);
-                const float x1 = r.x0 + r.width() * static_cast<float>(i + 1) / static_cast<float>(k);
+                const float x1 =
+                    r.x0 + r.width() * static_cast<float>(i + 1) / static_cast<float>(k);
                 c.fill_rect({x0, r.y0, x1, r.y1}, device_color(h[i], n));
             }
         }

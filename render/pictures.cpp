@@ -61,9 +61,9 @@ std::optional<Selection> resolve_selection(const semantics::Plan& plan, int stat
         return std::nullopt;
     }
     if (statement_1based < 0 || statement_1based > n) {
-        error = "statement " + std::to_string(statement_1based) + " is out of range: the program has " +
-                std::to_string(n) + (n == 1 ? " statement" : " statements") + " (1 to " +
-                std::to_string(n) + ")";
+        error = "statement " + std::to_string(statement_1based) +
+                " is out of range: the program has " + std::to_string(n) +
+                (n == 1 ? " statement" : " statements") + " (1 to " + std::to_string(n) + ")";
         return std::nullopt;
     }
     Selection sel;
@@ -78,12 +78,11 @@ std::optional<Selection> resolve_selection(const semantics::Plan& plan, int stat
         sel.tensor = tensor;
         if (!selected_layout(plan, sel)) {
             error = "statement " + std::to_string(statement_1based) + " has no tensor '" + tensor +
-                    "' (it has " + names_in(plan.statements[static_cast<std::size_t>(sel.statement)]) +
-                    ")";
+                    "' (it has " +
+                    names_in(plan.statements[static_cast<std::size_t>(sel.statement)]) + ")";
             return std::nullopt;
         }
-        if (!tensor.empty())
-            sel.tensor = selected_layout(plan, sel)->tensor;
+        if (!tensor.empty()) sel.tensor = selected_layout(plan, sel)->tensor;
         return sel;
     }
     if (tensor.empty()) return sel;
@@ -165,8 +164,7 @@ std::string holding_text(const TileModel& m, std::int64_t device) {
         const std::size_t show = std::min<std::size_t>(d->tiles.size(), 3);
         for (std::size_t i = 0; i < show; ++i)
             out += (i ? " " : "") + tile_text(m, m.tiles[static_cast<std::size_t>(d->tiles[i])]);
-        if (d->tiles.size() > show)
-            out += " … (" + std::to_string(d->tiles.size()) + " tiles)";
+        if (d->tiles.size() > show) out += " … (" + std::to_string(d->tiles.size()) + " tiles)";
         out += " of " + shape_text(m.global_shape);
         for (const auto& o : m.others)
             if (o.shards > 1) out += ", its shard of " + o.index;
@@ -203,7 +201,8 @@ Drawn drawn_of(const Selection& sel, const semantics::TensorLayout& layout) {
 
 Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel) {
     switch (view) {
-    case View::Tiling: return {820, 620};
+    case View::Tiling:
+        return {820, 620};
     case View::Mesh: {
         const auto n = plan.mesh.device_count();
         if (n > 256) return {980, 1020};
@@ -218,7 +217,8 @@ Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel) 
         }
         return {960, 230 + 26.0f * static_cast<float>(steps + alts)};
     }
-    case View::Steps: return {1100, 560};
+    case View::Steps:
+        return {1100, 560};
     }
     return {800, 600};
 }
@@ -240,8 +240,12 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
         draw_mesh(c, area, plan.mesh, layouts, font);
         return;
     }
-    case View::Plan: draw_plan(c, area, plan, sel.statement, font); return;
-    case View::Steps: draw_step(c, area, plan, sel.statement, sel.step, font); return;
+    case View::Plan:
+        draw_plan(c, area, plan, sel.statement, font);
+        return;
+    case View::Steps:
+        draw_step(c, area, plan, sel.statement, sel.step, font);
+        return;
     }
 }
 

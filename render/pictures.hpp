@@ -74,8 +74,8 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                float font = 14);
 
 /// One frame of the step-through: the tilings before and after a step.
-void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
-               int frame, float font = 14);
+void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
+               float font = 14);
 
 /// What a device holds of a layout, in words: "[0:2, 0:2] of 4×4", "nothing", with "Σ"
 /// when partial.

@@ -2,8 +2,7 @@
 
 namespace shardscope::render {
 
-std::vector<StepFrame> step_frames(const semantics::Plan& plan,
-                                   const semantics::StatementPlan& s) {
+std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics::StatementPlan& s) {
     std::vector<StepFrame> out;
     StepFrame inputs;
     inputs.title = "inputs";
@@ -17,11 +16,12 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan,
         StepFrame f;
         f.step = static_cast<int>(i);
         f.collective = semantics::is_collective(st.kind);
-        std::string what = f.collective ? semantics::collective_text(plan.mesh, st.kind,
-                                                                     st.mesh_axes)
-                                        : std::string(semantics::step_kind_name(st.kind));
+        std::string what = f.collective
+                               ? semantics::collective_text(plan.mesh, st.kind, st.mesh_axes)
+                               : std::string(semantics::step_kind_name(st.kind));
         if (!st.detail.empty()) what += " " + st.detail;
-        f.title = std::to_string(i + 1) + ". " + what + (st.tensor.empty() ? "" : " of " + st.tensor);
+        f.title =
+            std::to_string(i + 1) + ". " + what + (st.tensor.empty() ? "" : " of " + st.tensor);
         f.explanation = st.reason;
         f.before = st.inputs;
         f.after = st.output;

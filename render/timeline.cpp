@@ -5,8 +5,7 @@
 
 namespace shardscope::render {
 
-std::vector<Span> timeline_spans(const std::vector<double>& times, float width,
-                                 float min_width) {
+std::vector<Span> timeline_spans(const std::vector<double>& times, float width, float min_width) {
     const std::size_t n = times.size();
     std::vector<Span> out(n);
     if (n == 0) return out;
@@ -36,9 +35,9 @@ std::vector<Span> timeline_spans(const std::vector<double>& times, float width,
                     w[i] = min_width;
                     continue;
                 }
-                w[i] = free_time > 0 ? static_cast<float>(std::max(times[i], 0.0) / free_time) *
-                                           free_width
-                                     : free_width / static_cast<float>(n - npinned);
+                w[i] = free_time > 0
+                           ? static_cast<float>(std::max(times[i], 0.0) / free_time) * free_width
+                           : free_width / static_cast<float>(n - npinned);
                 if (w[i] < min_width) {
                     pinned[i] = true;
                     changed = true;

@@ -4,9 +4,9 @@
 #include "render/palette.hpp"
 
 #define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 #include <GL/gl.h>
 #include <GL/glext.h>
+#include <GLFW/glfw3.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 #include <stb/stb_image_write.h>
@@ -113,24 +113,24 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     GlStatus status = GlStatus::Ok;
     GLFWwindow* window = create_gl_window(64, 64, "shardscope render", false, status, error);
     if (!window) return status;
-    auto gen_fbos = reinterpret_cast<PFNGLGENFRAMEBUFFERSPROC>(
-        glfwGetProcAddress("glGenFramebuffers"));
-    auto bind_fbo = reinterpret_cast<PFNGLBINDFRAMEBUFFERPROC>(
-        glfwGetProcAddress("glBindFramebuffer"));
-    auto gen_rbos = reinterpret_cast<PFNGLGENRENDERBUFFERSPROC>(
-        glfwGetProcAddress("glGenRenderbuffers"));
-    auto bind_rbo = reinterpret_cast<PFNGLBINDRENDERBUFFERPROC>(
-        glfwGetProcAddress("glBindRenderbuffer"));
-    auto rbo_storage = reinterpret_cast<PFNGLRENDERBUFFERSTORAGEPROC>(
-        glfwGetProcAddress("glRenderbufferStorage"));
+    auto gen_fbos =
+        reinterpret_cast<PFNGLGENFRAMEBUFFERSPROC>(glfwGetProcAddress("glGenFramebuffers"));
+    auto bind_fbo =
+        reinterpret_cast<PFNGLBINDFRAMEBUFFERPROC>(glfwGetProcAddress("glBindFramebuffer"));
+    auto gen_rbos =
+        reinterpret_cast<PFNGLGENRENDERBUFFERSPROC>(glfwGetProcAddress("glGenRenderbuffers"));
+    auto bind_rbo =
+        reinterpret_cast<PFNGLBINDRENDERBUFFERPROC>(glfwGetProcAddress("glBindRenderbuffer"));
+    auto rbo_storage =
+        reinterpret_cast<PFNGLRENDERBUFFERSTORAGEPROC>(glfwGetProcAddress("glRenderbufferStorage"));
     auto attach_rbo = reinterpret_cast<PFNGLFRAMEBUFFERRENDERBUFFERPROC>(
         glfwGetProcAddress("glFramebufferRenderbuffer"));
     auto check_fbo = reinterpret_cast<PFNGLCHECKFRAMEBUFFERSTATUSPROC>(
         glfwGetProcAddress("glCheckFramebufferStatus"));
-    auto del_fbos = reinterpret_cast<PFNGLDELETEFRAMEBUFFERSPROC>(
-        glfwGetProcAddress("glDeleteFramebuffers"));
-    auto del_rbos = reinterpret_cast<PFNGLDELETERENDERBUFFERSPROC>(
-        glfwGetProcAddress("glDeleteRenderbuffers"));
+    auto del_fbos =
+        reinterpret_cast<PFNGLDELETEFRAMEBUFFERSPROC>(glfwGetProcAddress("glDeleteFramebuffers"));
+    auto del_rbos =
+        reinterpret_cast<PFNGLDELETERENDERBUFFERSPROC>(glfwGetProcAddress("glDeleteRenderbuffers"));
     if (!gen_fbos || !bind_fbo || !gen_rbos || !bind_rbo || !rbo_storage || !attach_rbo ||
         !check_fbo || !del_fbos || !del_rbos) {
         glfwDestroyWindow(window);

@@ -25,9 +25,12 @@ int cursor_callback(ImGuiInputTextCallbackData* data) {
 
 ImU32 severity_color(Severity s) {
     switch (s) {
-    case Severity::Error: return IM_COL32(220, 40, 40, 255);
-    case Severity::Warning: return IM_COL32(230, 160, 20, 255);
-    case Severity::Note: return IM_COL32(60, 120, 220, 255);
+    case Severity::Error:
+        return IM_COL32(220, 40, 40, 255);
+    case Severity::Warning:
+        return IM_COL32(230, 160, 20, 255);
+    case Severity::Note:
+        return IM_COL32(60, 120, 220, 255);
     }
     return IM_COL32(220, 40, 40, 255);
 }
@@ -51,7 +54,8 @@ void MainView::editor_panel(const ViewInput& in, ViewActions& out) {
     std::string& text = *in.text;
     const auto& diags = *in.diagnostics;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float list_h = std::clamp(avail.y * 0.3f, ImGui::GetFontSize() * 3, ImGui::GetFontSize() * 16);
+    const float list_h =
+        std::clamp(avail.y * 0.3f, ImGui::GetFontSize() * 3, ImGui::GetFontSize() * 16);
     ImGui::BeginChild("editor", {0, avail.y - list_h}, false, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::PushFont(fonts_.mono);
     // Sized to the whole text, so that the outer child scrolls and the text origin is known.
@@ -70,14 +74,15 @@ void MainView::editor_panel(const ViewInput& in, ViewActions& out) {
     const float fs = ImGui::GetFontSize();
     const float adv = fonts_.mono->CalcTextSizeA(fs, FLT_MAX, 0, "M").x;
     const ImVec2 inner = ImGui::GetContentRegionAvail();
-    const ImVec2 size{std::max(inner.x, static_cast<float>(longest + 4) * adv + style.FramePadding.x * 2),
-                      std::max(inner.y, static_cast<float>(lines + 2) * fs + style.FramePadding.y * 2)};
+    const ImVec2 size{
+        std::max(inner.x, static_cast<float>(longest + 4) * adv + style.FramePadding.x * 2),
+        std::max(inner.y, static_cast<float>(lines + 2) * fs + style.FramePadding.y * 2)};
     // No frame fill (the white clear shows through; see apply_style).
     ImGui::PushStyleColor(ImGuiCol_FrameBg, IM_COL32(0, 0, 0, 0));
     const bool edited = ImGui::InputTextMultiline("##program", &text, size,
-                                  ImGuiInputTextFlags_AllowTabInput |
-                                      ImGuiInputTextFlags_CallbackAlways,
-                                  cursor_callback, &cursor_line_);
+                                                  ImGuiInputTextFlags_AllowTabInput |
+                                                      ImGuiInputTextFlags_CallbackAlways,
+                                                  cursor_callback, &cursor_line_);
     ImGui::PopStyleColor();
     if (edited) out.text_changed = true;
     const ImVec2 origin{ImGui::GetItemRectMin().x + style.FramePadding.x,
@@ -95,8 +100,9 @@ void MainView::editor_panel(const ViewInput& in, ViewActions& out) {
         const int l1 = std::max(l0, static_cast<int>(d.range.end_line));
         for (int l = l0; l <= l1; ++l) {
             const float c0 = l == l0 ? static_cast<float>(d.range.column - 1) : 0;
-            float c1 = l == l1 && d.range.end_column > 0 ? static_cast<float>(d.range.end_column - 1)
-                                                         : static_cast<float>(longest);
+            float c1 = l == l1 && d.range.end_column > 0
+                           ? static_cast<float>(d.range.end_column - 1)
+                           : static_cast<float>(longest);
             if (c1 <= c0) c1 = c0 + 1;
             const float y = origin.y + static_cast<float>(l) * fs;
             const float x0 = origin.x + c0 * adv, x1 = origin.x + c1 * adv;
@@ -105,7 +111,8 @@ void MainView::editor_panel(const ViewInput& in, ViewActions& out) {
         }
     }
     dl->PopClipRect();
-    if (tip && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) ImGui::SetTooltip("%s", tip->c_str());
+    if (tip && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
+        ImGui::SetTooltip("%s", tip->c_str());
     ImGui::PopFont();
     ImGui::EndChild();
 

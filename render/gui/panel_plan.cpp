@@ -16,8 +16,8 @@ void MainView::plan_panel(const ViewInput& in) {
     }
     ImGui::BeginChild("plan", {0, 0}, false);
     const float scale = font_size() / 14.0f;
-    const float h = std::max(ImGui::GetContentRegionAvail().y,
-                             picture_size(plan, View::Plan, sel_).y * scale);
+    const float h =
+        std::max(ImGui::GetContentRegionAvail().y, picture_size(plan, View::Plan, sel_).y * scale);
     picture(plan, View::Plan, h);
     ImGui::EndChild();
 }

@@ -19,7 +19,8 @@ void MainView::teaching_panel(const ViewInput& in, ViewActions& out) {
         const auto& n = blocks[b];
         // The statement of the plan that starts in this block.
         int statement = -1;
-        const auto lines = static_cast<std::uint32_t>(std::count(n.statement.begin(), n.statement.end(), '\n'));
+        const auto lines =
+            static_cast<std::uint32_t>(std::count(n.statement.begin(), n.statement.end(), '\n'));
         for (std::size_t i = 0; i < plan.statements.size(); ++i) {
             const auto l = plan.statements[i].range.line;
             if (n.line && l >= n.line && l <= n.line + lines) {

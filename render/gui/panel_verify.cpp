@@ -15,8 +15,10 @@ void MainView::verify_panel(const ViewInput& in, ViewActions& out) {
     ImGui::TextDisabled("every statement run on simulated ranks at small sizes and compared "
                         "with one device");
     if (v.running || v.finished) {
-        const float frac = v.total ? static_cast<float>(v.done) / static_cast<float>(v.total) : 0.0f;
-        const std::string label = std::to_string(v.done) + " / " + std::to_string(v.total) + " statements";
+        const float frac =
+            v.total ? static_cast<float>(v.done) / static_cast<float>(v.total) : 0.0f;
+        const std::string label =
+            std::to_string(v.done) + " / " + std::to_string(v.total) + " statements";
         ImGui::ProgressBar(v.running ? frac : 1.0f, {-1, 0}, label.c_str());
     }
     if (!v.setting.empty()) ImGui::TextDisabled("%s", v.setting.c_str());
@@ -32,7 +34,9 @@ void MainView::verify_panel(const ViewInput& in, ViewActions& out) {
         ImGui::Text("%d of %zu statements verified in %.2f s", passed, v.rows.size(), v.seconds);
     }
     if (v.rows.empty()) return;
-    if (ImGui::BeginTable("runs", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable)) {
+    if (ImGui::BeginTable("runs", 4,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                              ImGuiTableFlags_Resizable)) {
         ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("line", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("statement");

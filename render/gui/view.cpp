@@ -66,9 +66,9 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
     bool teaching = teaching_;
     if (ImGui::Checkbox("teaching", &teaching)) teaching_ = teaching;
     ImGui::SameLine();
-    const int errors = static_cast<int>(std::count_if(
-        in.diagnostics->begin(), in.diagnostics->end(),
-        [](const auto& d) { return d.severity == Severity::Error; }));
+    const int errors = static_cast<int>(
+        std::count_if(in.diagnostics->begin(), in.diagnostics->end(),
+                      [](const auto& d) { return d.severity == Severity::Error; }));
     if (errors)
         ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%d error%s", errors, errors == 1 ? "" : "s");
     else
@@ -122,7 +122,8 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
                 if (ImGui::BeginCombo(id, current->indices[static_cast<std::size_t>(v)].c_str())) {
                     for (int d = 0; d < rank; ++d)
                         if (d != other &&
-                            ImGui::Selectable(current->indices[static_cast<std::size_t>(d)].c_str(), d == v)) {
+                            ImGui::Selectable(current->indices[static_cast<std::size_t>(d)].c_str(),
+                                              d == v)) {
                             v = d;
                             changed = true;
                         }

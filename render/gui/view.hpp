@@ -27,18 +27,18 @@ struct VerifyState {
     bool finished = false;
     std::size_t done = 0, total = 0;
     double seconds = 0;
-    std::string error; ///< it could not run (syntax or plan errors, an exception)
+    std::string error;   ///< it could not run (syntax or plan errors, an exception)
     std::string setting; ///< "sim, 4 ranks, f32, random data, small sizes"
     std::vector<VerifyRow> rows;
 };
 
 /// What the view is given each frame.
 struct ViewInput {
-    std::string* text = nullptr;             ///< the editor's text (edited in place)
-    const semantics::Plan* plan = nullptr;   ///< the plan drawn (the last one that checked)
+    std::string* text = nullptr;           ///< the editor's text (edited in place)
+    const semantics::Plan* plan = nullptr; ///< the plan drawn (the last one that checked)
     const std::vector<Diagnostic>* diagnostics = nullptr; ///< of the current text
-    bool stale = false;                      ///< the text has syntax errors: plan is older
-    double check_ms = 0;                     ///< how long the last re-check took
+    bool stale = false;  ///< the text has syntax errors: plan is older
+    double check_ms = 0; ///< how long the last re-check took
     const VerifyState* verify = nullptr;
     const std::vector<std::string>* samples = nullptr; ///< sample files for the picker
     std::string file;                                  ///< the open file ("" for a new one)
@@ -89,8 +89,8 @@ private:
     Panel panel_ = Panel::Mesh;
     bool force_panel_ = false;
     bool teaching_ = false;
-    int cursor_line_ = 0;      ///< 1-based line of the editor's cursor
-    int follow_line_ = 0;      ///< the line last used to pick the statement
+    int cursor_line_ = 0; ///< 1-based line of the editor's cursor
+    int follow_line_ = 0; ///< the line last used to pick the statement
 };
 
 } // namespace shardscope::render

@@ -3,15 +3,15 @@
 // step-through), and the re-check per keystroke while typing a statement. Needs a display:
 // `xvfb-run -a build/tests/bench/bench_gui` (Mesa's software OpenGL under Xvfb).
 #include "app/document.hpp"
-#include "render/gui/offscreen.hpp"
 #include "render/gui/imgui_canvas.hpp"
+#include "render/gui/offscreen.hpp"
 #include "render/gui/view.hpp"
 
 #include "bench_util.hpp"
 
 #define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 #include <GL/gl.h>
+#include <GLFW/glfw3.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
     // The mesh panel's cells start near (557, 612) in a 1400x900 window.
     const Config configs[] = {
         {"baseline: clear and swap, no ImGui window", render::MainView::Panel::Mesh, -1, -1, -1},
-        {"baseline: one empty ImGui window over the whole window", render::MainView::Panel::Mesh, -2, -1, -1},
+        {"baseline: one empty ImGui window over the whole window", render::MainView::Panel::Mesh,
+         -2, -1, -1},
         {"experiment: mesh picture alone", render::MainView::Panel::Mesh, -3, -1, -1},
         {"experiment: tiling picture alone", render::MainView::Panel::Mesh, -4, -1, -1},
         {"mesh panel, 1024 devices, pointer on a device (16 tensors' holdings)",
@@ -194,7 +195,8 @@ int main(int argc, char** argv) {
             io.DisplaySize = {static_cast<float>(W), static_cast<float>(H)};
             io.DeltaTime = 1.0f / 60;
             // A pointer that moves a pixel back and forth, as a hand on a mouse does.
-            io.MousePos = {c.mx < 0 ? -FLT_MAX : c.mx + static_cast<float>(f % 2), c.my < 0 ? -FLT_MAX : c.my};
+            io.MousePos = {c.mx < 0 ? -FLT_MAX : c.mx + static_cast<float>(f % 2),
+                           c.my < 0 ? -FLT_MAX : c.my};
             ImGui_ImplOpenGL3_NewFrame();
             ImGui::NewFrame();
             if (c.statement >= 0) (void)view.frame(in);
@@ -205,9 +207,11 @@ int main(int argc, char** argv) {
                 render::ImGuiCanvas cv(ImGui::GetWindowDrawList(), fonts.mono, true);
                 render::Selection sel;
                 if (c.statement == -3)
-                    render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan, render::View::Mesh, sel, 15);
+                    render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
+                                         render::View::Mesh, sel, 15);
                 if (c.statement == -4)
-                    render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan, render::View::Tiling, sel, 15);
+                    render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
+                                         render::View::Tiling, sel, 15);
                 ImGui::End();
             }
             ImGui::Render();

@@ -31,7 +31,9 @@ struct RecordingCanvas final : render::Canvas {
         return {render::mono_text_width(s, size), size};
     }
     bool wants_tip(const render::Rect&) const override { return true; }
-    void tip(const render::Rect& r, std::string_view t) override { tips.push_back({r, std::string(t)}); }
+    void tip(const render::Rect& r, std::string_view t) override {
+        tips.push_back({r, std::string(t)});
+    }
     bool has_text(const std::string& needle) const {
         for (const auto& t : texts)
             if (t.text.find(needle) != std::string::npos) return true;

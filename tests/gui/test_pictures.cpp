@@ -42,8 +42,10 @@ std::map<std::int64_t, int> device_fills(const test::RecordingCanvas& c, std::in
 /// The fill colours of an SVG's <rect> elements, with their areas.
 std::map<std::string, double> svg_fills(const std::string& svg) {
     std::map<std::string, double> out;
-    const std::regex rect(R"re(<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(#[0-9a-f]{6})")re");
-    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator(); ++it)
+    const std::regex rect(
+        R"re(<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(#[0-9a-f]{6})")re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), rect); it != std::sregex_iterator();
+         ++it)
         out[(*it)[5]] += std::stod((*it)[3]) * std::stod((*it)[4]);
     return out;
 }

@@ -38,7 +38,8 @@ std::string quote(const std::string& s) {
 
 /// Runs shardscope with `args`, stderr into `log`; returns the exit code.
 int run_shardscope(const std::string& args, const fs::path& log) {
-    const std::string cmd = quote(SHARDSCOPE_BIN) + " " + args + " >" + quote(log.string()) + " 2>&1";
+    const std::string cmd =
+        quote(SHARDSCOPE_BIN) + " " + args + " >" + quote(log.string()) + " 2>&1";
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
@@ -58,7 +59,8 @@ std::string sample(const std::string& name) {
 int large_device_colours(const test::Image& img, std::int64_t n, double fraction) {
     int k = 0;
     for (std::int64_t d = 0; d < n; ++d)
-        k += static_cast<double>(img.count(device_color(d, n))) >= fraction * static_cast<double>(img.pixels());
+        k += static_cast<double>(img.count(device_color(d, n))) >=
+             fraction * static_cast<double>(img.pixels());
     return k;
 }
 
@@ -73,8 +75,9 @@ TEST_CASE("gui: every sample opens in the window and draws its panels") {
     for (const auto& s : samples) {
         CAPTURE(s);
         const auto png = dir / (s.stem().string() + ".png");
-        REQUIRE(run_shardscope("gui " + quote(s.string()) + " --frames 3 --screenshot " + quote(png.string()),
-                           dir / "log.txt") == 0);
+        REQUIRE(run_shardscope("gui " + quote(s.string()) + " --frames 3 --screenshot " +
+                                   quote(png.string()),
+                               dir / "log.txt") == 0);
         const auto img = test::load_png(png.string());
         REQUIRE(img.ok());
         CHECK(img.width == 1400);
@@ -82,7 +85,8 @@ TEST_CASE("gui: every sample opens in the window and draws its panels") {
         // Text, tiles, cells: far more than a blank window's few colours, and device colours.
         CHECK(img.distinct() > 50);
         CHECK(img.count(device_color(0, 2)) + img.count(device_color(0, 4)) +
-                  img.count(device_color(0, 8)) + img.count(device_color(0, 16)) > 500);
+                  img.count(device_color(0, 8)) + img.count(device_color(0, 16)) >
+              500);
     }
 }
 
@@ -90,8 +94,8 @@ TEST_CASE("gui: W_{r_0 c r'_1 d} on a 2x2 mesh shows four distinct device colour
     const auto dir = out_dir("tiling");
     const auto png = dir / "ss.png";
     REQUIRE(run_shardscope("gui " + sample("placements_2x2.ein") +
-                           " --tensor 'W^{SS}' --frames 3 --screenshot " + quote(png.string()),
-                       dir / "log.txt") == 0);
+                               " --tensor 'W^{SS}' --frames 3 --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
     const auto img = test::load_png(png.string());
     REQUIRE(img.ok());
     // Each device's tile in the tiling plus its cell in the mesh: well above 2% each.
@@ -107,9 +111,9 @@ TEST_CASE("gui: the other panels, teaching mode and a verify run draw") {
         CAPTURE(panel);
         const auto png = dir / (panel + ".png");
         REQUIRE(run_shardscope("gui " + sample("sequence_parallel.ein") + " --panel " + panel +
-                               (panel == "verify" ? " --verify" : "") + " --step 1 --frames 3 --screenshot " +
-                               quote(png.string()),
-                           dir / "log.txt") == 0);
+                                   (panel == "verify" ? " --verify" : "") +
+                                   " --step 1 --frames 3 --screenshot " + quote(png.string()),
+                               dir / "log.txt") == 0);
         const auto img = test::load_png(png.string());
         REQUIRE(img.ok());
         CHECK(img.distinct() > 50);
@@ -121,9 +125,9 @@ TEST_CASE("gui: the other panels, teaching mode and a verify run draw") {
             CHECK(img.count({41, 161, 61, 255}) > 10);
     }
     const auto png = dir / "teaching.png";
-    REQUIRE(run_shardscope("gui --teaching " + sample("placements_2x2.ein") + " --frames 3 --screenshot " +
-                           quote(png.string()),
-                       dir / "log.txt") == 0);
+    REQUIRE(run_shardscope("gui --teaching " + sample("placements_2x2.ein") +
+                               " --frames 3 --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
     CHECK(test::load_png(png.string()).distinct() > 50);
 }
 
@@ -131,32 +135,33 @@ TEST_CASE("render: PNG pictures of the tiling, mesh and plan") {
     const auto dir = out_dir("render");
     const auto tiling = dir / "tiling.png";
     REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --tensor W^SS -o " +
-                           quote(tiling.string()),
-                       dir / "log.txt") == 0);
+                               quote(tiling.string()),
+                           dir / "log.txt") == 0);
     auto img = test::load_png(tiling.string());
     REQUIRE(img.ok());
     CHECK(large_device_colours(img, 4, 0.05) == 4);
 
     const auto partial = dir / "partial.png";
     REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --statement 4 -o " +
-                           quote(partial.string()),
-                       dir / "log.txt") == 0);
+                               quote(partial.string()),
+                           dir / "log.txt") == 0);
     img = test::load_png(partial.string());
     REQUIRE(img.ok());
     // Hatching over the tiles: many dark pixels inside them.
     CHECK(img.distinct() > 100);
 
     const auto mesh = dir / "mesh.png";
-    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") + " --view mesh -o " + quote(mesh.string()),
-                       dir / "log.txt") == 0);
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") + " --view mesh -o " +
+                               quote(mesh.string()),
+                           dir / "log.txt") == 0);
     img = test::load_png(mesh.string());
     REQUIRE(img.ok());
     CHECK(large_device_colours(img, 8, 0.005) == 8);
 
     const auto plan = dir / "plan.png";
     REQUIRE(run_shardscope("render " + sample("sequence_parallel.ein") + " --view plan -o " +
-                           quote(plan.string()),
-                       dir / "log.txt") == 0);
+                               quote(plan.string()),
+                           dir / "log.txt") == 0);
     img = test::load_png(plan.string());
     REQUIRE(img.ok());
     CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 1000);
@@ -166,9 +171,9 @@ TEST_CASE("render: PNG pictures of the tiling, mesh and plan") {
 TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {
     const auto dir = out_dir("nodisplay");
     const auto png = dir / "x.png";
-    const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + quote(SHARDSCOPE_BIN) + " render " +
-                            sample("placements_2x2.ein") + " -o " + quote(png.string()) + " 2>" +
-                            quote((dir / "err.txt").string());
+    const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + quote(SHARDSCOPE_BIN) +
+                            " render " + sample("placements_2x2.ein") + " -o " +
+                            quote(png.string()) + " 2>" + quote((dir / "err.txt").string());
     const int status = std::system(cmd.c_str());
     CHECK(WEXITSTATUS(status) == 2);
     const std::string err = slurp(dir / "err.txt");
