@@ -60,8 +60,8 @@ TEST_CASE("tiling of W_{r_0 c r'_1 d} on a 2x2 mesh: four tiles, four device col
     // Each device colour fills its tile and its legend swatch: two fills each.
     const auto fills = device_fills(rec, 4);
     CHECK(fills.size() == 4);
-    for (const auto& [d, count] : fills)
-        CHECK_MESSAGE(count == 2, "device " << d);
+    for (const auto& entry : fills) // (clang 14 cannot capture structured bindings)
+        CHECK_MESSAGE(entry.second == 2, "device " << entry.first);
     CHECK(rec.lines == 2); // the two cuts; no hatching: not partial
     CHECK(rec.has_text("S(0), S(2)"));
     CHECK(rec.has_text("d3 (1,1)"));
