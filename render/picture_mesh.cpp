@@ -71,20 +71,10 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     if (cell < 2) return;
     const float cgap = cell > 12 ? 2 : 0;
 
-    // Tile models of the tensors, built when a hover text first needs them.
-    std::vector<std::optional<TileModel>> models(layouts.size());
     auto holdings = [&](std::int64_t id, const std::vector<int>& coords) {
         std::string tip = "device " + device_text(id, coords);
-        for (std::size_t i = 0; i < layouts.size(); ++i) {
-            if (!models[i]) {
-                try {
-                    models[i] = tile_model(mesh, *layouts[i]);
-                } catch (const std::exception&) {
-                    models[i] = TileModel{};
-                }
-            }
-            tip += "\n" + layouts[i]->tensor + ": " + holding_text(*models[i], id);
-        }
+        for (const auto* t : layouts)
+            tip += "\n" + t->tensor + ": " + device_holding_text(mesh, *t, coords);
         return tip;
     };
 

@@ -199,6 +199,68 @@ Drawn drawn_of(const Selection& sel, const semantics::TensorLayout& layout) {
     return default_drawn(layout);
 }
 
+std::string device_holding_text(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
+                                const std::vector<int>& coords) {
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : mesh.axes)
+        sizes.push_back(a.size);
+    std::string out;
+    bool empty = false;
+    for (std::size_t d = 0; d < layout.indices.size(); ++d) {
+        // The atoms of written dimension d, major to minor.
+        std::vector<const semantics::AtomLayout*> atoms;
+        for (const auto& a : layout.atoms)
+            if (a.dim == static_cast<int>(d)) atoms.push_back(&a);
+        std::vector<Range> ranges;
+        for (const auto* a : atoms) {
+            ranges.push_back(semantics::atom_range(a->extent, a->axes, sizes, coords));
+            empty = empty || ranges.back().size() == 0;
+        }
+        // One contiguous run when nothing is cut, or when the major atom is the first cut and
+        // every atom minor of it is whole; otherwise strided runs, given per atom.
+        std::size_t first_cut = atoms.size();
+        for (std::size_t k = 0; k < atoms.size(); ++k)
+            if (ranges[k].size() != atoms[k]->extent) {
+                first_cut = k;
+                break;
+            }
+        bool contiguous = true;
+        for (std::size_t k = first_cut + 1; k < atoms.size(); ++k)
+            contiguous = contiguous && ranges[k].size() == atoms[k]->extent;
+        std::string dim;
+        if (atoms.empty()) {
+            dim = "?";
+        } else if (contiguous && (first_cut == atoms.size() || first_cut == 0)) {
+            std::int64_t inner = 1;
+            for (std::size_t k = first_cut + 1; k < atoms.size(); ++k)
+                inner *= atoms[k]->extent;
+            if (first_cut == atoms.size()) {
+                std::int64_t total = 1;
+                for (const auto* a : atoms)
+                    total *= a->extent;
+                dim = "0:" + std::to_string(total);
+            } else {
+                dim = std::to_string(ranges[first_cut].begin * inner) + ":" +
+                      std::to_string(ranges[first_cut].end * inner);
+            }
+        } else {
+            dim = "(";
+            for (std::size_t k = 0; k < atoms.size(); ++k)
+                dim += (k ? ", " : "") + atoms[k]->index.text() + " " +
+                       std::to_string(ranges[k].begin) + ":" + std::to_string(ranges[k].end);
+            dim += ")";
+        }
+        out += (out.empty() ? "" : ", ") + dim;
+    }
+    out = empty ? "nothing (an empty shard)" : "[" + out + "] of " + shape_text(layout.global_shape);
+    std::string partial;
+    for (std::size_t k = 0; k < layout.placements.size(); ++k)
+        if (layout.placements[k].kind == semantics::Placement::Kind::Partial)
+            partial += " " + mesh.axes[k].name;
+    if (!partial.empty()) out += "  Σ partial over" + partial;
+    return out;
+}
+
 Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel) {
     switch (view) {
     case View::Tiling:

@@ -81,6 +81,13 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
 /// when partial.
 std::string holding_text(const TileModel& model, std::int64_t device);
 
+/// What the device at mesh coordinates `coords` holds of a layout, every written dimension:
+/// "[640:768, 0:4096] of 4096×4096", a group whose minor part is cut as "(r 0:1, c 0:2)",
+/// "nothing (an empty shard)", with "Σ partial over AXES". Cheap (no tile model): the mesh's
+/// hover lists every tensor this way.
+std::string device_holding_text(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
+                                const std::vector<int>& coords);
+
 /// "[0:2, 2:4]": a tile's ranges along the drawn dimensions.
 std::string tile_text(const TileModel& model, const Tile& tile);
 

@@ -204,6 +204,16 @@ TEST_CASE("holdings: what each device holds of a tensor, in words") {
     const auto& z = c.plan.statements.at(3).result; // Z{U_0}: partial over axis 0
     const auto mz = tile_model(c.plan.mesh, z);
     CHECK(holding_text(mz, 0).find("Σ partial over 0") != std::string::npos);
+    // Every written dimension, per device, without a tile model (the mesh's hover).
+    CHECK(device_holding_text(c.plan.mesh, ss, {1, 1}) == "[1:2, 0:2, 1:2, 0:2] of 2×2×2×2");
+    CHECK(device_holding_text(c.plan.mesh, z, {0, 1}) ==
+          "[0:4, 1:2, 0:2] of 4×2×2  Σ partial over 0");
+    const auto g = test::run("mesh 2\ndim a=8\nsplit a -> r c\nA_{(r_0 c)} = B_{(r_0 c)}\n"
+                             "C_{(r c_0)} = B_{(r_0 c)}\n");
+    REQUIRE(g.plan.statements.size() == 2);
+    CHECK(device_holding_text(g.plan.mesh, g.plan.statements[0].result, {1}) == "[2:4] of 4");
+    CHECK(device_holding_text(g.plan.mesh, g.plan.statements[1].result, {1}) ==
+          "[(r 0:2, c 1:2)] of 4");
     const auto layouts = program_layouts(c.plan);
     std::set<std::string> names;
     for (const auto* t : layouts)
