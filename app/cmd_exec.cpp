@@ -1,6 +1,7 @@
 // `shardscope exec`: run every statement's plan on real ranks and verify it against the
 // single-device result.
 #include "commands.hpp"
+#include "exec_cli.hpp"
 #include "inputs.hpp"
 
 #include "exec/comm.hpp"
@@ -22,18 +23,6 @@ namespace shardscope::app {
 
 namespace {
 
-struct ExecCliOptions {
-    std::string file;
-    std::string backend = "sim";
-    std::string data = "random";
-    std::uint64_t seed = 0;
-    std::string dtype;
-    std::string show;
-    std::string mesh;
-    bool json = false;
-    bool small = false;
-};
-
 /// Memory this machine can give a run: MemAvailable from /proc/meminfo (0 if unknown).
 double available_bytes() {
     std::ifstream in("/proc/meminfo");
@@ -45,7 +34,12 @@ double available_bytes() {
     return 0;
 }
 
-int run_exec(const ExecCliOptions& o) {
+} // namespace
+
+int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOutput& io) {
+    std::ostream& out = io.out;
+    std::ostream& err = io.err;
+    const std::string& file = source.name();
     exec::ExecOptions eo;
     eo.backend = o.backend == "mpi" ? exec::Backend::Mpi : exec::Backend::Sim;
     eo.data.mode = o.data == "arange" ? exec::DataMode::Arange
@@ -55,49 +49,36 @@ int run_exec(const ExecCliOptions& o) {
     eo.f64 = o.dtype.empty() ? eo.data.mode == exec::DataMode::Ints : o.dtype == "f64";
     eo.show = o.show;
     const bool mpi = eo.backend == exec::Backend::Mpi;
-    if (mpi && !exec::mpi_available()) {
-        std::cerr << "shardscope: error: this shardscope was built without MPI (install "
-                     "libopenmpi-dev and rebuild)\n";
-        return kExitUsage;
-    }
-    if (mpi && !exec::launched_by_mpirun()) {
-        std::cerr << "shardscope: error: --backend mpi runs one process per rank: start it as "
-                     "'mpirun -np N shardscope exec --backend mpi "
-                  << o.file << "'\n";
-        return kExitUsage;
-    }
     if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
-                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
+        err << "shardscope: error: bad --mesh '" << o.mesh
+            << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
         return kExitUsage;
     }
-    auto source = load_source(o.file);
-    if (!source) return kExitUsage;
-    const auto parsed = parser::parse(*source);
-    const bool color = stderr_color();
+    const auto parsed = parser::parse(source);
+    const bool color = io.err_color;
     if (parsed.has_errors()) {
         for (const auto& d : parsed.diagnostics)
-            std::cerr << format_diagnostic(*source, d, color);
-        std::cerr << "shardscope: error: " << o.file << " has syntax errors; nothing ran\n";
+            err << format_diagnostic(source, d, color);
+        err << "shardscope: error: " << file << " has syntax errors; nothing ran\n";
         return kExitInputErrors;
     }
     semantics::CheckOptions co;
-    co.text = source->text();
+    co.text = source.text();
     co.small_defaults = true;
     co.ignore_dims = o.small;
     if (!o.mesh.empty()) co.mesh = o.mesh;
     const auto plan = semantics::check(parsed.program, co);
     if (plan.errors() > 0) {
         for (const auto& d : plan.diagnostics)
-            if (d.severity != Severity::Note) std::cerr << format_diagnostic(*source, d, color);
-        std::cerr << "shardscope: error: " << o.file << " has " << plan.errors()
-                  << (plan.errors() == 1 ? " error" : " errors")
-                  << " (shardscope check explains them); nothing ran\n";
+            if (d.severity != Severity::Note) err << format_diagnostic(source, d, color);
+        err << "shardscope: error: " << file << " has " << plan.errors()
+            << (plan.errors() == 1 ? " error" : " errors")
+            << " (shardscope check explains them); nothing ran\n";
         return kExitInputErrors;
     }
     if (plan.mesh.device_count() > 4096) {
-        std::cerr << "shardscope: error: the mesh has " << plan.mesh.device_count()
-                  << " devices; exec runs at most 4096 ranks\n";
+        err << "shardscope: error: the mesh has " << plan.mesh.device_count()
+            << " devices; exec runs at most 4096 ranks\n";
         return kExitUsage;
     }
     if (mpi) {
@@ -108,25 +89,25 @@ int run_exec(const ExecCliOptions& o) {
         if (!rank) rank = std::getenv("PMI_RANK");
         if (size && std::atoll(size) != plan.mesh.device_count()) {
             if (!rank || std::atoi(rank) == 0)
-                std::cerr << "shardscope: error: the mesh of " << o.file << " has "
-                          << plan.mesh.device_count() << " devices but mpirun started " << size
-                          << " ranks: run 'mpirun -np " << plan.mesh.device_count()
-                          << " shardscope exec --backend mpi " << o.file << "'\n";
+                err << "shardscope: error: the mesh of " << file << " has "
+                    << plan.mesh.device_count() << " devices but mpirun started " << size
+                    << " ranks: run 'mpirun -np " << plan.mesh.device_count()
+                    << " shardscope exec --backend mpi " << file << "'\n";
             return kExitUsage;
         }
     }
     const double need = exec::estimate_bytes(plan, eo);
     const double have = available_bytes();
     if (have > 0 && need > 0.8 * have) {
-        std::cerr << "shardscope: error: this run needs about " << semantics::format_bytes(need)
-                  << " of memory but " << semantics::format_bytes(have)
-                  << " is available; declare smaller ranges with 'dim'\n";
+        err << "shardscope: error: this run needs about " << semantics::format_bytes(need)
+            << " of memory but " << semantics::format_bytes(have)
+            << " is available; declare smaller ranges with 'dim'\n";
         return kExitUsage;
     }
     // Progress on stderr, for runs longer than a second, when stderr is a terminal.
     const auto start = std::chrono::steady_clock::now();
     bool drew = false;
-    if (isatty(2)) {
+    if (io.progress && isatty(2)) {
         eo.progress = [&](std::size_t done, std::size_t total) {
             const double s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -146,44 +127,73 @@ int run_exec(const ExecCliOptions& o) {
         if (mpi) exec::finalize_mpi();
         if (!report.reporting) return kExitOk;
         if (o.json)
-            std::cout << exec::exec_to_json(report, plan) << "\n";
+            out << exec::exec_to_json(report, plan) << "\n";
         else
             // Under mpirun stdout is a forwarding pseudo-terminal, not the user's.
-            std::cout << exec::format_exec(report, plan, terminal_color(1) && !mpi) << std::flush;
+            out << exec::format_exec(report, plan, io.out_color && !mpi) << std::flush;
         return report.passed() ? kExitOk : kExitInputErrors;
     } catch (const std::exception& e) {
         if (drew) std::fprintf(stderr, "\n");
-        std::cerr << "shardscope: error: " << e.what() << "\n";
+        err << "shardscope: error: " << e.what() << "\n";
         if (mpi) exec::abort_mpi(kExitInputErrors);
         return kExitInputErrors;
     }
 }
 
+namespace {
+
+int run_exec(const ExecCliOptions& o, const std::string& file) {
+    if (o.backend == "mpi" && !exec::mpi_available()) {
+        std::cerr << "shardscope: error: this shardscope was built without MPI (install "
+                     "libopenmpi-dev and rebuild)\n";
+        return kExitUsage;
+    }
+    if (o.backend == "mpi" && !exec::launched_by_mpirun()) {
+        std::cerr << "shardscope: error: --backend mpi runs one process per rank: start it as "
+                     "'mpirun -np N shardscope exec --backend mpi "
+                  << file << "'\n";
+        return kExitUsage;
+    }
+    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
+        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
+                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
+        return kExitUsage;
+    }
+    auto source = load_source(file);
+    if (!source) return kExitUsage;
+    return exec_source(*source, o, {std::cout, std::cerr, terminal_color(1), stderr_color(), true});
+}
+
 } // namespace
+
+void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
+    cmd.add_option("--backend", o.backend, "sim (threads, default) or mpi (under mpirun)")
+        ->check(CLI::IsMember({"sim", "mpi"}));
+    cmd.add_option("--data", o.data,
+                   "Inputs: random (seeded, default), arange (1, 2, 3, ... row-major) or ints "
+                   "(small integers; linear statements compare exactly)")
+        ->check(CLI::IsMember({"random", "arange", "ints"}));
+    cmd.add_option("--seed", o.seed, "Seed for random and ints data (default 0)");
+    cmd.add_option("--dtype", o.dtype, "f32 or f64 (default f32; f64 with --data ints)")
+        ->check(CLI::IsMember({"f32", "f64"}));
+    cmd.add_option("--show", o.show,
+                   "Print every rank's local tensor of NAME (an input or a result) and its "
+                   "placement");
+    cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd.add_flag("--small", o.small,
+                 "Ignore the dim declarations and run at small ranges that every sharding "
+                 "divides (where a plan's choices depend on sizes, they may differ)");
+    cmd.add_flag("--json", o.json, "Print a JSON report");
+}
 
 void add_exec_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<ExecCliOptions>();
+    auto file = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand(
         "exec", "Run each statement's plan on real ranks and verify it against one device");
-    cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
-    cmd->add_option("--backend", opts->backend, "sim (threads, default) or mpi (under mpirun)")
-        ->check(CLI::IsMember({"sim", "mpi"}));
-    cmd->add_option("--data", opts->data,
-                    "Inputs: random (seeded, default), arange (1, 2, 3, ... row-major) or ints "
-                    "(small integers; linear statements compare exactly)")
-        ->check(CLI::IsMember({"random", "arange", "ints"}));
-    cmd->add_option("--seed", opts->seed, "Seed for random and ints data (default 0)");
-    cmd->add_option("--dtype", opts->dtype, "f32 or f64 (default f32; f64 with --data ints)")
-        ->check(CLI::IsMember({"f32", "f64"}));
-    cmd->add_option("--show", opts->show,
-                    "Print every rank's local tensor of NAME (an input or a result) and its "
-                    "placement");
-    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
-    cmd->add_flag("--small", opts->small,
-                  "Ignore the dim declarations and run at small ranges that every sharding "
-                  "divides (where a plan's choices depend on sizes, they may differ)");
-    cmd->add_flag("--json", opts->json, "Print a JSON report");
-    cmd->callback([opts, &exit_code] { exit_code = run_exec(*opts); });
+    cmd->add_option("file", *file, "A notation file (- for stdin)")->required();
+    add_exec_options(*cmd, *opts);
+    cmd->callback([opts, file, &exit_code] { exit_code = run_exec(*opts, *file); });
 }
 
 } // namespace shardscope::app

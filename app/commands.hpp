@@ -10,6 +10,7 @@ void add_fmt_command(CLI::App& app, int& exit_code);
 void add_parse_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_exec_command(CLI::App& app, int& exit_code);
+void add_repl_command(CLI::App& app, int& exit_code);
 void add_render_command(CLI::App& app, int& exit_code);
 void add_gui_command(CLI::App& app, int& exit_code);
 

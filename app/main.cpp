@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     add_parse_command(app, exit_code);
     add_check_command(app, exit_code);
     add_exec_command(app, exit_code);
+    add_repl_command(app, exit_code);
     add_render_command(app, exit_code);
     add_gui_command(app, exit_code);
     try {

@@ -98,9 +98,6 @@ Cut cut_dimension(const TensorLayout& t, int d, const MeshView& m) {
         pieces.push_back(p);
     } else {
         const auto su = static_cast<std::size_t>(s);
-        std::int64_t inner = 1;
-        for (std::size_t k = su + 1; k < atoms.size(); ++k)
-            inner *= atoms[k]->extent;
         // Exact: every value of the atoms major of s, times the chunks of s.
         std::vector<std::vector<Range>> choices(atoms.size());
         double count = 1;
@@ -228,6 +225,10 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
                 throw std::invalid_argument("tile_model: " + layout.tensor +
                                             " is sharded over a mesh axis the mesh lacks");
     }
+    if (mesh.device_count() > kMaxDevices)
+        throw std::invalid_argument(
+            "tile_model: the mesh has " + std::to_string(mesh.device_count()) +
+            " devices; tilings are drawn for at most " + std::to_string(kMaxDevices));
     if (!mesh.devices.empty() &&
         static_cast<std::int64_t>(mesh.devices.size()) != mesh.device_count())
         throw std::invalid_argument("tile_model: the mesh's device list does not match its size");

@@ -44,6 +44,8 @@ using semantics::Range;
 
 /// Above this many pieces a drawn dimension is folded (see above).
 inline constexpr std::size_t kMaxCuts = 256;
+/// Meshes with more devices are not modelled (std::invalid_argument): every device is listed.
+inline constexpr std::int64_t kMaxDevices = 65536;
 
 /// A drawn dimension and its cut.
 struct TileDim {
@@ -118,8 +120,9 @@ struct Drawn {
 };
 
 /// The tile model of `layout` on `mesh`. Throws std::invalid_argument when `drawn` names a
-/// dimension out of range, the same dimension twice, or a row without a column, and when the
-/// layout does not fit the mesh (placements or atom axes for another mesh).
+/// dimension out of range, the same dimension twice, or a row without a column, when the
+/// layout does not fit the mesh (placements or atom axes for another mesh), and for meshes of
+/// more than kMaxDevices devices.
 TileModel tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
                      Drawn drawn = {});
 

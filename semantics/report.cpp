@@ -44,14 +44,6 @@ std::string placements_text(const std::vector<Placement>& placements) {
 
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    if (shape.empty()) return "scalar";
-    std::string out;
-    for (auto n : shape)
-        out += (out.empty() ? "" : "×") + std::to_string(n);
-    return out;
-}
-
 std::string indices_text(const std::vector<std::string>& indices) {
     std::string out;
     for (const auto& i : indices)
@@ -81,6 +73,23 @@ json layout_json(const TensorLayout& t, bool global) {
 
 } // namespace
 
+std::string format_tensor_line(const TensorLayout& t, const std::string& role) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role.c_str(),
+                  t.tensor.c_str(), indices_text(t.indices).c_str(),
+                  placements_text(t.placements).c_str(), shape_text(t.local_shape).c_str(),
+                  shape_text(t.global_shape).c_str());
+    return buf;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    if (shape.empty()) return "scalar";
+    std::string out;
+    for (auto n : shape)
+        out += (out.empty() ? "" : "×") + std::to_string(n);
+    return out;
+}
+
 std::string format_plan(const Plan& plan, const std::string& path, bool color) {
     const char* bold = color ? "\033[1m" : "";
     const char* dim = color ? "\033[2m" : "";
@@ -90,12 +99,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
         out += std::string(bold) + path + ":" + std::to_string(s.range.line) + ": " + s.pretty +
                reset + "\n";
         auto tensor_line = [&](const TensorLayout& t, const char* role) {
-            char buf[512];
-            std::snprintf(buf, sizeof buf, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role,
-                          t.tensor.c_str(), indices_text(t.indices).c_str(),
-                          placements_text(t.placements).c_str(), shape_text(t.local_shape).c_str(),
-                          shape_text(t.global_shape).c_str());
-            out += buf;
+            out += format_tensor_line(t, role);
         };
         for (const auto& op : s.operands)
             tensor_line(op, "operand");

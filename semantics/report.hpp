@@ -13,6 +13,12 @@ namespace shardscope::semantics {
 /// the steps with costs, the collectives and the alternatives.
 std::string format_plan(const Plan& plan, const std::string& path, bool color = false);
 
+/// One tensor line of format_plan: "  operand  W  [a b]  (R, S(0))  local 4×2 of 4×4".
+std::string format_tensor_line(const TensorLayout& t, const std::string& role);
+
+/// "4×1024", or "scalar".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 /// One entry of the `files` array of `check --json`.
 nlohmann::json plan_to_json(const Plan& plan, const std::string& path);
 

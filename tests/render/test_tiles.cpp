@@ -262,4 +262,7 @@ TEST_CASE("dimensions to draw: defaults by rank, errors") {
     semantics::Mesh one;
     one.axes = {{"0", 4}};
     CHECK_THROWS_AS(render::tile_model(one, w), std::invalid_argument);
+    // Too many devices to list.
+    const auto big = run("mesh 256x512\ndim i=512\ny_{i_1} = x_{i_1}\n");
+    CHECK_THROWS_AS(render::tile_model(big.plan.mesh, layout_of(big, "y")), std::invalid_argument);
 }
