@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs shardscope. With arguments: `shardscope ARGS`.
-# Without arguments, interactively (stdin a terminal): the REPL (`shardscope repl`).
 # Without arguments, non-interactively (stdin not a terminal: CI, scripts, pipes): the main
-# job, checking every sample notation file, as before the REPL existed.
+# job, checking every sample notation file. Interactively: the window (`shardscope gui`)
+# where a display exists and the GUI was built, else the REPL (`shardscope repl`).
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
@@ -14,7 +14,9 @@ fi
 if [ ! -t 0 ]; then
     exec build/app/shardscope check samples/
 fi
-# The interactive entry point, chosen here and only here. The GUI issue adds, before the REPL:
-#   if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then exec build/app/shardscope gui; fi
-# so that a display gets the GUI and a bare terminal the REPL.
+# The interactive entry point, chosen here and only here: a display gets the GUI, a bare
+# terminal the REPL.
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && grep -q '^SHARDSCOPE_GUI:BOOL=ON' build/CMakeCache.txt; then
+    exec build/app/shardscope gui
+fi
 exec build/app/shardscope repl

@@ -13,5 +13,7 @@ void add_exec_command(CLI::App& app, int& exit_code);
 void add_repl_command(CLI::App& app, int& exit_code);
 void add_grad_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
+void add_render_command(CLI::App& app, int& exit_code);
+void add_gui_command(CLI::App& app, int& exit_code);
 
 } // namespace shardscope::app

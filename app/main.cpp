@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     add_repl_command(app, exit_code);
     add_grad_command(app, exit_code);
     add_export_command(app, exit_code);
+    add_render_command(app, exit_code);
+    add_gui_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -8,6 +8,8 @@ SHARDSCOPE_PACKAGES=(
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
     libedit-dev tmux
+    libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
+    fonts-dejavu-core xvfb xauth
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -1,0 +1,151 @@
+// `shardscope render`: the GUI's pictures as files, without a window. SVG is drawn by the
+// same code through the SVG canvas (no display needed); PNG through an offscreen OpenGL
+// framebuffer (needs a display: xvfb-run on a headless machine).
+#include "commands.hpp"
+#include "inputs.hpp"
+
+#include "app/document.hpp"
+#include "render/pictures.hpp"
+#ifdef SHARDSCOPE_HAVE_GUI
+#include "render/gui/offscreen.hpp"
+#endif
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace shardscope::app {
+
+namespace {
+
+struct RenderOptions {
+    std::string file;
+    std::string output;
+    std::string view = "tiling";
+    std::string tensor;
+    int statement = 0;
+    int step = 0;
+    int rows = -1, cols = -1;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_render(const RenderOptions& o) {
+    const bool svg = ends_with(o.output, ".svg");
+    const bool png = ends_with(o.output, ".png");
+    if (!svg && !png) {
+        std::cerr << "shardscope: error: the output '" << o.output
+                  << "' must end in .svg or .png\n";
+        return kExitUsage;
+    }
+    const auto view = render::parse_view(o.view);
+    if (!view) {
+        std::cerr << "shardscope: error: unknown view '" << o.view
+                  << "': expected tiling, mesh, plan or steps\n";
+        return kExitUsage;
+    }
+#ifndef SHARDSCOPE_HAVE_GUI
+    if (png) {
+        std::cerr << "shardscope: error: this shardscope was built without the GUI "
+                     "(SHARDSCOPE_GUI=OFF), which PNG output needs: write "
+                  << std::filesystem::path(o.output).replace_extension(".svg").string()
+                  << " instead, or install libimgui-dev, libglfw3-dev and libgl-dev and rebuild\n";
+        return kExitUsage;
+    }
+#endif
+    auto source = load_source(o.file);
+    if (!source) return kExitUsage;
+    const auto checked = check_text(o.file, source->text());
+    const bool color = stderr_color();
+    if (checked.plan.errors() > 0) {
+        for (const auto& d : checked.plan.diagnostics)
+            if (d.severity != Severity::Note) std::cerr << format_diagnostic(*source, d, color);
+        std::cerr << "shardscope: error: " << o.file << " has " << checked.plan.errors()
+                  << (checked.plan.errors() == 1 ? " error" : " errors")
+                  << " (shardscope check explains them); nothing drawn\n";
+        return kExitInputErrors;
+    }
+    std::string error;
+    auto sel = render::resolve_selection(checked.plan, o.statement, o.tensor, error);
+    if (!sel) {
+        std::cerr << "shardscope: error: " << o.file << ": " << error << "\n";
+        return kExitUsage;
+    }
+    sel->step = o.step;
+    sel->row_dim = o.rows;
+    sel->col_dim = o.cols;
+    if (*view == render::View::Tiling) {
+        const auto* t = render::selected_layout(checked.plan, *sel);
+        const int rank = t ? static_cast<int>(t->indices.size()) : 0;
+        for (int d : {o.rows, o.cols})
+            if (d >= rank) {
+                std::cerr << "shardscope: error: " << (t ? t->tensor : std::string("the tensor"))
+                          << " has " << rank << (rank == 1 ? " dimension" : " dimensions")
+                          << ": --rows and --cols take 0 to " << rank - 1 << "\n";
+                return kExitUsage;
+            }
+        if ((o.rows >= 0) != (o.cols >= 0) || (o.rows >= 0 && o.rows == o.cols)) {
+            std::cerr << "shardscope: error: --rows and --cols name two different dimensions, "
+                         "both or neither\n";
+            return kExitUsage;
+        }
+    }
+    std::string bytes;
+    if (svg) {
+        bytes = render::render_svg(checked.plan, *view, *sel);
+    } else {
+#ifdef SHARDSCOPE_HAVE_GUI
+        const render::Vec2 size = render::picture_size(checked.plan, *view, *sel);
+        const int w = static_cast<int>(size.x), h = static_cast<int>(size.y);
+        const auto status = render::render_png(
+            w, h,
+            [&](render::Canvas& c) {
+                render::draw_picture(c, {0, 0, size.x, size.y}, checked.plan, *view, *sel);
+            },
+            bytes, error);
+        if (status == render::GlStatus::NoDisplay) {
+            std::cerr << "shardscope: error: PNG output needs an OpenGL context, and there is "
+                      << error << ": write "
+                      << std::filesystem::path(o.output).replace_extension(".svg").string()
+                      << " instead (no display needed), or run under a virtual display: "
+                         "xvfb-run -a shardscope render ...\n";
+            return kExitUsage;
+        }
+        if (status != render::GlStatus::Ok) {
+            std::cerr << "shardscope: error: cannot draw the PNG: " << error
+                      << " (write .svg instead)\n";
+            return kExitUsage;
+        }
+#endif
+    }
+    if (!write_file_atomically(o.output, bytes)) {
+        std::cerr << "shardscope: error: cannot write " << o.output << "\n";
+        return kExitUsage;
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+void add_render_command(CLI::App& app, int& exit_code) {
+    auto opts = std::make_shared<RenderOptions>();
+    auto* cmd = app.add_subcommand(
+        "render", "Draw the tiling, mesh or plan of a program as SVG or PNG (no window)");
+    cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
+    cmd->add_option("-o,--output", opts->output, "OUT.svg or OUT.png")->required();
+    cmd->add_option("--view", opts->view, "tiling (default), mesh, plan or steps");
+    cmd->add_option("--statement", opts->statement,
+                    "The statement to draw, 1-based (default: the first, or the first with "
+                    "--tensor)");
+    cmd->add_option("--tensor", opts->tensor,
+                    "The tensor to tile (default: the statement's result)");
+    cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
+    cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
+    cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");
+    cmd->callback([opts, &exit_code] { exit_code = run_render(*opts); });
+}
+
+} // namespace shardscope::app

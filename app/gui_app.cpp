@@ -1,0 +1,287 @@
+// The desktop window's loop: GLFW + OpenGL 3 + Dear ImGui around render::MainView. The app
+// owns the document (text, checked plan) and the background verification.
+#include "app/gui_app.hpp"
+#include "app/document.hpp"
+#include "app/inputs.hpp"
+
+#include "exec/run.hpp"
+#include "render/gui/offscreen.hpp"
+#include "render/gui/view.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GL/gl.h>
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace shardscope::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The samples directory: next to the working directory, or the source tree's.
+std::vector<std::string> find_samples() {
+    std::vector<std::string> out;
+    for (const fs::path& dir : {fs::path("samples"), fs::path(SHARDSCOPE_SAMPLES_DIR)}) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) continue;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".ein") out.push_back(e.path().string());
+        if (!out.empty()) break;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+const char* kNewProgram = "# A new program: a 2x2 mesh, a matrix cut over both axes.\n"
+                          "mesh 2x2\n"
+                          "dim a=8 b=8\n"
+                          "W_{a_0 b_1} = X_{a_0 b_1}\n";
+
+/// The verification running in the background and its state.
+class Verifier {
+public:
+    ~Verifier() { join(); }
+    void start(const std::string& name, const std::string& text) {
+        join();
+        {
+            std::lock_guard lock(mu_);
+            state_ = {};
+            state_.running = true;
+        }
+        done_ = 0;
+        total_ = 0;
+        thread_ = std::thread([this, name, text] { run(name, text); });
+    }
+    render::VerifyState snapshot() {
+        std::lock_guard lock(mu_);
+        render::VerifyState s = state_;
+        s.done = done_;
+        if (total_) s.total = total_;
+        return s;
+    }
+    bool running() {
+        std::lock_guard lock(mu_);
+        return state_.running;
+    }
+
+private:
+    void join() {
+        if (thread_.joinable()) thread_.join();
+    }
+    void run(const std::string& name, const std::string& text) {
+        const auto t0 = std::chrono::steady_clock::now();
+        render::VerifyState s;
+        semantics::CheckOptions co;
+        co.small_defaults = true;
+        co.ignore_dims = true;
+        const auto checked = check_text(name, text, co);
+        if (!checked.syntax_ok() || checked.plan.errors() > 0) {
+            s.error = "the program has errors; nothing ran";
+        } else if (checked.plan.mesh.device_count() > 4096) {
+            s.error = "the mesh has more than 4096 devices; the sim backend runs at most 4096";
+        } else {
+            exec::ExecOptions eo;
+            eo.progress = [this](std::size_t done, std::size_t total) {
+                done_ = done;
+                total_ = total;
+            };
+            total_ = checked.plan.statements.size();
+            try {
+                const auto report = exec::execute(checked.parsed.program, checked.plan, eo);
+                s.setting = "sim backend, " + std::to_string(report.ranks) + " ranks, " +
+                            report.dtype + ", " + report.data + " data, small sizes";
+                for (const auto& r : report.statements) {
+                    char buf[160];
+                    if (r.exact)
+                        std::snprintf(buf, sizeof buf, "exact: max abs error %.3g",
+                                      r.max_abs_error);
+                    else
+                        std::snprintf(buf, sizeof buf,
+                                      "rel error %.3g (tolerance %.0e), replicas %.3g",
+                                      r.max_rel_error, r.tolerance, r.replica_error);
+                    s.rows.push_back({r.line, r.source, r.pass, buf});
+                }
+            } catch (const std::exception& e) {
+                s.error = e.what();
+            }
+        }
+        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        s.running = false;
+        s.finished = true;
+        std::lock_guard lock(mu_);
+        s.total = total_;
+        state_ = s;
+    }
+
+    std::mutex mu_;
+    render::VerifyState state_;
+    std::atomic<std::size_t> done_{0}, total_{0};
+    std::thread thread_;
+};
+
+/// The open program and its last check.
+struct Document {
+    std::string path;
+    std::string text;
+    CheckedText checked;
+    semantics::Plan shown; ///< the plan drawn: the last one whose text parsed
+    double check_ms = 0;
+    void recheck() {
+        const auto t0 = std::chrono::steady_clock::now();
+        checked = check_text(path.empty() ? "untitled.ein" : path, text);
+        if (checked.syntax_ok()) shown = checked.plan;
+        check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                       .count();
+    }
+};
+
+} // namespace
+
+int run_gui(const GuiOptions& o) {
+    Document doc;
+    const auto samples = find_samples();
+    std::string file = o.file;
+    if (file.empty() && o.teaching && !samples.empty()) file = samples.front();
+    if (!file.empty()) {
+        auto source = load_source(file);
+        if (!source) return kExitUsage;
+        doc.path = file == "-" ? "" : file;
+        doc.text = source->text();
+    } else {
+        doc.text = kNewProgram;
+    }
+    doc.recheck();
+
+    render::GlStatus status;
+    std::string error;
+    GLFWwindow* window =
+        render::create_gl_window(o.width, o.height, "shardscope", true, status, error);
+    if (!window) {
+        if (status == render::GlStatus::NoDisplay)
+            std::cerr << "shardscope: error: the window needs a display, and there is " << error
+                      << ": run it on a desktop, or under a virtual display (xvfb-run -a "
+                         "shardscope gui ...); 'shardscope render FILE -o OUT.svg' draws the "
+                         "pictures without one\n";
+        else
+            std::cerr << "shardscope: error: " << error << "\n";
+        return kExitUsage;
+    }
+    glfwSwapInterval(o.screenshot.empty() ? 1 : 0);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    render::apply_style();
+    const render::Fonts fonts = render::setup_fonts(17.0f);
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330");
+
+    render::MainView view(fonts);
+    view.set_teaching(o.teaching);
+    if (!o.panel.empty())
+        view.show_panel(o.panel == "plan"     ? render::MainView::Panel::Plan
+                        : o.panel == "steps"  ? render::MainView::Panel::Steps
+                        : o.panel == "verify" ? render::MainView::Panel::Verify
+                                              : render::MainView::Panel::Mesh);
+    if (o.statement > 0 || !o.tensor.empty()) {
+        auto sel = render::resolve_selection(doc.shown, o.statement, o.tensor, error);
+        if (!sel) {
+            std::cerr << "shardscope: error: " << error << "\n";
+            ImGui_ImplOpenGL3_Shutdown();
+            ImGui_ImplGlfw_Shutdown();
+            ImGui::DestroyContext();
+            glfwDestroyWindow(window);
+            return kExitUsage;
+        }
+        view.selection() = *sel;
+    }
+    view.selection().step = o.step;
+    view.fit_selection(doc.shown);
+
+    Verifier verifier;
+    if (o.verify) verifier.start(doc.path, doc.text);
+    int rc = kExitOk;
+    int frame = 0;
+    // A screenshot waits for a verify run to finish (at most a minute).
+    const auto started = std::chrono::steady_clock::now();
+    while (!glfwWindowShouldClose(window)) {
+        const bool busy = verifier.running();
+        if (!o.screenshot.empty())
+            glfwPollEvents();
+        else
+            glfwWaitEventsTimeout(busy ? 0.05 : 0.5);
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        const auto vstate = verifier.snapshot();
+        render::ViewInput in;
+        in.text = &doc.text;
+        in.plan = &doc.shown;
+        in.diagnostics = &doc.checked.plan.diagnostics;
+        in.stale = !doc.checked.syntax_ok();
+        in.check_ms = doc.check_ms;
+        in.verify = &vstate;
+        in.samples = &samples;
+        in.file = doc.path;
+        const auto act = view.frame(in);
+        ImGui::Render();
+        int w = 0, h = 0;
+        glfwGetFramebufferSize(window, &w, &h);
+        glViewport(0, 0, w, h);
+        glClearColor(1, 1, 1, 1);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        ++frame;
+        if (!o.screenshot.empty() && frame >= o.frames) {
+            const bool waiting =
+                busy && std::chrono::steady_clock::now() - started < std::chrono::seconds(60);
+            if (!waiting) {
+                glFinish();
+                const auto px = render::read_pixels(w, h);
+                if (!write_file_atomically(o.screenshot, render::encode_png(w, h, px, true))) {
+                    std::cerr << "shardscope: error: cannot write " << o.screenshot << "\n";
+                    rc = kExitUsage;
+                }
+                break;
+            }
+        }
+        glfwSwapBuffers(window);
+        if (act.text_changed) {
+            doc.recheck();
+            view.fit_selection(doc.shown);
+        }
+        if (act.run_verify && !busy) verifier.start(doc.path, doc.text);
+        if (act.save && !doc.path.empty()) {
+            if (!write_file_atomically(doc.path, doc.text))
+                std::cerr << "shardscope: error: cannot write " << doc.path << "\n";
+        }
+        if (!act.open.empty()) {
+            if (auto source = load_source(act.open)) {
+                doc.path = act.open;
+                doc.text = source->text();
+                doc.recheck();
+                view.selection() = {};
+                view.fit_selection(doc.shown);
+            }
+        }
+    }
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    return rc;
+}
+
+} // namespace shardscope::app

@@ -1,0 +1,24 @@
+// The desktop window: the ImGui/GLFW loop around render::View (only with SHARDSCOPE_GUI).
+#pragma once
+
+#include <string>
+
+namespace shardscope::app {
+
+struct GuiOptions {
+    std::string file;       ///< empty: a new program (or the first sample in teaching mode)
+    std::string screenshot; ///< hidden: save the window after `frames` frames, then exit
+    int frames = 3;
+    int width = 1400, height = 900;
+    int statement = 0; ///< 1-based; 0: the first
+    std::string tensor;
+    std::string panel; ///< mesh, plan, steps, verify: the lower panel shown first
+    int step = 0;
+    bool teaching = false;
+    bool verify = false; ///< start the verify run at once (screenshots wait for it)
+};
+
+/// Runs the window until it is closed (or the screenshot is written). Returns the exit code.
+int run_gui(const GuiOptions& options);
+
+} // namespace shardscope::app

@@ -1,0 +1,12 @@
+// The mesh panel: the devices as a grid; hovering one lists what it holds of every tensor.
+#include "render/gui/view.hpp"
+
+#include <imgui.h>
+
+namespace shardscope::render {
+
+void MainView::mesh_panel(const ViewInput& in) {
+    picture(*in.plan, View::Mesh);
+}
+
+} // namespace shardscope::render

@@ -1,0 +1,207 @@
+// MainView: the window's layout, the toolbar, and what the panels share.
+#include "render/gui/view.hpp"
+
+#include "render/gui/imgui_canvas.hpp"
+#include "render/palette.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace shardscope::render {
+
+float MainView::font_size() const {
+    return teaching_ ? 24.0f : 15.0f;
+}
+
+void MainView::fit_selection(const semantics::Plan& plan) {
+    const int n = static_cast<int>(plan.statements.size());
+    sel_.statement = std::clamp(sel_.statement, 0, std::max(n - 1, 0));
+    sel_.value = -1;
+    if (n == 0) return;
+    const auto& s = plan.statements[static_cast<std::size_t>(sel_.statement)];
+    bool found = false;
+    for (const auto* t : statement_layouts(s))
+        found = found || t->tensor == sel_.tensor;
+    if (!found) sel_.tensor.clear();
+    const auto* t = selected_layout(plan, sel_);
+    const int rank = t ? static_cast<int>(t->indices.size()) : 0;
+    if (sel_.row_dim >= rank || sel_.col_dim >= rank || sel_.row_dim == sel_.col_dim)
+        sel_.row_dim = sel_.col_dim = -1;
+}
+
+void MainView::picture(const semantics::Plan& plan, View view, float height) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float h = height > 0 ? height : avail.y;
+    if (avail.x < 10 || h < 10) return;
+    ImGuiCanvas c(ImGui::GetWindowDrawList(), teaching_ ? fonts_.mono_large : fonts_.mono, true);
+    // The frame is cleared to white and the windows are transparent (apply_style): no
+    // background fill, which software GL would pay for pixel by pixel.
+    const Rect r{p.x, p.y, p.x + avail.x, p.y + h};
+    draw_picture(c, r, plan, view, sel_, font_size());
+    ImGui::Dummy({avail.x, h});
+}
+
+void MainView::toolbar(const ViewInput& in, ViewActions& out) {
+    const auto& plan = *in.plan;
+    const std::string name =
+        in.file.empty() ? "(new program)" : std::filesystem::path(in.file).filename().string();
+    ImGui::TextUnformatted(name.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Save")) out.save = true;
+    if (in.samples && !in.samples->empty()) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+        if (ImGui::BeginCombo("##sample", "open a sample…")) {
+            for (const auto& s : *in.samples) {
+                const std::string n = std::filesystem::path(s).stem().string();
+                if (ImGui::Selectable(n.c_str(), s == in.file)) out.open = s;
+            }
+            ImGui::EndCombo();
+        }
+    }
+    ImGui::SameLine();
+    bool teaching = teaching_;
+    if (ImGui::Checkbox("teaching", &teaching)) teaching_ = teaching;
+    ImGui::SameLine();
+    const int errors = static_cast<int>(
+        std::count_if(in.diagnostics->begin(), in.diagnostics->end(),
+                      [](const auto& d) { return d.severity == Severity::Error; }));
+    if (errors)
+        ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%d error%s", errors, errors == 1 ? "" : "s");
+    else
+        ImGui::TextColored({0.16f, 0.6f, 0.24f, 1}, "checked");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%.2f ms)", in.check_ms);
+    // Statement and tensor.
+    const int n = static_cast<int>(plan.statements.size());
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
+    auto label = [&](int i) {
+        const auto& s = plan.statements[static_cast<std::size_t>(i)];
+        return std::to_string(i + 1) + ": " + s.pretty;
+    };
+    ImGui::PushFont(teaching_ ? fonts_.mono_large : fonts_.mono);
+    if (ImGui::BeginCombo("##statement", n ? label(sel_.statement).c_str() : "no statement")) {
+        for (int i = 0; i < n; ++i)
+            if (ImGui::Selectable(label(i).c_str(), i == sel_.statement)) {
+                sel_.statement = i;
+                sel_.tensor.clear();
+                sel_.step = 0;
+                fit_selection(plan);
+            }
+        ImGui::EndCombo();
+    }
+    const semantics::TensorLayout* current = selected_layout(plan, sel_);
+    if (n) {
+        const auto& s = plan.statements[static_cast<std::size_t>(sel_.statement)];
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+        if (ImGui::BeginCombo("##tensor", current ? current->tensor.c_str() : "")) {
+            for (const auto* t : statement_layouts(s)) {
+                const std::string l = t->tensor + (t == &s.result ? "  (result)" : "");
+                if (ImGui::Selectable(l.c_str(), t == current)) {
+                    sel_.tensor = t->tensor;
+                    sel_.value = -1;
+                    sel_.row_dim = sel_.col_dim = -1;
+                }
+            }
+            ImGui::EndCombo();
+        }
+        // Rank above 2: the two dimensions drawn.
+        if (current && current->indices.size() > 2) {
+            const int rank = static_cast<int>(current->indices.size());
+            const Drawn d = drawn_of(sel_, *current);
+            int rows = d.row < 0 ? rank - 2 : d.row;
+            int cols = d.col < 0 ? rank - 1 : d.col;
+            auto dim_combo = [&](const char* id, int& v, int other) {
+                ImGui::SameLine();
+                ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+                bool changed = false;
+                if (ImGui::BeginCombo(id, current->indices[static_cast<std::size_t>(v)].c_str())) {
+                    for (int d = 0; d < rank; ++d)
+                        if (d != other &&
+                            ImGui::Selectable(current->indices[static_cast<std::size_t>(d)].c_str(),
+                                              d == v)) {
+                            v = d;
+                            changed = true;
+                        }
+                    ImGui::EndCombo();
+                }
+                return changed;
+            };
+            ImGui::SameLine();
+            ImGui::TextUnformatted("rows");
+            const bool a = dim_combo("##rows", rows, cols);
+            ImGui::SameLine();
+            ImGui::TextUnformatted("cols");
+            const bool b = dim_combo("##cols", cols, rows);
+            if (a || b) {
+                sel_.row_dim = rows;
+                sel_.col_dim = cols;
+            }
+        }
+    }
+    ImGui::PopFont();
+}
+
+ViewActions MainView::frame(const ViewInput& in) {
+    ViewActions out;
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(vp->WorkPos);
+    ImGui::SetNextWindowSize(vp->WorkSize);
+    ImGui::Begin("shardscope", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    ImGui::PushFont(teaching_ ? fonts_.ui_large : fonts_.ui);
+    toolbar(in, out);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    ImGui::BeginChild("left", {avail.x * (teaching_ ? 0.42f : 0.38f), 0}, true);
+    if (teaching_)
+        teaching_panel(in, out);
+    else
+        editor_panel(in, out);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("right", {0, 0}, false);
+    const float h = ImGui::GetContentRegionAvail().y;
+    ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
+    tiling_panel(in);
+    ImGui::EndChild();
+    ImGui::BeginChild("lower", {0, 0}, true);
+    if (ImGui::BeginTabBar("panels")) {
+        auto tab = [&](const char* name, Panel p) {
+            ImGuiTabItemFlags f = 0;
+            if (force_panel_ && panel_ == p) f |= ImGuiTabItemFlags_SetSelected;
+            const bool open = ImGui::BeginTabItem(name, nullptr, f);
+            if (open && !force_panel_) panel_ = p;
+            return open;
+        };
+        if (tab("Mesh", Panel::Mesh)) {
+            mesh_panel(in);
+            ImGui::EndTabItem();
+        }
+        if (tab("Plan", Panel::Plan)) {
+            plan_panel(in);
+            ImGui::EndTabItem();
+        }
+        if (tab("Step-through", Panel::Steps)) {
+            steps_panel(in);
+            ImGui::EndTabItem();
+        }
+        if (tab("Verify", Panel::Verify)) {
+            verify_panel(in, out);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+        force_panel_ = false;
+    }
+    ImGui::EndChild();
+    ImGui::EndChild();
+    ImGui::PopFont();
+    ImGui::End();
+    return out;
+}
+
+} // namespace shardscope::render

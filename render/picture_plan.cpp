@@ -1,0 +1,186 @@
+// The plan picture (a timeline of a statement's steps) and the step-through frames.
+#include "render/draw.hpp"
+#include "render/palette.hpp"
+#include "render/pictures.hpp"
+#include "render/stepthrough.hpp"
+#include "render/timeline.hpp"
+#include "semantics/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace shardscope::render {
+
+namespace {
+
+std::string flops_text(double f) {
+    char buf[32];
+    if (f >= 1e12)
+        std::snprintf(buf, sizeof buf, "%.3g TFLOP", f / 1e12);
+    else if (f >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.3g GFLOP", f / 1e9);
+    else if (f >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.3g MFLOP", f / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g FLOP", f);
+    return buf;
+}
+
+std::string step_name(const semantics::Plan& plan, const semantics::Step& st) {
+    if (semantics::is_collective(st.kind))
+        return semantics::collective_text(plan.mesh, st.kind, st.mesh_axes);
+    return std::string(semantics::step_kind_name(st.kind));
+}
+
+const semantics::StatementPlan* statement_at(const semantics::Plan& plan, int i) {
+    if (i < 0 || i >= static_cast<int>(plan.statements.size())) return nullptr;
+    return &plan.statements[static_cast<std::size_t>(i)];
+}
+
+} // namespace
+
+void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
+               float font) {
+    const float pad = 8, small = font * 0.85f, line = font * 1.45f;
+    const float maxw = area.width() - 2 * pad;
+    const auto* s = statement_at(plan, statement);
+    if (!s) {
+        c.text({area.x0 + pad, area.y0 + pad}, colors::kMuted, "no statement", font);
+        return;
+    }
+    float y = area.y0 + pad;
+    text_clipped(c, {area.x0 + pad, y}, colors::kText, s->pretty, font * 1.15f, maxw);
+    y += line * 1.15f;
+    std::string totals = "estimated " + semantics::format_seconds(s->cost.time_s) + " · " +
+                         semantics::format_bytes(s->cost.comm_bytes_per_device) +
+                         " sent per device · " + flops_text(s->cost.flops_per_device) +
+                         " per device · " + plan.hardware + ", " + plan.dtype;
+    if (s->chosen) totals += " · a fix was chosen";
+    text_clipped(c, {area.x0 + pad, y}, colors::kMuted, totals, small, maxw);
+    y += line;
+
+    // The timeline bar.
+    const float bar_h = font * 2.6f;
+    const Rect bar{area.x0 + pad, y + 4, area.x1 - pad, y + 4 + bar_h};
+    if (s->steps.empty()) {
+        c.stroke_rect(bar, colors::kMuted, 1);
+        text_centered(c, bar, "no steps: nothing to compute or move", colors::kMuted, small);
+    } else {
+        const auto spans =
+            timeline_spans(step_times(*s), bar.width(),
+                           std::min(8.0f, bar.width() / static_cast<float>(s->steps.size())));
+        for (std::size_t i = 0; i < s->steps.size(); ++i) {
+            const auto& st = s->steps[i];
+            const Rect r{bar.x0 + spans[i].x0, bar.y0, bar.x0 + spans[i].x1, bar.y1};
+            const Color col = step_color(st.kind);
+            c.fill_rect(r, col);
+            if (c.hovered(r)) c.stroke_rect(r, colors::kText, 2.5f);
+            c.stroke_rect(r, colors::kBackground, 1);
+            text_centered(c, r, std::to_string(i + 1) + " " + step_name(plan, st), text_on(col),
+                          small);
+            if (c.wants_tip(r)) {
+                std::string tip = std::to_string(i + 1) + ". " + step_name(plan, st) +
+                                  (st.tensor.empty() ? "" : " of " + st.tensor) + "\n" +
+                                  semantics::format_seconds(st.time_s);
+                if (st.bytes_per_device > 0)
+                    tip += ", " + semantics::format_bytes(st.bytes_per_device) + " per device";
+                if (st.flops_per_device > 0) tip += ", " + flops_text(st.flops_per_device);
+                if (!st.detail.empty()) tip += "\n" + st.detail;
+                if (!st.reason.empty()) tip += "\n" + st.reason;
+                c.tip(r, tip);
+            }
+        }
+    }
+    y = bar.y1 + 4;
+    c.text({bar.x0, y}, colors::kMuted, "0", small);
+    const std::string total = semantics::format_seconds(s->cost.time_s);
+    c.text({bar.x1 - c.text_size(total, small).x, y}, colors::kMuted, total, small);
+    y += line * 1.2f;
+
+    // The steps, one line each.
+    for (std::size_t i = 0; i < s->steps.size(); ++i) {
+        const auto& st = s->steps[i];
+        c.fill_rect({area.x0 + pad, y + 2, area.x0 + pad + small, y + 2 + small},
+                    step_color(st.kind));
+        std::string t = std::to_string(i + 1) + ". " + step_name(plan, st);
+        if (!st.tensor.empty()) t += " of " + st.tensor;
+        if (!st.detail.empty()) t += " [" + st.detail + "]";
+        t += "  " + semantics::format_seconds(st.time_s);
+        if (st.bytes_per_device > 0) t += ", " + semantics::format_bytes(st.bytes_per_device);
+        if (!st.reason.empty()) t += " — " + st.reason;
+        text_clipped(c, {area.x0 + pad + small + 6, y}, colors::kText, t, small, maxw - small - 6);
+        y += line;
+    }
+    if (!s->alternatives.empty()) {
+        y += line * 0.3f;
+        c.text({area.x0 + pad, y}, colors::kText, "alternatives", font);
+        y += line;
+        for (const auto& a : s->alternatives) {
+            std::string cols;
+            for (const auto& x : a.collectives)
+                cols += (cols.empty() ? "" : ", ") + x;
+            std::string t = "• " + (cols.empty() ? std::string("no collective") : cols) + ": " +
+                            semantics::format_seconds(a.time_s);
+            if (!a.description.empty()) t += " — " + a.description;
+            text_clipped(c, {area.x0 + pad, y}, colors::kMuted, t, small, maxw);
+            y += line;
+        }
+    }
+}
+
+void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
+               float font) {
+    const float pad = 8, line = font * 1.45f;
+    const auto* s = statement_at(plan, statement);
+    if (!s) {
+        c.text({area.x0 + pad, area.y0 + pad}, colors::kMuted, "no statement", font);
+        return;
+    }
+    const auto frames = step_frames(plan, *s);
+    frame = std::clamp(frame, 0, static_cast<int>(frames.size()) - 1);
+    const auto& f = frames[static_cast<std::size_t>(frame)];
+    float y = area.y0 + pad;
+    text_clipped(c, {area.x0 + pad, y}, colors::kText,
+                 "step " + std::to_string(frame) + " of " + std::to_string(frames.size() - 1) +
+                     ": " + f.title,
+                 font * 1.15f, area.width() - 2 * pad);
+    y += line * 1.15f;
+    if (!f.explanation.empty()) {
+        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, f.explanation, font * 0.85f,
+                     area.width() - 2 * pad);
+        y += line;
+    }
+    // Before (up to three values) -> after.
+    std::vector<int> before;
+    for (int v : f.before)
+        if (v >= 0 && v < static_cast<int>(s->values.size()) && before.size() < 3)
+            before.push_back(v);
+    const bool has_after = f.after >= 0 && f.after < static_cast<int>(s->values.size());
+    const std::size_t slots = before.size() + (has_after ? 1 : 0);
+    if (slots == 0) return;
+    const float arrow_w = has_after && !before.empty() ? 48 : 0;
+    const float w = (area.width() - 2 * pad - arrow_w) / static_cast<float>(slots);
+    const float sub = std::max(9.0f, font * 0.8f);
+    float x = area.x0 + pad;
+    for (int v : before) {
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
+                    s->values[static_cast<std::size_t>(v)].layout,
+                    default_drawn(s->values[static_cast<std::size_t>(v)].layout), sub);
+        x += w;
+    }
+    if (has_after) {
+        if (!before.empty()) {
+            const float ay = (y + area.y1) / 2;
+            arrow(c, {x + 6, ay}, {x + arrow_w - 6, ay},
+                  f.collective ? step_color(s->steps[static_cast<std::size_t>(f.step)].kind)
+                               : colors::kMuted,
+                  3);
+            x += arrow_w;
+        }
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
+                    s->values[static_cast<std::size_t>(f.after)].layout,
+                    default_drawn(s->values[static_cast<std::size_t>(f.after)].layout), sub);
+    }
+}
+
+} // namespace shardscope::render

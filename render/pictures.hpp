@@ -1,0 +1,107 @@
+// The pictures: tiling, mesh and plan, drawn from a `const Plan&` on any Canvas (the window's
+// panels, SVG and PNG files draw the same code). They hold no state.
+#pragma once
+
+#include "render/canvas.hpp"
+#include "render/tiles.hpp"
+#include "semantics/plan.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::render {
+
+enum class View { Tiling, Mesh, Plan, Steps };
+
+/// "tiling", "mesh", "plan", "steps"; nullopt for anything else.
+std::optional<View> parse_view(std::string_view name);
+
+/// What is drawn: a statement, and in it a tensor (a layout of the statement) or a value.
+struct Selection {
+    int statement = 0;  ///< index into Plan::statements
+    std::string tensor; ///< TensorLayout::tensor; empty: the statement's result
+    int value = -1;     ///< >= 0: this value of StatementPlan::values instead of `tensor`
+    int row_dim = -1;   ///< drawn dimensions (-1: the defaults, the last two)
+    int col_dim = -1;
+    int step = 0; ///< Steps view: the frame of the step-through
+};
+
+/// The layouts of a statement a user can pick, in order: the result, then each operand
+/// (each name once; the result wins over an operand of the same name).
+std::vector<const semantics::TensorLayout*> statement_layouts(const semantics::StatementPlan& s);
+
+/// The layout a selection names (nullptr when the statement, tensor or value does not exist).
+const semantics::TensorLayout* selected_layout(const semantics::Plan& plan, const Selection& sel);
+
+/// Tensor names compare after dropping braces, `^`, `_` and spaces: `W^{SS}` matches `W^SS`
+/// and `WSS`.
+bool same_tensor_name(std::string_view a, std::string_view b);
+
+/// Resolves `--statement` (1-based; 0: not given) and `--tensor` into a selection. Without a
+/// statement, the first statement whose result is the tensor, else the first that reads it.
+/// On failure returns nullopt with the reason in `error`.
+std::optional<Selection> resolve_selection(const semantics::Plan& plan, int statement_1based,
+                                           const std::string& tensor, std::string& error);
+
+/// The dimensions a tiling draws by default: the first two sharded dimensions (so that every
+/// device's own tile shows), else a sharded one and the last other, else the last two.
+Drawn default_drawn(const semantics::TensorLayout& layout);
+
+/// The drawn dimensions of a selection: its own, or the defaults.
+Drawn drawn_of(const Selection& sel, const semantics::TensorLayout& layout);
+
+/// The natural size of a picture, in pixels.
+Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel);
+
+/// Draws a picture into `area` (the background is the caller's).
+void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View view,
+                  const Selection& sel, float font = 14);
+
+/// The tiling of one layout: tiles coloured by their holders (stripes when replicated),
+/// hatched and marked Σ when partial, local and global shapes, the undrawn dimensions.
+void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
+                 const semantics::TensorLayout& layout, Drawn drawn, float font = 14);
+
+/// The mesh: every device as a cell of a grid (3-D and larger meshes as small multiples),
+/// with coordinates; hovering a device shows what it holds of each of `layouts`.
+void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
+               const std::vector<const semantics::TensorLayout*>& layouts, float font = 14);
+
+/// The timeline of a statement's steps, lengths proportional to estimated time, with bytes
+/// and reasons, then the alternatives with their cost.
+void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
+               float font = 14);
+
+/// One frame of the step-through: the tilings before and after a step.
+void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
+               float font = 14);
+
+/// What a device holds of a layout, in words: "[0:2, 0:2] of 4×4", "nothing", with "Σ"
+/// when partial.
+std::string holding_text(const TileModel& model, std::int64_t device);
+
+/// What the device at mesh coordinates `coords` holds of a layout, every written dimension:
+/// "[640:768, 0:4096] of 4096×4096", a group whose minor part is cut as "(r 0:1, c 0:2)",
+/// "nothing (an empty shard)", with "Σ partial over AXES". Cheap (no tile model): the mesh's
+/// hover lists every tensor this way.
+std::string device_holding_text(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
+                                const std::vector<int>& coords);
+
+/// "[0:2, 2:4]": a tile's ranges along the drawn dimensions.
+std::string tile_text(const TileModel& model, const Tile& tile);
+
+/// "4×8", "scalar".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
+/// "d3 (1,1)": a device and its mesh coordinates.
+std::string device_text(std::int64_t id, const std::vector<int>& coords);
+
+/// The tensors of the whole program as they stand after their last statement, one layout
+/// per name (results, and inputs as first read): what the mesh view's hover lists.
+std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Plan& plan);
+
+/// The SVG document of a picture at its natural size.
+std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel);
+
+} // namespace shardscope::render

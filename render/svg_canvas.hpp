@@ -1,0 +1,32 @@
+// A canvas that writes SVG 1.1 (no GL, no display).
+#pragma once
+
+#include "render/canvas.hpp"
+
+#include <sstream>
+#include <string>
+
+namespace shardscope::render {
+
+class SvgCanvas final : public Canvas {
+public:
+    SvgCanvas(float width, float height, Color background = {255, 255, 255, 255});
+    void fill_rect(const Rect& r, Color c) override;
+    void stroke_rect(const Rect& r, Color c, float thickness = 1) override;
+    void line(Vec2 a, Vec2 b, Color c, float thickness = 1) override;
+    void text(Vec2 pos, Color c, std::string_view s, float size) override;
+    Vec2 text_size(std::string_view s, float size) const override;
+    bool wants_tip(const Rect&) const override { return true; }
+    void tip(const Rect& r, std::string_view text) override;
+    /// The whole document.
+    std::string str() const;
+
+private:
+    float width_, height_;
+    std::ostringstream body_;
+};
+
+/// `s` with &, <, >, " escaped for XML.
+std::string xml_escape(std::string_view s);
+
+} // namespace shardscope::render

@@ -1,0 +1,224 @@
+// The GL-free logic of the views: device colours, hatching, text fitting, the timeline
+// layout, step-through frames, narration, selections and the default drawn dimensions.
+#include "render/draw.hpp"
+#include "render/narration.hpp"
+#include "render/palette.hpp"
+#include "render/pictures.hpp"
+#include "render/stepthrough.hpp"
+#include "render/timeline.hpp"
+
+#include "../semantics/helpers.hpp"
+#include "recording.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace shardscope;
+using namespace shardscope::render;
+
+namespace {
+
+std::string read_sample(const std::string& name) {
+    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("device colours are distinct for every mesh size up to 1024 and never the hatching") {
+    for (std::int64_t n : {1, 2, 4, 8, 10, 16, 20, 21, 64, 256, 1000, 1024}) {
+        std::set<Color> seen;
+        for (std::int64_t d = 0; d < n; ++d) {
+            const Color c = device_color(d, n);
+            CHECK(c.a == 255);
+            CHECK(c != colors::kBackground);
+            CHECK(c != Color{0, 0, 0, 255});
+            seen.insert(c);
+        }
+        CHECK_MESSAGE(seen.size() == static_cast<std::size_t>(n), "mesh of " << n);
+    }
+    // The same device keeps its colour between calls.
+    CHECK(device_color(3, 4) == device_color(3, 4));
+}
+
+TEST_CASE("text on a device colour is readable: white on dark, black on light") {
+    CHECK(text_on({31, 119, 180, 255}) == Color{255, 255, 255, 255});
+    CHECK(text_on({255, 187, 120, 255}) == colors::kText);
+}
+
+TEST_CASE("hatching: 45-degree segments inside the rectangle, spaced evenly") {
+    const Rect r{10, 20, 110, 70};
+    const auto segs = hatch_segments(r, 10);
+    REQUIRE(segs.size() == 15); // (w + h) / spacing
+    for (const auto& [a, b] : segs) {
+        for (const Vec2 p : {a, b}) {
+            CHECK(p.x >= r.x0 - 1e-3f);
+            CHECK(p.x <= r.x1 + 1e-3f);
+            CHECK(p.y >= r.y0 - 1e-3f);
+            CHECK(p.y <= r.y1 + 1e-3f);
+        }
+        // Slope -1 in y-down coordinates: x + y constant.
+        CHECK(a.x + a.y == doctest::Approx(b.x + b.y));
+    }
+    CHECK(hatch_segments({0, 0, 0, 10}, 5).empty());
+    CHECK(hatch_segments(r, 0).empty());
+}
+
+TEST_CASE("elide keeps what fits and marks the cut") {
+    test::RecordingCanvas c;
+    const float size = 10; // 6.02 px per code point
+    CHECK(elide(c, "abc", size, 100) == "abc");
+    const std::string e = elide(c, "abcdefghijklmnop", size, 40);
+    CHECK(e == "abcde…"); // 6 code points of 6.02 px would pass 40
+    CHECK(elide(c, "r₀r₁r₂r₃", size, 31) == "r₀r₁…");
+    CHECK(elide(c, "abc", size, 3).empty());
+}
+
+TEST_CASE("timeline: spans proportional to time, with a minimum width, filling the width") {
+    SUBCASE("proportional") {
+        const auto s = timeline_spans({1, 3}, 400, 4);
+        REQUIRE(s.size() == 2);
+        CHECK(s[0].x0 == 0);
+        CHECK(s[0].x1 == doctest::Approx(100));
+        CHECK(s[1].x0 == doctest::Approx(100));
+        CHECK(s[1].x1 == 400);
+    }
+    SUBCASE("instant steps keep the minimum, the rest share what is left") {
+        const auto s = timeline_spans({0, 1e-9, 5e-6, 5e-6}, 208, 4);
+        CHECK(s[0].x1 - s[0].x0 == doctest::Approx(4));
+        CHECK(s[1].x1 - s[1].x0 == doctest::Approx(4));
+        CHECK(s[2].x1 - s[2].x0 == doctest::Approx(100));
+        CHECK(s[3].x1 - s[3].x0 == doctest::Approx(100));
+        CHECK(s[3].x1 == 208);
+    }
+    SUBCASE("no time at all, or no room for the minimum: equal spans") {
+        for (const auto& s : {timeline_spans({0, 0, 0}, 300, 4), timeline_spans({1, 2, 3}, 6, 4)})
+            for (const auto& sp : s)
+                CHECK(sp.x1 - sp.x0 == doctest::Approx(s.back().x1 / 3));
+    }
+    CHECK(timeline_spans({}, 100, 4).empty());
+}
+
+TEST_CASE("step-through: inputs, one frame per step with its values, the result") {
+    const auto c = test::run(read_sample("sequence_parallel.ein"));
+    REQUIRE(c.plan.errors() == 0);
+    const auto& s = c.plan.statements.at(0);
+    const auto frames = step_frames(c.plan, s);
+    REQUIRE(frames.size() == s.steps.size() + 2);
+    CHECK(frames.front().title == "inputs");
+    CHECK(frames.front().before.size() == 3); // x, W^0, W^1
+    for (int v : frames.front().before)
+        CHECK_FALSE(s.values.at(static_cast<std::size_t>(v)).load.empty());
+    int collectives = 0;
+    for (std::size_t i = 1; i + 1 < frames.size(); ++i) {
+        const auto& f = frames[i];
+        CHECK(f.step == static_cast<int>(i - 1));
+        CHECK(f.after >= 0);
+        CHECK(f.after < static_cast<int>(s.values.size()));
+        collectives += f.collective;
+    }
+    CHECK(collectives == 2);
+    CHECK(frames[1].title.find("all-gather(0)") != std::string::npos);
+    CHECK(frames.back().after == s.result_value);
+    CHECK(frames.back().title == "result: z");
+}
+
+TEST_CASE("narration: comment blocks attached to the statements after them") {
+    const std::string text = "# Title\n# more\nmesh 2\n\n# first\nA_{i_0} = B_{i_0}\nexpect none\n"
+                             "# second\n#\n# after a blank comment\nC_{i} = A_{i_0}\n";
+    const auto n = narration(text);
+    REQUIRE(n.size() == 3);
+    CHECK(n[0].comment == "Title more");
+    CHECK(n[0].statement == "mesh 2");
+    CHECK(n[0].line == 3);
+    CHECK(n[1].comment == "first");
+    CHECK(n[1].statement == "A_{i_0} = B_{i_0}\nexpect none");
+    CHECK(n[1].line == 6);
+    CHECK(n[2].comment == "second\n\nafter a blank comment");
+    CHECK(n[2].line == 11);
+    // Every sample's narration covers each of its statements.
+    const std::string sample = read_sample("placements_2x2.ein");
+    const auto blocks = narration(sample);
+    CHECK(blocks.size() >= 6);
+    for (const auto& b : blocks)
+        CHECK(b.line > 0);
+}
+
+TEST_CASE("selections: statements, tensor names with or without braces, errors that say why") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    REQUIRE(c.plan.errors() == 0);
+    std::string error;
+    auto sel = resolve_selection(c.plan, 0, "W^{SS}", error);
+    REQUIRE(sel);
+    CHECK(sel->statement == 2);
+    CHECK(sel->tensor == "W^{SS}");
+    CHECK(selected_layout(c.plan, *sel) == &c.plan.statements[2].result);
+    sel = resolve_selection(c.plan, 0, "W^SS", error);
+    REQUIRE(sel);
+    CHECK(sel->tensor == "W^{SS}");
+    // An input is found where it is first read.
+    sel = resolve_selection(c.plan, 0, "X", error);
+    REQUIRE(sel);
+    CHECK(sel->statement == 3);
+    CHECK_FALSE(resolve_selection(c.plan, 0, "Q", error));
+    CHECK(error.find("no tensor 'Q'") != std::string::npos);
+    CHECK(error.find("W^{SS}") != std::string::npos);
+    CHECK_FALSE(resolve_selection(c.plan, 99, "", error));
+    CHECK(error.find("out of range") != std::string::npos);
+    CHECK_FALSE(resolve_selection(c.plan, 1, "Z", error));
+    CHECK(error.find("statement 1 has no tensor 'Z'") != std::string::npos);
+    CHECK(same_tensor_name("W^{SS}", "WSS"));
+    CHECK_FALSE(same_tensor_name("W^{SS}", "W^{SR}"));
+}
+
+TEST_CASE("default drawn dimensions: the sharded ones first") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    const auto& ss = c.plan.statements.at(2).result; // W_{r_0 c r'_1 d}
+    const Drawn d = default_drawn(ss);
+    CHECK(d.row == 0);
+    CHECK(d.col == 2);
+    const auto& sr = c.plan.statements.at(1).result; // W_{a r'_0 d}
+    const Drawn e = default_drawn(sr);
+    CHECK(e.row == 1);
+    CHECK(e.col == 2);
+    const auto& rr = c.plan.statements.at(0).result; // W_{r c r' d}: the last two
+    CHECK(default_drawn(rr).row == -1);
+    Selection sel;
+    sel.row_dim = 3;
+    sel.col_dim = 1;
+    CHECK(drawn_of(sel, ss).row == 3);
+}
+
+TEST_CASE("holdings: what each device holds of a tensor, in words") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    const auto& ss = c.plan.statements.at(2).result;
+    const auto m = tile_model(c.plan.mesh, ss, default_drawn(ss));
+    CHECK(holding_text(m, 0) == "[0:1, 0:1] of 2×2×2×2");
+    CHECK(holding_text(m, 3) == "[1:2, 1:2] of 2×2×2×2");
+    const auto& z = c.plan.statements.at(3).result; // Z{U_0}: partial over axis 0
+    const auto mz = tile_model(c.plan.mesh, z);
+    CHECK(holding_text(mz, 0).find("Σ partial over 0") != std::string::npos);
+    // Every written dimension, per device, without a tile model (the mesh's hover).
+    CHECK(device_holding_text(c.plan.mesh, ss, {1, 1}) == "[1:2, 0:2, 1:2, 0:2] of 2×2×2×2");
+    CHECK(device_holding_text(c.plan.mesh, z, {0, 1}) ==
+          "[0:4, 1:2, 0:2] of 4×2×2  Σ partial over 0");
+    const auto g = test::run("mesh 2\ndim a=8\nsplit a -> r c\nA_{(r_0 c)} = B_{(r_0 c)}\n"
+                             "C_{(r c_0)} = B_{(r_0 c)}\n");
+    REQUIRE(g.plan.statements.size() == 2);
+    CHECK(device_holding_text(g.plan.mesh, g.plan.statements[0].result, {1}) == "[2:4] of 4");
+    CHECK(device_holding_text(g.plan.mesh, g.plan.statements[1].result, {1}) ==
+          "[(r 0:2, c 1:2)] of 4");
+    const auto layouts = program_layouts(c.plan);
+    std::set<std::string> names;
+    for (const auto* t : layouts)
+        names.insert(t->tensor);
+    CHECK(names.size() == layouts.size());
+    CHECK(names.count("W^{SS}") == 1);
+    CHECK(names.count("X") == 1);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `shardscope render` and `gui` from the command line without a display: SVG works, PNG and
+# the window say why they cannot and what to do; bad input gives clear messages and exit codes.
+# Usage: test_render_cli.sh SHARDSCOPE SOURCE_DIR
+set -u
+bin=$1
+src=$2
+samples=$src/samples
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset DISPLAY WAYLAND_DISPLAY
+fails=0 passes=0
+
+# expect NAME RC PATTERN -- ARGS...: exit code RC and PATTERN (grep -E) in stderr+stdout.
+expect() {
+    local name=$1 want=$2 pattern=$3
+    shift 4
+    local out rc
+    out=$("$bin" "$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+        echo "FAIL: $name: exit $rc (want $want), output:"
+        echo "$out" | head -20
+        fails=$((fails + 1))
+    else
+        passes=$((passes + 1))
+    fi
+}
+
+expect "svg without a display" 0 '^$' -- render "$samples/placements_2x2.ein" --tensor 'W^{SS}' -o "$tmp/ss.svg"
+grep -q '</svg>' "$tmp/ss.svg" || { echo "FAIL: no SVG written"; fails=$((fails + 1)); }
+for fill in '#1f77b4' '#ff7f0e' '#2ca02c' '#d62728'; do
+    grep -q "fill=\"$fill\"" "$tmp/ss.svg" || { echo "FAIL: SVG lacks device colour $fill"; fails=$((fails + 1)); }
+done
+for view in tiling mesh plan steps; do
+    expect "svg $view" 0 '^$' -- render "$samples/sequence_parallel.ein" --view "$view" -o "$tmp/$view.svg"
+done
+# (A build without the GUI refuses PNG and the window for that reason instead.)
+expect "png without a display" 2 'no display.*\.svg.*xvfb-run|built without the GUI.*\.svg' -- render "$samples/placements_2x2.ein" -o "$tmp/x.png"
+[ -e "$tmp/x.png" ] && { echo "FAIL: a PNG was written"; fails=$((fails + 1)); }
+expect "gui without a display" 2 'needs a display.*xvfb-run|built without the GUI' -- gui "$samples/placements_2x2.ein"
+expect "missing file" 2 'no such file' -- render "$tmp/none.ein" -o "$tmp/a.svg"
+expect "unknown tensor" 2 "no tensor 'Q' in the program \(it has .*W\^\{SS\}" -- render "$samples/placements_2x2.ein" --tensor Q -o "$tmp/a.svg"
+expect "statement out of range" 2 'statement 99 is out of range: the program has 6 statements' -- render "$samples/placements_2x2.ein" --statement 99 -o "$tmp/a.svg"
+expect "tensor not in statement" 2 "statement 1 has no tensor 'Z'" -- render "$samples/placements_2x2.ein" --statement 1 --tensor Z -o "$tmp/a.svg"
+expect "bad extension" 2 'must end in \.svg or \.png' -- render "$samples/placements_2x2.ein" -o "$tmp/a.jpg"
+expect "bad view" 2 "unknown view 'pie'" -- render "$samples/placements_2x2.ein" --view pie -o "$tmp/a.svg"
+expect "unwritable output" 2 'cannot write' -- render "$samples/placements_2x2.ein" -o "$tmp/no/such/dir/a.svg"
+expect "bad drawn dimension" 2 'has 4 dimensions: --rows and --cols take 0 to 3' -- render "$samples/placements_2x2.ein" --tensor W^SS --rows 0 --cols 7 -o "$tmp/a.svg"
+printf 'mesh 2\nA_{i_0} = = B\n' >"$tmp/bad.ein"
+expect "syntax errors" 1 'nothing drawn' -- render "$tmp/bad.ein" -o "$tmp/a.svg"
+printf 'mesh 2\n' >"$tmp/empty.ein"
+expect "no statement" 2 'no statement to draw' -- render "$tmp/empty.ein" -o "$tmp/a.svg"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,184 @@
+// Screenshot tests of the real window and of `render`'s PNG, under a display (ctest runs this
+// binary through xvfb.sh, which starts Xvfb with Mesa's software OpenGL). Each case runs the
+// shardscope executable and asserts on the pixels of what it saved.
+#include "render/palette.hpp"
+
+#include "pixels.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace shardscope;
+using render::device_color;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh output directory for one test case.
+fs::path out_dir(const std::string& name) {
+    const fs::path d = fs::path(SHARDSCOPE_TEST_OUT) / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+std::string quote(const std::string& s) {
+    std::string out = "'";
+    for (char ch : s)
+        out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+/// Runs shardscope with `args`, stderr into `log`; returns the exit code.
+int run_shardscope(const std::string& args, const fs::path& log) {
+    const std::string cmd =
+        quote(SHARDSCOPE_BIN) + " " + args + " >" + quote(log.string()) + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string sample(const std::string& name) {
+    return quote(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+}
+
+/// Device colours covering at least `fraction` of the image.
+int large_device_colours(const test::Image& img, std::int64_t n, double fraction) {
+    int k = 0;
+    for (std::int64_t d = 0; d < n; ++d)
+        k += static_cast<double>(img.count(device_color(d, n))) >=
+             fraction * static_cast<double>(img.pixels());
+    return k;
+}
+
+} // namespace
+
+TEST_CASE("gui: every sample opens in the window and draws its panels") {
+    const auto dir = out_dir("samples");
+    std::vector<fs::path> samples;
+    for (const auto& e : fs::directory_iterator(SHARDSCOPE_SAMPLES_DIR))
+        if (e.path().extension() == ".ein") samples.push_back(e.path());
+    REQUIRE(samples.size() >= 12);
+    for (const auto& s : samples) {
+        CAPTURE(s);
+        const auto png = dir / (s.stem().string() + ".png");
+        REQUIRE(run_shardscope("gui " + quote(s.string()) + " --frames 3 --screenshot " +
+                                   quote(png.string()),
+                               dir / "log.txt") == 0);
+        const auto img = test::load_png(png.string());
+        REQUIRE(img.ok());
+        CHECK(img.width == 1400);
+        CHECK(img.height == 900);
+        // Text, tiles, cells: far more than a blank window's few colours, and device colours.
+        CHECK(img.distinct() > 50);
+        CHECK(img.count(device_color(0, 2)) + img.count(device_color(0, 4)) +
+                  img.count(device_color(0, 8)) + img.count(device_color(0, 16)) >
+              500);
+    }
+}
+
+TEST_CASE("gui: W_{r_0 c r'_1 d} on a 2x2 mesh shows four distinct device colours") {
+    const auto dir = out_dir("tiling");
+    const auto png = dir / "ss.png";
+    REQUIRE(run_shardscope("gui " + sample("placements_2x2.ein") +
+                               " --tensor 'W^{SS}' --frames 3 --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    const auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    // Each device's tile in the tiling plus its cell in the mesh: well above 2% each.
+    CHECK(large_device_colours(img, 4, 0.02) == 4);
+    // A 1-device-per-tile tiling has no stripes: nothing at all in the colours of a 16-mesh
+    // palette that the 4-mesh palette does not share.
+    CHECK(img.count(device_color(1, 16)) == 0); // Tableau 20's light blue
+}
+
+TEST_CASE("gui: the other panels, teaching mode and a verify run draw") {
+    const auto dir = out_dir("panels");
+    for (const std::string panel : {"plan", "steps", "verify", "mesh"}) {
+        CAPTURE(panel);
+        const auto png = dir / (panel + ".png");
+        REQUIRE(run_shardscope("gui " + sample("sequence_parallel.ein") + " --panel " + panel +
+                                   (panel == "verify" ? " --verify" : "") +
+                                   " --step 1 --frames 3 --screenshot " + quote(png.string()),
+                               dir / "log.txt") == 0);
+        const auto img = test::load_png(png.string());
+        REQUIRE(img.ok());
+        CHECK(img.distinct() > 50);
+        if (panel == "plan") // the timeline's all-gather and reduce-scatter blocks
+            CHECK(img.count(render::step_color(semantics::StepKind::ReduceScatter)) > 1000);
+        if (panel == "steps") // frame 1 is the all-gather: its arrow
+            CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 20);
+        if (panel == "verify") // the PASS column's green
+            CHECK(img.count({41, 161, 61, 255}) > 10);
+    }
+    const auto png = dir / "teaching.png";
+    REQUIRE(run_shardscope("gui --teaching " + sample("placements_2x2.ein") +
+                               " --frames 3 --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    CHECK(test::load_png(png.string()).distinct() > 50);
+}
+
+TEST_CASE("render: PNG pictures of the tiling, mesh and plan") {
+    const auto dir = out_dir("render");
+    const auto tiling = dir / "tiling.png";
+    REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --tensor W^SS -o " +
+                               quote(tiling.string()),
+                           dir / "log.txt") == 0);
+    auto img = test::load_png(tiling.string());
+    REQUIRE(img.ok());
+    CHECK(large_device_colours(img, 4, 0.05) == 4);
+
+    const auto partial = dir / "partial.png";
+    REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --statement 4 -o " +
+                               quote(partial.string()),
+                           dir / "log.txt") == 0);
+    img = test::load_png(partial.string());
+    REQUIRE(img.ok());
+    // Hatching over the tiles: many dark pixels inside them.
+    CHECK(img.distinct() > 100);
+
+    const auto mesh = dir / "mesh.png";
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") + " --view mesh -o " +
+                               quote(mesh.string()),
+                           dir / "log.txt") == 0);
+    img = test::load_png(mesh.string());
+    REQUIRE(img.ok());
+    CHECK(large_device_colours(img, 8, 0.005) == 8);
+
+    const auto plan = dir / "plan.png";
+    REQUIRE(run_shardscope("render " + sample("sequence_parallel.ein") + " --view plan -o " +
+                               quote(plan.string()),
+                           dir / "log.txt") == 0);
+    img = test::load_png(plan.string());
+    REQUIRE(img.ok());
+    CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 1000);
+    CHECK(img.count(render::step_color(semantics::StepKind::ReduceScatter)) > 1000);
+}
+
+TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {
+    const auto dir = out_dir("nodisplay");
+    const auto png = dir / "x.png";
+    const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + quote(SHARDSCOPE_BIN) +
+                            " render " + sample("placements_2x2.ein") + " -o " +
+                            quote(png.string()) + " 2>" + quote((dir / "err.txt").string());
+    const int status = std::system(cmd.c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+    const std::string err = slurp(dir / "err.txt");
+    CHECK(err.find("no display") != std::string::npos);
+    CHECK(err.find(".svg") != std::string::npos);
+    CHECK(err.find("xvfb-run") != std::string::npos);
+    CHECK_FALSE(fs::exists(png));
+}
