@@ -5,7 +5,7 @@
 namespace shardscope::app {
 
 CheckedText check_text(const std::string& name, const std::string& text,
-                       semantics::CheckOptions options) {
+                       semantics::CheckOptions options, semantics::CheckCache* cache) {
     CheckedText out;
     auto source = std::make_shared<SourceFile>(name, text);
     out.source = source;
@@ -19,7 +19,8 @@ CheckedText check_text(const std::string& name, const std::string& text,
                                         {}});
     } else {
         options.text = source->text();
-        out.plan = semantics::check(out.parsed.program, options);
+        out.plan = cache ? semantics::check(out.parsed.program, options, *cache)
+                         : semantics::check(out.parsed.program, options);
         out.plan.diagnostics.insert(out.plan.diagnostics.begin(), out.parsed.diagnostics.begin(),
                                     out.parsed.diagnostics.end());
     }

@@ -20,7 +20,9 @@ struct CheckedText {
 };
 
 /// Parses and checks `text`; with syntax errors the checker does not run (a note says so).
+/// With `cache` (kept from one edit to the next), unchanged statements keep their plans.
 CheckedText check_text(const std::string& name, const std::string& text,
-                       semantics::CheckOptions options = {});
+                       semantics::CheckOptions options = {},
+                       semantics::CheckCache* cache = nullptr);
 
 } // namespace shardscope::app

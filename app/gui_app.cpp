@@ -138,9 +138,10 @@ struct Document {
     CheckedText checked;
     semantics::Plan shown; ///< the plan drawn: the last one whose text parsed
     double check_ms = 0;
+    semantics::CheckCache cache; ///< an edit re-plans only the statements it changes
     void recheck() {
         const auto t0 = std::chrono::steady_clock::now();
-        checked = check_text(path.empty() ? "untitled.ein" : path, text);
+        checked = check_text(path.empty() ? "untitled.ein" : path, text, {}, &cache);
         if (checked.syntax_ok()) shown = checked.plan;
         check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                        .count();
