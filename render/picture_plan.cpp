@@ -13,19 +13,6 @@ namespace shardscope::render {
 
 namespace {
 
-std::string flops_text(double f) {
-    char buf[32];
-    if (f >= 1e12)
-        std::snprintf(buf, sizeof buf, "%.3g TFLOP", f / 1e12);
-    else if (f >= 1e9)
-        std::snprintf(buf, sizeof buf, "%.3g GFLOP", f / 1e9);
-    else if (f >= 1e6)
-        std::snprintf(buf, sizeof buf, "%.3g MFLOP", f / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.3g FLOP", f);
-    return buf;
-}
-
 std::string step_name(const semantics::Plan& plan, const semantics::Step& st) {
     if (semantics::is_collective(st.kind))
         return semantics::collective_text(plan.mesh, st.kind, st.mesh_axes);
@@ -53,7 +40,7 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     y += line * 1.15f;
     std::string totals = "estimated " + semantics::format_seconds(s->cost.time_s) + " · " +
                          semantics::format_bytes(s->cost.comm_bytes_per_device) +
-                         " sent per device · " + flops_text(s->cost.flops_per_device) +
+                         " sent per device · " + semantics::format_flops(s->cost.flops_per_device) +
                          " per device · " + plan.hardware + ", " + plan.dtype;
     if (s->chosen) totals += " · a fix was chosen";
     text_clipped(c, {area.x0 + pad, y}, colors::kMuted, totals, small, maxw);
@@ -84,7 +71,8 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                                   semantics::format_seconds(st.time_s);
                 if (st.bytes_per_device > 0)
                     tip += ", " + semantics::format_bytes(st.bytes_per_device) + " per device";
-                if (st.flops_per_device > 0) tip += ", " + flops_text(st.flops_per_device);
+                if (st.flops_per_device > 0)
+                    tip += ", " + semantics::format_flops(st.flops_per_device);
                 if (!st.detail.empty()) tip += "\n" + st.detail;
                 if (!st.reason.empty()) tip += "\n" + st.reason;
                 c.tip(r, tip);

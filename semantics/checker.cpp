@@ -1996,17 +1996,11 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 }
             }
             if (!ok) {
-                auto join = [](const std::vector<std::string>& v) {
-                    if (v.empty()) return std::string("none");
-                    std::string out;
-                    for (const auto& x : v)
-                        out += (out.empty() ? "" : ", ") + x;
-                    return out;
-                };
                 ctx.diag(Severity::Error, "S301", s->range,
-                         "expected " + join(want) + ", but the plan of line " +
-                             std::to_string(last->range.line) + " has " + join(last->collectives),
-                         "correct the expectation to 'expect " + join(last->collectives) +
+                         "expected " + join_or_none(want) + ", but the plan of line " +
+                             std::to_string(last->range.line) + " has " +
+                             join_or_none(last->collectives),
+                         "correct the expectation to 'expect " + join_or_none(last->collectives) +
                              "', or the notation");
             }
             continue;
@@ -2142,32 +2136,25 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 a.description = o->description;
                 sp.alternatives.push_back(std::move(a));
             }
-            auto join = [](const std::vector<std::string>& v) {
-                if (v.empty()) return std::string("none");
-                std::string out;
-                for (const auto& x : v)
-                    out += (out.empty() ? "" : ", ") + x;
-                return out;
-            };
             if (!sp.chosen && !sp.alternatives.empty() &&
                 sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
                 const auto& a = sp.alternatives.front();
                 ctx.diag(Severity::Note, "S400", s->range,
-                         "as written this needs " + join(sp.collectives) + " (" +
+                         "as written this needs " + join_or_none(sp.collectives) + " (" +
                              format_seconds(sp.cost.time_s) + "); at these sizes " +
-                             join(a.collectives) + " would be cheaper (" +
+                             join_or_none(a.collectives) + " would be cheaper (" +
                              format_seconds(a.time_s) + ")",
                          a.description);
             }
             if (sp.chosen && !sp.alternatives.empty()) {
                 const auto& a = sp.alternatives.front();
                 ctx.diag(Severity::Note, "S401", s->range,
-                         "not computable as written; chose " + join(sp.collectives) + " (" +
+                         "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
                              format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
-                             join(a.collectives) + " (" + format_seconds(a.time_s) + ")");
+                             join_or_none(a.collectives) + " (" + format_seconds(a.time_s) + ")");
             } else if (sp.chosen) {
                 ctx.diag(Severity::Note, "S401", s->range,
-                         "not computable as written; chose " + join(sp.collectives) + " (" +
+                         "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
                              format_seconds(sp.cost.time_s) + ")");
             }
             // Uneven shards.
@@ -2208,8 +2195,8 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                     }
                     if (!ok)
                         ctx.diag(Severity::Error, "S302", st.to.range,
-                                 "the arrow says " + join(want) + ", but this step needs " +
-                                     join(chain_cols[i]));
+                                 "the arrow says " + join_or_none(want) + ", but this step needs " +
+                                     join_or_none(chain_cols[i]));
                 }
 
             return Planned{std::move(sp), std::move(*result)};

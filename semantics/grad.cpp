@@ -1075,14 +1075,6 @@ void collect_calls(const ast::Expr& e, const std::set<std::string>& of,
         e.node);
 }
 
-std::string join_collectives(const std::vector<std::string>& v) {
-    if (v.empty()) return "none";
-    std::string out;
-    for (const auto& x : v)
-        out += (out.empty() ? "" : ", ") + x;
-    return out;
-}
-
 /// The derived part of the program text; records each statement's line.
 std::string render(const std::vector<Emitted>& em, const std::set<std::string>& functions,
                    const std::vector<Seed>& seeds, std::uint32_t first_line,
@@ -1119,7 +1111,7 @@ std::string render(const std::vector<Emitted>& em, const std::set<std::string>& 
         put(parser::print(e.stmt));
         if (collectives)
             if (auto it = collectives->find(i); it != collectives->end())
-                put("expect " + join_collectives(it->second));
+                put("expect " + join_or_none(it->second));
     }
     return out;
 }

@@ -35,6 +35,27 @@ std::string format_bytes(double b) {
     return buf;
 }
 
+std::string format_flops(double f) {
+    char buf[32];
+    if (f >= 1e12)
+        std::snprintf(buf, sizeof buf, "%.3g TFLOP", f / 1e12);
+    else if (f >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.3g GFLOP", f / 1e9);
+    else if (f >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.3g MFLOP", f / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g FLOP", f);
+    return buf;
+}
+
+std::string join_or_none(const std::vector<std::string>& items) {
+    if (items.empty()) return "none";
+    std::string out;
+    for (const auto& x : items)
+        out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
 std::string placements_text(const std::vector<Placement>& placements) {
     std::string out;
     for (const auto& p : placements)
@@ -49,14 +70,6 @@ std::string indices_text(const std::vector<std::string>& indices) {
     for (const auto& i : indices)
         out += (out.empty() ? "" : " ") + i;
     return "[" + out + "]";
-}
-
-std::string join(const std::vector<std::string>& v) {
-    if (v.empty()) return "none";
-    std::string out;
-    for (const auto& x : v)
-        out += (out.empty() ? "" : ", ") + x;
-    return out;
 }
 
 json layout_json(const TensorLayout& t, bool global) {
@@ -132,12 +145,12 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
             }
             out += "\n";
         }
-        out += "  collectives: " + join(s.collectives) +
+        out += "  collectives: " + join_or_none(s.collectives) +
                (s.chosen ? "  (chosen: not computable as written)" : "") + "   time " +
                format_seconds(s.cost.time_s) + ", " + format_bytes(s.cost.comm_bytes_per_device) +
                " sent/device\n";
         for (const auto& a : s.alternatives)
-            out += std::string("  ") + dim + "alternative: " + join(a.collectives) + "  " +
+            out += std::string("  ") + dim + "alternative: " + join_or_none(a.collectives) + "  " +
                    format_seconds(a.time_s) + reset + "\n";
         out += "\n";
     }

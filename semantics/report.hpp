@@ -31,5 +31,9 @@ std::string placements_text(const std::vector<Placement>& placements);
 std::string format_seconds(double seconds);
 /// "12 kB", "3.4 GB".
 std::string format_bytes(double bytes);
+/// "36 FLOP", "1.2 TFLOP".
+std::string format_flops(double flops);
+/// "all-reduce(0), all-gather(1)", or "none" for an empty list.
+std::string join_or_none(const std::vector<std::string>& items);
 
 } // namespace shardscope::semantics
