@@ -23,12 +23,7 @@ struct CheckOptions {
 };
 
 int run_check(const CheckOptions& o) {
-    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
-                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4, with at "
-                     "most 16777216 devices\n";
-        return kExitUsage;
-    }
+    if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
     int rc = kExitOk;

@@ -49,11 +49,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     eo.f64 = o.dtype.empty() ? eo.data.mode == exec::DataMode::Ints : o.dtype == "f64";
     eo.show = o.show;
     const bool mpi = eo.backend == exec::Backend::Mpi;
-    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        err << "shardscope: error: bad --mesh '" << o.mesh
-            << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
-        return kExitUsage;
-    }
+    if (!mesh_option_ok(o.mesh, err)) return kExitUsage;
     const auto parsed = parser::parse(source);
     const bool color = io.err_color;
     if (parsed.has_errors()) {
@@ -154,11 +150,7 @@ int run_exec(const ExecCliOptions& o, const std::string& file) {
                   << file << "'\n";
         return kExitUsage;
     }
-    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
-                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
-        return kExitUsage;
-    }
+    if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(file);
     if (!source) return kExitUsage;
     return exec_source(*source, o, {std::cout, std::cerr, terminal_color(1), stderr_color(), true});

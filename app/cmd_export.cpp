@@ -27,11 +27,7 @@ int run_export(const ExportCliOptions& o) {
         std::cerr << "shardscope: error: --to must be torch, jax or latex\n";
         return kExitUsage;
     }
-    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
-                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
-        return kExitUsage;
-    }
+    if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(o.file);
     if (!source) return kExitUsage;
     const auto parsed = parser::parse(*source);

@@ -22,11 +22,7 @@ struct GradCliOptions {
 };
 
 int run_grad(const GradCliOptions& o) {
-    if (!o.mesh.empty() && !semantics::parse_mesh_spec(o.mesh)) {
-        std::cerr << "shardscope: error: bad --mesh '" << o.mesh
-                  << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4\n";
-        return kExitUsage;
-    }
+    if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(o.file);
     if (!source) return kExitUsage;
     semantics::GradOptions go;

@@ -1,5 +1,7 @@
 #include "inputs.hpp"
 
+#include "semantics/checker.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +121,14 @@ bool write_file_atomically(const std::string& path, const std::string& text) {
     ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;
     if (!ok) std::remove(tmp.c_str());
     return ok;
+}
+
+bool mesh_option_ok(const std::string& mesh, std::ostream& err) {
+    if (mesh.empty() || semantics::parse_mesh_spec(mesh)) return true;
+    err << "shardscope: error: bad --mesh '" << mesh
+        << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4, with at most "
+           "16777216 devices\n";
+    return false;
 }
 
 } // namespace shardscope::app

@@ -5,6 +5,7 @@
 #include "parser/source.hpp"
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,8 @@ inline bool stderr_color() {
 
 /// Writes `text` to `path` atomically (temporary file, then rename).
 bool write_file_atomically(const std::string& path, const std::string& text);
+
+/// Whether a `--mesh` option is empty or a valid spec; if not, says so on `err`.
+bool mesh_option_ok(const std::string& mesh, std::ostream& err);
 
 } // namespace shardscope::app

@@ -928,17 +928,8 @@ private:
             const bool own =
                 k == f.target && parser::tensor_key(gout.name, gout.label) ==
                                      parser::tensor_key(gradient_name(first_use), first_use.label);
-            Grad g;
             bool have = false;
-            if (auto it = cur_.find(k); it != cur_.end()) {
-                g = it->second;
-                have = true;
-            } else {
-                g.name = gradient_name(first_use);
-                g.label = first_use.label;
-                g.layout = gradient_layout(i, first_use);
-                g.count = count_of(i, first_use);
-            }
+            Grad g = gradient_of(k, i, first_use, have);
             // Several contributions to the statement's own tensor read its new gradient,
             // which the first would overwrite: collect them in a temporary first.
             std::string target = g.name;
@@ -969,6 +960,17 @@ private:
         }
     }
 
+    /// The gradient accumulated so far for tensor `k` (`have`), or a new one named after
+    /// `use`, its occurrence in forward statement `i`.
+    Grad gradient_of(const std::string& k, int i, const ast::TensorRef& use, bool& have) {
+        if (auto it = cur_.find(k); it != cur_.end()) {
+            have = true;
+            return it->second;
+        }
+        have = false;
+        return {gradient_name(use), use.label, gradient_layout(i, use), count_of(i, use)};
+    }
+
     bool is_first_definition(int i) const {
         const auto& f = fwd_[static_cast<std::size_t>(i)];
         const auto& d = defs_.at(f.target);
@@ -979,17 +981,8 @@ private:
     void chain(const Fwd& f, const Grad& gout) {
         const auto& ch = *f.ch;
         const auto k = key_of(ch.from);
-        Grad g;
         bool have = false;
-        if (auto it = cur_.find(k); it != cur_.end()) {
-            g = it->second;
-            have = true;
-        } else {
-            g.name = gradient_name(ch.from);
-            g.label = ch.from.label;
-            g.layout = gradient_layout(cur_index_, ch.from);
-            g.count = count_of(cur_index_, ch.from);
-        }
+        Grad g = gradient_of(k, cur_index_, ch.from, have);
         if (have && !fits(g, ch.from)) return;
         const std::string target = have ? unused_name(g.name + "t", g.label) : g.name;
         ast::Chain rc;
