@@ -5,6 +5,7 @@
 #include "inputs.hpp"
 
 #include "exec/comm.hpp"
+#include "exec/device.hpp"
 #include "exec/run.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
@@ -41,15 +42,28 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     std::ostream& err = io.err;
     const std::string& file = source.name();
     exec::ExecOptions eo;
-    eo.backend = o.backend == "mpi" ? exec::Backend::Mpi : exec::Backend::Sim;
+    eo.backend = o.backend == "mpi"    ? exec::Backend::Mpi
+                 : o.backend == "cuda" ? exec::Backend::Cuda
+                 : o.backend == "nccl" ? exec::Backend::Nccl
+                                       : exec::Backend::Sim;
     eo.data.mode = o.data == "arange" ? exec::DataMode::Arange
                    : o.data == "ints" ? exec::DataMode::Ints
                                       : exec::DataMode::Random;
     eo.data.seed = o.seed;
     eo.f64 = o.dtype.empty() ? eo.data.mode == exec::DataMode::Ints : o.dtype == "f64";
     eo.show = o.show;
-    const bool mpi = eo.backend == exec::Backend::Mpi;
+    // One process per rank under mpirun (mpi, nccl).
+    const bool mpi = eo.backend == exec::Backend::Mpi || eo.backend == exec::Backend::Nccl;
     if (!mesh_option_ok(o.mesh, err)) return kExitUsage;
+    if (eo.backend == exec::Backend::Cuda || eo.backend == exec::Backend::Nccl) {
+        const auto gpus = exec::probe_gpus();
+        if (gpus.devices == 0) {
+            err << "shardscope: error: --backend " << o.backend
+                << " needs an NVIDIA GPU: " << gpus.problem
+                << " (--backend sim runs the ranks as threads on the CPU)\n";
+            return kExitUsage;
+        }
+    }
     const auto parsed = parser::parse(source);
     const bool color = io.err_color;
     if (parsed.has_errors()) {
@@ -88,7 +102,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
                 err << "shardscope: error: the mesh of " << file << " has "
                     << plan.mesh.device_count() << " devices but mpirun started " << size
                     << " ranks: run 'mpirun -np " << plan.mesh.device_count()
-                    << " shardscope exec --backend mpi " << file << "'\n";
+                    << " shardscope exec --backend " << o.backend << " " << file << "'\n";
             return kExitUsage;
         }
     }
@@ -128,6 +142,12 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
             // Under mpirun stdout is a forwarding pseudo-terminal, not the user's.
             out << exec::format_exec(report, plan, io.out_color && !mpi) << std::flush;
         return report.passed() ? kExitOk : kExitInputErrors;
+    } catch (const exec::DeviceError& e) {
+        // The GPU could not run it (no device, out of memory, a CUDA or NCCL failure).
+        if (drew) std::fprintf(stderr, "\n");
+        err << "shardscope: error: " << e.what() << "\n";
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
     } catch (const std::exception& e) {
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
@@ -139,15 +159,24 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
 namespace {
 
 int run_exec(const ExecCliOptions& o, const std::string& file) {
-    if (o.backend == "mpi" && !exec::mpi_available()) {
+    const bool per_process = o.backend == "mpi" || o.backend == "nccl";
+    if (per_process && !exec::mpi_available()) {
         std::cerr << "shardscope: error: this shardscope was built without MPI (install "
                      "libopenmpi-dev and rebuild)\n";
         return kExitUsage;
     }
-    if (o.backend == "mpi" && !exec::launched_by_mpirun()) {
-        std::cerr << "shardscope: error: --backend mpi runs one process per rank: start it as "
-                     "'mpirun -np N shardscope exec --backend mpi "
-                  << file << "'\n";
+    if (o.backend == "nccl" && !exec::nccl_built()) {
+        std::cerr << "shardscope: error: this shardscope was built without NCCL"
+                  << (exec::cuda_built() ? " (--backend cuda runs the ranks on this process's GPUs)"
+                                         : " or CUDA (nvcc was not found when it was configured)")
+                  << "\n";
+        return kExitUsage;
+    }
+    if (per_process && !exec::launched_by_mpirun()) {
+        std::cerr << "shardscope: error: --backend " << o.backend
+                  << " runs one process per rank: start it as 'mpirun -np N shardscope exec "
+                     "--backend "
+                  << o.backend << " " << file << "'\n";
         return kExitUsage;
     }
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
@@ -159,8 +188,10 @@ int run_exec(const ExecCliOptions& o, const std::string& file) {
 } // namespace
 
 void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
-    cmd.add_option("--backend", o.backend, "sim (threads, default) or mpi (under mpirun)")
-        ->check(CLI::IsMember({"sim", "mpi"}));
+    cmd.add_option("--backend", o.backend,
+                   "sim (threads, default), mpi (under mpirun), cuda (virtual ranks on this "
+                   "process's GPUs) or nccl (one GPU per process, under mpirun)")
+        ->check(CLI::IsMember({"sim", "mpi", "cuda", "nccl"}));
     cmd.add_option("--data", o.data,
                    "Inputs: random (seeded, default), arange (1, 2, 3, ... row-major) or ints "
                    "(small integers; linear statements compare exactly)")

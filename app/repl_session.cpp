@@ -580,10 +580,12 @@ Answer Session::exec(const std::string& args) const {
     } catch (const CLI::ParseError& e) {
         return {std::string(":exec: ") + e.what() + "\n", true};
     }
-    if (o.backend == "mpi")
-        return {":exec runs on simulated ranks (threads) inside this process; --backend mpi needs "
-                "one process per rank: :save FILE, then run 'mpirun -np N shardscope exec "
-                "--backend mpi FILE'\n",
+    if (o.backend == "mpi" || o.backend == "nccl")
+        return {":exec runs on simulated ranks (threads) inside this process; --backend " +
+                    o.backend +
+                    " needs one process per rank: :save FILE, then run 'mpirun -np N "
+                    "shardscope exec --backend " +
+                    o.backend + " FILE'\n",
                 true};
     if (plan_.statements.empty()) return {"nothing to run: no statements yet\n", true};
     std::ostringstream out, err;

@@ -78,11 +78,31 @@ struct MeshShape {
     int device_at(const std::vector<int>& c) const;
 };
 
+/// Where the buffers of run_sim's collectives live and how they are copied and reduced: host
+/// memory by default; device memory for the cuda backend (device.hpp). One per rank, used
+/// only from that rank's thread.
+class Memory {
+public:
+    virtual ~Memory() = default;
+    /// A staging buffer of `bytes`.
+    virtual std::shared_ptr<void> alloc(std::size_t bytes) = 0;
+    virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+    /// out[i] = op over q of in[q][i], i < count.
+    virtual void reduce(void* out, const std::vector<const void*>& in, std::size_t count,
+                        DType type, ReduceOp op) = 0;
+    /// Waits until this rank's copies and reductions so far are complete.
+    virtual void finish() {}
+};
+
+/// Makes rank r's Memory, on r's thread before its body runs.
+using MemoryFactory = std::function<std::unique_ptr<Memory>(int rank)>;
+
 /// Runs `body` once per rank of `mesh`, each on its own thread with a sim communicator
-/// (collectives through shared memory). Rethrows the first exception of any rank after all
-/// threads have stopped; a rank that throws makes every other rank's pending or next
-/// collective throw too, so nothing hangs.
-void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body);
+/// (collectives through shared memory, or through `memory`'s buffers when given). Rethrows
+/// the first exception of any rank after all threads have stopped; a rank that throws makes
+/// every other rank's pending or next collective throw too, so nothing hangs.
+void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body,
+             const MemoryFactory& memory = {});
 
 /// True when this binary was built with MPI support.
 bool mpi_available();

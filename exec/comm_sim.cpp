@@ -15,6 +15,7 @@
 #include "exec/comm.hpp"
 #include "exec/tensor.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -150,6 +151,7 @@ struct Slot {
     ReduceOp op = ReduceOp::Sum;
     int to = 0;
     const std::vector<char>* bytes = nullptr; // gather_to_root
+    std::size_t send_bytes = 0;               // the extent of `send`
 };
 
 /// The state shared by all ranks of one run_sim.
@@ -187,31 +189,50 @@ void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t count, Red
     }
 }
 
-/// out[i] = op over members q of (block `block` of member q's send buffer)[i].
-void reduce_block(void* out, const std::vector<Slot>& slots, std::size_t block, std::size_t count,
-                  DType type, ReduceOp op) {
-    std::size_t offset = block * count;
-    if (type == DType::F32) {
-        std::vector<const float*> in;
-        for (const Slot& s : slots)
-            in.push_back(static_cast<const float*>(s.send) + offset);
-        reduce_rows(static_cast<float*>(out), in, count, op);
-    } else {
-        std::vector<const double*> in;
-        for (const Slot& s : slots)
-            in.push_back(static_cast<const double*>(s.send) + offset);
-        reduce_rows(static_cast<double*>(out), in, count, op);
-    }
-}
-
 void copy_bytes(void* dst, const void* src, std::size_t n) {
     if (n > 0) std::memcpy(dst, src, n);
 }
 
+/// Host memory: staging in the heap, memcpy, reductions in member order.
+class HostMemory final : public Memory {
+public:
+    std::shared_ptr<void> alloc(std::size_t bytes) override {
+        return std::shared_ptr<void>(new char[std::max<std::size_t>(bytes, 1)](),
+                                     [](void* p) { delete[] static_cast<char*>(p); });
+    }
+    void copy(void* dst, const void* src, std::size_t bytes) override {
+        copy_bytes(dst, src, bytes);
+    }
+    void reduce(void* out, const std::vector<const void*>& in, std::size_t count, DType type,
+                ReduceOp op) override {
+        if (type == DType::F32) {
+            std::vector<const float*> p;
+            for (const void* s : in)
+                p.push_back(static_cast<const float*>(s));
+            reduce_rows(static_cast<float*>(out), p, count, op);
+        } else {
+            std::vector<const double*> p;
+            for (const void* s : in)
+                p.push_back(static_cast<const double*>(s));
+            reduce_rows(static_cast<double*>(out), p, count, op);
+        }
+    }
+};
+
+/// out[i] = op over members q of (block `block` of member q's send buffer)[i].
+void reduce_block(Memory& memory, void* out, const std::vector<Slot>& slots, std::size_t block,
+                  std::size_t count, DType type, ReduceOp op) {
+    const std::size_t offset = block * count * dtype_bytes(type);
+    std::vector<const void*> in;
+    for (const Slot& s : slots)
+        in.push_back(static_cast<const char*>(s.send) + offset);
+    memory.reduce(out, in, count, type, op);
+}
+
 class SimGroup final : public Group {
 public:
-    SimGroup(World& world, GroupState& state, int position)
-        : world_(world), state_(state), position_(position) {}
+    SimGroup(World& world, GroupState& state, int position, std::unique_ptr<Memory>& memory)
+        : world_(world), state_(state), position_(position), memory_(memory) {}
 
     int size() const override { return static_cast<int>(state_.members.size()); }
     int rank() const override { return position_; }
@@ -225,16 +246,17 @@ public:
             // 1/n of the data (every member still gets the same bits: one member reduces each
             // block, in member order).
             const std::size_t block = (count + n - 1) / n, elem = bytes / count;
-            std::vector<char> padded(block * n * elem, 0), mine(block * elem);
-            copy_bytes(padded.data(), buf, bytes);
-            reduce_scatter(padded.data(), mine.data(), block, type, op);
-            all_gather(mine.data(), padded.data(), block, type);
-            copy_bytes(buf, padded.data(), bytes);
+            auto padded = memory_->alloc(block * n * elem), mine = memory_->alloc(block * elem);
+            memory_->copy(padded.get(), buf, bytes);
+            reduce_scatter(padded.get(), mine.get(), block, type, op);
+            all_gather(mine.get(), padded.get(), block, type);
+            memory_->copy(buf, padded.get(), bytes);
+            memory_->finish();
             return;
         }
-        Slot s{Kind::AllReduce, buf, count, type, op, 0, nullptr};
+        Slot s{Kind::AllReduce, buf, count, type, op, 0, nullptr, bytes};
         collective(s, bytes, buf, [&](const std::vector<Slot>& slots, void* out) {
-            reduce_block(out, slots, 0, count, type, op);
+            reduce_block(*memory_, out, slots, 0, count, type, op);
         });
     }
 
@@ -242,11 +264,11 @@ public:
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes, "all_gather");
         need(recv, bytes * static_cast<std::size_t>(size()), "all_gather");
-        Slot s{Kind::AllGather, send, count, type, ReduceOp::Sum, 0, nullptr};
+        Slot s{Kind::AllGather, send, count, type, ReduceOp::Sum, 0, nullptr, bytes};
         collective(s, bytes * static_cast<std::size_t>(size()), recv,
                    [&](const std::vector<Slot>& slots, void* out) {
                        for (std::size_t q = 0; q < slots.size(); ++q)
-                           copy_bytes(static_cast<char*>(out) + q * bytes, slots[q].send, bytes);
+                           memory_->copy(static_cast<char*>(out) + q * bytes, slots[q].send, bytes);
                    });
     }
 
@@ -255,9 +277,17 @@ public:
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes * static_cast<std::size_t>(size()), "reduce_scatter");
         need(recv, bytes, "reduce_scatter");
-        Slot s{Kind::ReduceScatter, send, count, type, op, 0, nullptr};
+        Slot s{Kind::ReduceScatter,
+               send,
+               count,
+               type,
+               op,
+               0,
+               nullptr,
+               bytes * static_cast<std::size_t>(size())};
         collective(s, bytes, recv, [&](const std::vector<Slot>& slots, void* out) {
-            reduce_block(out, slots, static_cast<std::size_t>(position_), count, type, op);
+            reduce_block(*memory_, out, slots, static_cast<std::size_t>(position_), count, type,
+                         op);
         });
     }
 
@@ -266,12 +296,12 @@ public:
         std::size_t total = bytes * static_cast<std::size_t>(size());
         need(send, total, "all_to_all");
         need(recv, total, "all_to_all");
-        Slot s{Kind::AllToAll, send, count, type, ReduceOp::Sum, 0, nullptr};
+        Slot s{Kind::AllToAll, send, count, type, ReduceOp::Sum, 0, nullptr, total};
         collective(s, total, recv, [&](const std::vector<Slot>& slots, void* out) {
             std::size_t mine = static_cast<std::size_t>(position_) * bytes;
             for (std::size_t q = 0; q < slots.size(); ++q)
-                copy_bytes(static_cast<char*>(out) + q * bytes,
-                           static_cast<const char*>(slots[q].send) + mine, bytes);
+                memory_->copy(static_cast<char*>(out) + q * bytes,
+                              static_cast<const char*>(slots[q].send) + mine, bytes);
         });
     }
 
@@ -284,7 +314,7 @@ public:
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes, "permute");
         need(recv, bytes, "permute");
-        Slot s{Kind::Permute, send, count, type, ReduceOp::Sum, to, nullptr};
+        Slot s{Kind::Permute, send, count, type, ReduceOp::Sum, to, nullptr, bytes};
         collective(s, bytes, recv, [&](const std::vector<Slot>& slots, void* out) {
             const Slot& src = slots[static_cast<std::size_t>(from)];
             if (src.to != position_)
@@ -292,7 +322,7 @@ public:
                                 std::to_string(position_) + " receives from member " +
                                 std::to_string(from) + ", which sends to member " +
                                 std::to_string(src.to));
-            copy_bytes(out, src.send, bytes);
+            memory_->copy(out, src.send, bytes);
         });
     }
 
@@ -334,6 +364,7 @@ private:
     World& world_;
     GroupState& state_;
     int position_;
+    std::unique_ptr<Memory>& memory_; // the rank's, set before its body runs
 
     /// count elements of `type` in bytes, after checking that size() such blocks fit.
     std::size_t checked_bytes(std::size_t count, DType type) const {
@@ -414,18 +445,35 @@ private:
     /// wait until all have read, then write the result into `recv`.
     template <class Work>
     void collective(const Slot& s, std::size_t out_bytes, void* recv, Work&& work) {
+        // This rank's earlier (asynchronous) writes to what it publishes are complete.
+        memory_->finish();
         wait_first(s);
-        std::vector<char> staged(out_bytes);
+        std::shared_ptr<void> staged;
         std::exception_ptr err;
         try {
             check_same(s);
-            work(state_.slots, static_cast<void*>(staged.data()));
+            // Straight into `recv` unless it overlaps a buffer some member publishes (in-place
+            // use): then through a staging buffer, written to `recv` after every read.
+            if (overlaps_a_send(recv, out_bytes)) staged = memory_->alloc(out_bytes);
+            work(state_.slots, staged ? staged.get() : recv);
+            // Every read of the other members' buffers is done before they may be released.
+            memory_->finish();
         } catch (...) {
             err = std::current_exception();
         }
         wait_second();
         if (err) std::rethrow_exception(err);
-        copy_bytes(recv, staged.data(), out_bytes);
+        if (staged) memory_->copy(recv, staged.get(), out_bytes);
+        memory_->finish();
+    }
+
+    bool overlaps_a_send(const void* recv, std::size_t bytes) const {
+        const auto r = reinterpret_cast<std::uintptr_t>(recv);
+        for (const Slot& o : state_.slots) {
+            const auto p = reinterpret_cast<std::uintptr_t>(o.send);
+            if (bytes > 0 && o.send_bytes > 0 && r < p + o.send_bytes && p < r + bytes) return true;
+        }
+        return false;
     }
 };
 
@@ -451,6 +499,7 @@ public:
 
     std::vector<std::unique_ptr<SimGroup>> axes_;
     std::unique_ptr<SimGroup> world_;
+    std::unique_ptr<Memory> memory_;
 
 private:
     int rank_;
@@ -459,7 +508,8 @@ private:
 
 } // namespace
 
-void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body) {
+void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& body,
+             const MemoryFactory& memory) {
     detail::check_mesh(mesh);
     const int n = mesh.device_count();
     const std::size_t axes = mesh.sizes.size();
@@ -484,7 +534,8 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
     GroupState* all = new_group("world", n);
     for (int r = 0; r < n; ++r) {
         all->members[static_cast<std::size_t>(r)] = r;
-        comms[static_cast<std::size_t>(r)]->world_ = std::make_unique<SimGroup>(world, *all, r);
+        auto& c = *comms[static_cast<std::size_t>(r)];
+        c.world_ = std::make_unique<SimGroup>(world, *all, r, c.memory_);
     }
     for (std::size_t k = 0; k < axes; ++k) {
         // One group per line along axis k: the ranks that agree on every other coordinate.
@@ -496,8 +547,8 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
             GroupState*& g = lines[c];
             if (g == nullptr) g = new_group("axis " + std::to_string(k), mesh.sizes[k]);
             g->members[static_cast<std::size_t>(position)] = r;
-            comms[static_cast<std::size_t>(r)]->axes_.push_back(
-                std::make_unique<SimGroup>(world, *g, position));
+            auto& cr = *comms[static_cast<std::size_t>(r)];
+            cr.axes_.push_back(std::make_unique<SimGroup>(world, *g, position, cr.memory_));
         }
     }
 
@@ -512,7 +563,9 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
     };
     auto run_rank = [&](int r) {
         try {
-            body(*comms[static_cast<std::size_t>(r)]);
+            auto& c = *comms[static_cast<std::size_t>(r)];
+            c.memory_ = memory ? memory(r) : std::make_unique<HostMemory>();
+            body(c);
         } catch (...) {
             fail(std::current_exception());
             return;

@@ -61,9 +61,9 @@ const semantics::AtomLayout* atom_of(const TensorLayout& t, const semantics::Ind
 
 template <class T>
 RankProgram<T>::RankProgram(const semantics::Plan& plan, const LabelTable& labels,
-                            Communicator& comm, const DataOptions& data)
-    : plan_(plan), labels_(labels), comm_(comm), data_(data), mesh_(mesh_shape(plan.mesh)),
-      coords_(mesh_.coords(comm.rank())) {}
+                            Communicator& comm, const DataOptions& data, LocalCompute<T>* compute)
+    : plan_(plan), labels_(labels), comm_(comm), ops_(compute ? *compute : host_), data_(data),
+      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())) {}
 
 template <class T>
 const Tensor<T>& RankProgram<T>::stored(const std::string& key) const {
@@ -366,20 +366,20 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         std::vector<const Tensor<T>*> ins;
         for (int id : st.inputs)
             ins.push_back(&value(id));
-        result = einsum(ins, out);
+        result = ops_.einsum(ins, out);
         return;
     }
     case OpKind::Function:
     case OpKind::Linear:
         result = value(st.inputs.at(0));
-        apply_function(result, st.function, st.op == OpKind::Linear);
+        ops_.function(result, fn_of(st.function, st.op == OpKind::Linear));
         return;
     case OpKind::Softmax: {
         Tensor<T> x = value(st.inputs.at(0));
         const int along = labels_.at(st.index);
         const auto* atom = atom_of(in_layout(0), st.index);
         if (!atom || atom->axes.empty()) {
-            softmax(x, along);
+            ops_.softmax(x, along);
             result = std::move(x);
             return;
         }
@@ -387,7 +387,7 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         std::vector<int> rows;
         for (int l : x.labels)
             if (l != along) rows.push_back(l);
-        auto m = reduce(x, rows, Reduce::Max);
+        auto m = ops_.reduce(x, rows, Reduce::Max);
         for (int k : atom->axes) {
             comm_.axis(k).all_reduce(m.data.data(), m.data.size(), dtype_of<T>(), ReduceOp::Max);
             executed_.push_back({StepKind::AllReduce,
@@ -395,9 +395,9 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
                                  st.tensor + ".max",
                                  static_cast<double>(m.data.size() * sizeof(T))});
         }
-        auto e = binary(x, m, Binary::Sub, x.labels);
-        apply(e, Unary::Exp);
-        auto s = reduce(e, rows, Reduce::Sum);
+        auto e = ops_.binary(x, m, Binary::Sub, x.labels);
+        ops_.function(e, Fn::Exp);
+        auto s = ops_.reduce(e, rows, Reduce::Sum);
         for (int k : atom->axes) {
             comm_.axis(k).all_reduce(s.data.data(), s.data.size(), dtype_of<T>(), ReduceOp::Sum);
             executed_.push_back({StepKind::AllReduce,
@@ -405,12 +405,12 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
                                  st.tensor + ".sum",
                                  static_cast<double>(s.data.size() * sizeof(T))});
         }
-        result = binary(e, s, Binary::Div, x.labels);
+        result = ops_.binary(e, s, Binary::Div, x.labels);
         return;
     }
     case OpKind::Reduce: {
         const auto& x = value(st.inputs.at(0));
-        result = reduce(x, out, st.function == "max" ? Reduce::Max : Reduce::Sum);
+        result = ops_.reduce(x, out, st.function == "max" ? Reduce::Max : Reduce::Sum);
         if (st.function == "mean") {
             double n = 1;
             for (const auto& a : in_layout(0).atoms)
@@ -421,18 +421,18 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     }
     case OpKind::Add: {
         Tensor<T> acc = value(st.inputs.at(0));
-        if (!st.negated.empty() && st.negated[0]) apply(acc, Unary::Neg);
+        if (!st.negated.empty() && st.negated[0]) ops_.function(acc, Fn::Neg);
         for (std::size_t i = 1; i < st.inputs.size(); ++i) {
             const auto& b = value(st.inputs[i]);
             const bool minus = i < st.negated.size() && st.negated[i];
-            acc = binary(acc, b, minus ? Binary::Sub : Binary::Add,
-                         union_in_order(out, acc.labels, b.labels));
+            acc = ops_.binary(acc, b, minus ? Binary::Sub : Binary::Add,
+                              union_in_order(out, acc.labels, b.labels));
         }
         result = acc.labels == out ? std::move(acc) : permute(acc, out);
         return;
     }
     case OpKind::Divide:
-        result = binary(value(st.inputs.at(0)), value(st.inputs.at(1)), Binary::Div, out);
+        result = ops_.binary(value(st.inputs.at(0)), value(st.inputs.at(1)), Binary::Div, out);
         return;
     case OpKind::KeepOne: {
         Tensor<T> x = value(st.inputs.at(0));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "exec/comm.hpp"
+#include "exec/compute.hpp"
 #include "exec/data.hpp"
 #include "exec/layout.hpp"
 #include "exec/tensor.hpp"
@@ -26,8 +27,10 @@ struct Executed {
 template <class T>
 class RankProgram {
 public:
+    /// `compute` runs the local arithmetic (null: on the host, kernels.hpp); it must outlive
+    /// the program.
     RankProgram(const semantics::Plan& plan, const LabelTable& labels, Communicator& comm,
-                const DataOptions& data);
+                const DataOptions& data, LocalCompute<T>* compute = nullptr);
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
@@ -62,6 +65,8 @@ private:
     const semantics::Plan& plan_;
     const LabelTable& labels_;
     Communicator& comm_;
+    HostCompute<T> host_;
+    LocalCompute<T>& ops_;
     DataOptions data_;
     MeshShape mesh_;
     std::vector<int> coords_;

@@ -1,5 +1,6 @@
 #include "exec/run.hpp"
 
+#include "exec/device.hpp"
 #include "exec/kernels.hpp"
 #include "exec/reference.hpp"
 #include "semantics/report.hpp"
@@ -152,8 +153,9 @@ std::string show_ranks(const std::vector<Tensor<T>>& locals, const semantics::Te
 template <class T>
 void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& plan,
               const LabelTable& labels, const ExecOptions& options,
-              const std::vector<Tensor<double>>& reference, ExecReport& report) {
-    RankProgram<T> prog(plan, labels, comm, options.data);
+              const std::vector<Tensor<double>>& reference, ExecReport& report,
+              LocalCompute<T>* compute = nullptr) {
+    RankProgram<T> prog(plan, labels, comm, options.data, compute);
     const auto mesh = mesh_shape(plan.mesh);
     const bool root = comm.rank() == 0;
     const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
@@ -245,15 +247,16 @@ double estimate_bytes(const semantics::Plan& plan, const ExecOptions& options) {
         }
         peak_statement = std::max(peak_statement, statement);
     }
-    const double ranks =
-        options.backend == Backend::Sim ? static_cast<double>(plan.mesh.device_count()) : 1.0;
+    // Every rank of this process (sim, and cuda: its tensors stay on the host between steps).
+    const bool all_here = options.backend == Backend::Sim || options.backend == Backend::Cuda;
+    const double ranks = all_here ? static_cast<double>(plan.mesh.device_count()) : 1.0;
     return 2 * reference + ranks * (stored + 2 * peak_statement + biggest);
 }
 
 ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
                    const ExecOptions& options) {
     ExecReport report;
-    report.backend = options.backend == Backend::Sim ? "sim" : "mpi";
+    report.backend = backend_name(options.backend);
     report.dtype = options.f64 ? "f64" : "f32";
     report.data = options.data.mode == DataMode::Random   ? "random"
                   : options.data.mode == DataMode::Arange ? "arange"
@@ -274,15 +277,51 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
         });
         return report;
     }
-    auto comm = make_mpi(mesh);
+    if (options.backend == Backend::Cuda) {
+        // Virtual ranks: a thread per rank, each with its GPU's stream and cuBLAS handle.
+        const auto reference = evaluate_reference(program, plan, labels, options.data);
+        set_blas_threads(1);
+        run_cuda(mesh, [&](Communicator& comm, int device) {
+            if (options.f64) {
+                auto compute = make_cuda_compute<double>(device);
+                run_rank<double>(comm, program, plan, labels, options, reference, report,
+                                 compute.get());
+            } else {
+                auto compute = make_cuda_compute<float>(device);
+                run_rank<float>(comm, program, plan, labels, options, reference, report,
+                                compute.get());
+            }
+        });
+        return report;
+    }
+    int device = 0;
+    auto comm = options.backend == Backend::Nccl ? make_nccl(mesh, device) : make_mpi(mesh);
     report.reporting = comm->rank() == 0;
     std::vector<Tensor<double>> reference;
     if (report.reporting) reference = evaluate_reference(program, plan, labels, options.data);
-    if (options.f64)
-        run_rank<double>(*comm, program, plan, labels, options, reference, report);
-    else
-        run_rank<float>(*comm, program, plan, labels, options, reference, report);
+    const bool gpu = options.backend == Backend::Nccl;
+    if (options.f64) {
+        auto compute = gpu ? make_cuda_compute<double>(device) : nullptr;
+        run_rank<double>(*comm, program, plan, labels, options, reference, report, compute.get());
+    } else {
+        auto compute = gpu ? make_cuda_compute<float>(device) : nullptr;
+        run_rank<float>(*comm, program, plan, labels, options, reference, report, compute.get());
+    }
     return report;
+}
+
+const char* backend_name(Backend b) {
+    switch (b) {
+    case Backend::Sim:
+        return "sim";
+    case Backend::Mpi:
+        return "mpi";
+    case Backend::Cuda:
+        return "cuda";
+    case Backend::Nccl:
+        return "nccl";
+    }
+    return "?";
 }
 
 namespace {

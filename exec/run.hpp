@@ -13,7 +13,10 @@
 
 namespace shardscope::exec {
 
-enum class Backend { Sim, Mpi };
+enum class Backend { Sim, Mpi, Cuda, Nccl };
+
+/// The backend's name on the command line and in reports.
+const char* backend_name(Backend b);
 
 struct ExecOptions {
     Backend backend = Backend::Sim;

@@ -1,14 +1,52 @@
 #!/usr/bin/env bash
-# Every sample runs and verifies: run_samples.sh SHARDSCOPE SAMPLES_DIR sim|mpi [MPIEXEC]
+# Every sample runs and verifies: run_samples.sh SHARDSCOPE SAMPLES_DIR sim|mpi|cuda [MPIEXEC]
 # sim: random data, then integer data (linear statements compare exactly), at small ranges.
 # mpi: one process per device of the sample's mesh, under mpirun --oversubscribe.
+# cuda: as sim on virtual ranks on the GPU(s), and with --data arange the per-rank tensors
+# of every result (--show) are those of sim; exits 77 (skipped) when no GPU is usable.
 set -uo pipefail
 bin=$1 dir=$2 backend=$3 mpiexec=${4:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 failed=0 count=0
+if [ "$backend" = cuda ]; then
+    printf 'mesh 2\ny_{i} = x_{i_0}\n' >"${TMPDIR:-/tmp}/shardscope_probe_$$.ein"
+    "$bin" exec --backend cuda --small "${TMPDIR:-/tmp}/shardscope_probe_$$.ein" >/dev/null 2>"${TMPDIR:-/tmp}/shardscope_probe_$$.err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "needs an NVIDIA GPU" "${TMPDIR:-/tmp}/shardscope_probe_$$.err"; then
+        echo "SKIPPED: $(cat "${TMPDIR:-/tmp}/shardscope_probe_$$.err")"
+        rm -f "${TMPDIR:-/tmp}/shardscope_probe_$$".*
+        exit 77
+    fi
+    rm -f "${TMPDIR:-/tmp}/shardscope_probe_$$".*
+fi
 for f in "$dir"/*.ein; do
     count=$((count + 1))
-    if [ "$backend" = sim ]; then
+    if [ "$backend" = cuda ]; then
+        for data in random ints; do
+            if ! out=$("$bin" exec --backend cuda --small --data "$data" "$f" 2>&1); then
+                echo "FAIL (cuda, $data): $f"; echo "$out"; failed=$((failed + 1))
+            fi
+        done
+        # Every stored result's per-rank tensors, on cuda and on sim, with arange data.
+        targets=$("$bin" check --json "$f" | python3 -c '
+import json, sys
+seen = []
+for s in json.load(sys.stdin)["files"][0]["statements"]:
+    t = s["result"]["tensor"]
+    if t and t not in seen:
+        seen.append(t)
+print(" ".join(seen))')
+        for t in $targets; do
+            a=$("$bin" exec --small --data arange --dtype f64 --show "$t" "$f" 2>&1 | grep -v '^exec: ')
+            b=$("$bin" exec --backend cuda --small --data arange --dtype f64 --show "$t" "$f" 2>&1 | grep -v '^exec: ')
+            if [ "$a" != "$b" ]; then
+                echo "FAIL (cuda arange --show $t differs from sim): $f"
+                diff <(echo "$a") <(echo "$b") | head -20
+                failed=$((failed + 1))
+            fi
+        done
+        echo "ok (cuda): $f"
+    elif [ "$backend" = sim ]; then
         for data in random ints; do
             if ! out=$("$bin" exec --small --data "$data" "$f" 2>&1); then
                 echo "FAIL ($data): $f"; echo "$out"; failed=$((failed + 1))

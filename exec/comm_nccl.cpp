@@ -1,0 +1,218 @@
+// The nccl backend: one process per GPU under mpirun. MPI (comm_mpi.cpp) starts the ranks,
+// finds the node-local rank that picks the GPU, carries NCCL's unique id and gathers results;
+// the collectives go through one NCCL communicator per mesh axis, split from a world one.
+#include "exec/cuda_util.hpp"
+#include "exec/device.hpp"
+
+#include <nccl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace shardscope::exec {
+
+namespace {
+
+void check_nccl(ncclResult_t r, const char* what) {
+    if (r == ncclSuccess) return;
+    throw DeviceError(std::string("NCCL ") + what + ": " + ncclGetErrorString(r) +
+                      (r == ncclSystemError || r == ncclUnhandledCudaError
+                           ? " (NCCL_DEBUG=WARN says more)"
+                           : ""));
+}
+
+ncclDataType_t nccl_type(DType t) {
+    return t == DType::F32 ? ncclFloat32 : ncclFloat64;
+}
+ncclRedOp_t nccl_op(ReduceOp op) {
+    return op == ReduceOp::Max ? ncclMax : ncclSum;
+}
+
+/// A buffer the NCCL call can use: the caller's when it is on our GPU, else a device copy
+/// (copied in when `in`, and back by finish() when `out`).
+class Staged {
+public:
+    Staged(const cuda::Context& c, const void* p, std::size_t bytes, bool in, bool out)
+        : c_(c), user_(const_cast<void*>(p)), bytes_(bytes), out_(out) {
+        if (bytes == 0 || cuda::on_device(p, c.device())) {
+            dev_ = user_;
+            out_ = false;
+            return;
+        }
+        buf_ = cuda::Buffer(bytes);
+        dev_ = buf_.get();
+        if (in)
+            cuda::check(cudaMemcpyAsync(dev_, p, bytes, cudaMemcpyDefault, c.stream()),
+                        "copying to the GPU for NCCL");
+    }
+    void* get() const { return dev_; }
+    void finish() {
+        if (out_)
+            cuda::check(cudaMemcpyAsync(user_, dev_, bytes_, cudaMemcpyDefault, c_.stream()),
+                        "copying NCCL's result back");
+        c_.sync();
+    }
+
+private:
+    const cuda::Context& c_;
+    void* user_;
+    void* dev_ = nullptr;
+    std::size_t bytes_;
+    bool out_;
+    cuda::Buffer buf_;
+};
+
+class NcclGroup final : public Group {
+public:
+    NcclGroup(ncclComm_t comm, const cuda::Context& c) : comm_(comm), c_(c) {
+        check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
+        check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
+    }
+    ~NcclGroup() override { ncclCommDestroy(comm_); }
+    NcclGroup(const NcclGroup&) = delete;
+    NcclGroup& operator=(const NcclGroup&) = delete;
+
+    ncclComm_t comm() const { return comm_; }
+    int size() const override { return size_; }
+    int rank() const override { return rank_; }
+
+    void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
+        Staged b(c_, buf, count * dtype_bytes(type), true, true);
+        check_nccl(ncclAllReduce(b.get(), b.get(), count, nccl_type(type), nccl_op(op), comm_,
+                                 c_.stream()),
+                   "all-reduce");
+        b.finish();
+    }
+    void all_gather(const void* send, void* recv, std::size_t count, DType type) override {
+        const auto bytes = count * dtype_bytes(type);
+        Staged s(c_, send, bytes, true, false);
+        Staged r(c_, recv, bytes * static_cast<std::size_t>(size_), false, true);
+        check_nccl(ncclAllGather(s.get(), r.get(), count, nccl_type(type), comm_, c_.stream()),
+                   "all-gather");
+        r.finish();
+    }
+    void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
+                        ReduceOp op) override {
+        const auto bytes = count * dtype_bytes(type);
+        Staged s(c_, send, bytes * static_cast<std::size_t>(size_), true, false);
+        Staged r(c_, recv, bytes, false, true);
+        check_nccl(ncclReduceScatter(s.get(), r.get(), count, nccl_type(type), nccl_op(op), comm_,
+                                     c_.stream()),
+                   "reduce-scatter");
+        r.finish();
+    }
+    void all_to_all(const void* send, void* recv, std::size_t count, DType type) override {
+        const auto bytes = count * dtype_bytes(type);
+        const auto total = bytes * static_cast<std::size_t>(size_);
+        Staged s(c_, send, total, true, false);
+        Staged r(c_, recv, total, false, true);
+        check_nccl(ncclGroupStart(), "group start");
+        for (int q = 0; q < size_; ++q) {
+            const auto off = static_cast<std::size_t>(q) * bytes;
+            check_nccl(ncclSend(static_cast<char*>(s.get()) + off, count, nccl_type(type), q, comm_,
+                                c_.stream()),
+                       "send");
+            check_nccl(ncclRecv(static_cast<char*>(r.get()) + off, count, nccl_type(type), q, comm_,
+                                c_.stream()),
+                       "receive");
+        }
+        check_nccl(ncclGroupEnd(), "all-to-all");
+        r.finish();
+    }
+    void permute(const void* send, void* recv, std::size_t count, DType type, int to,
+                 int from) override {
+        for (int m : {to, from})
+            if (m < 0 || m >= size_)
+                throw ExecError("permute: member " + std::to_string(m) + " is outside a group of " +
+                                std::to_string(size_));
+        const auto bytes = count * dtype_bytes(type);
+        Staged s(c_, send, bytes, true, false);
+        Staged r(c_, recv, bytes, false, true);
+        check_nccl(ncclGroupStart(), "group start");
+        check_nccl(ncclSend(s.get(), count, nccl_type(type), to, comm_, c_.stream()), "send");
+        check_nccl(ncclRecv(r.get(), count, nccl_type(type), from, comm_, c_.stream()), "receive");
+        check_nccl(ncclGroupEnd(), "permute");
+        r.finish();
+    }
+    void barrier() override {
+        float one = 1;
+        all_reduce(&one, 1, DType::F32, ReduceOp::Sum);
+    }
+
+private:
+    ncclComm_t comm_;
+    const cuda::Context& c_;
+    int size_ = 0, rank_ = 0;
+};
+
+class NcclCommunicator final : public Communicator {
+public:
+    NcclCommunicator(std::unique_ptr<Communicator> mpi, int device)
+        : mpi_(std::move(mpi)), c_(device) {}
+    int rank() const override { return mpi_->rank(); }
+    int size() const override { return mpi_->size(); }
+    Group& axis(int k) override { return axis_at(axes_, k); }
+    Group& world() override { return *world_; }
+    std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
+        return mpi_->gather_to_root(mine);
+    }
+
+    std::unique_ptr<Communicator> mpi_;
+    cuda::Context c_;
+    std::unique_ptr<NcclGroup> world_;
+    std::vector<std::unique_ptr<NcclGroup>> axes_;
+};
+
+/// Sends rank 0's `bytes` (a multiple of 4) to every rank through the MPI world group.
+void broadcast_from_root(Communicator& mpi, void* data, std::size_t bytes) {
+    std::vector<char> all(bytes * static_cast<std::size_t>(mpi.size()));
+    mpi.world().all_gather(data, all.data(), bytes / 4, DType::F32);
+    std::memcpy(data, all.data(), bytes);
+}
+
+} // namespace
+
+std::unique_ptr<Communicator> make_nccl(const MeshShape& mesh, int& device) {
+    auto mpi = make_mpi(mesh);
+    const int rank = mpi->rank(), size = mpi->size();
+    // The node-local rank and count: ranks whose host names match.
+    char host[64] = {};
+    gethostname(host, sizeof host - 1);
+    std::vector<char> hosts(sizeof host * static_cast<std::size_t>(size));
+    mpi->world().all_gather(host, hosts.data(), sizeof host / 4, DType::F32);
+    int local_rank = 0, local_size = 0;
+    for (int q = 0; q < size; ++q)
+        if (std::strncmp(hosts.data() + static_cast<std::size_t>(q) * sizeof host, host,
+                         sizeof host) == 0) {
+            if (q < rank) ++local_rank;
+            ++local_size;
+        }
+    const auto probe = probe_gpus();
+    if (probe.devices == 0) throw DeviceError(probe.problem);
+    const auto shortage = gpu_shortage("nccl", local_size, probe.devices);
+    if (!shortage.empty()) throw DeviceError(shortage);
+    device = local_rank;
+    auto comm = std::make_unique<NcclCommunicator>(std::move(mpi), device);
+    ncclUniqueId id{};
+    if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    static_assert(sizeof id % 4 == 0);
+    broadcast_from_root(*comm->mpi_, &id, sizeof id);
+    ncclComm_t world = nullptr;
+    check_nccl(ncclCommInitRank(&world, size, id, rank), "ncclCommInitRank");
+    comm->world_ = std::make_unique<NcclGroup>(world, comm->c_);
+    // One communicator per mesh axis: the ranks on a line along axis k share the colour (the
+    // index of their other coordinates) and are ordered by their coordinate on k.
+    const auto coords = mesh.coords(rank);
+    for (std::size_t k = 0; k < mesh.sizes.size(); ++k) {
+        int color = 0;
+        for (std::size_t j = 0; j < mesh.sizes.size(); ++j)
+            if (j != k) color = color * mesh.sizes[j] + coords[j];
+        ncclComm_t axis = nullptr;
+        check_nccl(ncclCommSplit(world, color, coords[k], &axis, nullptr),
+                   "ncclCommSplit (a mesh axis)");
+        comm->axes_.push_back(std::make_unique<NcclGroup>(axis, comm->c_));
+    }
+    return comm;
+}
+
+} // namespace shardscope::exec

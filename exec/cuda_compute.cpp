@@ -1,0 +1,412 @@
+// The cuda backend's local compute: device tensors, the einsum as permute + strided batched
+// GEMM (cuBLAS), reductions, broadcasting ops, functions and softmax through our kernels,
+// and the LocalCompute that the interpreter calls.
+#include "exec/cuda_kernels.hpp"
+#include "exec/cuda_util.hpp"
+#include "exec/device.hpp"
+#include "exec/einsum_plan.hpp"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+namespace shardscope::exec {
+
+namespace cuda {
+
+void check(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return;
+    cudaGetLastError(); // clear a sticky-free error so that the next call does not repeat it
+    std::string msg = std::string(what) + ": " + cudaGetErrorString(e);
+    if (e == cudaErrorMemoryAllocation) msg += " (out of device memory: declare smaller ranges)";
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+        msg += " (no usable NVIDIA GPU or driver)";
+    throw DeviceError(msg);
+}
+
+void check(cublasStatus_t s, const char* what) {
+    if (s == CUBLAS_STATUS_SUCCESS) return;
+    std::string msg = std::string(what) + ": cuBLAS " + cublasGetStatusString(s);
+    if (s == CUBLAS_STATUS_ALLOC_FAILED) msg += " (out of device memory)";
+    throw DeviceError(msg);
+}
+
+bool on_device(const void* p, int device) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) &&
+           a.device == device;
+}
+
+Buffer::Buffer(std::size_t bytes, cudaStream_t stream) : bytes_(bytes) {
+    void* p = nullptr;
+    if (bytes > 0) {
+        const auto e = stream ? cudaMallocAsync(&p, bytes, stream) : cudaMalloc(&p, bytes);
+        if (e != cudaSuccess)
+            check(e, ("allocating " + std::to_string(bytes) + " bytes on the GPU").c_str());
+    }
+    if (stream)
+        p_ = std::shared_ptr<void>(p, [stream](void* q) {
+            if (q) cudaFreeAsync(q, stream);
+        });
+    else
+        p_ = std::shared_ptr<void>(p, [](void* q) {
+            if (q) cudaFree(q);
+        });
+}
+
+Context::Context(int device) : device_(device) {
+    check(cudaSetDevice(device), "selecting the GPU");
+    // Keep freed pool memory for the next allocation instead of returning it at every sync.
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "the GPU's memory pool");
+    std::uint64_t keep = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+          "the GPU's memory pool");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+    check(cublasCreate(&blas_), "creating a cuBLAS handle");
+    check(cublasSetStream(blas_, stream_), "cublasSetStream");
+}
+
+Context::~Context() {
+    if (blas_) cublasDestroy(blas_);
+    if (stream_) cudaStreamDestroy(stream_);
+}
+
+void Context::sync() const {
+    check(cudaStreamSynchronize(stream_), "running on the GPU");
+}
+
+template <class T>
+DeviceTensor<T> upload(const Tensor<T>& x, const Context& c) {
+    DeviceTensor<T> d{x.shape, x.labels, Buffer(x.data.size() * sizeof(T), c.stream())};
+    if (!x.data.empty())
+        check(cudaMemcpyAsync(d.ptr(), x.data.data(), x.data.size() * sizeof(T),
+                              cudaMemcpyHostToDevice, c.stream()),
+              "copying to the GPU");
+    return d;
+}
+
+template <class T>
+Tensor<T> download(const DeviceTensor<T>& x, const Context& c) {
+    Tensor<T> h{x.shape, x.labels, std::vector<T>(static_cast<std::size_t>(x.size()))};
+    if (!h.data.empty())
+        check(cudaMemcpyAsync(h.data.data(), x.ptr(), h.data.size() * sizeof(T),
+                              cudaMemcpyDeviceToHost, c.stream()),
+              "copying from the GPU");
+    c.sync();
+    return h;
+}
+
+namespace {
+
+void fill_walk(Walk& w, const std::vector<std::int64_t>& shape) {
+    if (shape.size() > static_cast<std::size_t>(kMaxDims))
+        throw ExecError("the cuda backend handles tensors of at most " + std::to_string(kMaxDims) +
+                        " dimensions, not " + std::to_string(shape.size()));
+    w.dims = static_cast<int>(shape.size());
+    w.count = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        w.shape[d] = shape[d];
+        w.count *= shape[d];
+    }
+}
+
+void set_strides(Walk& w, int j, const std::vector<std::int64_t>& s) {
+    for (std::size_t d = 0; d < s.size(); ++d)
+        w.strides[j][d] = s[d];
+}
+
+std::vector<std::int64_t> shape_in(const std::vector<std::int64_t>& shape,
+                                   const std::vector<int>& labels, const std::vector<int>& order) {
+    std::vector<std::int64_t> r;
+    for (int l : order)
+        for (std::size_t d = 0; d < labels.size(); ++d)
+            if (labels[d] == l) r.push_back(shape[d]);
+    if (r.size() != order.size())
+        throw ExecError("cuda: a label of the requested order is not in the tensor");
+    return r;
+}
+
+template <class T>
+DeviceTensor<T> reduce_dev(const DeviceTensor<T>& x, const std::vector<int>& out, Op2 op,
+                           const Context& c) {
+    const auto p = plan_reduce(x.shape, x.labels, out);
+    ReduceWalk w;
+    fill_walk(w.out, p.out_shape);
+    set_strides(w.out, 0, p.out_strides);
+    if (p.red_shape.size() > static_cast<std::size_t>(kMaxDims))
+        throw ExecError("cuda: too many reduced dimensions");
+    w.red_dims = static_cast<int>(p.red_shape.size());
+    w.red_count = p.red_count;
+    for (std::size_t d = 0; d < p.red_shape.size(); ++d) {
+        w.red_shape[d] = p.red_shape[d];
+        w.red_strides[d] = p.red_strides[d];
+    }
+    DeviceTensor<T> r{p.out_shape, out,
+                      Buffer(static_cast<std::size_t>(p.out_count) * sizeof(T), c.stream())};
+    cuda::reduce(x.ptr(), r.ptr(), w, op, c.stream());
+    check(cudaGetLastError(), "launching a reduction");
+    return r;
+}
+
+template <class T>
+DeviceTensor<T> binary_dev(const DeviceTensor<T>& a, const DeviceTensor<T>& b, Op2 op,
+                           const std::vector<int>& out, const Context& c) {
+    std::vector<std::int64_t> shape;
+    for (int l : out) {
+        const int da =
+            static_cast<int>(std::find(a.labels.begin(), a.labels.end(), l) - a.labels.begin());
+        const int db =
+            static_cast<int>(std::find(b.labels.begin(), b.labels.end(), l) - b.labels.begin());
+        const bool ina = da < static_cast<int>(a.labels.size());
+        const bool inb = db < static_cast<int>(b.labels.size());
+        if (!ina && !inb) throw ExecError("cuda binary: output label in neither operand");
+        if (ina && inb &&
+            a.shape[static_cast<std::size_t>(da)] != b.shape[static_cast<std::size_t>(db)])
+            throw ExecError("cuda binary: a shared label has different extents");
+        shape.push_back(ina ? a.shape[static_cast<std::size_t>(da)]
+                            : b.shape[static_cast<std::size_t>(db)]);
+    }
+    Walk w;
+    fill_walk(w, shape);
+    set_strides(w, 0, strides_for(a.shape, a.labels, out));
+    set_strides(w, 1, strides_for(b.shape, b.labels, out));
+    DeviceTensor<T> r{shape, out,
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+    cuda::binary(a.ptr(), b.ptr(), r.ptr(), w, op, c.stream());
+    check(cudaGetLastError(), "launching an elementwise operation");
+    return r;
+}
+
+template <class T>
+struct BlasType;
+template <>
+struct BlasType<float> {
+    static constexpr cudaDataType_t data = CUDA_R_32F;
+    static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    using Scalar = float;
+};
+template <>
+struct BlasType<double> {
+    static constexpr cudaDataType_t data = CUDA_R_64F;
+    static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+    using Scalar = double;
+};
+template <>
+struct BlasType<__nv_bfloat16> {
+    static constexpr cudaDataType_t data = CUDA_R_16BF;
+    static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    using Scalar = float;
+};
+
+int blas_int(std::int64_t v) {
+    if (v > INT_MAX)
+        throw DeviceError("cuda einsum: an extent of " + std::to_string(v) +
+                          " is too large for cuBLAS");
+    return static_cast<int>(std::max<std::int64_t>(v, 1));
+}
+
+template <class T>
+DeviceTensor<T> contract2(const DeviceTensor<T>& a0, const DeviceTensor<T>& b0,
+                          const std::vector<int>& out, const Context& c) {
+    const GemmPlan p = plan_gemm(a0.shape, a0.labels, b0.shape, b0.labels, out);
+    DeviceTensor<T> as, bs;
+    const DeviceTensor<T>* a = &a0;
+    const DeviceTensor<T>* b = &b0;
+    if (p.a_keep != a->labels) a = &(as = reduce_dev(*a, p.a_keep, Op2::Add, c));
+    if (p.b_keep != b->labels) b = &(bs = reduce_dev(*b, p.b_keep, Op2::Add, c));
+    const DeviceTensor<T> ap = permute(*a, p.a_order, c);
+    const DeviceTensor<T> bp = permute(*b, p.b_order, c);
+    DeviceTensor<T> r{
+        p.c_shape, p.c_labels,
+        Buffer(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(T), c.stream())};
+    if (p.batch * p.m * p.n > 0) {
+        if (p.k == 0) {
+            check(cudaMemsetAsync(r.ptr(), 0, r.data.bytes(), c.stream()), "zeroing a result");
+        } else {
+            using B = BlasType<T>;
+            const typename B::Scalar one = 1, zero = 0;
+            check(cublasGemmStridedBatchedEx(
+                      c.blas(), CUBLAS_OP_N, CUBLAS_OP_N, blas_int(p.cublas_m()),
+                      blas_int(p.cublas_n()), blas_int(p.cublas_k()), &one, bp.ptr(), B::data,
+                      blas_int(p.n), p.stride_b(), ap.ptr(), B::data, blas_int(p.k), p.stride_a(),
+                      &zero, r.ptr(), B::data, blas_int(p.n), p.stride_c(), blas_int(p.batch),
+                      B::compute, CUBLAS_GEMM_DEFAULT),
+                  "the einsum's GEMM");
+        }
+    }
+    return permute(r, out, c);
+}
+
+} // namespace
+
+template <class T>
+DeviceTensor<T> permute(const DeviceTensor<T>& x, const std::vector<int>& labels,
+                        const Context& c) {
+    if (x.labels == labels) return x; // shares the buffer: tensors are not modified in place
+    const auto shape = shape_in(x.shape, x.labels, labels);
+    if (labels.size() != x.labels.size())
+        throw ExecError("cuda permute: the new order has another number of labels");
+    Walk w;
+    fill_walk(w, shape);
+    set_strides(w, 0, strides_for(x.shape, x.labels, labels));
+    DeviceTensor<T> r{shape, labels,
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+    gather(x.ptr(), r.ptr(), w, c.stream());
+    check(cudaGetLastError(), "launching a permute");
+    return r;
+}
+
+template <class T>
+DeviceTensor<T> einsum(const std::vector<const DeviceTensor<T>*>& inputs,
+                       const std::vector<int>& out, const Context& c) {
+    if (inputs.empty()) throw ExecError("cuda einsum: no inputs");
+    if (inputs.size() == 1) return reduce_dev(*inputs[0], out, Op2::Add, c);
+    DeviceTensor<T> acc = *inputs[0];
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+        std::vector<int> keep = out;
+        if (i + 1 < inputs.size()) {
+            // Keep what `out` or a later operand needs.
+            keep.clear();
+            auto needed = [&](int l) {
+                if (std::count(out.begin(), out.end(), l)) return true;
+                for (std::size_t j = i + 1; j < inputs.size(); ++j)
+                    if (std::count(inputs[j]->labels.begin(), inputs[j]->labels.end(), l))
+                        return true;
+                return false;
+            };
+            for (int l : acc.labels)
+                if (needed(l)) keep.push_back(l);
+            for (int l : inputs[i]->labels)
+                if (needed(l) && !std::count(keep.begin(), keep.end(), l)) keep.push_back(l);
+        }
+        acc = contract2(acc, *inputs[i], keep, c);
+    }
+    return acc;
+}
+
+template DeviceTensor<float> upload(const Tensor<float>&, const Context&);
+template DeviceTensor<double> upload(const Tensor<double>&, const Context&);
+template Tensor<float> download(const DeviceTensor<float>&, const Context&);
+template Tensor<double> download(const DeviceTensor<double>&, const Context&);
+template DeviceTensor<float> einsum(const std::vector<const DeviceTensor<float>*>&,
+                                    const std::vector<int>&, const Context&);
+template DeviceTensor<double> einsum(const std::vector<const DeviceTensor<double>*>&,
+                                     const std::vector<int>&, const Context&);
+template DeviceTensor<__nv_bfloat16> einsum(const std::vector<const DeviceTensor<__nv_bfloat16>*>&,
+                                            const std::vector<int>&, const Context&);
+
+} // namespace cuda
+
+namespace {
+
+using cuda::Context;
+using cuda::DeviceTensor;
+
+/// The interpreter's arithmetic on one GPU. The interpreter keeps its tensors on the host, so
+/// each call uploads its operands and downloads its result (see exec/README.md: the shards are
+/// not yet resident on the device between steps).
+template <class T>
+class CudaCompute final : public LocalCompute<T> {
+public:
+    explicit CudaCompute(int device) : c_(device) {}
+    const char* name() const override { return "cuda"; }
+
+    Tensor<T> einsum(const std::vector<const Tensor<T>*>& inputs,
+                     const std::vector<int>& out) override {
+        std::vector<DeviceTensor<T>> dev;
+        for (const auto* x : inputs)
+            dev.push_back(cuda::upload(*x, c_));
+        std::vector<const DeviceTensor<T>*> p;
+        for (const auto& d : dev)
+            p.push_back(&d);
+        return cuda::download(cuda::einsum(p, out, c_), c_);
+    }
+    void function(Tensor<T>& x, Fn f) override {
+        auto d = cuda::upload(x, c_);
+        cuda::function(d.ptr(), d.size(), f, c_.stream());
+        cuda::check(cudaGetLastError(), "launching a function");
+        x = cuda::download(d, c_);
+    }
+    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
+        return cuda::download(cuda::reduce_dev(cuda::upload(x, c_), out,
+                                               r == Reduce::Max ? cuda::Op2::Max : cuda::Op2::Add,
+                                               c_),
+                              c_);
+    }
+    Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
+                     const std::vector<int>& out) override {
+        return cuda::download(
+            cuda::binary_dev(cuda::upload(a, c_), cuda::upload(b, c_), op2(op), out, c_), c_);
+    }
+    void softmax(Tensor<T>& x, int label) override {
+        // exp(x - max) / sum, along `label`, from the reduction and broadcasting kernels.
+        std::vector<int> rows;
+        for (int l : x.labels)
+            if (l != label) rows.push_back(l);
+        if (rows.size() == x.labels.size())
+            throw ExecError("cuda softmax: label not in the tensor");
+        const auto d = cuda::upload(x, c_);
+        const auto m = cuda::reduce_dev(d, rows, cuda::Op2::Max, c_);
+        auto e = cuda::binary_dev(d, m, cuda::Op2::Sub, x.labels, c_);
+        cuda::function(e.ptr(), e.size(), Fn::Exp, c_.stream());
+        const auto s = cuda::reduce_dev(e, rows, cuda::Op2::Add, c_);
+        x = cuda::download(cuda::binary_dev(e, s, cuda::Op2::Div, x.labels, c_), c_);
+    }
+
+private:
+    static cuda::Op2 op2(Binary b) {
+        switch (b) {
+        case Binary::Add:
+            return cuda::Op2::Add;
+        case Binary::Sub:
+            return cuda::Op2::Sub;
+        case Binary::Mul:
+            return cuda::Op2::Mul;
+        case Binary::Div:
+            return cuda::Op2::Div;
+        }
+        return cuda::Op2::Add;
+    }
+    Context c_;
+};
+
+} // namespace
+
+bool cuda_built() {
+    return true;
+}
+
+bool nccl_built() {
+#ifdef SHARDSCOPE_HAVE_NCCL
+    return true;
+#else
+    return false;
+#endif
+}
+
+GpuProbe probe_gpus() {
+    int n = 0;
+    const auto e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return {0, std::string("no usable NVIDIA GPU: ") + cudaGetErrorString(e)};
+    }
+    if (n <= 0) return {0, "no NVIDIA GPU is visible to this process"};
+    return {n, ""};
+}
+
+template <class T>
+std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device) {
+    return std::make_unique<CudaCompute<T>>(device);
+}
+template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int);
+template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int);
+
+} // namespace shardscope::exec

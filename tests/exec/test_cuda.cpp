@@ -1,0 +1,236 @@
+// The cuda backend on a GPU: its local compute against the host kernels (random einsums in f32,
+// f64 and bf16, reductions, broadcasting ops, functions, softmax), its virtual-rank
+// collectives against the sim backend with device and host buffers, and a clear error for an
+// allocation the GPU cannot hold. Exits 77 (ctest: skipped) saying why when no GPU is usable.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "exec/compute.hpp"
+#include "exec/cuda_util.hpp"
+#include "exec/device.hpp"
+
+#include <cuda_bf16.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <vector>
+
+using namespace shardscope::exec;
+
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+template <class T>
+Tensor<T> random_tensor(Dims shape, std::vector<int> labels, std::mt19937& rng) {
+    auto t = Tensor<T>::zeros(std::move(shape), std::move(labels));
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& v : t.data)
+        v = static_cast<T>(u(rng));
+    return t;
+}
+
+template <class T>
+double rel_diff(const Tensor<T>& x, const Tensor<T>& y) {
+    REQUIRE(x.shape == y.shape);
+    REQUIRE(x.labels == y.labels);
+    double d = 0, m = 1e-30;
+    for (std::size_t i = 0; i < x.data.size(); ++i) {
+        d = std::max(d, std::abs(double(x.data[i]) - double(y.data[i])));
+        m = std::max(m, std::abs(double(y.data[i])));
+    }
+    return d / m;
+}
+
+/// A random einsum of 1..3 operands over up to six labels.
+template <class T>
+void random_einsums(double tol) {
+    auto gpu = make_cuda_compute<T>(0);
+    HostCompute<T> host;
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<std::int64_t> ext(6);
+        for (auto& e : ext)
+            e = std::uniform_int_distribution<int>(trial % 9 == 0 ? 0 : 1, 5)(rng);
+        const int n = 1 + trial % 3;
+        std::vector<Tensor<T>> ins;
+        std::vector<int> all;
+        for (int i = 0; i < n; ++i) {
+            std::vector<int> ls;
+            for (int l = 0; l < 6; ++l)
+                if (rng() % 2) ls.push_back(l);
+            std::shuffle(ls.begin(), ls.end(), rng);
+            Dims s;
+            for (int l : ls) {
+                s.push_back(ext[static_cast<std::size_t>(l)]);
+                if (std::find(all.begin(), all.end(), l) == all.end()) all.push_back(l);
+            }
+            ins.push_back(random_tensor<T>(s, ls, rng));
+        }
+        std::vector<int> out;
+        for (int l : all)
+            if (rng() % 2) out.push_back(l);
+        std::shuffle(out.begin(), out.end(), rng);
+        std::vector<const Tensor<T>*> p;
+        for (const auto& t : ins)
+            p.push_back(&t);
+        INFO("trial " << trial);
+        CHECK(rel_diff(gpu->einsum(p, out), host.einsum(p, out)) < tol);
+    }
+}
+
+} // namespace
+
+TEST_CASE("cuda einsum matches the host einsum (f32, f64)") {
+    random_einsums<float>(1e-5);
+    random_einsums<double>(1e-12);
+}
+
+TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the host") {
+    auto gpu = make_cuda_compute<double>(0);
+    HostCompute<double> host;
+    std::mt19937 rng(3);
+    const auto x = random_tensor<double>({3, 4, 5}, {0, 1, 2}, rng);
+    const auto b = random_tensor<double>({5, 3}, {2, 0}, rng);
+    for (auto r : {Reduce::Sum, Reduce::Max})
+        CHECK(rel_diff(gpu->reduce(x, {2, 0}, r), host.reduce(x, {2, 0}, r)) < 1e-12);
+    for (auto op : {Binary::Add, Binary::Sub, Binary::Mul, Binary::Div})
+        CHECK(rel_diff(gpu->binary(x, b, op, {1, 2, 0}), host.binary(x, b, op, {1, 2, 0})) < 1e-12);
+    for (Fn f : {Fn::Gelu, Fn::Relu, Fn::Exp, Fn::Log, Fn::Dsilu, Fn::Tanh, Fn::Half}) {
+        auto g = x, h = x;
+        gpu->function(g, f);
+        host.function(h, f);
+        CHECK(rel_diff(g, h) < 1e-12);
+    }
+    for (int label : {0, 1, 2}) {
+        auto g = x, h = x;
+        gpu->softmax(g, label);
+        host.softmax(h, label);
+        CHECK(rel_diff(g, h) < 1e-12);
+    }
+}
+
+TEST_CASE("cuda einsum in bf16 (f32 accumulation) matches the host on the rounded inputs") {
+    cuda::Context c(0);
+    std::mt19937 rng(9);
+    auto a = random_tensor<float>({4, 64, 96}, {0, 1, 2}, rng); // b i k
+    auto b = random_tensor<float>({96, 4, 80}, {2, 0, 3}, rng); // k b j
+    auto to_dev = [&](Tensor<float>& t) {
+        std::vector<__nv_bfloat16> h(t.data.size());
+        for (std::size_t i = 0; i < h.size(); ++i) {
+            h[i] = __float2bfloat16(t.data[i]);
+            t.data[i] = __bfloat162float(h[i]); // the host sees the rounded values
+        }
+        cuda::DeviceTensor<__nv_bfloat16> d{t.shape, t.labels, cuda::Buffer(h.size() * 2)};
+        cuda::check(cudaMemcpy(d.ptr(), h.data(), h.size() * 2, cudaMemcpyHostToDevice), "copy");
+        return d;
+    };
+    const auto da = to_dev(a), db = to_dev(b);
+    const auto dc = cuda::einsum<__nv_bfloat16>({&da, &db}, {0, 3, 1}, c);
+    c.sync();
+    std::vector<__nv_bfloat16> h(static_cast<std::size_t>(dc.size()));
+    cuda::check(cudaMemcpy(h.data(), dc.ptr(), h.size() * 2, cudaMemcpyDeviceToHost), "copy");
+    Tensor<float> got{dc.shape, dc.labels, {}};
+    for (auto v : h)
+        got.data.push_back(__bfloat162float(v));
+    CHECK(rel_diff(got, einsum<float>({&a, &b}, {0, 3, 1})) < 2e-2);
+}
+
+namespace {
+
+/// Every collective on `mesh`'s axis 0 and the world with buffers on the device (or the
+/// host), returned per rank as one vector; the same with run_sim for the expectation.
+std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, bool device_buffers,
+                                            std::size_t count) {
+    const int n = mesh.device_count();
+    std::vector<std::vector<float>> result(static_cast<std::size_t>(n));
+    auto body = [&](Communicator& comm, int device) {
+        Group& g = comm.axis(0);
+        const auto size = static_cast<std::size_t>(g.size());
+        std::vector<float> send(count * size), out;
+        for (std::size_t i = 0; i < send.size(); ++i)
+            send[i] = static_cast<float>((comm.rank() + 1) * 1000 + static_cast<int>(i % 977));
+        auto run = [&](auto&& op, std::size_t in_n, std::size_t out_n) {
+            std::vector<float> in(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(in_n));
+            std::vector<float> res(out_n);
+            if (device_buffers) {
+                cuda::check(cudaSetDevice(device), "device");
+                cuda::Buffer di(in_n * 4), dr(std::max<std::size_t>(out_n, in_n) * 4);
+                cuda::check(cudaMemcpy(di.get(), in.data(), in_n * 4, cudaMemcpyDefault), "in");
+                op(di.as<float>(), dr.as<float>());
+                cuda::check(cudaMemcpy(res.data(), dr.get(), out_n * 4, cudaMemcpyDefault), "out");
+            } else {
+                res.resize(std::max(out_n, in_n));
+                op(in.data(), res.data());
+                res.resize(out_n);
+            }
+            out.insert(out.end(), res.begin(), res.end());
+        };
+        run([&](float* s, float* r) { g.all_gather(s, r, count, DType::F32); }, count,
+            count * size);
+        run([&](float* s, float* r) { g.reduce_scatter(s, r, count, DType::F32, ReduceOp::Sum); },
+            count * size, count);
+        run([&](float* s, float* r) { g.all_to_all(s, r, count, DType::F32); }, count * size,
+            count * size);
+        run(
+            [&](float* s, float* r) {
+                const int to = (g.rank() + 1) % g.size(),
+                          from = (g.rank() + g.size() - 1) % g.size();
+                g.permute(s, r, count, DType::F32, to, from);
+            },
+            count, count);
+        run(
+            [&](float* s, float* r) {
+                if (device_buffers)
+                    cuda::check(cudaMemcpy(r, s, count * size * 4, cudaMemcpyDefault), "copy");
+                else
+                    std::copy(s, s + count * size, r);
+                comm.world().all_reduce(r, count * size, DType::F32, ReduceOp::Max);
+            },
+            count * size, count * size);
+        result[static_cast<std::size_t>(comm.rank())] = out;
+    };
+    if (gpu)
+        run_cuda(mesh, body);
+    else
+        run_sim(mesh, [&](Communicator& comm) { body(comm, 0); });
+    return result;
+}
+
+} // namespace
+
+TEST_CASE("cuda virtual-rank collectives match sim, with device and with host buffers") {
+    for (const MeshShape& mesh : {MeshShape{{2}, {}}, MeshShape{{3, 2}, {}}, MeshShape{{8}, {}}})
+        for (std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{40000}}) {
+            const auto want = collectives(mesh, false, false, count);
+            CHECK(collectives(mesh, true, true, count) == want);
+            CHECK(collectives(mesh, true, false, count) == want);
+        }
+}
+
+TEST_CASE("an allocation the GPU cannot hold is a DeviceError that says so") {
+    cuda::check(cudaSetDevice(0), "device");
+    try {
+        cuda::Buffer huge(std::size_t{1} << 52);
+        FAIL("a 4 PiB allocation succeeded");
+    } catch (const DeviceError& e) {
+        CHECK(std::string(e.what()).find("out of device memory") != std::string::npos);
+    }
+    // The device is still usable afterwards.
+    auto gpu = make_cuda_compute<float>(0);
+    const auto x = Tensor<float>{{2}, {0}, {1, 2}};
+    CHECK(gpu->reduce(x, {}, Reduce::Sum).data == std::vector<float>{3});
+}
+
+int main(int argc, char** argv) {
+    const auto probe = probe_gpus();
+    if (probe.devices == 0) {
+        std::printf("SKIPPED: %s\n", probe.problem.c_str());
+        return 77;
+    }
+    std::printf("%d GPU(s)\n", probe.devices);
+    doctest::Context context(argc, argv);
+    return context.run();
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The nccl backend under mpirun, on a machine with N GPUs: a program on a mesh of N devices
+# verifies and its per-rank tensors (--data arange --show) are those of sim; a mesh of N+1
+# devices is refused (exit 2) with the advice to use --backend cuda. Exit 77 (skipped) when
+# no GPU is usable. Usage: test_nccl.sh SHARDSCOPE MPIEXEC
+set -u
+bin=$1 mpiexec=$2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+n=0
+command -v nvidia-smi >/dev/null && n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "$n" -eq 0 ]; then echo "SKIPPED: no NVIDIA GPU (nvidia-smi -L lists none)"; exit 77; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+program() { # program DEVICES FILE
+    printf 'mesh %s\ndim i=8 k=12 j=8\nz_{ij} = x_{i k_0} y_{k_0 j}\nw_{i_0 j} = softmax_j(z_{i_0 j})\n' "$1" >"$2"
+}
+program "$n" "$tmp/fit.ein"
+if ! timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl "$tmp/fit.ein" >"$tmp/out" 2>&1; then
+    echo "FAIL: nccl on $n ranks:"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+a=$("$bin" exec --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | grep -v '^exec: ')
+b=$(timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | grep -v '^exec: ')
+if [ "$a" != "$b" ]; then echo "FAIL: nccl --show z differs from sim"; diff <(echo "$a") <(echo "$b") | head; failed=$((failed + 1)); fi
+program "$((n + 1))" "$tmp/over.ein"
+timeout 300 "$mpiexec" --oversubscribe -np "$((n + 1))" "$bin" exec --backend nccl "$tmp/over.ein" >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "use --backend cuda" "$tmp/out"; then
+    echo "FAIL: $((n + 1)) ranks on $n GPUs: exit $rc (wanted 2 and the advice to use cuda):"
+    cat "$tmp/out"; failed=$((failed + 1))
+fi
+echo "nccl: $n GPU(s), $failed failures"
+[ "$failed" -eq 0 ]
