@@ -13,10 +13,13 @@ namespace {
 /// inputs not on this GPU are first copied here.
 class CudaMemory final : public Memory {
 public:
-    explicit CudaMemory(int device) : c_(device) {}
+    /// `pooled`: staging from the stream-ordered pool. Only with one GPU: another GPU's
+    /// copies may read a staging buffer, and pool memory is not visible to other devices
+    /// unless granted.
+    CudaMemory(int device, bool pooled) : c_(device), pooled_(pooled) {}
 
     std::shared_ptr<void> alloc(std::size_t bytes) override {
-        auto b = std::make_shared<cuda::Buffer>(bytes, c_.stream());
+        auto b = std::make_shared<cuda::Buffer>(bytes, pooled_ ? c_.stream() : nullptr);
         return std::shared_ptr<void>(b, b->get()); // owns the buffer, points at its memory
     }
     void copy(void* dst, const void* src, std::size_t bytes) override {
@@ -72,6 +75,7 @@ private:
         cuda::check(cudaGetLastError(), "launching a collective's reduction");
     }
     cuda::Context c_;
+    bool pooled_;
 };
 
 } // namespace
@@ -82,7 +86,8 @@ void run_cuda(const MeshShape& mesh, const std::function<void(Communicator&, int
     run_sim(
         mesh, [&](Communicator& comm) { body(comm, device_of_rank(comm.rank(), probe.devices)); },
         [&](int rank) -> std::unique_ptr<Memory> {
-            return std::make_unique<CudaMemory>(device_of_rank(rank, probe.devices));
+            return std::make_unique<CudaMemory>(device_of_rank(rank, probe.devices),
+                                                probe.devices == 1);
         });
 }
 

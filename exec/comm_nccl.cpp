@@ -39,7 +39,7 @@ public:
             out_ = false;
             return;
         }
-        buf_ = cuda::Buffer(bytes);
+        buf_ = cuda::Buffer(bytes, c.stream());
         dev_ = buf_.get();
         if (in)
             cuda::check(cudaMemcpyAsync(dev_, p, bytes, cudaMemcpyDefault, c.stream()),

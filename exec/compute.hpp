@@ -37,10 +37,7 @@ public:
                      const std::vector<int>& out) override {
         return exec::einsum(inputs, out);
     }
-    void function(Tensor<T>& x, Fn f) override {
-        for (auto& v : x.data)
-            v = static_cast<T>(fn_eval(f, static_cast<double>(v)));
-    }
+    void function(Tensor<T>& x, Fn f) override { apply_fn(x, f); }
     Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
         return exec::reduce(x, out, r);
     }

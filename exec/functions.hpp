@@ -123,12 +123,17 @@ SHARDSCOPE_HD inline double fn_eval(Fn f, double v) {
     return tanh(v);
 }
 
+/// Applies `f` elementwise, in place, on the host.
+template <class T>
+void apply_fn(Tensor<T>& x, Fn f) {
+    for (auto& v : x.data)
+        v = static_cast<T>(fn_eval(f, static_cast<double>(v)));
+}
+
 /// Applies function `name` elementwise, in place (fn_of says what it computes).
 template <class T>
 void apply_function(Tensor<T>& x, const std::string& name, bool linear) {
-    const Fn f = fn_of(name, linear);
-    for (auto& v : x.data)
-        v = static_cast<T>(fn_eval(f, static_cast<double>(v)));
+    apply_fn(x, fn_of(name, linear));
 }
 
 } // namespace shardscope::exec

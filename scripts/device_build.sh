@@ -5,9 +5,13 @@
 # (no GUI, CUDA on, Hopper), builds, runs the GPU tests (ctest -L gpu) and the host tests of
 # the GPU backends, then the GPU benchmarks. Logs and a summary go to $OUT when set (the device
 # tool brings them back), else build-gpu/logs.
-#   scripts/device_build.sh             # build, GPU tests, benchmarks
-#   scripts/device_build.sh --all-tests # ... and the whole ctest suite
-#   DEVICE_BENCH=0 scripts/device_build.sh   # no benchmarks
+#   scripts/device_build.sh                  # build, GPU tests, benchmarks
+#   scripts/device_build.sh build            # one phase at a time (each fits a 10-minute
+#   scripts/device_build.sh test             #   command; the build folder is kept)
+#   scripts/device_build.sh bench
+#   scripts/device_build.sh test --all-tests # the GPU tests and then the whole ctest suite
+# For trying the flow elsewhere: DEVICE_BUILD_DIR (default build-gpu), DEVICE_TARGETS (ninja
+# targets, default all), DEVICE_PREFIX_MPI=1 (use the unpacked OpenMPI even if mpicc exists).
 # Exit status: 0 when the build and every test run passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,18 +26,28 @@ arch=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 arch=${arch/x86_64-pc-linux-gnu/x86_64-linux-gnu}
 P=$root/.devdeps/prefix
 status=0
+phases=() all_tests=0
+for a in "$@"; do
+    case $a in
+    build | test | bench) phases+=("$a") ;;
+    --all-tests) all_tests=1 ;;
+    *) echo "usage: device_build.sh [build] [test] [bench] [--all-tests]" >&2; exit 2 ;;
+    esac
+done
+[ ${#phases[@]} -gt 0 ] || phases=(build test bench)
+want() { [[ " ${phases[*]} " == *" $1 "* ]]; }
 
 # 1. The Debian packages, unpacked into a private prefix. Their .pc files name /usr: point them
 # at the prefix. Runtime libraries the system lacks are linked into $P/runtime, the only
 # folder added to LD_LIBRARY_PATH (so that the system's own libraries are never shadowed).
-if ls .devdeps/debs/*.deb >/dev/null 2>&1; then
+if want build && ls .devdeps/debs/*.deb >/dev/null 2>&1 || { [ ! -d "$P" ] && ls .devdeps/debs/*.deb >/dev/null 2>&1; }; then
     rm -rf "$P"
     mkdir -p "$P/runtime"
     for d in .devdeps/debs/*.deb; do dpkg-deb -x "$d" "$P" || { say "cannot unpack $d"; exit 2; }; done
     find "$P" -name '*.pc' -exec sed -i -e "s|=/usr|=$P/usr|g" -e "s| -I/usr| -I$P/usr|g" \
         -e "s| -L/usr| -L$P/usr|g" {} +
     for dir in "$P/usr/lib/$arch" "$P/lib/$arch" "$P/usr/lib/$arch/openblas-pthread" \
-        "$P/usr/lib/$arch/openmpi/lib"; do
+        "$P/usr/lib/$arch/openmpi/lib" "$P/usr/lib/$arch/pmix2/lib"; do
         [ -d "$dir" ] || continue
         for so in "$dir"/*.so.*; do
             [ -e "$so" ] || continue
@@ -44,7 +58,7 @@ if ls .devdeps/debs/*.deb >/dev/null 2>&1; then
     done
     # openblas.pc is an alternatives link on Debian: give pkg-config the real one.
     say "unpacked $(ls .devdeps/debs/*.deb | wc -l) packages into .devdeps/prefix"
-else
+elif [ ! -d "$P" ]; then
     say "no .devdeps/debs (run scripts/device_deps.sh where there is network): using the system's packages"
 fi
 export PKG_CONFIG_PATH="$P/usr/lib/$arch/pkgconfig:$P/usr/share/pkgconfig:$P/usr/lib/$arch/openblas-pthread/pkgconfig:$P/usr/lib/$arch/openmpi/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -67,8 +81,9 @@ say "NCCL: ${nccl_root:-not found}"
 
 # 3. OpenMPI from the prefix (relocated by OPAL_PREFIX), unless the system has mpicc.
 mpi_args=()
-if ! command -v mpicc >/dev/null && [ -f "$P/usr/lib/$arch/openmpi/include/mpi.h" ]; then
-    export OPAL_PREFIX=$P/usr
+if { ! command -v mpicc >/dev/null || [ "${DEVICE_PREFIX_MPI:-0}" = 1 ]; } &&
+    [ -f "$P/usr/lib/$arch/openmpi/include/mpi.h" ]; then
+    export OPAL_PREFIX=$P/usr PMIX_INSTALL_PREFIX=$P/usr/lib/$arch/pmix2
     export PATH="$PATH:$P/usr/bin"
     mpi_args=(-DMPI_SKIP_COMPILER_WRAPPER=ON -DMPI_C_HEADER_DIR="$P/usr/lib/$arch/openmpi/include"
         -DMPI_C_LIB_NAMES=mpi -DMPI_mpi_LIBRARY="$P/usr/lib/$arch/openmpi/lib/libmpi.so"
@@ -80,17 +95,20 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # 4. Configure and build: the executor and command line without the GUI, CUDA required.
 nvidia-smi -L >"$logs/gpus.txt" 2>&1 || true
 say "GPUs: $(grep -c '^GPU ' "$logs/gpus.txt") ($(head -1 "$logs/gpus.txt"))"
-if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_GUI=OFF \
-    -DSHARDSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
-    -DCMAKE_PREFIX_PATH="$P/usr" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
-    ${nccl_root:+-DNCCL_ROOT="$nccl_root"} "${mpi_args[@]}" >"$logs/configure.log" 2>&1; then
-    say "configure FAILED (configure.log)"; tail -30 "$logs/configure.log" >&2; exit 2
+if want build; then
+    if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_GUI=OFF \
+        -DSHARDSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+        -DCMAKE_PREFIX_PATH="$P/usr" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
+        ${nccl_root:+-DNCCL_ROOT="$nccl_root"} "${mpi_args[@]}" >"$logs/configure.log" 2>&1; then
+        say "configure FAILED (configure.log)"; tail -30 "$logs/configure.log" >&2; exit 2
+    fi
+    grep -E "shardscope (CUDA|nccl|GUI)" "$logs/configure.log" | tee -a "$summary" >&2
+    # shellcheck disable=SC2086 # DEVICE_TARGETS is a list
+    if ! ninja -C "$build" -j "$(nproc)" ${DEVICE_TARGETS:-} >"$logs/build.log" 2>&1; then
+        say "build FAILED (build.log)"; grep -B2 -A12 -m3 "error" "$logs/build.log" >&2; exit 2
+    fi
+    say "built"
 fi
-grep -E "shardscope (CUDA|nccl|GUI)" "$logs/configure.log" | tee -a "$summary" >&2
-if ! ninja -C "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
-    say "build FAILED (build.log)"; grep -B2 -A12 -m3 "error" "$logs/build.log" >&2; exit 2
-fi
-say "built"
 
 # 5. Tests: the GPU ones, the host side of the GPU backends, then (--all-tests) everything.
 run_ctest() { # run_ctest NAME CTEST_ARGS...
@@ -102,17 +120,21 @@ run_ctest() { # run_ctest NAME CTEST_ARGS...
     fi
     grep -E "\(Skipped\)|\*\*\*Skipped|SKIPPED" "$logs/$name.log" | head -5 | tee -a "$summary" >&2
 }
-run_ctest ctest_gpu -L gpu
-run_ctest ctest_gpu_host -R "device|gpu_cli"
-[ "${1:-}" = --all-tests ] && run_ctest ctest_all -j "$(nproc)"
+if want test; then
+    run_ctest ctest_gpu -V -L '^gpu$'
+    run_ctest ctest_gpu_host -L '^gpu-host$'
+    [ "$all_tests" = 1 ] && run_ctest ctest_all -j "$(nproc)"
+fi
 
 # 6. Benchmarks.
-if [ "${DEVICE_BENCH:-1}" != 0 ]; then
-    if timeout 900 "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1; then
-        say "bench_cuda: bench_cuda.txt"
-    else
-        status=1; say "bench_cuda FAILED (bench_cuda.txt)"
-    fi
+if want bench; then
+    timeout 900 "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1
+    rc=$?
+    case $rc in
+    0) say "bench_cuda: bench_cuda.txt" ;;
+    77) say "bench_cuda skipped: $(head -1 "$logs/bench_cuda.txt")" ;;
+    *) status=1; say "bench_cuda FAILED, exit $rc (bench_cuda.txt)" ;;
+    esac
     cat "$logs/bench_cuda.txt" >>"$summary"
 fi
 say "done (status $status)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (Debian 12, with network), before a session on the GPU machine: fetches the Debian
 # packages that machine lacks (it has CUDA, NCCL, CMake, ninja and python but no Debian dev
-# packages and no network) into .devdeps/debs (git-ignored; the device tool carries it). There,
+# packages and no network) into .devdeps/debs (git-ignored: carry .devdeps/debs along). There,
 # scripts/device_build.sh unpacks them into a private prefix. About 23 MB of .debs.
 #   scripts/device_deps.sh          # everything, OpenMPI included (mpi and nccl backends)
 #   DEVDEPS_MPI=0 scripts/device_deps.sh   # without OpenMPI (cuda backend only)
@@ -32,4 +32,4 @@ apt-get download "${packages[@]}" 2>&1 | grep -v -e '^Get:' -e 'unsandboxed' || 
 n=$(ls ./*.deb | wc -l)
 [ "$n" -eq "${#packages[@]}" ] || { echo "device_deps: got $n of ${#packages[@]} packages" >&2; exit 1; }
 echo "device_deps: $n packages, $(du -sh . | cut -f1) in .devdeps/debs"
-echo "device_deps: carry '.devdeps' to the GPU machine and run scripts/device_build.sh there"
+echo "device_deps: carry '.devdeps/debs' to the GPU machine and run scripts/device_build.sh there"
