@@ -232,12 +232,14 @@ DeviceTensor<T> contract2(const DeviceTensor<T>& a0, const DeviceTensor<T>& b0,
         } else {
             using B = BlasType<T>;
             const typename B::Scalar one = 1, zero = 0;
+            const GemmCall g = p.call();
+            auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
             check(cublasGemmStridedBatchedEx(
-                      c.blas(), CUBLAS_OP_N, CUBLAS_OP_N, blas_int(p.cublas_m()),
-                      blas_int(p.cublas_n()), blas_int(p.cublas_k()), &one, bp.ptr(), B::data,
-                      blas_int(p.n), p.stride_b(), ap.ptr(), B::data, blas_int(p.k), p.stride_a(),
-                      &zero, r.ptr(), B::data, blas_int(p.n), p.stride_c(), blas_int(p.batch),
-                      B::compute, CUBLAS_GEMM_DEFAULT),
+                      c.blas(), op(g.trans_first), op(g.trans_second), blas_int(g.M), blas_int(g.N),
+                      blas_int(g.K), &one, bp.ptr(), B::data, blas_int(g.ld_first), g.stride_first,
+                      ap.ptr(), B::data, blas_int(g.ld_second), g.stride_second, &zero, r.ptr(),
+                      B::data, blas_int(g.ldc), g.stride_c, blas_int(g.batch), B::compute,
+                      CUBLAS_GEMM_DEFAULT),
                   "the einsum's GEMM");
         }
     }

@@ -118,8 +118,11 @@ GemmPlan plan_gemm(const std::vector<std::int64_t>& a_shape, const std::vector<i
         x.insert(x.end(), z.begin(), z.end());
         return x;
     };
-    p.a_order = cat(batch, m, k);
-    p.b_order = cat(batch, k, n);
+    // An operand already stored as the transposed matrix is read transposed, not permuted.
+    p.a_trans = p.a_keep == cat(batch, k, m) && p.a_keep != cat(batch, m, k);
+    p.b_trans = p.b_keep == cat(batch, n, k) && p.b_keep != cat(batch, k, n);
+    p.a_order = p.a_trans ? cat(batch, k, m) : cat(batch, m, k);
+    p.b_order = p.b_trans ? cat(batch, n, k) : cat(batch, k, n);
     p.c_labels = cat(batch, m, n);
     auto ext = [&](int l) {
         return has(a_labels, l) ? extent_of(a_shape, a_labels, l) : extent_of(b_shape, b_labels, l);
@@ -137,17 +140,39 @@ GemmPlan plan_gemm(const std::vector<std::int64_t>& a_shape, const std::vector<i
     return p;
 }
 
-void gemm_colmajor_reference(std::int64_t M, std::int64_t N, std::int64_t K, const double* A,
-                             std::int64_t lda, std::int64_t sa, const double* B, std::int64_t ldb,
-                             std::int64_t sb, double* C, std::int64_t ldc, std::int64_t sc,
-                             std::int64_t batch) {
-    for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t j = 0; j < N; ++j)
-            for (std::int64_t i = 0; i < M; ++i) {
+GemmCall GemmPlan::call() const {
+    // Row-major C[m][n] is column-major C^T (n x m): C^T = op(B) · op(A) with B row-major
+    // [k][n] = column-major n x k (ld n), or [n][k] read transposed (ld k); A row-major
+    // [m][k] = column-major k x m (ld k), or [k][m] read transposed (ld m).
+    GemmCall c;
+    c.trans_first = b_trans;
+    c.trans_second = a_trans;
+    c.M = n;
+    c.N = m;
+    c.K = k;
+    c.ld_first = b_trans ? k : n;
+    c.ld_second = a_trans ? m : k;
+    c.ldc = n;
+    c.stride_first = k * n;
+    c.stride_second = m * k;
+    c.stride_c = m * n;
+    c.batch = batch;
+    return c;
+}
+
+void gemm_colmajor_reference(const GemmCall& g, const double* first, const double* second,
+                             double* c) {
+    auto at = [](const double* x, bool t, std::int64_t ld, std::int64_t r, std::int64_t col) {
+        return t ? x[col + r * ld] : x[r + col * ld];
+    };
+    for (std::int64_t b = 0; b < g.batch; ++b)
+        for (std::int64_t j = 0; j < g.N; ++j)
+            for (std::int64_t i = 0; i < g.M; ++i) {
                 double acc = 0;
-                for (std::int64_t q = 0; q < K; ++q)
-                    acc += A[b * sa + i + q * lda] * B[b * sb + q + j * ldb];
-                C[b * sc + i + j * ldc] = acc;
+                for (std::int64_t q = 0; q < g.K; ++q)
+                    acc += at(first + b * g.stride_first, g.trans_first, g.ld_first, i, q) *
+                           at(second + b * g.stride_second, g.trans_second, g.ld_second, q, j);
+                c[b * g.stride_c + i + j * g.ldc] = acc;
             }
 }
 

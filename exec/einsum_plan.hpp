@@ -25,36 +25,38 @@ struct ReducePlan {
 ReducePlan plan_reduce(const std::vector<std::int64_t>& shape, const std::vector<int>& labels,
                        const std::vector<int>& out);
 
+/// One cublas<T>gemmStridedBatched call, column-major: C (M x N, ld ldc) = op(first) ·
+/// op(second), `trans_*` meaning CUBLAS_OP_T.
+struct GemmCall {
+    bool trans_first = false, trans_second = false;
+    std::int64_t M = 1, N = 1, K = 1;
+    std::int64_t ld_first = 1, ld_second = 1, ldc = 1;
+    std::int64_t stride_first = 0, stride_second = 0, stride_c = 0, batch = 1;
+};
+
 /// C = A·B for two labelled operands as one strided batched GEMM: A is first reduced to
-/// `a_keep` (labels only A has and `out` lacks are summed out) and permuted to [batch, m, k],
-/// B likewise to [batch, k, n]; the GEMM writes C as [batch, m, n] (`c_labels`), which is
-/// then permuted to `out`. Row-major throughout; `cublas_*` give the column-major call
-/// (C^T = B^T·A^T, no transposes) that computes it.
+/// `a_keep` (labels only A has and `out` lacks are summed out) and brought to `a_order`,
+/// [batch, m, k] or, when A is stored so already, [batch, k, m] (read transposed, no copy);
+/// B likewise to [batch, k, n] or [batch, n, k]. The GEMM writes C as [batch, m, n]
+/// (`c_labels`: batch, m and n in `out`'s order), which is then permuted to `out`. Row-major
+/// throughout; call() gives the column-major cuBLAS call (C^T = B^T·A^T).
 struct GemmPlan {
-    std::vector<int> a_keep, b_keep;   ///< labels kept after the private sums
-    std::vector<int> a_order, b_order; ///< [batch, m, k] and [batch, k, n]
-    std::vector<int> c_labels;         ///< [batch, m, n]
-    std::vector<std::int64_t> c_shape; ///< extents of c_labels
+    std::vector<int> a_keep, b_keep;       ///< labels kept after the private sums
+    std::vector<int> a_order, b_order;     ///< the layout each operand is brought to
+    bool a_trans = false, b_trans = false; ///< a_order is [batch, k, m]; b_order [batch, n, k]
+    std::vector<int> c_labels;             ///< [batch, m, n]
+    std::vector<std::int64_t> c_shape;     ///< extents of c_labels
     std::int64_t batch = 1, m = 1, n = 1, k = 1;
-    /// The column-major cublas<T>gemmStridedBatched arguments: (M, N, K) = (n, m, k), first
-    /// operand B (ld n, stride k·n), second A (ld k, stride m·k), result ld n, stride m·n.
-    std::int64_t cublas_m() const { return n; }
-    std::int64_t cublas_n() const { return m; }
-    std::int64_t cublas_k() const { return k; }
-    std::int64_t stride_a() const { return m * k; }
-    std::int64_t stride_b() const { return k * n; }
-    std::int64_t stride_c() const { return m * n; }
+    GemmCall call() const;
 };
 GemmPlan plan_gemm(const std::vector<std::int64_t>& a_shape, const std::vector<int>& a_labels,
                    const std::vector<std::int64_t>& b_shape, const std::vector<int>& b_labels,
                    const std::vector<int>& out);
 
-/// Column-major reference GEMM with cuBLAS's argument convention (no transposes):
-/// C[i + j·ldc] = Σ_p A[i + p·lda]·B[p + j·ldb], for i < M, j < N, per batch with the given
-/// strides. The host tests check GemmPlan's arguments through it.
-void gemm_colmajor_reference(std::int64_t M, std::int64_t N, std::int64_t K, const double* A,
-                             std::int64_t lda, std::int64_t sa, const double* B, std::int64_t ldb,
-                             std::int64_t sb, double* C, std::int64_t ldc, std::int64_t sc,
-                             std::int64_t batch);
+/// Column-major reference GEMM with cuBLAS's argument convention, per batch with the call's
+/// strides: C[i + j·ldc] = Σ_p op(F)[i, p]·op(S)[p, j], op(X)[r, c] = X[r + c·ld] or, when
+/// transposed, X[c + r·ld]. The host tests check GemmPlan::call() through it.
+void gemm_colmajor_reference(const GemmCall& call, const double* first, const double* second,
+                             double* c);
 
 } // namespace shardscope::exec

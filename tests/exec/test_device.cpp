@@ -81,12 +81,12 @@ Tensor<double> einsum_by_plan(const Tensor<double>& a0, const Tensor<double>& b0
     const auto a = permute_by_walk(reduce_by_walk(a0, p.a_keep), p.a_order);
     const auto b = permute_by_walk(reduce_by_walk(b0, p.b_keep), p.b_order);
     auto c = Tensor<double>::zeros(p.c_shape, p.c_labels);
+    REQUIRE(a.labels == p.a_order);
+    REQUIRE(b.labels == p.b_order);
     REQUIRE(a.size() == p.batch * p.m * p.k);
     REQUIRE(b.size() == p.batch * p.k * p.n);
     REQUIRE(c.size() == p.batch * p.m * p.n);
-    gemm_colmajor_reference(p.cublas_m(), p.cublas_n(), p.cublas_k(), b.data.data(), p.n,
-                            p.stride_b(), a.data.data(), p.k, p.stride_a(), c.data.data(), p.n,
-                            p.stride_c(), p.batch);
+    gemm_colmajor_reference(p.call(), b.data.data(), a.data.data(), c.data.data());
     return permute_by_walk(c, out);
 }
 
@@ -122,14 +122,26 @@ TEST_CASE("einsum plan: matmul, batched, transposed and scalar cases as one GEMM
     CHECK(p.m == 2);
     CHECK(p.k == 3);
     CHECK(p.n == 5);
-    CHECK(p.cublas_m() == 5);
-    CHECK(p.cublas_n() == 2);
+    CHECK(p.call().M == 5);
+    CHECK(p.call().N == 2);
+    CHECK(!p.a_trans);
+    CHECK(!p.b_trans);
     CHECK(p.c_labels == std::vector<int>{0, 2});
+    // bsd,fd->bsf (a weight stored [out, in], as nn.Linear keeps it): B is read transposed.
+    const auto w = plan_gemm({2, 3, 4}, {8, 9, 2}, {5, 4}, {3, 2}, {8, 9, 3});
+    CHECK(w.b_trans);
+    CHECK(w.b_order == std::vector<int>{3, 2});
+    CHECK(w.call().trans_first);
+    CHECK(w.call().ld_first == 4);
+    // ji,jk->ik: A stored [k][m] is read transposed.
+    const auto t = plan_gemm({3, 2}, {1, 0}, {3, 5}, {1, 2}, {0, 2});
+    CHECK(t.a_trans);
+    CHECK(t.call().ld_second == 2);
     // bij,bjk->bki: batch b, result permuted afterwards.
     const auto q = plan_gemm({4, 2, 3}, {9, 0, 1}, {4, 3, 5}, {9, 1, 2}, {9, 2, 0});
     CHECK(q.batch == 4);
     CHECK(q.c_labels == std::vector<int>{9, 0, 2});
-    CHECK(q.stride_c() == 10);
+    CHECK(q.call().stride_c == 10);
     // Private labels are summed out first: ij,k->i keeps i of a, and b becomes a scalar.
     const auto r = plan_gemm({2, 3}, {0, 1}, {4}, {2}, {0});
     CHECK(r.a_keep == std::vector<int>{0});
@@ -141,6 +153,7 @@ TEST_CASE("einsum plan: matmul, batched, transposed and scalar cases as one GEMM
 
 TEST_CASE("einsum plan: random two-operand einsums through the GEMM arguments match einsum") {
     std::mt19937 rng(11);
+    int transposed = 0; // trials where an operand is read transposed instead of permuted
     for (int trial = 0; trial < 400; ++trial) {
         // Up to six labels with extents 0..3 (0: empty shards), random operands and output.
         std::vector<std::int64_t> ext(6);
@@ -171,7 +184,10 @@ TEST_CASE("einsum plan: random two-operand einsums through the GEMM arguments ma
         const auto got = einsum_by_plan(a, b, out);
         INFO("trial " << trial);
         CHECK(max_diff(got, want) < 1e-9);
+        const auto p = plan_gemm(sa, la, sb, lb, out);
+        transposed += p.a_trans || p.b_trans;
     }
+    CHECK(transposed >= 20);
 }
 
 TEST_CASE("functions: fn_of keeps the notation's conventions") {
