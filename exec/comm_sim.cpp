@@ -2,9 +2,11 @@
 //
 // Every group (a mesh axis line, or the world) has one rendezvous. A collective publishes the
 // member's buffers in its slot and waits at a first barrier; then every member reads what it
-// needs straight from the other members' buffers into a private staging buffer; a second
-// barrier keeps all buffers alive until every member has read them, and only then does each
-// member write its staged result into its own receive buffer (so in-place use is safe).
+// needs straight from the other members' buffers into its receive buffer, or, when that
+// overlaps a published buffer (in-place use), into a private staging buffer written to it
+// after a second barrier; that barrier keeps all buffers alive until every member has read
+// them. Copies, reductions and staging go through the rank's Memory: host memory here, a GPU
+// for the cuda backend (comm_cuda.cpp).
 //
 // Failure: the first exception of any rank's body is recorded and sets the abort flag; every
 // rank waiting at a first barrier (or arriving at one later) throws "stopped". The second
