@@ -2,37 +2,21 @@
 # The GPU backends on the command line, on any machine: --backend cuda and nccl run where a GPU
 # is usable and otherwise exit 2 saying why; nccl outside mpirun, a bad backend and the REPL's
 # :exec --backend nccl are refused with the way to run them.
-# Usage: test_gpu_cli.sh SHARDSCOPE_BINARY REPO_ROOT
+# Usage: test_gpu_cli.sh SHARDSCOPE_BINARY REPO_ROOT ON|OFF (built with CUDA)
 set -u
-bin=$1
+bin=$1 cuda=${3:-OFF}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
-check() { # check NAME EXPECTED_RC COMMAND... ; output in $tmp/out, $tmp/err
-    local name=$1 want=$2
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then passed=$((passed + 1)); else
-        failed=$((failed + 1))
-        echo "FAIL: $name: exit $rc, wanted $want"
-        sed 's/^/    /' "$tmp/out" "$tmp/err" | head -20
-    fi
-}
-contains() { # contains NAME FILE TEXT
-    if grep -qF -- "$3" "$2"; then passed=$((passed + 1)); else
-        failed=$((failed + 1))
-        echo "FAIL: $1: '$3' not in $(basename "$2"):"
-        sed 's/^/    /' "$2" | head -20
-    fi
-}
+# shellcheck source=../cli/checks.sh
+source "$(dirname "$0")/../cli/checks.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 printf 'mesh 2\ndim i=4 k=6 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n' >"$tmp/mm.ein"
 
 # Whether a GPU is usable, asked of the driver, not of shardscope.
 gpu=0
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpu=1; fi
-if [ "$gpu" = 1 ] && "$bin" exec --help | grep -q cuda && [ -z "${SHARDSCOPE_EXPECT_NO_CUDA:-}" ]; then
+if [ "$gpu" = 1 ] && [ "$cuda" = ON ]; then
     check "exec --backend cuda runs on the GPU" 0 "$bin" exec --backend cuda --data arange "$tmp/mm.ein"
     contains "cuda report" "$tmp/out" "on cuda"
 else
@@ -40,6 +24,11 @@ else
     contains "cuda: says why" "$tmp/err" "--backend cuda needs an NVIDIA GPU"
     contains "cuda: suggests sim" "$tmp/err" "--backend sim"
     check "exec --backend cuda --json without a GPU" 2 "$bin" exec --backend cuda --json "$tmp/mm.ein"
+    if [ "$cuda" = ON ]; then
+        contains "cuda: the driver's reason" "$tmp/err" "no usable NVIDIA GPU"
+    else
+        contains "cuda: the build's reason" "$tmp/err" "built without CUDA"
+    fi
 fi
 check "exec --backend nccl without mpirun" 2 "$bin" exec --backend nccl "$tmp/mm.ein"
 if ! grep -q "built without" "$tmp/err"; then
