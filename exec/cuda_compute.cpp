@@ -69,8 +69,14 @@ Context::Context(int device) : device_(device) {
     check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
           "the GPU's memory pool");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream");
-    check(cublasCreate(&blas_), "creating a cuBLAS handle");
-    check(cublasSetStream(blas_, stream_), "cublasSetStream");
+}
+
+cublasHandle_t Context::blas() const {
+    if (!blas_) {
+        check(cublasCreate(&blas_), "creating a cuBLAS handle");
+        check(cublasSetStream(blas_, stream_), "cublasSetStream");
+    }
+    return blas_;
 }
 
 Context::~Context() {

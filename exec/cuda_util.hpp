@@ -63,13 +63,15 @@ public:
     Context& operator=(const Context&) = delete;
     int device() const { return device_; }
     cudaStream_t stream() const { return stream_; }
-    cublasHandle_t blas() const { return blas_; }
+    /// The cuBLAS handle on this stream, made on first use (a collective's Memory never needs
+    /// one).
+    cublasHandle_t blas() const;
     void sync() const;
 
 private:
     int device_;
     cudaStream_t stream_ = nullptr;
-    cublasHandle_t blas_ = nullptr;
+    mutable cublasHandle_t blas_ = nullptr;
 };
 
 template <class T>
