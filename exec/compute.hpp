@@ -26,6 +26,9 @@ public:
     virtual Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
                              const std::vector<int>& out) = 0;
     virtual void softmax(Tensor<T>& x, int label) = 0;
+    /// Seconds a device has spent on this compute's work so far (kernels and GEMMs, timed
+    /// by CUDA events, transfers excluded); 0 on the host.
+    virtual double device_seconds() const { return 0; }
 };
 
 /// kernels.hpp on this thread.

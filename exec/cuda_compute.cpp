@@ -323,8 +323,18 @@ using cuda::DeviceTensor;
 template <class T>
 class CudaCompute final : public LocalCompute<T> {
 public:
-    explicit CudaCompute(int device) : c_(device) {}
+    explicit CudaCompute(int device) : c_(device) {
+        cuda::check(cudaEventCreate(&start_), "creating a CUDA event");
+        cuda::check(cudaEventCreate(&stop_), "creating a CUDA event");
+    }
+    ~CudaCompute() override {
+        cudaEventDestroy(start_);
+        cudaEventDestroy(stop_);
+    }
+    CudaCompute(const CudaCompute&) = delete;
+    CudaCompute& operator=(const CudaCompute&) = delete;
     const char* name() const override { return "cuda"; }
+    double device_seconds() const override { return seconds_; }
 
     Tensor<T> einsum(const std::vector<const Tensor<T>*>& inputs,
                      const std::vector<int>& out) override {
@@ -334,24 +344,26 @@ public:
         std::vector<const DeviceTensor<T>*> p;
         for (const auto& d : dev)
             p.push_back(&d);
-        return cuda::download(cuda::einsum(p, out, c_), c_);
+        return timed([&] { return cuda::einsum(p, out, c_); });
     }
     void function(Tensor<T>& x, Fn f) override {
         auto d = cuda::upload(x, c_);
-        cuda::function(d.ptr(), d.size(), f, c_.stream());
-        cuda::check(cudaGetLastError(), "launching a function");
-        x = cuda::download(d, c_);
+        x = timed([&] {
+            cuda::function(d.ptr(), d.size(), f, c_.stream());
+            cuda::check(cudaGetLastError(), "launching a function");
+            return d;
+        });
     }
     Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
-        return cuda::download(cuda::reduce_dev(cuda::upload(x, c_), out,
-                                               r == Reduce::Max ? cuda::Op2::Max : cuda::Op2::Add,
-                                               c_),
-                              c_);
+        const auto d = cuda::upload(x, c_);
+        return timed([&] {
+            return cuda::reduce_dev(d, out, r == Reduce::Max ? cuda::Op2::Max : cuda::Op2::Add, c_);
+        });
     }
     Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
                      const std::vector<int>& out) override {
-        return cuda::download(
-            cuda::binary_dev(cuda::upload(a, c_), cuda::upload(b, c_), op2(op), out, c_), c_);
+        const auto da = cuda::upload(a, c_), db = cuda::upload(b, c_);
+        return timed([&] { return cuda::binary_dev(da, db, op2(op), out, c_); });
     }
     void softmax(Tensor<T>& x, int label) override {
         // exp(x - max) / sum, along `label`, from the reduction and broadcasting kernels.
@@ -361,14 +373,30 @@ public:
         if (rows.size() == x.labels.size())
             throw ExecError("cuda softmax: label not in the tensor");
         const auto d = cuda::upload(x, c_);
-        const auto m = cuda::reduce_dev(d, rows, cuda::Op2::Max, c_);
-        auto e = cuda::binary_dev(d, m, cuda::Op2::Sub, x.labels, c_);
-        cuda::function(e.ptr(), e.size(), Fn::Exp, c_.stream());
-        const auto s = cuda::reduce_dev(e, rows, cuda::Op2::Add, c_);
-        x = cuda::download(cuda::binary_dev(e, s, cuda::Op2::Div, x.labels, c_), c_);
+        x = timed([&] {
+            const auto m = cuda::reduce_dev(d, rows, cuda::Op2::Max, c_);
+            auto e = cuda::binary_dev(d, m, cuda::Op2::Sub, x.labels, c_);
+            cuda::function(e.ptr(), e.size(), Fn::Exp, c_.stream());
+            const auto s = cuda::reduce_dev(e, rows, cuda::Op2::Add, c_);
+            return cuda::binary_dev(e, s, cuda::Op2::Div, x.labels, c_);
+        });
     }
 
 private:
+    /// Runs `work` (device work on the stream, returning a device tensor) between two events,
+    /// downloads its result and adds the time between the events to seconds_.
+    template <class Work>
+    Tensor<T> timed(Work&& work) {
+        cuda::check(cudaEventRecord(start_, c_.stream()), "recording a CUDA event");
+        const DeviceTensor<T> r = work();
+        cuda::check(cudaEventRecord(stop_, c_.stream()), "recording a CUDA event");
+        Tensor<T> h = cuda::download(r, c_); // synchronises the stream
+        float ms = 0;
+        cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "timing by CUDA events");
+        seconds_ += ms / 1e3;
+        return h;
+    }
+
     static cuda::Op2 op2(Binary b) {
         switch (b) {
         case Binary::Add:
@@ -383,6 +411,8 @@ private:
         return cuda::Op2::Add;
     }
     Context c_;
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+    double seconds_ = 0;
 };
 
 } // namespace

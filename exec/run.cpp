@@ -162,6 +162,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
     std::set<std::string> inexact; // results that are not integers (under --data ints)
     for (std::size_t s = 0; s < plan.statements.size(); ++s) {
         const auto& sp = plan.statements[s];
+        const double device_before = compute ? compute->device_seconds() : 0;
         prog.run(s);
         const auto result_labels = labels.labels_at(sp.result);
         auto locals = gather_locals(comm, prog.stored(sp.target), sp.result, result_labels, mesh);
@@ -187,6 +188,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         run.target = sp.target;
         run.collectives = prog.executed();
         run.shown = std::move(shown);
+        if (compute) run.device_s = compute->device_seconds() - device_before;
         const auto got = assemble(locals, sp.result, result_labels, mesh, run.replica_error);
         const auto& want = reference.at(s);
         // Infinities and NaNs (log 0, x / 0 under --data ints) match where the reference has
@@ -354,6 +356,12 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
         }
         out << s.shown;
         char buf[160];
+        if (s.device_s >= 0) {
+            std::snprintf(buf, sizeof buf,
+                          "  local compute on the GPU: %.3f ms (rank 0, CUDA events)\n",
+                          s.device_s * 1e3);
+            out << buf;
+        }
         std::snprintf(buf, sizeof buf, "  max abs error %.3g, max rel error %.3g", s.max_abs_error,
                       s.max_rel_error);
         out << buf;
@@ -389,6 +397,7 @@ std::string exec_to_json(const ExecReport& report, const semantics::Plan& plan) 
                   {"exact", s.exact},
                   {"pass", s.pass}};
         if (!s.shown.empty()) j["shown"] = s.shown;
+        if (s.device_s >= 0) j["device_time_s"] = s.device_s;
         statements.push_back(j);
     }
     json j = {{"backend", report.backend}, {"dtype", report.dtype},     {"data", report.data},

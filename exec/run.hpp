@@ -40,6 +40,9 @@ struct StatementRun {
     bool pass = false;
     std::vector<Executed> collectives; ///< as rank 0 ran them
     std::string shown;                 ///< --show: every rank's local tensor
+    /// GPU time of rank 0's local compute in this statement (CUDA events, transfers
+    /// excluded); < 0 when it did not run on a GPU.
+    double device_s = -1;
 };
 
 struct ExecReport {

@@ -110,6 +110,10 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
         host.softmax(h, label);
         CHECK(rel_diff(g, h) < 1e-12);
     }
+    // The kernels' time, by CUDA events: positive, and far below a second for these sizes.
+    CHECK(gpu->device_seconds() > 0);
+    CHECK(gpu->device_seconds() < 1);
+    CHECK(host.device_seconds() == 0);
 }
 
 TEST_CASE("cuda einsum in bf16 (f32 accumulation) matches the host on the rounded inputs") {

@@ -19,6 +19,7 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU
 if [ "$gpu" = 1 ] && [ "$cuda" = ON ]; then
     check "exec --backend cuda runs on the GPU" 0 "$bin" exec --backend cuda --data arange "$tmp/mm.ein"
     contains "cuda report" "$tmp/out" "on cuda"
+    contains "cuda: GPU time by CUDA events" "$tmp/out" "local compute on the GPU"
 else
     check "exec --backend cuda without a GPU" 2 "$bin" exec --backend cuda "$tmp/mm.ein"
     contains "cuda: says why" "$tmp/err" "--backend cuda needs an NVIDIA GPU"
