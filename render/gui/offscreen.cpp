@@ -1,6 +1,7 @@
 #include "render/gui/offscreen.hpp"
 
 #include "render/gui/imgui_canvas.hpp"
+#include "render/gui/solid_fill.hpp"
 #include "render/palette.hpp"
 
 #define GLFW_INCLUDE_NONE
@@ -183,7 +184,7 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     glViewport(0, 0, width, height);
     glClearColor(1, 1, 1, 1);
     glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    render_draw_data(ImGui::GetDrawData());
     glFinish();
     const auto px = read_pixels(width, height);
     ImGui_ImplOpenGL3_Shutdown();

@@ -5,6 +5,7 @@
 #include "app/document.hpp"
 #include "render/gui/imgui_canvas.hpp"
 #include "render/gui/offscreen.hpp"
+#include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
 
 #include "bench_util.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -75,14 +77,20 @@ Stats stats(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     int frames = 200;
+    const bool ab = std::getenv("BENCH_GUI_AB") != nullptr;
     const char* shot = nullptr;
+    const char* only = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--frames") && i + 1 < argc)
             frames = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (!std::strcmp(argv[i], "--screenshot") && i + 1 < argc)
             shot = argv[++i];
         else {
-            std::fprintf(stderr, "usage: %s [--frames N] [--screenshot HOVER.png]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--frames N] [--only NAME-PART] [--screenshot HOVER.png]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -198,11 +206,12 @@ int main(int argc, char** argv) {
                 checked.plan.statements.size());
     std::printf("%-72s %8s %8s %8s %8s\n", "frame time, ms", "mean", "median", "p95", "max");
     for (const auto& c : configs) {
+        if (only && !std::strstr(c.name, only)) continue;
         view.show_panel(c.panel);
         view.selection() = {};
         view.selection().statement = c.statement;
         view.selection().step = 1;
-        std::vector<double> ms;
+        std::vector<double> ms, ms_plain;
         for (int f = 0; f < frames + 10; ++f) {
             const auto t0 = std::chrono::steady_clock::now();
             io.DisplaySize = {static_cast<float>(W), static_cast<float>(H)};
@@ -231,7 +240,11 @@ int main(int argc, char** argv) {
             glViewport(0, 0, W, H);
             glClearColor(1, 1, 1, 1);
             glClear(GL_COLOR_BUFFER_BIT);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            const bool plain = ab && f % 2;
+            if (plain)
+                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            else
+                render::render_draw_data(ImGui::GetDrawData());
             glFinish();
             if (shot && c.mx >= 0 && f == frames + 9) {
                 const auto png = render::encode_png(W, H, render::read_pixels(W, H), true);
@@ -242,10 +255,15 @@ int main(int argc, char** argv) {
             }
             glfwSwapBuffers(window);
             glfwPollEvents();
-            if (f >= 10) ms.push_back(bench::seconds_since(t0) * 1e3);
+            if (f >= 10) (plain ? ms_plain : ms).push_back(bench::seconds_since(t0) * 1e3);
         }
         const auto s = stats(ms);
         std::printf("%-72s %8.2f %8.2f %8.2f %8.2f\n", c.name, s.mean, s.median, s.p95, s.max);
+        if (ab) {
+            const auto p = stats(ms_plain);
+            std::printf("%-72s %8.2f %8.2f %8.2f %8.2f\n", "    (ImGui's renderer alone)", p.mean,
+                        p.median, p.p95, p.max);
+        }
         if (std::getenv("BENCH_GUI_VERBOSE")) {
             int cmds = 0;
             const ImDrawData* dd = ImGui::GetDrawData();
@@ -253,6 +271,30 @@ int main(int argc, char** argv) {
                 cmds += dd->CmdLists[l]->CmdBuffer.Size;
             std::printf("    %d vertices, %d indices, %d draw commands\n", io.MetricsRenderVertices,
                         io.MetricsRenderIndices, cmds);
+            double solid = 0, textured = 0;
+            int solid_tris = 0, tex_tris = 0;
+            for (int l = 0; dd && l < dd->CmdListsCount; ++l) {
+                const ImDrawList* dl = dd->CmdLists[l];
+                for (const ImDrawCmd& cmd : dl->CmdBuffer) {
+                    if (cmd.UserCallback) continue;
+                    for (unsigned e = 0; e + 2 < cmd.ElemCount; e += 3) {
+                        const ImDrawVert* v[3];
+                        for (int k = 0; k < 3; ++k)
+                            v[k] = &dl->VtxBuffer[cmd.VtxOffset +
+                                                  dl->IdxBuffer[cmd.IdxOffset + e + k]];
+                        const double a =
+                            std::abs((v[1]->pos.x - v[0]->pos.x) * (v[2]->pos.y - v[0]->pos.y) -
+                                     (v[2]->pos.x - v[0]->pos.x) * (v[1]->pos.y - v[0]->pos.y)) /
+                            2;
+                        const bool flat = v[0]->uv.x == v[1]->uv.x && v[1]->uv.x == v[2]->uv.x &&
+                                          v[0]->uv.y == v[1]->uv.y && v[1]->uv.y == v[2]->uv.y;
+                        (flat ? solid : textured) += a;
+                        ++(flat ? solid_tris : tex_tris);
+                    }
+                }
+            }
+            std::printf("    solid: %d triangles, %.0f px; textured: %d triangles, %.0f px\n",
+                        solid_tris, solid, tex_tris, textured);
         }
     }
     std::printf("\n%-72s %8s %8s %8s %8s\n", "the pictures' CPU time (no GL), ms", "mean", "median",

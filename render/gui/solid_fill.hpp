@@ -1,0 +1,50 @@
+// Solid fills without the font atlas. ImGui draws everything with one program that samples
+// the font atlas and blends, even a plain rectangle (its UVs all point at the atlas's white
+// pixel). Mesa's software GL pays for that per pixel, and the tiles, mesh cells and window
+// frames are most of the pixels a frame covers. render_draw_data() splits each draw list's
+// commands so that large runs of such solid triangles are drawn by an untextured program,
+// without blending where every vertex is opaque. The picture stays the same: the white pixel
+// samples as exactly 1.
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace shardscope::render {
+
+/// How a run of triangles is drawn.
+enum class FillKind : std::uint8_t {
+    Textured,     ///< ImGui's program (text, anti-aliased lines, images)
+    SolidBlended, ///< untextured, blended (translucent colours, anti-aliased fringes)
+    SolidOpaque,  ///< untextured, no blending: every vertex opaque
+};
+
+/// A run of consecutive indices of one draw command, all drawn one way.
+struct FillRun {
+    FillKind kind = FillKind::Textured;
+    unsigned first = 0; ///< index offset, relative to the command's IdxOffset
+    unsigned count = 0; ///< indices (a multiple of 3)
+};
+
+/// Solid runs covering fewer pixels than this stay with ImGui's program: switching programs
+/// costs more than sampling a few pixels.
+inline constexpr float kMinSolidRunPixels = 4096;
+
+/// The runs of one command's triangles (`idx[0..count)` indexing `vtx`): a triangle is solid
+/// when its three vertices sit on `white_uv`, opaque when their alphas are all 255. Solid runs
+/// smaller than `min_pixels` merge into their textured neighbours. GL-free, for tests.
+std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsigned count,
+                               float white_u, float white_v, float min_pixels = kMinSolidRunPixels);
+
+/// Rewrites `list`'s commands: solid runs become draw commands wrapped in callbacks that
+/// switch to the untextured program and back (ImDrawCallback_ResetRenderState). Call after
+/// ImGui::Render(), before the OpenGL3 backend draws.
+void route_solid_fills(ImDrawList& list, float white_u, float white_v);
+
+/// route_solid_fills() over every list, then ImGui_ImplOpenGL3_RenderDrawData(). Needs the
+/// current ImGui context's OpenGL3 backend and its GL context current.
+void render_draw_data(ImDrawData* data);
+
+} // namespace shardscope::render
