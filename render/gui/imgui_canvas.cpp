@@ -2,7 +2,9 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <string>
 
 namespace shardscope::render {
@@ -10,6 +12,14 @@ namespace shardscope::render {
 namespace {
 ImVec2 v(Vec2 p) {
     return {p.x, p.y};
+}
+
+/// `r` on whole pixels, at least one pixel across either way.
+Rect snap(const Rect& r) {
+    Rect s{std::round(r.x0), std::round(r.y0), std::round(r.x1), std::round(r.y1)};
+    s.x1 = std::max(s.x1, s.x0 + 1);
+    s.y1 = std::max(s.y1, s.y0 + 1);
+    return s;
 }
 } // namespace
 
@@ -21,10 +31,40 @@ void ImGuiCanvas::fill_rect(const Rect& r, Color c) {
 }
 
 void ImGuiCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
-    list_->AddRect({r.x0, r.y0}, {r.x1, r.y1}, c.abgr(), 0.0f, 0, thickness);
+    if (c.a != 255) {
+        list_->AddRect({r.x0, r.y0}, {r.x1, r.y1}, c.abgr(), 0.0f, 0, thickness);
+        return;
+    }
+    // Four solid bars where ImGui would stroke the path r.min+0.5 .. r.max-0.5: see line().
+    const Rect out = snap({r.x0 + 0.5f - thickness / 2, r.y0 + 0.5f - thickness / 2,
+                           r.x1 - 0.5f + thickness / 2, r.y1 - 0.5f + thickness / 2});
+    const float t = std::max(1.0f, std::round(thickness));
+    if (out.width() <= 2 * t || out.height() <= 2 * t) {
+        list_->AddRectFilled({out.x0, out.y0}, {out.x1, out.y1}, c.abgr());
+        return;
+    }
+    const ImU32 col = c.abgr();
+    list_->AddRectFilled({out.x0, out.y0}, {out.x1, out.y0 + t}, col);
+    list_->AddRectFilled({out.x0, out.y1 - t}, {out.x1, out.y1}, col);
+    list_->AddRectFilled({out.x0, out.y0 + t}, {out.x0 + t, out.y1 - t}, col);
+    list_->AddRectFilled({out.x1 - t, out.y0 + t}, {out.x1, out.y1 - t}, col);
 }
 
 void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
+    // Opaque horizontal and vertical lines (the tiles' cuts, outlines) as solid rectangles on
+    // whole pixels: ImGui draws a line as an anti-aliased, textured quad wider than the line,
+    // which software GL blends pixel by pixel; a solid rectangle it fills without the atlas
+    // (render_draw_data). ImGui centres a line on the pixel centres (p + 0.5).
+    if (c.a == 255 && (a.x == b.x || a.y == b.y)) {
+        const float h = thickness / 2;
+        const Rect r =
+            a.x == b.x
+                ? Rect{a.x + 0.5f - h, std::min(a.y, b.y), a.x + 0.5f + h, std::max(a.y, b.y)}
+                : Rect{std::min(a.x, b.x), a.y + 0.5f - h, std::max(a.x, b.x), a.y + 0.5f + h};
+        const Rect s = snap(r);
+        list_->AddRectFilled({s.x0, s.y0}, {s.x1, s.y1}, c.abgr());
+        return;
+    }
     list_->AddLine(v(a), v(b), c.abgr(), thickness);
 }
 

@@ -15,11 +15,7 @@ namespace shardscope::render {
 
 std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsigned count,
                                float white_u, float white_v, float min_pixels) {
-    struct Raw {
-        FillRun run;
-        float pixels = 0;
-    };
-    std::vector<Raw> raw;
+    std::vector<FillRun> raw;
     for (unsigned e = 0; e + 2 < count; e += 3) {
         const ImDrawVert& a = vtx[idx[e]];
         const ImDrawVert& b = vtx[idx[e + 1]];
@@ -35,17 +31,19 @@ std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsi
         const float px = std::abs((b.pos.x - a.pos.x) * (c.pos.y - a.pos.y) -
                                   (c.pos.x - a.pos.x) * (b.pos.y - a.pos.y)) /
                          2;
-        if (raw.empty() || raw.back().run.kind != k) raw.push_back({{k, e, 0}, 0});
-        raw.back().run.count += 3;
+        if (raw.empty() || raw.back().kind != k) raw.push_back({k, e, 0, 0});
+        raw.back().count += 3;
         raw.back().pixels += px;
     }
     std::vector<FillRun> out;
-    for (const Raw& r : raw) {
-        const FillKind k = r.pixels < min_pixels ? FillKind::Textured : r.run.kind;
-        if (!out.empty() && out.back().kind == k)
-            out.back().count += r.run.count;
-        else
-            out.push_back({k, r.run.first, r.run.count});
+    for (FillRun r : raw) {
+        if (r.pixels < min_pixels) r.kind = FillKind::Textured;
+        if (!out.empty() && out.back().kind == r.kind) {
+            out.back().count += r.count;
+            out.back().pixels += r.pixels;
+        } else {
+            out.push_back(r);
+        }
     }
     return out;
 }

@@ -26,6 +26,7 @@ struct FillRun {
     FillKind kind = FillKind::Textured;
     unsigned first = 0; ///< index offset, relative to the command's IdxOffset
     unsigned count = 0; ///< indices (a multiple of 3)
+    float pixels = 0;   ///< the area its triangles cover (overlaps counted again)
 };
 
 /// Solid runs covering fewer pixels than this stay with ImGui's program: switching programs

@@ -194,6 +194,8 @@ int main(int argc, char** argv) {
          -2, -1, -1},
         {"experiment: mesh picture alone", render::MainView::Panel::Mesh, -3, -1, -1},
         {"experiment: tiling picture alone", render::MainView::Panel::Mesh, -4, -1, -1},
+        {"experiment: one opaque rectangle over the whole window", render::MainView::Panel::Mesh,
+         -5, -1, -1},
         {"mesh panel, 1024 devices, pointer on a device (16 tensors' holdings)",
          render::MainView::Panel::Mesh, 0, 600, 660},
         {"mesh panel, 1024 devices, no hover", render::MainView::Panel::Mesh, 0, -1, -1},
@@ -231,6 +233,9 @@ int main(int argc, char** argv) {
                 if (c.statement == -3)
                     render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
                                          render::View::Mesh, sel, 15);
+                if (c.statement == -5)
+                    cv.fill_rect({0, 0, static_cast<float>(W), static_cast<float>(H)},
+                                 {250, 250, 245, 255});
                 if (c.statement == -4)
                     render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
                                          render::View::Tiling, sel, 15);
@@ -271,30 +276,24 @@ int main(int argc, char** argv) {
                 cmds += dd->CmdLists[l]->CmdBuffer.Size;
             std::printf("    %d vertices, %d indices, %d draw commands\n", io.MetricsRenderVertices,
                         io.MetricsRenderIndices, cmds);
-            double solid = 0, textured = 0;
-            int solid_tris = 0, tex_tris = 0;
+            // What llvmpipe fills, by how it is drawn (as render_draw_data routes it).
+            double px[3] = {}, tris[3] = {};
+            const ImVec2 white = io.Fonts->TexUvWhitePixel;
             for (int l = 0; dd && l < dd->CmdListsCount; ++l) {
                 const ImDrawList* dl = dd->CmdLists[l];
                 for (const ImDrawCmd& cmd : dl->CmdBuffer) {
-                    if (cmd.UserCallback) continue;
-                    for (unsigned e = 0; e + 2 < cmd.ElemCount; e += 3) {
-                        const ImDrawVert* v[3];
-                        for (int k = 0; k < 3; ++k)
-                            v[k] = &dl->VtxBuffer[cmd.VtxOffset +
-                                                  dl->IdxBuffer[cmd.IdxOffset + e + k]];
-                        const double a =
-                            std::abs((v[1]->pos.x - v[0]->pos.x) * (v[2]->pos.y - v[0]->pos.y) -
-                                     (v[2]->pos.x - v[0]->pos.x) * (v[1]->pos.y - v[0]->pos.y)) /
-                            2;
-                        const bool flat = v[0]->uv.x == v[1]->uv.x && v[1]->uv.x == v[2]->uv.x &&
-                                          v[0]->uv.y == v[1]->uv.y && v[1]->uv.y == v[2]->uv.y;
-                        (flat ? solid : textured) += a;
-                        ++(flat ? solid_tris : tex_tris);
+                    if (cmd.UserCallback || !cmd.ElemCount) continue;
+                    for (const auto& r : render::fill_runs(&dl->VtxBuffer[cmd.VtxOffset],
+                                                           &dl->IdxBuffer[cmd.IdxOffset],
+                                                           cmd.ElemCount, white.x, white.y)) {
+                        px[static_cast<int>(r.kind)] += r.pixels;
+                        tris[static_cast<int>(r.kind)] += r.count / 3;
                     }
                 }
             }
-            std::printf("    solid: %d triangles, %.0f px; textured: %d triangles, %.0f px\n",
-                        solid_tris, solid, tex_tris, textured);
+            std::printf("    textured %.0f triangles %.0f px, solid blended %.0f / %.0f px, "
+                        "solid opaque %.0f / %.0f px\n",
+                        tris[0], px[0], tris[1], px[1], tris[2], px[2]);
         }
     }
     std::printf("\n%-72s %8s %8s %8s %8s\n", "the pictures' CPU time (no GL), ms", "mean", "median",
