@@ -1,5 +1,8 @@
 #include "render/gui/imgui_canvas.hpp"
 
+#include "render/gui/fonts.hpp"
+#include "render/gui/solid_fill.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -23,15 +26,15 @@ Rect snap(const Rect& r) {
 }
 } // namespace
 
-ImGuiCanvas::ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive)
-    : list_(list), font_(font), interactive_(interactive) {}
+ImGuiCanvas::ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive, const HatchTiles* hatch)
+    : list_(list), font_(font), interactive_(interactive), hatch_(hatch) {}
 
 void ImGuiCanvas::fill_rect(const Rect& r, Color c) {
     list_->AddRectFilled({r.x0, r.y0}, {r.x1, r.y1}, c.abgr());
 }
 
 void ImGuiCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
-    if (c.a != 255) {
+    if (c.a != 255 || !fast_paths()) {
         list_->AddRect({r.x0, r.y0}, {r.x1, r.y1}, c.abgr(), 0.0f, 0, thickness);
         return;
     }
@@ -55,7 +58,7 @@ void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
     // whole pixels: ImGui draws a line as an anti-aliased, textured quad wider than the line,
     // which software GL blends pixel by pixel; a solid rectangle it fills without the atlas
     // (render_draw_data). ImGui centres a line on the pixel centres (p + 0.5).
-    if (c.a == 255 && (a.x == b.x || a.y == b.y)) {
+    if (c.a == 255 && (a.x == b.x || a.y == b.y) && fast_paths()) {
         const float h = thickness / 2;
         const Rect r =
             a.x == b.x
@@ -70,6 +73,38 @@ void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
 
 void ImGuiCanvas::text(Vec2 pos, Color c, std::string_view s, float size) {
     list_->AddText(font_, size, v(pos), c.abgr(), s.data(), s.data() + s.size());
+}
+
+void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
+    const int period = static_cast<int>(std::lround(spacing));
+    ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+    const ImFontAtlasCustomRect* tile = nullptr;
+    if (hatch_ && fast_paths() && width == HatchTiles::kWidth && period >= HatchTiles::kMinPeriod &&
+        period <= HatchTiles::kMaxPeriod) {
+        const int id = hatch_->rect[period - HatchTiles::kMinPeriod];
+        tile = id >= 0 ? atlas->GetCustomRectByIndex(id) : nullptr;
+    }
+    if (!tile || !tile->IsPacked()) {
+        Canvas::hatch(r, c, spacing, width);
+        return;
+    }
+    // Whole pixels, so that every pixel samples one texel of the tile.
+    const Rect s = snap(r);
+    const float side = static_cast<float>(HatchTiles::side(period));
+    ImVec2 uv0, uv1;
+    atlas->CalcCustomRectUV(tile, &uv0, &uv1);
+    const int nx = static_cast<int>(std::ceil(s.width() / side));
+    const int ny = static_cast<int>(std::ceil(s.height() / side));
+    list_->PrimReserve(6 * nx * ny, 4 * nx * ny);
+    for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+            const float x0 = s.x0 + static_cast<float>(i) * side;
+            const float y0 = s.y0 + static_cast<float>(j) * side;
+            const float x1 = std::min(x0 + side, s.x1), y1 = std::min(y0 + side, s.y1);
+            const ImVec2 uv_max{uv0.x + (uv1.x - uv0.x) * (x1 - x0) / side,
+                                uv0.y + (uv1.y - uv0.y) * (y1 - y0) / side};
+            list_->PrimRectUV({x0, y0}, {x1, y1}, uv0, uv_max, c.abgr());
+        }
 }
 
 Vec2 ImGuiCanvas::text_size(std::string_view s, float size) const {

@@ -8,16 +8,21 @@ struct ImFont;
 
 namespace shardscope::render {
 
+struct HatchTiles;
+
 class ImGuiCanvas final : public Canvas {
 public:
     /// Draws into `list` with `font` (the monospace picture font). With `interactive`,
     /// hover() shows tooltips for the pointer (the window; not for offscreen pictures).
-    ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive);
+    /// With `hatch` (the atlas's hatching tiles, Fonts::hatch) hatching is a few textured quads.
+    ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive,
+                const HatchTiles* hatch = nullptr);
     void fill_rect(const Rect& r, Color c) override;
     void stroke_rect(const Rect& r, Color c, float thickness = 1) override;
     void line(Vec2 a, Vec2 b, Color c, float thickness = 1) override;
     void text(Vec2 pos, Color c, std::string_view s, float size) override;
     Vec2 text_size(std::string_view s, float size) const override;
+    void hatch(const Rect& r, Color c, float spacing, float width) override;
     bool wants_tip(const Rect& r) const override;
     void tip(const Rect& r, std::string_view text) override;
     bool hovered(const Rect& r) const override;
@@ -26,6 +31,7 @@ private:
     ImDrawList* list_;
     ImFont* font_;
     bool interactive_;
+    const HatchTiles* hatch_;
 };
 
 } // namespace shardscope::render

@@ -106,6 +106,7 @@ std::vector<std::uint8_t> read_pixels(int width, int height) {
 Fonts setup_fonts(float size) {
     Fonts f = load_fonts(size);
     ImGui::GetIO().Fonts->Build();
+    paint_hatch_tiles(f.hatch);
     return f;
 }
 
@@ -176,7 +177,7 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     ImGui::NewFrame();
     {
         // The framebuffer is cleared to white below: no background quad.
-        ImGuiCanvas canvas(ImGui::GetBackgroundDrawList(), fonts.mono, false);
+        ImGuiCanvas canvas(ImGui::GetBackgroundDrawList(), fonts.mono, false, &fonts.hatch);
         draw(canvas);
     }
     ImGui::Render();

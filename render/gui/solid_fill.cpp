@@ -257,8 +257,20 @@ void route_solid_fills(ImDrawList& list, float white_u, float white_v) {
     if (changed) list.CmdBuffer.swap(out);
 }
 
+namespace {
+bool g_fast_paths = true;
+} // namespace
+
+void set_fast_paths(bool on) {
+    g_fast_paths = on;
+}
+
+bool fast_paths() {
+    return g_fast_paths;
+}
+
 void render_draw_data(ImDrawData* data) {
-    if (data && data->Valid) {
+    if (g_fast_paths && data && data->Valid) {
         const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
         for (int i = 0; i < data->CmdListsCount; ++i)
             route_solid_fills(*data->CmdLists[i], white.x, white.y);

@@ -44,8 +44,15 @@ std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsi
 /// ImGui::Render(), before the OpenGL3 backend draws.
 void route_solid_fills(ImDrawList& list, float white_u, float white_v);
 
-/// route_solid_fills() over every list, then ImGui_ImplOpenGL3_RenderDrawData(). Needs the
-/// current ImGui context's OpenGL3 backend and its GL context current.
+/// Whether the window takes the paths for software GL: solid fills routed here, the ImGui
+/// canvas's solid bars for lines and outlines and its hatching tiles. On by default; bench_gui
+/// turns them off every other frame to measure what they save.
+void set_fast_paths(bool on);
+bool fast_paths();
+
+/// route_solid_fills() over every list (when fast_paths()), then
+/// ImGui_ImplOpenGL3_RenderDrawData(). Needs the current ImGui context's OpenGL3 backend and its GL
+/// context current.
 void render_draw_data(ImDrawData* data);
 
 } // namespace shardscope::render

@@ -1,12 +1,14 @@
 // The draw-list rewriting of render/gui/solid_fill without GL: which triangles count as solid,
 // and that the rewritten commands draw every index once, in order, solid runs wrapped in the
 // program switch and ImGui's reset.
+#include "render/gui/fonts.hpp"
 #include "render/gui/solid_fill.hpp"
 
 #include <doctest/doctest.h>
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace shardscope::render;
@@ -124,4 +126,31 @@ TEST_CASE("route_solid_fills rewrites an ImGui draw list: every index once, in o
         CHECK(fg.CmdBuffer.Size == n);
     }
     ImGui::DestroyContext(ctx);
+}
+
+TEST_CASE("hatching tiles: 45-degree lines that repeat seamlessly across tiles") {
+    for (int period : {HatchTiles::kMinPeriod, 7, 9, 12, HatchTiles::kMaxPeriod}) {
+        CAPTURE(period);
+        const int side = HatchTiles::side(period);
+        CHECK(side % period == 0);
+        CHECK(side >= 32);
+        const auto a = hatch_tile_alpha(period, side, HatchTiles::kWidth);
+        REQUIRE(a.size() == static_cast<std::size_t>(side * side));
+        auto at = [&](int x, int y) {
+            return a[static_cast<std::size_t>(((y % side + side) % side) * side +
+                                              (x % side + side) % side)];
+        };
+        int lit = 0;
+        for (int y = 0; y < side; ++y)
+            for (int x = 0; x < side; ++x) {
+                CHECK(at(x, y) == at(x + 1, y - 1));  // constant along x + y = k, across edges
+                CHECK(at(x, y) == at(x + period, y)); // one period on
+                lit += at(x, y) > 64;
+            }
+        // Lines 1.2 px wide: two or three of every `period` pixels along a row are lit.
+        const double share = static_cast<double>(lit) / (side * side);
+        CHECK(share > 1.0 / period);
+        CHECK(share <= 3.0 / period);
+        CHECK(*std::max_element(a.begin(), a.end()) >= 180);
+    }
 }
