@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <unordered_map>
 
 namespace shardscope::render {
@@ -26,8 +27,8 @@ std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsi
         };
         FillKind k = FillKind::Textured;
         if (white(a) && white(b) && white(c))
-            k = opaque(a) && opaque(b) && opaque(c) ? FillKind::SolidOpaque
-                                                    : FillKind::SolidBlended;
+            k = opaque(a) && a.col == b.col && a.col == c.col ? FillKind::SolidOpaque
+                                                              : FillKind::SolidBlended;
         const float px = std::abs((b.pos.x - a.pos.x) * (c.pos.y - a.pos.y) -
                                   (c.pos.x - a.pos.x) * (b.pos.y - a.pos.y)) /
                          2;
@@ -94,30 +95,35 @@ const Gl& gl() {
     return g;
 }
 
-/// The untextured program of one ImGui context (its backend's GL context).
-struct SolidProgram {
-    GLuint imgui_program = 0; ///< the backend's program it was made to match
-    GLint imgui_proj = -1;    ///< ImGui's ProjMtx, read back so both project alike
-    GLuint program = 0;       ///< 0: could not be made; draw with ImGui's program
-    GLint proj = -1;
+/// The untextured programs of one ImGui context (its backend's GL context).
+struct SolidPrograms {
+    GLuint imgui_program = 0; ///< the backend's program they were made to match
+    GLint imgui_proj = -1;    ///< ImGui's ProjMtx, read back so that all project alike
+    /// By FillKind: [1] smooth colours, [2] one flat colour per triangle (cheaper to fill for
+    /// llvmpipe). 0: could not be made; ImGui's program draws the run.
+    GLuint program[3] = {};
+    GLint proj[3] = {-1, -1, -1};
     GLFWwindow* gl_context = nullptr;
 };
 
-std::unordered_map<ImGuiContext*, SolidProgram>& programs() {
-    static std::unordered_map<ImGuiContext*, SolidProgram> p;
+std::unordered_map<ImGuiContext*, SolidPrograms>& programs() {
+    static std::unordered_map<ImGuiContext*, SolidPrograms> p;
     return p;
 }
 
-void delete_program(const SolidProgram& p) {
-    // Only in the GL context that made it: a name means nothing in another one.
-    if (p.program && glfwGetCurrentContext() == p.gl_context) gl().DeleteProgram(p.program);
+void delete_programs(const SolidPrograms& p) {
+    // Only in the GL context that made them: a name means nothing in another one.
+    if (glfwGetCurrentContext() != p.gl_context) return;
+    for (GLuint prog : p.program)
+        if (prog) gl().DeleteProgram(prog);
 }
 
+// %s: "" or "flat " (the opaque runs: each triangle has one colour, fill_runs checks).
 const char* const kVertexShader = R"(#version 330 core
 uniform mat4 ProjMtx;
 in vec2 Position;
 in vec4 Color;
-out vec4 Frag_Color;
+%sout vec4 Frag_Color;
 void main() {
     Frag_Color = Color;
     gl_Position = ProjMtx * vec4(Position.xy, 0, 1);
@@ -125,17 +131,20 @@ void main() {
 )";
 
 const char* const kFragmentShader = R"(#version 330 core
-in vec4 Frag_Color;
+%sin vec4 Frag_Color;
 layout (location = 0) out vec4 Out_Color;
 void main() {
     Out_Color = Frag_Color;
 }
 )";
 
-GLuint compile(GLenum type, const char* source) {
+GLuint compile(GLenum type, const char* format, bool flat) {
+    char source[512];
+    std::snprintf(source, sizeof source, format, flat ? "flat " : "");
+    const char* text = source;
     const Gl& g = gl();
     const GLuint s = g.CreateShader(type);
-    g.ShaderSource(s, 1, &source, nullptr);
+    g.ShaderSource(s, 1, &text, nullptr);
     g.CompileShader(s);
     GLint ok = 0;
     g.GetShaderiv(s, GL_COMPILE_STATUS, &ok);
@@ -146,10 +155,34 @@ GLuint compile(GLenum type, const char* source) {
     return s;
 }
 
-/// Makes the program with ImGui's attribute locations, so that it reads the backend's
-/// vertex array as it is.
-SolidProgram make_program(GLuint imgui_program) {
-    SolidProgram p;
+/// One program, with ImGui's attribute locations so that it reads the backend's vertex array
+/// as it is; 0 when it does not compile or link.
+GLuint link(GLint pos, GLint col, bool flat) {
+    const Gl& g = gl();
+    const GLuint vs = compile(GL_VERTEX_SHADER, kVertexShader, flat);
+    const GLuint fs = compile(GL_FRAGMENT_SHADER, kFragmentShader, flat);
+    GLuint prog = 0;
+    if (vs && fs) {
+        prog = g.CreateProgram();
+        g.AttachShader(prog, vs);
+        g.AttachShader(prog, fs);
+        g.BindAttribLocation(prog, static_cast<GLuint>(pos), "Position");
+        g.BindAttribLocation(prog, static_cast<GLuint>(col), "Color");
+        g.LinkProgram(prog);
+        GLint linked = 0;
+        g.GetProgramiv(prog, GL_LINK_STATUS, &linked);
+        if (!linked) {
+            g.DeleteProgram(prog);
+            prog = 0;
+        }
+    }
+    if (vs) g.DeleteShader(vs);
+    if (fs) g.DeleteShader(fs);
+    return prog;
+}
+
+SolidPrograms make_programs(GLuint imgui_program) {
+    SolidPrograms p;
     p.imgui_program = imgui_program;
     p.gl_context = glfwGetCurrentContext();
     const Gl& g = gl();
@@ -158,31 +191,16 @@ SolidProgram make_program(GLuint imgui_program) {
     const GLint pos = g.GetAttribLocation(imgui_program, "Position");
     const GLint col = g.GetAttribLocation(imgui_program, "Color");
     if (p.imgui_proj < 0 || pos < 0 || col < 0) return p;
-    const GLuint vs = compile(GL_VERTEX_SHADER, kVertexShader);
-    const GLuint fs = compile(GL_FRAGMENT_SHADER, kFragmentShader);
-    if (vs && fs) {
-        const GLuint prog = g.CreateProgram();
-        g.AttachShader(prog, vs);
-        g.AttachShader(prog, fs);
-        g.BindAttribLocation(prog, static_cast<GLuint>(pos), "Position");
-        g.BindAttribLocation(prog, static_cast<GLuint>(col), "Color");
-        g.LinkProgram(prog);
-        GLint linked = 0;
-        g.GetProgramiv(prog, GL_LINK_STATUS, &linked);
-        if (linked) {
-            p.program = prog;
-            p.proj = g.GetUniformLocation(prog, "ProjMtx");
-        } else {
-            g.DeleteProgram(prog);
-        }
+    for (FillKind k : {FillKind::SolidBlended, FillKind::SolidOpaque}) {
+        const auto i = static_cast<std::size_t>(k);
+        p.program[i] = link(pos, col, k == FillKind::SolidOpaque);
+        if (p.program[i]) p.proj[i] = g.GetUniformLocation(p.program[i], "ProjMtx");
     }
-    if (vs) g.DeleteShader(vs);
-    if (fs) g.DeleteShader(fs);
     return p;
 }
 
-/// The current ImGui context's program, made on first use; forgotten with the context.
-const SolidProgram& program_for(GLuint imgui_program) {
+/// The current ImGui context's programs, made on first use; forgotten with the context.
+const SolidPrograms& programs_for(GLuint imgui_program) {
     ImGuiContext* ctx = ImGui::GetCurrentContext();
     auto& all = programs();
     auto it = all.find(ctx);
@@ -192,16 +210,16 @@ const SolidProgram& program_for(GLuint imgui_program) {
         hook.Callback = [](ImGuiContext* c, ImGuiContextHook*) {
             auto& ps = programs();
             if (auto i = ps.find(c); i != ps.end()) {
-                delete_program(i->second);
+                delete_programs(i->second);
                 ps.erase(i);
             }
         };
         ImGui::AddContextHook(ctx, &hook);
-        it = all.emplace(ctx, make_program(imgui_program)).first;
+        it = all.emplace(ctx, make_programs(imgui_program)).first;
     } else if (it->second.imgui_program != imgui_program) {
         // The backend was shut down and started again: new objects.
-        delete_program(it->second);
-        it->second = make_program(imgui_program);
+        delete_programs(it->second);
+        it->second = make_programs(imgui_program);
     }
     return it->second;
 }
@@ -209,15 +227,16 @@ const SolidProgram& program_for(GLuint imgui_program) {
 void use_solid(const ImDrawList*, const ImDrawCmd* cmd) {
     GLint current = 0;
     glGetIntegerv(GL_CURRENT_PROGRAM, &current);
-    const SolidProgram& p = program_for(static_cast<GLuint>(current));
-    if (!p.program) return;
+    const SolidPrograms& p = programs_for(static_cast<GLuint>(current));
+    const auto kind =
+        static_cast<FillKind>(reinterpret_cast<std::uintptr_t>(cmd->UserCallbackData));
+    const auto i = static_cast<std::size_t>(kind);
+    if (i >= 3 || !p.program[i]) return;
     float m[16];
     gl().GetUniformfv(static_cast<GLuint>(current), p.imgui_proj, m);
-    gl().UseProgram(p.program);
-    gl().UniformMatrix4fv(p.proj, 1, GL_FALSE, m);
-    if (static_cast<FillKind>(reinterpret_cast<std::uintptr_t>(cmd->UserCallbackData)) ==
-        FillKind::SolidOpaque)
-        glDisable(GL_BLEND);
+    gl().UseProgram(p.program[i]);
+    gl().UniformMatrix4fv(p.proj[i], 1, GL_FALSE, m);
+    if (kind == FillKind::SolidOpaque) glDisable(GL_BLEND);
 }
 
 } // namespace

@@ -3,8 +3,8 @@
 // pixel). Mesa's software GL pays for that per pixel, and the tiles, mesh cells and window
 // frames are most of the pixels a frame covers. render_draw_data() splits each draw list's
 // commands so that large runs of such solid triangles are drawn by an untextured program,
-// without blending where every vertex is opaque. The picture stays the same: the white pixel
-// samples as exactly 1.
+// without blending and with a flat colour where a triangle is one opaque colour. The picture stays
+// the same: the white pixel samples as exactly 1.
 #pragma once
 
 #include <imgui.h>
@@ -18,7 +18,7 @@ namespace shardscope::render {
 enum class FillKind : std::uint8_t {
     Textured,     ///< ImGui's program (text, anti-aliased lines, images)
     SolidBlended, ///< untextured, blended (translucent colours, anti-aliased fringes)
-    SolidOpaque,  ///< untextured, no blending: every vertex opaque
+    SolidOpaque,  ///< untextured, no blending, one flat colour: every vertex the same, opaque
 };
 
 /// A run of consecutive indices of one draw command, all drawn one way.
@@ -34,8 +34,8 @@ struct FillRun {
 inline constexpr float kMinSolidRunPixels = 4096;
 
 /// The runs of one command's triangles (`idx[0..count)` indexing `vtx`): a triangle is solid
-/// when its three vertices sit on `white_uv`, opaque when their alphas are all 255. Solid runs
-/// smaller than `min_pixels` merge into their textured neighbours. GL-free, for tests.
+/// when its three vertices sit on `white_uv`, opaque when they have one colour, alpha 255. Solid
+/// runs smaller than `min_pixels` merge into their textured neighbours. GL-free, for tests.
 std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsigned count,
                                float white_u, float white_v, float min_pixels = kMinSolidRunPixels);
 

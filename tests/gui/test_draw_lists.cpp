@@ -67,6 +67,13 @@ TEST_CASE("fill runs: solid quads at the white pixel, opaque or blended; small r
         CHECK(r[0].kind == FillKind::SolidBlended);
         CHECK(r[0].count == 3);
     }
+    SUBCASE("opaque vertices of two colours are blended (smoothly shaded), not flat") {
+        vtx[1].col = IM_COL32(0, 0, 255, 255);
+        const auto r =
+            fill_runs(vtx.data(), idx.data(), static_cast<unsigned>(idx.size()), kU, kV, 0);
+        CHECK(r[0].kind == FillKind::SolidBlended);
+        CHECK(r[0].count == 3);
+    }
     SUBCASE("no triangles, no runs") {
         CHECK(fill_runs(vtx.data(), idx.data(), 0, kU, kV).empty());
     }
