@@ -95,6 +95,7 @@ void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
     atlas->CalcCustomRectUV(tile, &uv0, &uv1);
     const int nx = static_cast<int>(std::ceil(s.width() / side));
     const int ny = static_cast<int>(std::ceil(s.height() / side));
+    begin_nearest_sampling(*list_);
     list_->PrimReserve(6 * nx * ny, 4 * nx * ny);
     for (int j = 0; j < ny; ++j)
         for (int i = 0; i < nx; ++i) {
@@ -105,6 +106,7 @@ void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
                                 uv0.y + (uv1.y - uv0.y) * (y1 - y0) / side};
             list_->PrimRectUV({x0, y0}, {x1, y1}, uv0, uv_max, c.abgr());
         }
+    end_nearest_sampling(*list_);
 }
 
 Vec2 ImGuiCanvas::text_size(std::string_view s, float size) const {

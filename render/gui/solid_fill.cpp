@@ -239,7 +239,26 @@ void use_solid(const ImDrawList*, const ImDrawCmd* cmd) {
     if (kind == FillKind::SolidOpaque) glDisable(GL_BLEND);
 }
 
+/// The draw command's texture (the atlas), sampled nearest (`data` set) or linearly again.
+void set_sampling(const ImDrawList*, const ImDrawCmd* cmd) {
+    const auto filter = cmd->UserCallbackData ? GL_NEAREST : GL_LINEAR;
+    glBindTexture(GL_TEXTURE_2D,
+                  static_cast<GLuint>(reinterpret_cast<std::intptr_t>(cmd->GetTexID())));
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+}
+
+int g_nearest_tag = 0;
+
 } // namespace
+
+void begin_nearest_sampling(ImDrawList& list) {
+    list.AddCallback(set_sampling, &g_nearest_tag);
+}
+
+void end_nearest_sampling(ImDrawList& list) {
+    list.AddCallback(set_sampling, nullptr);
+}
 
 void route_solid_fills(ImDrawList& list, float white_u, float white_v) {
     ImVector<ImDrawCmd> out;

@@ -44,6 +44,12 @@ std::vector<FillRun> fill_runs(const ImDrawVert* vtx, const ImDrawIdx* idx, unsi
 /// ImGui::Render(), before the OpenGL3 backend draws.
 void route_solid_fills(ImDrawList& list, float white_u, float white_v);
 
+/// Callbacks around quads that map the font atlas one texel to one whole pixel (the hatching
+/// tiles): nearest sampling gives the same pixels there, for a quarter of the texel reads.
+/// Glyphs sit at fractional positions and keep ImGui's linear sampling.
+void begin_nearest_sampling(ImDrawList& list);
+void end_nearest_sampling(ImDrawList& list);
+
 /// Whether the window takes the paths for software GL: solid fills routed here, the ImGui
 /// canvas's solid bars for lines and outlines and its hatching tiles. On by default; bench_gui
 /// turns them off every other frame to measure what they save.

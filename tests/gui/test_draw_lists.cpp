@@ -126,6 +126,24 @@ TEST_CASE("route_solid_fills rewrites an ImGui draw list: every index once, in o
     CHECK(after[1].ElemCount == 6);
     CHECK((after[2].UserCallback == ImDrawCallback_ResetRenderState));
 
+    SUBCASE("nearest sampling: a callback before and one after, passed through unchanged") {
+        ImDrawList& fg = *ImGui::GetForegroundDrawList();
+        begin_nearest_sampling(fg);
+        fg.PrimReserve(6, 4);
+        fg.PrimRectUV({0, 0}, {64, 64}, {0.1f, 0.1f}, {0.2f, 0.2f}, IM_COL32_WHITE);
+        end_nearest_sampling(fg);
+        int callbacks = 0, with_data = 0;
+        for (const ImDrawCmd& c : fg.CmdBuffer) {
+            callbacks += c.UserCallback != nullptr;
+            with_data += c.UserCallbackData != nullptr;
+        }
+        CHECK(callbacks == 2);
+        CHECK(with_data == 1);
+        CHECK(fg.CmdBuffer[0].UserCallbackData != nullptr);
+        const int n = fg.CmdBuffer.Size;
+        route_solid_fills(fg, white.x, white.y);
+        CHECK(fg.CmdBuffer.Size == n);
+    }
     SUBCASE("a list with nothing solid is left as it was") {
         ImDrawList& fg = *ImGui::GetForegroundDrawList();
         const int n = fg.CmdBuffer.Size;
