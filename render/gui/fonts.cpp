@@ -47,6 +47,9 @@ void apply_style() {
     ImGuiStyle& style = ImGui::GetStyle();
     style.Colors[ImGuiCol_WindowBg].w = 0;
     style.Colors[ImGuiCol_ChildBg].w = 0;
+    // Opaque tooltips: the mesh's hover tooltip is a large box, and opaque it is filled
+    // without blending (render_draw_data).
+    style.Colors[ImGuiCol_PopupBg].w = 1;
     style.WindowBorderSize = 0;
     style.Colors[ImGuiCol_FrameBg] = {0.90f, 0.90f, 0.92f, 1.0f}; // visible on the white clear
     style.FrameBorderSize = 0;
