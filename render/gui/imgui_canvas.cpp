@@ -29,11 +29,44 @@ Rect snap(const Rect& r) {
 ImGuiCanvas::ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive, const HatchTiles* hatch)
     : list_(list), font_(font), interactive_(interactive), hatch_(hatch) {}
 
+ImGuiCanvas::~ImGuiCanvas() {
+    flush_fills();
+}
+
+/// Fewer fills than this are drawn as rectangles: an image costs a texture upload.
+constexpr std::size_t kMinImageFills = 64;
+
 void ImGuiCanvas::fill_rect(const Rect& r, Color c) {
+    if (c.a == 255 && fast_paths()) {
+        fills_.push_back({r, c.abgr()});
+        return;
+    }
+    flush_fills();
     list_->AddRectFilled({r.x0, r.y0}, {r.x1, r.y1}, c.abgr());
 }
 
+void ImGuiCanvas::flush_fills() {
+    if (fills_.empty()) return;
+    void* texture = nullptr;
+    FillImage img;
+    if (fills_.size() >= kMinImageFills) {
+        const ImVec2 lo = list_->GetClipRectMin(), hi = list_->GetClipRectMax();
+        img = paint_fills(fills_, {lo.x, lo.y, hi.x, hi.y});
+        texture = frame_texture(img);
+    }
+    if (texture) {
+        const float x0 = static_cast<float>(img.x0), y0 = static_cast<float>(img.y0);
+        list_->AddImage(texture, {x0, y0},
+                        {x0 + static_cast<float>(img.w), y0 + static_cast<float>(img.h)});
+    } else {
+        for (const auto& f : fills_)
+            list_->AddRectFilled({f.r.x0, f.r.y0}, {f.r.x1, f.r.y1}, f.abgr);
+    }
+    fills_.clear();
+}
+
 void ImGuiCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
+    flush_fills();
     if (c.a != 255 || !fast_paths()) {
         list_->AddRect({r.x0, r.y0}, {r.x1, r.y1}, c.abgr(), 0.0f, 0, thickness);
         return;
@@ -54,6 +87,7 @@ void ImGuiCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
 }
 
 void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
+    flush_fills();
     // Opaque horizontal and vertical lines (the tiles' cuts, outlines) as solid rectangles on
     // whole pixels: ImGui draws a line as an anti-aliased, textured quad wider than the line,
     // which software GL blends pixel by pixel; a solid rectangle it fills without the atlas
@@ -72,10 +106,12 @@ void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
 }
 
 void ImGuiCanvas::text(Vec2 pos, Color c, std::string_view s, float size) {
+    flush_fills();
     list_->AddText(font_, size, v(pos), c.abgr(), s.data(), s.data() + s.size());
 }
 
 void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
+    flush_fills();
     const int period = static_cast<int>(std::lround(spacing));
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     const ImFontAtlasCustomRect* tile = nullptr;

@@ -1,7 +1,12 @@
 // The Canvas over an ImDrawList: the window's panels and the PNG pictures draw through it.
+// For software GL (render/README.md) it batches opaque fills into images, draws opaque
+// horizontal and vertical lines as solid bars and hatches with atlas tiles.
 #pragma once
 
 #include "render/canvas.hpp"
+#include "render/gui/fill_image.hpp"
+
+#include <vector>
 
 struct ImDrawList;
 struct ImFont;
@@ -17,6 +22,9 @@ public:
     /// With `hatch` (the atlas's hatching tiles, Fonts::hatch) hatching is a few textured quads.
     ImGuiCanvas(ImDrawList* list, ImFont* font, bool interactive,
                 const HatchTiles* hatch = nullptr);
+    ~ImGuiCanvas() override;
+    ImGuiCanvas(const ImGuiCanvas&) = delete;
+    ImGuiCanvas& operator=(const ImGuiCanvas&) = delete;
     void fill_rect(const Rect& r, Color c) override;
     void stroke_rect(const Rect& r, Color c, float thickness = 1) override;
     void line(Vec2 a, Vec2 b, Color c, float thickness = 1) override;
@@ -27,11 +35,16 @@ public:
     void tip(const Rect& r, std::string_view text) override;
     bool hovered(const Rect& r) const override;
 
+    /// Draws the opaque fills collected so far (fill_image.hpp): as one image when there are
+    /// many, else as rectangles. Every other drawing call does this first, to keep the order.
+    void flush_fills();
+
 private:
     ImDrawList* list_;
     ImFont* font_;
     bool interactive_;
     const HatchTiles* hatch_;
+    std::vector<PendingFill> fills_;
 };
 
 } // namespace shardscope::render

@@ -238,17 +238,21 @@ int main(int argc, char** argv) {
                 ImGui::SetNextWindowPos({0, 0});
                 ImGui::SetNextWindowSize({static_cast<float>(W), static_cast<float>(H)});
                 ImGui::Begin("empty", nullptr, ImGuiWindowFlags_NoDecoration);
-                render::ImGuiCanvas cv(ImGui::GetWindowDrawList(), fonts.mono, true, &fonts.hatch);
-                render::Selection sel;
-                if (c.statement == -3)
-                    render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
-                                         render::View::Mesh, sel, 15);
-                if (c.statement == -5)
-                    cv.fill_rect({0, 0, static_cast<float>(W), static_cast<float>(H)},
-                                 {250, 250, 245, 255});
-                if (c.statement == -4)
-                    render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
-                                         render::View::Tiling, sel, 15);
+                {
+                    // The canvas draws what it collected when it goes: before End().
+                    render::ImGuiCanvas cv(ImGui::GetWindowDrawList(), fonts.mono, true,
+                                           &fonts.hatch);
+                    render::Selection sel;
+                    if (c.statement == -3)
+                        render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
+                                             render::View::Mesh, sel, 15);
+                    if (c.statement == -5)
+                        cv.fill_rect({0, 0, static_cast<float>(W), static_cast<float>(H)},
+                                     {250, 250, 245, 255});
+                    if (c.statement == -4)
+                        render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
+                                             render::View::Tiling, sel, 15);
+                }
                 ImGui::End();
             }
             ImGui::Render();

@@ -1,6 +1,8 @@
-// The draw-list rewriting of render/gui/solid_fill without GL: which triangles count as solid,
-// and that the rewritten commands draw every index once, in order, solid runs wrapped in the
-// program switch and ImGui's reset.
+// The window's paths for software GL, without GL: the draw-list rewriting of
+// render/gui/solid_fill (which triangles count as solid; the rewritten commands draw every
+// index once, in order, solid runs wrapped in the program switch and ImGui's reset), the
+// hatching tiles (render/gui/fonts) and the fill images (render/gui/fill_image).
+#include "render/gui/fill_image.hpp"
 #include "render/gui/fonts.hpp"
 #include "render/gui/solid_fill.hpp"
 
@@ -177,5 +179,39 @@ TEST_CASE("hatching tiles: 45-degree lines that repeat seamlessly across tiles")
         CHECK(share > 1.0 / period);
         CHECK(share <= 3.0 / period);
         CHECK(*std::max_element(a.begin(), a.end()) >= 180);
+    }
+}
+
+TEST_CASE("fill images: rectangles painted on the pixels whose centres they cover, in order") {
+    const std::uint32_t red = IM_COL32(255, 0, 0, 255), blue = IM_COL32(0, 0, 255, 255);
+    const std::vector<PendingFill> fills = {
+        {{10, 20, 14, 22}, red},           // pixels x 10..13, y 20..21
+        {{12.4f, 20.6f, 15.5f, 23}, blue}, // centres 12.5..14.5 in x, 21.5..22.5 in y: on top
+    };
+    const FillImage img = paint_fills(fills, {0, 0, 100, 100});
+    CHECK(img.x0 == 10);
+    CHECK(img.y0 == 20);
+    CHECK(img.w == 5); // x 10..14
+    CHECK(img.h == 3); // y 20..22
+    REQUIRE(img.px.size() == 15);
+    auto at = [&](int x, int y) { return img.px[static_cast<std::size_t>((y - 20) * 5 + x - 10)]; };
+    CHECK(at(10, 20) == red);
+    CHECK(at(13, 20) == red);
+    CHECK(at(14, 20) == 0u); // not covered: transparent
+    CHECK(at(11, 21) == red);
+    CHECK(at(12, 21) == blue);
+    CHECK(at(14, 22) == blue);
+    CHECK(at(10, 22) == 0u);
+
+    SUBCASE("clipped to the clip rectangle") {
+        const FillImage c = paint_fills(fills, {11, 0, 13, 21});
+        CHECK(c.x0 == 11);
+        CHECK(c.w == 2);
+        CHECK(c.h == 1);
+        CHECK(c.px == std::vector<std::uint32_t>{red, red});
+    }
+    SUBCASE("nothing inside the clip: empty") {
+        CHECK(paint_fills(fills, {50, 50, 60, 60}).w == 0);
+        CHECK(paint_fills({}, {0, 0, 100, 100}).px.empty());
     }
 }
