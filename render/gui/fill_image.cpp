@@ -1,4 +1,5 @@
 #include "render/gui/fill_image.hpp"
+#include "render/gui/per_context.hpp"
 
 #define GLFW_INCLUDE_NONE
 #include <GL/gl.h>
@@ -8,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace shardscope::render {
 
@@ -66,33 +66,18 @@ struct TexturePool {
     GLFWwindow* gl_context = nullptr;
 };
 
-std::unordered_map<ImGuiContext*, TexturePool>& pools() {
-    static std::unordered_map<ImGuiContext*, TexturePool> p;
-    return p;
+void delete_textures(TexturePool& p) {
+    // Only in the GL context that made them: a name means nothing in another one.
+    if (!p.textures.empty() && glfwGetCurrentContext() == p.gl_context)
+        glDeleteTextures(static_cast<GLsizei>(p.textures.size()), p.textures.data());
 }
 
 TexturePool& pool() {
-    ImGuiContext* ctx = ImGui::GetCurrentContext();
-    auto& all = pools();
-    auto it = all.find(ctx);
-    if (it == all.end()) {
-        ImGuiContextHook hook;
-        hook.Type = ImGuiContextHookType_Shutdown;
-        hook.Callback = [](ImGuiContext* c, ImGuiContextHook*) {
-            auto& ps = pools();
-            if (auto i = ps.find(c); i != ps.end()) {
-                // Only in the GL context that made them: a name means nothing in another one.
-                if (!i->second.textures.empty() && glfwGetCurrentContext() == i->second.gl_context)
-                    glDeleteTextures(static_cast<GLsizei>(i->second.textures.size()),
-                                     i->second.textures.data());
-                ps.erase(i);
-            }
-        };
-        ImGui::AddContextHook(ctx, &hook);
-        it = all.emplace(ctx, TexturePool{}).first;
-        it->second.gl_context = glfwGetCurrentContext();
-    }
-    return it->second;
+    return PerContext<TexturePool, delete_textures>::get([] {
+        TexturePool p;
+        p.gl_context = glfwGetCurrentContext();
+        return p;
+    });
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "render/gui/solid_fill.hpp"
+#include "render/gui/per_context.hpp"
 
 #define GLFW_INCLUDE_NONE
 #include <GL/gl.h>
@@ -10,7 +11,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <unordered_map>
 
 namespace shardscope::render {
 
@@ -106,12 +106,7 @@ struct SolidPrograms {
     GLFWwindow* gl_context = nullptr;
 };
 
-std::unordered_map<ImGuiContext*, SolidPrograms>& programs() {
-    static std::unordered_map<ImGuiContext*, SolidPrograms> p;
-    return p;
-}
-
-void delete_programs(const SolidPrograms& p) {
+void delete_programs(SolidPrograms& p) {
     // Only in the GL context that made them: a name means nothing in another one.
     if (glfwGetCurrentContext() != p.gl_context) return;
     for (GLuint prog : p.program)
@@ -201,27 +196,14 @@ SolidPrograms make_programs(GLuint imgui_program) {
 
 /// The current ImGui context's programs, made on first use; forgotten with the context.
 const SolidPrograms& programs_for(GLuint imgui_program) {
-    ImGuiContext* ctx = ImGui::GetCurrentContext();
-    auto& all = programs();
-    auto it = all.find(ctx);
-    if (it == all.end()) {
-        ImGuiContextHook hook;
-        hook.Type = ImGuiContextHookType_Shutdown;
-        hook.Callback = [](ImGuiContext* c, ImGuiContextHook*) {
-            auto& ps = programs();
-            if (auto i = ps.find(c); i != ps.end()) {
-                delete_programs(i->second);
-                ps.erase(i);
-            }
-        };
-        ImGui::AddContextHook(ctx, &hook);
-        it = all.emplace(ctx, make_programs(imgui_program)).first;
-    } else if (it->second.imgui_program != imgui_program) {
+    auto& p = PerContext<SolidPrograms, delete_programs>::get(
+        [&] { return make_programs(imgui_program); });
+    if (p.imgui_program != imgui_program) {
         // The backend was shut down and started again: new objects.
-        delete_programs(it->second);
-        it->second = make_programs(imgui_program);
+        delete_programs(p);
+        p = make_programs(imgui_program);
     }
-    return it->second;
+    return p;
 }
 
 void use_solid(const ImDrawList*, const ImDrawCmd* cmd) {
