@@ -211,8 +211,13 @@ int main(int argc, char** argv) {
     };
     std::printf("bench_gui: %d frames per view, %dx%d window, GL renderer: %s\n", frames, W, H,
                 renderer ? renderer : "?");
-    std::printf("program: 1024 devices (mesh 32x32), 16 tensors, %zu statements\n\n",
+    std::printf("program: 1024 devices (mesh 32x32), 16 tensors, %zu statements\n",
                 checked.plan.statements.size());
+    if (ab)
+        std::printf("each view: frames with the software-GL paths (what the window does), and "
+                    "indented, the\nframes between them without (ImGui's renderer and lines as "
+                    "before); --no-compare: only the first\n");
+    std::printf("\n");
     std::printf("%-72s %8s %8s %8s %8s\n", "frame time, ms", "mean", "median", "p95", "max");
     for (const auto& c : configs) {
         if (only && !std::strstr(c.name, only)) continue;
