@@ -55,39 +55,6 @@ FillImage paint_fills(const std::vector<PendingFill>& fills, const Rect& clip) {
     return img;
 }
 
-void paint_hatch(FillImage& image, const Rect& r, std::uint32_t abgr,
-                 const std::vector<std::uint8_t>& cover) {
-    if (cover.empty()) return;
-    const int x0 = std::max(static_cast<int>(r.x0), image.x0);
-    const int y0 = std::max(static_cast<int>(r.y0), image.y0);
-    const int x1 = std::min(static_cast<int>(r.x1), image.x0 + image.w);
-    const int y1 = std::min(static_cast<int>(r.y1), image.y0 + image.h);
-    const auto period = static_cast<int>(cover.size());
-    const std::uint32_t alpha = abgr >> 24;
-    auto channel = [](std::uint32_t c, int shift) { return c >> shift & 0xFF; };
-    for (int y = y0; y < y1; ++y) {
-        auto* row = image.px.data() +
-                    static_cast<std::size_t>(y - image.y0) * static_cast<std::size_t>(image.w);
-        int phase = (x0 - static_cast<int>(r.x0) + y - static_cast<int>(r.y0)) % period;
-        for (int x = x0; x < x1; ++x, phase = phase + 1 == period ? 0 : phase + 1) {
-            const std::uint32_t a = (cover[static_cast<std::size_t>(phase)] * alpha + 127) / 255;
-            if (!a) continue;
-            std::uint32_t& px = row[x - image.x0];
-            if (channel(px, 24) == 0) {
-                px = (abgr & 0x00FFFFFF) | a << 24;
-                continue;
-            }
-            std::uint32_t out = px & 0xFF000000;
-            for (int sh : {0, 8, 16}) {
-                const std::uint32_t v =
-                    (channel(abgr, sh) * a + channel(px, sh) * (255 - a) + 127) / 255;
-                out |= v << sh;
-            }
-            px = out;
-        }
-    }
-}
-
 namespace {
 
 /// The image textures of one ImGui context: used in order within a frame, again the next.

@@ -29,13 +29,6 @@ struct FillImage {
 /// axis-aligned rectangle), within `clip`. Empty (w or h 0) when nothing is covered. GL-free.
 FillImage paint_fills(const std::vector<PendingFill>& fills, const Rect& clip);
 
-/// Hatching painted over `image` within the whole-pixel rectangle `r` (inside the image):
-/// lines along x + y, `cover[(x + y - r.x0 - r.y0) % cover.size()]` (0-255) of colour `abgr`
-/// each pixel, as GL would blend them over it: over an opaque pixel its blend, over a clear
-/// one the line's own colour and alpha. GL-free.
-void paint_hatch(FillImage& image, const Rect& r, std::uint32_t abgr,
-                 const std::vector<std::uint8_t>& cover);
-
 /// `image` uploaded into a texture of the current ImGui context (nearest sampling), reused
 /// from frame to frame; nullptr without a current GL context. The texture stays valid until
 /// this ImGui context's next frame.

@@ -45,24 +45,13 @@ void ImGuiCanvas::fill_rect(const Rect& r, Color c) {
     list_->AddRectFilled({r.x0, r.y0}, {r.x1, r.y1}, c.abgr());
 }
 
-bool ImGuiCanvas::flush_fills(const Hatching* hatch) {
-    if (fills_.empty()) return false;
+void ImGuiCanvas::flush_fills() {
+    if (fills_.empty()) return;
     void* texture = nullptr;
     FillImage img;
-    bool hatched = false;
     if (fills_.size() >= kMinImageFills) {
         const ImVec2 lo = list_->GetClipRectMin(), hi = list_->GetClipRectMax();
         img = paint_fills(fills_, {lo.x, lo.y, hi.x, hi.y});
-        const Rect inside{static_cast<float>(img.x0), static_cast<float>(img.y0),
-                          static_cast<float>(img.x0 + img.w), static_cast<float>(img.y0 + img.h)};
-        if (hatch && img.w > 0 && hatch->pixels.x0 >= inside.x0 && hatch->pixels.y0 >= inside.y0 &&
-            hatch->pixels.x1 <= inside.x1 && hatch->pixels.y1 <= inside.y1) {
-            // The phases along x + y of one tile row: the tile repeats them.
-            auto cover = hatch_tile_alpha(hatch->period, hatch->period, HatchTiles::kWidth);
-            cover.resize(static_cast<std::size_t>(hatch->period));
-            paint_hatch(img, hatch->pixels, hatch->abgr, cover);
-            hatched = true;
-        }
         texture = frame_texture(img);
     }
     if (texture) {
@@ -72,10 +61,8 @@ bool ImGuiCanvas::flush_fills(const Hatching* hatch) {
     } else {
         for (const auto& f : fills_)
             list_->AddRectFilled({f.r.x0, f.r.y0}, {f.r.x1, f.r.y1}, f.abgr);
-        hatched = false;
     }
     fills_.clear();
-    return hatched;
 }
 
 void ImGuiCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
@@ -124,6 +111,7 @@ void ImGuiCanvas::text(Vec2 pos, Color c, std::string_view s, float size) {
 }
 
 void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
+    flush_fills();
     const int period = static_cast<int>(std::lround(spacing));
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     const ImFontAtlasCustomRect* tile = nullptr;
@@ -133,15 +121,11 @@ void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {
         tile = id >= 0 ? atlas->GetCustomRectByIndex(id) : nullptr;
     }
     if (!tile || !tile->IsPacked()) {
-        flush_fills();
         Canvas::hatch(r, c, spacing, width);
         return;
     }
     // Whole pixels, so that every pixel samples one texel of the tile.
     const Rect s = snap(r);
-    // Over the tiles just filled (a partial tensor's grid): painted into their image.
-    const Hatching h{s, c.abgr(), period};
-    if (flush_fills(&h)) return;
     const float side = static_cast<float>(HatchTiles::side(period));
     ImVec2 uv0, uv1;
     atlas->CalcCustomRectUV(tile, &uv0, &uv1);

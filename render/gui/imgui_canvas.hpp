@@ -6,7 +6,6 @@
 #include "render/canvas.hpp"
 #include "render/gui/fill_image.hpp"
 
-#include <cstdint>
 #include <vector>
 
 struct ImDrawList;
@@ -38,14 +37,7 @@ public:
 
     /// Draws the opaque fills collected so far (fill_image.hpp): as one image when there are
     /// many, else as rectangles. Every other drawing call does this first, to keep the order.
-    /// With `hatch` (whole pixels inside the image) the hatching is painted into the image:
-    /// returns whether it was.
-    struct Hatching {
-        Rect pixels;
-        std::uint32_t abgr = 0;
-        int period = 0;
-    };
-    bool flush_fills(const Hatching* hatch = nullptr);
+    void flush_fills();
 
 private:
     ImDrawList* list_;

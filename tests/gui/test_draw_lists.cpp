@@ -215,23 +215,3 @@ TEST_CASE("fill images: rectangles painted on the pixels whose centres they cove
         CHECK(paint_fills({}, {0, 0, 100, 100}).px.empty());
     }
 }
-
-TEST_CASE("fill images: hatching painted in, as GL would blend it") {
-    const std::uint32_t white = IM_COL32(255, 255, 255, 255);
-    FillImage img = paint_fills({{{0, 0, 8, 4}, white}}, {0, 0, 10, 10});
-    REQUIRE(img.w == 8);
-    img.px[7] = 0;                                          // one clear pixel, (7, 0)
-    const std::vector<std::uint8_t> cover = {255, 0, 0, 0}; // a line every 4 along x + y
-    paint_hatch(img, {0, 0, 8, 4}, IM_COL32(0, 0, 0, 128), cover);
-    auto at = [&](int x, int y) { return img.px[static_cast<std::size_t>(y * 8 + x)]; };
-    const std::uint32_t grey = IM_COL32(127, 127, 127, 255); // (255 * 127 + 127) / 255
-    CHECK(at(0, 0) == grey);
-    CHECK(at(1, 0) == white);
-    CHECK(at(3, 1) == grey); // 3 + 1 = 4: the next line
-    CHECK(at(2, 2) == grey);
-    CHECK(at(1, 2) == white);
-    CHECK(at(7, 0) == 0u); // 7: no line, still clear
-    img.px[4] = 0;         // (4, 0): on a line, clear
-    paint_hatch(img, {0, 0, 8, 4}, IM_COL32(0, 0, 0, 128), cover);
-    CHECK(at(4, 0) == IM_COL32(0, 0, 0, 128)); // the line's own colour and alpha
-}
