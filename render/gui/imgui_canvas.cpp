@@ -35,6 +35,9 @@ ImGuiCanvas::~ImGuiCanvas() {
 
 /// Fewer fills than this are drawn as rectangles: an image costs a texture upload.
 constexpr std::size_t kMinImageFills = 64;
+/// Fills larger than this on average are drawn as rectangles too: llvmpipe fills those in
+/// parallel faster than this thread paints them; the image pays off for many tiny ones.
+constexpr double kMaxImageFillArea = 160;
 
 void ImGuiCanvas::fill_rect(const Rect& r, Color c) {
     if (c.a == 255 && fast_paths()) {
@@ -49,7 +52,11 @@ void ImGuiCanvas::flush_fills() {
     if (fills_.empty()) return;
     void* texture = nullptr;
     FillImage img;
-    if (fills_.size() >= kMinImageFills) {
+    double area = 0;
+    for (const auto& f : fills_)
+        area += static_cast<double>(f.r.width()) * static_cast<double>(f.r.height());
+    if (fills_.size() >= kMinImageFills &&
+        area <= kMaxImageFillArea * static_cast<double>(fills_.size())) {
         const ImVec2 lo = list_->GetClipRectMin(), hi = list_->GetClipRectMax();
         img = paint_fills(fills_, {lo.x, lo.y, hi.x, hi.y});
         texture = frame_texture(img);
