@@ -1,8 +1,9 @@
 // Many opaque rectangles as one image. A 32x32 tiling is 1024 small rectangles (a replicated
 // one 32 stripes per tile), and llvmpipe pays per triangle: edge setup, binning, partly
-// covered blocks. The ImGui canvas collects a picture's consecutive opaque fills, paints them
-// into an image on the CPU (a few hundred thousand pixel writes) and draws that as one quad,
-// one texel per whole pixel, sampled nearest: the same pixels for a fraction of the work.
+// covered blocks. The ImGui canvas collects a picture's consecutive opaque fills and, when
+// they are many and small, paints them into an image on the CPU (a few hundred thousand pixel
+// writes) and draws that as one quad, one texel per whole pixel, sampled nearest: the same
+// pixels for less work.
 #pragma once
 
 #include "render/geometry.hpp"
