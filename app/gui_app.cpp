@@ -6,6 +6,7 @@
 
 #include "exec/run.hpp"
 #include "render/gui/offscreen.hpp"
+#include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
 
 #define GLFW_INCLUDE_NONE
@@ -243,7 +244,7 @@ int run_gui(const GuiOptions& o) {
         glViewport(0, 0, w, h);
         glClearColor(1, 1, 1, 1);
         glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        render::render_draw_data(ImGui::GetDrawData());
         ++frame;
         if (!o.screenshot.empty() && frame >= o.frames) {
             const bool waiting =

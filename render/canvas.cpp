@@ -1,4 +1,5 @@
 #include "render/canvas.hpp"
+#include "render/draw.hpp"
 #include "render/svg_canvas.hpp"
 
 #include <cmath>
@@ -18,6 +19,11 @@ Color mix(Color a, Color b, float t) {
         return static_cast<std::uint8_t>(std::lround(x + (y - x) * t));
     };
     return {m(a.r, b.r), m(a.g, b.g), m(a.b, b.b), 255};
+}
+
+void Canvas::hatch(const Rect& r, Color c, float spacing, float width) {
+    for (const auto& [a, b] : hatch_segments(r, spacing))
+        line(a, b, c, width);
 }
 
 float mono_text_width(std::string_view s, float size) {

@@ -20,6 +20,10 @@ public:
     virtual void text(Vec2 pos, Color c, std::string_view s, float size) = 0;
     /// The extent `text` would cover.
     virtual Vec2 text_size(std::string_view s, float size) const = 0;
+    /// 45-degree hatching over `r`, lines `spacing` apart (hatch_segments, drawn as lines).
+    /// The window's canvas overrides it: a hundred long thin lines cost software GL more than
+    /// the tiles they cross.
+    virtual void hatch(const Rect& r, Color c, float spacing, float width);
     /// Whether a hover text for `r` would be shown now: in the window when the pointer is
     /// over it, in SVG always (as <title>), never in PNG. Lets pictures build texts lazily.
     virtual bool wants_tip(const Rect& r) const {

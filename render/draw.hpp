@@ -14,8 +14,7 @@ namespace shardscope::render {
 std::vector<std::pair<Vec2, Vec2>> hatch_segments(const Rect& r, float spacing);
 
 inline void hatch(Canvas& c, const Rect& r, Color color, float spacing = 8, float width = 1.2f) {
-    for (const auto& [a, b] : hatch_segments(r, spacing))
-        c.line(a, b, color, width);
+    c.hatch(r, color, spacing, width);
 }
 
 /// Text centred in `r`, shrunk (down to half size) or elided with "…" to fit its width.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 namespace shardscope::render {
@@ -50,15 +51,38 @@ std::string dim_text(const TileDim& d) {
 
 } // namespace
 
+std::shared_ptr<const TileModel>
+cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, Drawn drawn) {
+    struct Entry {
+        semantics::Mesh mesh;
+        semantics::TensorLayout layout;
+        Drawn drawn;
+        std::shared_ptr<const TileModel> model;
+    };
+    constexpr std::size_t kEntries = 8;
+    thread_local std::vector<Entry> cache; // the most recently used first
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->drawn.row == drawn.row && it->drawn.col == drawn.col && it->layout == layout &&
+            it->mesh == mesh) {
+            std::rotate(cache.begin(), it, it + 1);
+            return cache.front().model;
+        }
+    auto model = std::make_shared<const TileModel>(tile_model(mesh, layout, drawn));
+    if (cache.size() == kEntries) cache.pop_back();
+    cache.insert(cache.begin(), Entry{mesh, layout, drawn, model});
+    return model;
+}
+
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                  const semantics::TensorLayout& layout, Drawn drawn, float font) {
-    TileModel m;
+    std::shared_ptr<const TileModel> model;
     try {
-        m = tile_model(mesh, layout, drawn);
+        model = cached_tile_model(mesh, layout, drawn);
     } catch (const std::exception& e) {
         c.text({area.x0 + 8, area.y0 + 8}, colors::kError, e.what(), font);
         return;
     }
+    const TileModel& m = *model;
     const float pad = 8, small = font * 0.85f, line = font * 1.35f;
     const float maxw = area.width() - 2 * pad;
     float y = area.y0 + pad;

@@ -6,6 +6,7 @@
 #include "render/tiles.hpp"
 #include "semantics/plan.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel);
 /// Draws a picture into `area` (the background is the caller's).
 void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View view,
                   const Selection& sel, float font = 14);
+
+/// tile_model() through a small per-thread cache keyed on the values (not the addresses) of
+/// the mesh, layout and drawn dimensions: the window draws the same tilings every frame, and
+/// cutting a 32x32 tiling costs more than drawing it. Throws as tile_model() does.
+std::shared_ptr<const TileModel>
+cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, Drawn drawn);
 
 /// The tiling of one layout: tiles coloured by their holders (stripes when replicated),
 /// hatched and marked Σ when partial, local and global shapes, the undrawn dimensions.

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -45,14 +47,56 @@ void apply_style() {
     ImGuiStyle& style = ImGui::GetStyle();
     style.Colors[ImGuiCol_WindowBg].w = 0;
     style.Colors[ImGuiCol_ChildBg].w = 0;
+    // Opaque tooltips: the mesh's hover tooltip is a large box, and opaque it is filled
+    // without blending (render_draw_data).
+    style.Colors[ImGuiCol_PopupBg].w = 1;
     style.WindowBorderSize = 0;
     style.Colors[ImGuiCol_FrameBg] = {0.90f, 0.90f, 0.92f, 1.0f}; // visible on the white clear
     style.FrameBorderSize = 0;
 }
 
+std::vector<std::uint8_t> hatch_tile_alpha(int period, int side, float width) {
+    std::vector<std::uint8_t> a(static_cast<std::size_t>(side) * static_cast<std::size_t>(side));
+    const float p = static_cast<float>(period);
+    for (int y = 0; y < side; ++y)
+        for (int x = 0; x < side; ++x) {
+            // Distance along x + y from the pixel to the nearest line, then across the line.
+            float d = std::fmod(static_cast<float>(x + y) - p / 2, p);
+            if (d < 0) d += p;
+            d = std::min(d, p - d) / std::sqrt(2.0f);
+            const float cover = std::clamp(width / 2 + 0.5f - d, 0.0f, 1.0f);
+            a[static_cast<std::size_t>(y * side + x)] =
+                static_cast<std::uint8_t>(std::lround(cover * 255));
+        }
+    return a;
+}
+
+void paint_hatch_tiles(const HatchTiles& tiles) {
+    ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+    unsigned char* px = nullptr;
+    int w = 0, h = 0;
+    atlas->GetTexDataAsRGBA32(&px, &w, &h);
+    for (int p = HatchTiles::kMinPeriod; p <= HatchTiles::kMaxPeriod; ++p) {
+        const int id = tiles.rect[p - HatchTiles::kMinPeriod];
+        const ImFontAtlasCustomRect* r = id >= 0 ? atlas->GetCustomRectByIndex(id) : nullptr;
+        if (!r || !r->IsPacked()) continue;
+        const int side = HatchTiles::side(p);
+        const auto alpha = hatch_tile_alpha(p, side, HatchTiles::kWidth);
+        for (int y = 0; y < side; ++y)
+            for (int x = 0; x < side; ++x) {
+                unsigned char* o = px + (static_cast<std::size_t>(r->Y + y) * w + r->X + x) * 4;
+                o[0] = o[1] = o[2] = 255; // white, tinted by the vertex colour
+                o[3] = alpha[static_cast<std::size_t>(y * side + x)];
+            }
+    }
+}
+
 Fonts load_fonts(float size) {
     ImGuiIO& io = ImGui::GetIO();
     Fonts f;
+    for (int p = HatchTiles::kMinPeriod; p <= HatchTiles::kMaxPeriod; ++p)
+        f.hatch.rect[p - HatchTiles::kMinPeriod] =
+            io.Fonts->AddCustomRectRegular(HatchTiles::side(p), HatchTiles::side(p));
     const std::string sans = find_font("DejaVuSans.ttf");
     const std::string mono = find_font("DejaVuSansMono.ttf");
     if (sans.empty() || mono.empty()) {

@@ -1,6 +1,7 @@
 #include "render/gui/offscreen.hpp"
 
 #include "render/gui/imgui_canvas.hpp"
+#include "render/gui/solid_fill.hpp"
 #include "render/palette.hpp"
 
 #define GLFW_INCLUDE_NONE
@@ -105,6 +106,7 @@ std::vector<std::uint8_t> read_pixels(int width, int height) {
 Fonts setup_fonts(float size) {
     Fonts f = load_fonts(size);
     ImGui::GetIO().Fonts->Build();
+    paint_hatch_tiles(f.hatch);
     return f;
 }
 
@@ -175,7 +177,7 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     ImGui::NewFrame();
     {
         // The framebuffer is cleared to white below: no background quad.
-        ImGuiCanvas canvas(ImGui::GetBackgroundDrawList(), fonts.mono, false);
+        ImGuiCanvas canvas(ImGui::GetBackgroundDrawList(), fonts.mono, false, &fonts.hatch);
         draw(canvas);
     }
     ImGui::Render();
@@ -183,7 +185,7 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     glViewport(0, 0, width, height);
     glClearColor(1, 1, 1, 1);
     glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    render_draw_data(ImGui::GetDrawData());
     glFinish();
     const auto px = read_pixels(width, height);
     ImGui_ImplOpenGL3_Shutdown();

@@ -36,7 +36,8 @@ void MainView::picture(const semantics::Plan& plan, View view, float height) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float h = height > 0 ? height : avail.y;
     if (avail.x < 10 || h < 10) return;
-    ImGuiCanvas c(ImGui::GetWindowDrawList(), teaching_ ? fonts_.mono_large : fonts_.mono, true);
+    ImGuiCanvas c(ImGui::GetWindowDrawList(), teaching_ ? fonts_.mono_large : fonts_.mono, true,
+                  &fonts_.hatch);
     // The frame is cleared to white and the windows are transparent (apply_style): no
     // background fill, which software GL would pay for pixel by pixel.
     const Rect r{p.x, p.y, p.x + avail.x, p.y + h};

@@ -2,9 +2,14 @@
 // mesh with a 16-tensor program (mesh panel with a device hovered, tiling of 1024 tiles, plan,
 // step-through), and the re-check per keystroke while typing a statement. Needs a display:
 // `xvfb-run -a build/tests/bench/bench_gui` (Mesa's software OpenGL under Xvfb).
+// Each view alternates frames with and without the paths for software GL (render::
+// set_fast_paths: solid fills without the atlas, lines as solid bars, hatching tiles), so the
+// two figures share the machine's load; --no-compare draws every frame with them.
+// BENCH_GUI_VERBOSE=1 adds each view's vertices and the pixels llvmpipe fills, by kind.
 #include "app/document.hpp"
 #include "render/gui/imgui_canvas.hpp"
 #include "render/gui/offscreen.hpp"
+#include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
 
 #include "bench_util.hpp"
@@ -17,6 +22,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -75,14 +81,23 @@ Stats stats(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     int frames = 200;
+    bool ab = true;
     const char* shot = nullptr;
+    const char* only = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--frames") && i + 1 < argc)
             frames = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--no-compare"))
+            ab = false;
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (!std::strcmp(argv[i], "--screenshot") && i + 1 < argc)
             shot = argv[++i];
         else {
-            std::fprintf(stderr, "usage: %s [--frames N] [--screenshot HOVER.png]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--frames N] [--only NAME-PART] [--no-compare] [--screenshot "
+                         "HOVER.png]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -186,6 +201,8 @@ int main(int argc, char** argv) {
          -2, -1, -1},
         {"experiment: mesh picture alone", render::MainView::Panel::Mesh, -3, -1, -1},
         {"experiment: tiling picture alone", render::MainView::Panel::Mesh, -4, -1, -1},
+        {"experiment: one opaque rectangle over the whole window", render::MainView::Panel::Mesh,
+         -5, -1, -1},
         {"mesh panel, 1024 devices, pointer on a device (16 tensors' holdings)",
          render::MainView::Panel::Mesh, 0, 600, 660},
         {"mesh panel, 1024 devices, no hover", render::MainView::Panel::Mesh, 0, -1, -1},
@@ -194,15 +211,21 @@ int main(int argc, char** argv) {
     };
     std::printf("bench_gui: %d frames per view, %dx%d window, GL renderer: %s\n", frames, W, H,
                 renderer ? renderer : "?");
-    std::printf("program: 1024 devices (mesh 32x32), 16 tensors, %zu statements\n\n",
+    std::printf("program: 1024 devices (mesh 32x32), 16 tensors, %zu statements\n",
                 checked.plan.statements.size());
+    if (ab)
+        std::printf("each view: frames with the software-GL paths (what the window does), and "
+                    "indented, the\nframes between them without (ImGui's renderer and lines as "
+                    "before); --no-compare: only the first\n");
+    std::printf("\n");
     std::printf("%-72s %8s %8s %8s %8s\n", "frame time, ms", "mean", "median", "p95", "max");
     for (const auto& c : configs) {
+        if (only && !std::strstr(c.name, only)) continue;
         view.show_panel(c.panel);
         view.selection() = {};
         view.selection().statement = c.statement;
         view.selection().step = 1;
-        std::vector<double> ms;
+        std::vector<double> ms, ms_plain;
         for (int f = 0; f < frames + 10; ++f) {
             const auto t0 = std::chrono::steady_clock::now();
             io.DisplaySize = {static_cast<float>(W), static_cast<float>(H)};
@@ -210,6 +233,9 @@ int main(int argc, char** argv) {
             // A pointer that moves a pixel back and forth, as a hand on a mouse does.
             io.MousePos = {c.mx < 0 ? -FLT_MAX : c.mx + static_cast<float>(f % 2),
                            c.my < 0 ? -FLT_MAX : c.my};
+            // Side by side: every other frame without the software-GL paths (as before them).
+            const bool plain = ab && f % 2 == 0;
+            render::set_fast_paths(!plain);
             ImGui_ImplOpenGL3_NewFrame();
             ImGui::NewFrame();
             if (c.statement >= 0) (void)view.frame(in);
@@ -217,21 +243,28 @@ int main(int argc, char** argv) {
                 ImGui::SetNextWindowPos({0, 0});
                 ImGui::SetNextWindowSize({static_cast<float>(W), static_cast<float>(H)});
                 ImGui::Begin("empty", nullptr, ImGuiWindowFlags_NoDecoration);
-                render::ImGuiCanvas cv(ImGui::GetWindowDrawList(), fonts.mono, true);
-                render::Selection sel;
-                if (c.statement == -3)
-                    render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
-                                         render::View::Mesh, sel, 15);
-                if (c.statement == -4)
-                    render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
-                                         render::View::Tiling, sel, 15);
+                {
+                    // The canvas draws what it collected when it goes: before End().
+                    render::ImGuiCanvas cv(ImGui::GetWindowDrawList(), fonts.mono, true,
+                                           &fonts.hatch);
+                    render::Selection sel;
+                    if (c.statement == -3)
+                        render::draw_picture(cv, {500, 500, 1390, 890}, checked.plan,
+                                             render::View::Mesh, sel, 15);
+                    if (c.statement == -5)
+                        cv.fill_rect({0, 0, static_cast<float>(W), static_cast<float>(H)},
+                                     {250, 250, 245, 255});
+                    if (c.statement == -4)
+                        render::draw_picture(cv, {500, 40, 1390, 500}, checked.plan,
+                                             render::View::Tiling, sel, 15);
+                }
                 ImGui::End();
             }
             ImGui::Render();
             glViewport(0, 0, W, H);
             glClearColor(1, 1, 1, 1);
             glClear(GL_COLOR_BUFFER_BIT);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            render::render_draw_data(ImGui::GetDrawData());
             glFinish();
             if (shot && c.mx >= 0 && f == frames + 9) {
                 const auto png = render::encode_png(W, H, render::read_pixels(W, H), true);
@@ -242,10 +275,16 @@ int main(int argc, char** argv) {
             }
             glfwSwapBuffers(window);
             glfwPollEvents();
-            if (f >= 10) ms.push_back(bench::seconds_since(t0) * 1e3);
+            if (f >= 10) (plain ? ms_plain : ms).push_back(bench::seconds_since(t0) * 1e3);
         }
         const auto s = stats(ms);
         std::printf("%-72s %8.2f %8.2f %8.2f %8.2f\n", c.name, s.mean, s.median, s.p95, s.max);
+        if (ab) {
+            const auto p = stats(ms_plain);
+            std::printf("%-72s %8.2f %8.2f %8.2f %8.2f\n",
+                        "    without the software-GL paths (every other frame)", p.mean, p.median,
+                        p.p95, p.max);
+        }
         if (std::getenv("BENCH_GUI_VERBOSE")) {
             int cmds = 0;
             const ImDrawData* dd = ImGui::GetDrawData();
@@ -253,6 +292,24 @@ int main(int argc, char** argv) {
                 cmds += dd->CmdLists[l]->CmdBuffer.Size;
             std::printf("    %d vertices, %d indices, %d draw commands\n", io.MetricsRenderVertices,
                         io.MetricsRenderIndices, cmds);
+            // What llvmpipe fills, by how it is drawn (as render_draw_data routes it).
+            double px[3] = {}, tris[3] = {};
+            const ImVec2 white = io.Fonts->TexUvWhitePixel;
+            for (int l = 0; dd && l < dd->CmdListsCount; ++l) {
+                const ImDrawList* dl = dd->CmdLists[l];
+                for (const ImDrawCmd& cmd : dl->CmdBuffer) {
+                    if (cmd.UserCallback || !cmd.ElemCount) continue;
+                    for (const auto& r : render::fill_runs(&dl->VtxBuffer[cmd.VtxOffset],
+                                                           &dl->IdxBuffer[cmd.IdxOffset],
+                                                           cmd.ElemCount, white.x, white.y)) {
+                        px[static_cast<int>(r.kind)] += r.pixels;
+                        tris[static_cast<int>(r.kind)] += r.count / 3;
+                    }
+                }
+            }
+            std::printf("    textured %.0f triangles %.0f px, solid blended %.0f / %.0f px, "
+                        "solid opaque %.0f / %.0f px\n",
+                        tris[0], px[0], tris[1], px[1], tris[2], px[2]);
         }
     }
     std::printf("\n%-72s %8s %8s %8s %8s\n", "the pictures' CPU time (no GL), ms", "mean", "median",

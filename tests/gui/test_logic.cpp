@@ -195,6 +195,39 @@ TEST_CASE("default drawn dimensions: the sharded ones first") {
     CHECK(drawn_of(sel, ss).row == 3);
 }
 
+TEST_CASE("cached tile models: the same values give the same model, others a fresh one") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    const auto& ss = c.plan.statements.at(2).result;
+    const auto a = cached_tile_model(c.plan.mesh, ss, default_drawn(ss));
+    // A copy at another address, as a re-check's new Plan holds it: still a hit.
+    const semantics::TensorLayout copy = ss;
+    const semantics::Mesh mesh = c.plan.mesh;
+    CHECK(cached_tile_model(mesh, copy, default_drawn(ss)) == a);
+    // Another layout, other drawn dimensions: their own models, equal to fresh ones.
+    const auto& z = c.plan.statements.at(3).result;
+    const auto b = cached_tile_model(c.plan.mesh, z, {});
+    CHECK(b != a);
+    const auto fresh = tile_model(c.plan.mesh, z, {});
+    CHECK(b->tiles.size() == fresh.tiles.size());
+    CHECK(b->tensor == fresh.tensor);
+    CHECK(cached_tile_model(c.plan.mesh, ss, {1, 3}) != a);
+    semantics::TensorLayout changed = ss;
+    changed.placements.at(0) = semantics::Placement{};
+    CHECK(cached_tile_model(c.plan.mesh, changed, default_drawn(ss)) != a);
+    // Errors are thrown every time, never cached.
+    CHECK_THROWS(cached_tile_model(c.plan.mesh, ss, {7, 8}));
+    CHECK_THROWS(cached_tile_model(c.plan.mesh, ss, {7, 8}));
+    // Nine other entries push the first one out: then it is cut again.
+    for (int i = 0; i < 9; ++i) {
+        semantics::TensorLayout other = ss;
+        other.tensor += std::to_string(i);
+        (void)cached_tile_model(c.plan.mesh, other, default_drawn(ss));
+    }
+    const auto again = cached_tile_model(c.plan.mesh, ss, default_drawn(ss));
+    CHECK(again != a);
+    CHECK(again->tiles.size() == a->tiles.size());
+}
+
 TEST_CASE("holdings: what each device holds of a tensor, in words") {
     const auto c = test::run(read_sample("placements_2x2.ein"));
     const auto& ss = c.plan.statements.at(2).result;
