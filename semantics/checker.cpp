@@ -140,10 +140,9 @@ namespace {
 /// `plan_statement()`, which is then cached.
 template <typename F>
 std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& context,
-                                   const std::map<std::string, Value>& defined,
-                                   const ast::Statement& s, const std::string& source,
-                                   const std::string& pretty, std::vector<Diagnostic>& diagnostics,
-                                   F&& plan_statement) {
+                                   const Defined& defined, const ast::Statement& s,
+                                   const std::string& source, const std::string& pretty,
+                                   std::vector<Diagnostic>& diagnostics, F&& plan_statement) {
     std::string key = source;
     key += '\0';
     key += pretty;
@@ -191,12 +190,13 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     declare(ctx, program, options);
     infer_ranges(ctx, program);
     check_splits(ctx, program);
+    ctx.freeze_ranges();
     plan.mesh = ctx.mesh;
     // An empty device list means the identity order (the mesh may be large).
     plan.dtype = ctx.dtype;
     plan.hardware = std::string(ctx.hw->name);
 
-    std::map<std::string, Value> defined;
+    Defined defined;
     const std::string context = cache ? context_key(ctx, options) : std::string();
     StatementPlan* last = nullptr;
     bool last_failed = false; // the statement before an `expect` could not be planned

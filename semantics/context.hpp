@@ -6,6 +6,7 @@
 #include "cost.hpp"
 #include "flat.hpp"
 #include "plan.hpp"
+#include "small_vec.hpp"
 
 #include "parser/ast.hpp"
 #include "parser/functions.hpp"
@@ -25,6 +26,8 @@ namespace shardscope::semantics::detail {
 
 using Kind = Placement::Kind;
 using IndexSet = FlatSet<IndexId>;
+/// Mesh axes, major to minor (of one index's sharding, or as an axis reference resolves).
+using AxisList = SmallVec<int, 4>;
 
 constexpr std::int64_t kDefaultRange = 1024;
 
@@ -70,6 +73,8 @@ struct Context {
     std::set<IndexId> defaulted;                  ///< ranges that took the default (noted once)
     std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
     std::map<IndexId, ast::SourceRange> split_at; ///< where each split is declared
+    bool frozen_ = false;
+    mutable FlatMap<std::uint64_t, std::int64_t> range_memo_;
 
     void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
               std::string fix = {}) const {
@@ -86,7 +91,7 @@ struct Context {
 
     /// Resolves an axis as written: a declared name, a position ("0"), or a run of one-letter
     /// names (`I_{XY}` on a mesh with axes X and Y). Empty on failure (after a diagnostic).
-    std::vector<int> resolve_axis(const ast::AxisRef& a, bool report = true) const {
+    AxisList resolve_axis(const ast::AxisRef& a, bool report = true) const {
         for (std::size_t k = 0; k < mesh.axes.size(); ++k)
             if (mesh.axes[k].name == a.name) return {static_cast<int>(k)};
         const bool digits =
@@ -96,7 +101,7 @@ struct Context {
             const auto k = std::stoul(a.name);
             if (k < mesh.axes.size()) return {static_cast<int>(k)};
         } else if (a.name.size() > 1) {
-            std::vector<int> out;
+            AxisList out;
             for (char c : a.name) {
                 auto one = resolve_axis({std::string(1, c), a.range}, false);
                 if (one.empty()) {
@@ -123,7 +128,33 @@ struct Context {
         return {};
     }
 
+    /// An index's range. Once the ranges are final (`freeze_ranges`), answered from a memo
+    /// keyed by the index packed into one integer: the evaluator asks for ranges thousands of
+    /// times per statement, and each search of `ranges` compared strings.
     std::int64_t range(const IndexId& i) const {
+        const auto key = packed(i);
+        if (!frozen_ || !key) return range_uncached(i);
+        auto it = range_memo_.find(*key);
+        if (it != range_memo_.end()) return it->second;
+        const auto r = range_uncached(i);
+        range_memo_[*key] = r;
+        return r;
+    }
+    /// The ranges will not change any more (declarations and inference are done).
+    void freeze_ranges() { frozen_ = true; }
+
+    /// `i` as one integer (name bytes, length, primes), for names of up to 6 bytes.
+    static std::optional<std::uint64_t> packed(const IndexId& i) {
+        const auto n = i.name.size();
+        if (n > 6 || i.primes < 0 || i.primes > 255) return std::nullopt;
+        std::uint64_t key = 0;
+        for (std::size_t c = 0; c < n; ++c)
+            key |= static_cast<std::uint64_t>(static_cast<unsigned char>(i.name[c])) << (8 * c);
+        return key | static_cast<std::uint64_t>(n) << 48 |
+               static_cast<std::uint64_t>(i.primes) << 56;
+    }
+
+    std::int64_t range_uncached(const IndexId& i) const {
         if (auto it = ranges.find(i); it != ranges.end()) return it->second;
         if (auto it = ranges.find({i.name, 0}); it != ranges.end()) return it->second;
         if (small_defaults) {
@@ -164,8 +195,8 @@ struct Dim {
 struct Value {
     std::string name;
     std::vector<Dim> dims;
-    FlatMap<IndexId, std::vector<int>> sharding; ///< index -> mesh axes, major to minor
-    FlatMap<int, std::string> partial;           ///< axis -> "sum" | "max"
+    FlatMap<IndexId, AxisList> sharding; ///< index -> mesh axes, major to minor
+    FlatMap<int, std::string> partial;   ///< axis -> "sum" | "max"
     int elem_bytes = 4;
     int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
     bool operator==(const Value&) const = default;
@@ -211,6 +242,10 @@ struct Value {
         }
     }
 };
+
+/// The tensors defined so far, by name, as their statements left them (looked up once per
+/// tensor occurrence: a hash map, as programs reach 100k statements).
+using Defined = std::unordered_map<std::string, Value>;
 
 /// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d);

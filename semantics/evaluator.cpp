@@ -72,19 +72,30 @@ double Evaluator::local_elements(const Value& v) const {
 TensorLayout Evaluator::layout(const Value& v) const {
     TensorLayout t;
     t.tensor = v.name;
+    const auto dims = v.dims.size();
+    t.indices.reserve(dims);
+    t.global_shape.reserve(dims);
+    t.local_shape.reserve(dims);
+    std::size_t atoms = 0;
     for (const auto& d : v.dims) {
         t.indices.push_back(d.text);
         t.global_shape.push_back(global_extent(d));
         t.local_shape.push_back(local_extent(v, d));
+        atoms += d.parts.size();
     }
-    for (std::size_t k = 0; k < ctx_.mesh.axes.size(); ++k)
+    const auto axes = ctx_.mesh.axes.size();
+    t.placements.reserve(axes);
+    for (std::size_t k = 0; k < axes; ++k)
         t.placements.push_back(v.placement(static_cast<int>(k)));
-    for (std::size_t d = 0; d < v.dims.size(); ++d)
+    t.atoms.reserve(atoms);
+    for (std::size_t d = 0; d < dims; ++d)
         for (const auto& p : v.dims[d].parts) {
-            auto it = v.sharding.find(p);
-            t.atoms.push_back({p, ctx_.range(p),
-                               it == v.sharding.end() ? std::vector<int>{} : it->second,
-                               static_cast<int>(d)});
+            auto& a = t.atoms.emplace_back();
+            a.index = p;
+            a.extent = ctx_.range(p);
+            if (auto it = v.sharding.find(p); it != v.sharding.end())
+                a.axes.assign(it->second.begin(), it->second.end());
+            a.dim = static_cast<int>(d);
         }
     return t;
 }
@@ -233,9 +244,11 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
         owner.emplace_back(k, ix);
         return true;
     };
+    v.dims.reserve(r.dims.size());
     for (const auto& d : r.dims) {
         Dim dim;
         dim.text = dim_text(d);
+        dim.parts.reserve(d.parts.size());
         for (const auto& p : d.parts) {
             const auto id = id_of(p);
             if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
@@ -412,7 +425,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
                     n *= ctx_.axis_size(k);
                 Step s;
                 s.kind = StepKind::AllToAll;
-                s.mesh_axes = axes_want;
+                s.mesh_axes = axes_want.to_vector();
                 s.tensor = have.name;
                 s.bytes_per_device = collective_bytes(StepKind::AllToAll, n, 0, local_bytes(have));
                 Link slowest = link(axes_want.front());
@@ -535,6 +548,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     // Indices: result keeps those needed outside this product.
     std::vector<IndexId> order;
+    order.reserve(kFirstCapacity);
     IndexSet all;
     for (const auto& v : ops)
         for (const auto& d : v.dims)
@@ -548,16 +562,16 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
     // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
     for (const auto& i : order) {
-        std::vector<std::vector<int>> lists;
+        std::vector<AxisList> lists;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
                 it != v.sharding.end() &&
                 std::find(lists.begin(), lists.end(), it->second) == lists.end())
                 lists.push_back(it->second);
-        auto is_prefix = [](const std::vector<int>& a, const std::vector<int>& b) {
+        auto is_prefix = [](const AxisList& a, const AxisList& b) {
             return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
         };
-        std::vector<int> target;
+        AxisList target;
         for (const auto& l : lists)
             if (l.size() > target.size()) target = l;
         bool agree = true;
@@ -620,7 +634,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     // Operands holding a sharded index on fewer axes slice locally to the full list (rule 2).
     for (const auto& i : order) {
-        std::vector<int> target;
+        AxisList target;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
                 it != v.sharding.end() && it->second.size() > target.size())
@@ -774,7 +788,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         if (auto it = v.sharding.find(along); it != v.sharding.end()) {
             fixed_up = true;
             const int choice = choose(2, false);
-            for (int k : std::vector<int>(it->second)) {
+            for (int k : AxisList(it->second)) {
                 if (choice == 0) {
                     // Two small all-reduces of the row statistics (max, then sum).
                     Value stats = v;
@@ -1014,7 +1028,7 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
         }
         if (!nd.parts.empty()) {
             nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
-            out.dims.push_back(nd);
+            out.dims.push_back(std::move(nd));
         }
     }
     return out;

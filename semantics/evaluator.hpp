@@ -16,8 +16,7 @@ struct ChoicePoint {
 
 class Evaluator {
 public:
-    Evaluator(Context& ctx, const std::map<std::string, Value>& defined, std::vector<int> fixed,
-              bool report)
+    Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
         : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {}
 
     std::vector<Step> steps;
@@ -174,7 +173,7 @@ public:
 
 private:
     Context& ctx_;
-    const std::map<std::string, Value>& defined_;
+    const Defined& defined_;
     std::vector<int> fixed_;
     bool report_;
     int temps_ = 0;

@@ -45,7 +45,7 @@ std::vector<std::string> collectives_of(const Context& ctx, const std::vector<St
 
 } // namespace
 
-std::optional<Planned> plan_statement(Context& ctx, const std::map<std::string, Value>& defined,
+std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                                       const ast::Statement& statement, const std::string& source,
                                       const std::string& pretty, const CheckOptions& options,
                                       std::vector<Diagnostic>& diagnostics) {
@@ -136,11 +136,12 @@ std::optional<Planned> plan_statement(Context& ctx, const std::map<std::string, 
     sp.range = s->range;
     sp.source = source;
     sp.pretty = pretty;
-    sp.steps = ev.steps;
-    sp.operands = ev.operands;
+    // The reporting run replays `best`'s choices: its collectives and moves are best's.
+    sp.steps = std::move(ev.steps);
+    sp.operands = std::move(ev.operands);
     sp.values = std::move(ev.values);
     sp.result_value = ev.result_id;
-    sp.collectives = collectives_of(ctx, ev.steps);
+    sp.collectives = best->collectives;
     sp.chosen = ev.fixed_up;
     for (const auto& st : sp.steps) {
         sp.cost.time_s += st.time_s;
@@ -158,7 +159,7 @@ std::optional<Planned> plan_statement(Context& ctx, const std::map<std::string, 
     sp.cost.memory_bytes_per_device = memory;
     // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
     // cheapest first.
-    std::set<std::vector<std::string>> seen{moves_of(sp.steps)};
+    std::set<std::vector<std::string>> seen{best->moves};
     std::vector<const Outcome*> alts;
     for (const auto& o : outcomes)
         if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
