@@ -109,17 +109,25 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 if (p.axes.empty()) continue;
                 const auto id = id_of(p);
                 std::int64_t size = 1;
-                std::string axes;
+                AxisList all;
                 bool ok = true;
                 for (const auto& a : p.axes) {
                     auto ks = ctx.resolve_axis(a, false);
                     if (ks.empty()) ok = false;
                     for (int k : ks) {
                         size = sat_mul(size, ctx.axis_size(k));
-                        axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
+                        all.push_back(k);
                     }
                 }
                 if (!ok) continue;
+                // Words only where a message or an origin needs them (this runs three times
+                // over every tensor occurrence of the program).
+                auto axes_text = [&] {
+                    std::string axes;
+                    for (int k : all)
+                        axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
+                    return axes;
+                };
                 if (ctx.small_defaults) {
                     auto& l = ctx.shard_lcm[{id.name, 0}];
                     l = std::lcm(l == 0 ? 1 : l, size);
@@ -132,13 +140,14 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                                  "index " + id.text() +
                                      " has no declared range and is the device index of " +
                                      o->second.substr(16) + " (" + std::to_string(ctx.range(id)) +
-                                     ") and of axis " + axes + " (" + std::to_string(size) + ")",
+                                     ") and of axis " + axes_text() + " (" + std::to_string(size) +
+                                     ")",
                                  "declare its range with 'dim " + id.text() + "=N'");
                     continue;
                 }
                 if (ctx.has_range(id)) continue;
                 ctx.ranges[id] = size;
-                ctx.range_origin[id] = "device index of axis " + axes;
+                ctx.range_origin[id] = "device index of axis " + axes_text();
             }
     };
     // A chain that groups an index (x_{bsd} -> x_{(r c) s d}) splits it as a declaration does:

@@ -50,9 +50,10 @@ struct Value;
 /// What the checker knows program-wide (declarations, inferred ranges), and where its
 /// diagnostics go.
 struct Context {
-    /// Tensor occurrences as written: history-free, so computed once per check (filled by
-    /// reporting runs only, so that no diagnostic is skipped).
-    std::unordered_map<const ast::TensorRef*, std::unique_ptr<Value>> written_cache;
+    /// Tensor occurrences as written: history-free, so computed once per statement and reused
+    /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
+    /// skipped). A few entries, searched in order; plan_statement empties it.
+    std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
     Mesh mesh;
     bool has_mesh = false;
     FlatMap<IndexId, std::int64_t> ranges;       ///< declared or inferred
@@ -207,29 +208,34 @@ struct Value {
             s.insert(d.parts.begin(), d.parts.end());
         return s;
     }
-    bool has(const IndexId& i) const {
-        for (const auto& d : dims)
-            if (std::find(d.parts.begin(), d.parts.end(), i) != d.parts.end()) return true;
-        return false;
+    bool has(const IndexId& i) const { return dim_of(i) >= 0; }
+    /// The written dimension holding index `i`, or -1.
+    int dim_of(const IndexId& i) const {
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            for (const auto& p : dims[d].parts)
+                if (FlatOrder<IndexId>::equal(p, i)) return static_cast<int>(d);
+        return -1;
     }
     /// The index sharded on axis k, if any.
     std::optional<IndexId> sharded_on(int k) const {
-        for (const auto& [i, axes] : sharding)
-            if (std::find(axes.begin(), axes.end(), k) != axes.end()) return i;
+        if (const auto* i = sharded_index(k)) return *i;
         return std::nullopt;
+    }
+    /// The same without a copy; valid until the sharding changes.
+    const IndexId* sharded_index(int k) const {
+        for (const auto& [i, axes] : sharding)
+            if (std::find(axes.begin(), axes.end(), k) != axes.end()) return &i;
+        return nullptr;
     }
     Placement placement(int k) const {
         Placement p;
         if (auto it = partial.find(k); it != partial.end()) {
             p.kind = Kind::Partial;
             p.reduce = it->second;
-        } else if (auto i = sharded_on(k)) {
+        } else if (const auto* i = sharded_index(k)) {
             p.kind = Kind::Shard;
             p.index = *i;
-            for (std::size_t d = 0; d < dims.size(); ++d)
-                if (std::find(dims[d].parts.begin(), dims[d].parts.end(), *i) !=
-                    dims[d].parts.end())
-                    p.dim = static_cast<int>(d);
+            p.dim = dim_of(*i);
         }
         return p;
     }

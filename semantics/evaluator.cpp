@@ -216,9 +216,10 @@ void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why)
 }
 
 std::optional<Value> Evaluator::written(const ast::TensorRef& r) {
-    if (auto it = ctx_.written_cache.find(&r); it != ctx_.written_cache.end()) return *it->second;
+    for (const auto& [ref, value] : ctx_.written_cache)
+        if (ref == &r) return *value;
     auto v = written_uncached(r);
-    if (v && report_ && !failed) ctx_.written_cache.emplace(&r, std::make_unique<Value>(*v));
+    if (v && report_ && !failed) ctx_.written_cache.emplace_back(&r, std::make_unique<Value>(*v));
     return v;
 }
 
@@ -493,7 +494,7 @@ void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast
                                        const char* what) {
     std::vector<IndexId> distinct;
     for (const auto& v : ops)
-        if (auto i = v.sharded_on(k);
+        if (auto i = v.sharded_index(k);
             i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
             distinct.push_back(*i);
     if (distinct.size() < 2) return;
@@ -505,7 +506,7 @@ void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast
         names += (names.empty() ? "" : " and ") + d.text();
     const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
     for (auto& v : ops)
-        if (auto i = v.sharded_on(k); i && !(*i == keep)) all_gather(v, k, why);
+        if (auto i = v.sharded_index(k); i && !(*i == keep)) all_gather(v, k, why);
     not_as_written("S212", at, why + ": " + what + " cannot be computed locally",
                    "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
 }
@@ -612,7 +613,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             const int c = choose(2, true);
             if (c == 1) {
                 for (auto& v : ops)
-                    if (v.sharded_on(k))
+                    if (v.sharded_index(k))
                         all_gather(v, k,
                                    "alternative: gather before contracting " + sharded->text());
                 continue;
@@ -626,7 +627,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     for (int k = 0; k < axes; ++k) {
         bool sharded = false;
         for (const auto& v : ops)
-            sharded |= v.sharded_on(k).has_value();
+            sharded |= v.sharded_index(k) != nullptr;
         bool partial_operand = false;
         for (const auto& v : ops)
             partial_operand |= v.partial.count(k) > 0;
@@ -857,7 +858,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         if (c.function == "AllReduce") {
             if (v.partial.count(k)) {
                 all_reduce(v, k, why);
-            } else if (v.sharded_on(k) && *v.sharded_on(k) == i) {
+            } else if (v.sharded_index(k) && *v.sharded_index(k) == i) {
                 // A sum over a device index: the local sum over this device's chunk,
                 // then the cross-device sum is the all-reduce.
                 IndexSet gone;
@@ -876,7 +877,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                 return std::nullopt;
             }
         } else if (c.function == "AllGather") {
-            if (!v.sharded_on(k)) {
+            if (!v.sharded_index(k)) {
                 error("S124", e.range,
                       "AllGather over " + ctx_.axis_label(k) + ", but " + v.name +
                           " is not sharded there");
@@ -942,7 +943,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
         }
         if (sharded)
             for (auto& v : ops)
-                if (v.has(*sharded) && !v.sharded_on(k)) {
+                if (v.has(*sharded) && !v.sharded_index(k)) {
                     const int in = v.id;
                     v.sharding[*sharded].push_back(k);
                     add_local(StepKind::Slice, v, {},

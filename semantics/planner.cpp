@@ -52,6 +52,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     const auto* s = &statement;
     const auto* eq = std::get_if<ast::Equation>(&s->node);
     const auto* ch = std::get_if<ast::Chain>(&s->node);
+    // The occurrences cached are this statement's: no other statement reads them.
+    ctx.written_cache.clear();
     // Search every combination of choices (replay with a choice vector, odometer order).
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.
