@@ -179,6 +179,11 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
     }
     // Splits first where they decide a device index: split s -> r t with r sharded.
     for (int pass = 0; pass < 3; ++pass) {
+        // A pass that changes nothing leaves the next with the same facts, so it would change
+        // nothing either (nor report anything: reports come with a new conflict).
+        const auto ranges_before = ctx.ranges;
+        const auto lcm_before = ctx.shard_lcm;
+        const auto conflicts_before = ctx.conflicts.size();
         for (const auto& item : program.items)
             if (const auto* s = std::get_if<ast::Statement>(&item))
                 ast::for_each_ref(*s, visit_ref);
@@ -234,6 +239,10 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     ctx.range_origin[p] = "small default";
                 }
             }
+        // (Pass 1 always runs under small defaults: it gives the split parts theirs.)
+        if ((!ctx.small_defaults || pass >= 1) && ctx.ranges == ranges_before &&
+            ctx.shard_lcm == lcm_before && ctx.conflicts.size() == conflicts_before)
+            break;
     }
 }
 

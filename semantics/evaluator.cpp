@@ -659,14 +659,18 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Local compute: pairwise contraction, greedily the cheapest pair first.
     double flops = 0, moved = 0;
     std::vector<IndexSet> live;
+    // The equation in words only on the reporting run: the search reads costs, not words.
     std::string spec;
+    live.reserve(ops.size());
     for (const auto& v : ops) {
         live.push_back(v.indices());
         moved += local_bytes(v);
-        std::string s;
-        for (const auto& d : v.dims)
-            s += (s.empty() ? "" : " ") + d.text;
-        spec += (spec.empty() ? "" : ", ") + s;
+        if (!report_) continue;
+        if (!spec.empty()) spec += ", ";
+        for (std::size_t d = 0; d < v.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += v.dims[d].text;
+        }
     }
     auto local_ext = [&](const IndexId& i) {
         std::int64_t n = 1;
@@ -704,11 +708,15 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(bb));
         live[ba] = keep;
     }
-    std::string out_spec;
-    for (const auto& d : out.dims)
-        out_spec += (out_spec.empty() ? "" : " ") + d.text;
+    if (report_) {
+        spec += " -> ";
+        for (std::size_t d = 0; d < out.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += out.dims[d].text;
+        }
+    }
     moved += local_bytes(out);
-    add_local(StepKind::Compute, out, spec + " -> " + out_spec, "local einsum", flops, moved, true);
+    add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
     compute(OpKind::Einsum, ids_of(ops), out);
     return out;
 }
@@ -724,12 +732,14 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     const auto kind = ctx_.function_kind(c.function);
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     const auto elems = local_elements(v);
+    // The result takes over the argument's layout (`v` is not used after it).
     auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
-        Value out = v;
+        const int in = v.id;
+        const double moved = 2 * local_bytes(v);
+        Value out = std::move(v);
         out.name = temp_name();
-        add_local(StepKind::Compute, out, detail, c.function + " (local)", elems,
-                  2 * local_bytes(v));
-        auto& s = compute(op, {v.id}, out);
+        add_local(StepKind::Compute, out, detail, c.function + " (local)", elems, moved);
+        auto& s = compute(op, {in}, out);
         s.function = c.function;
         if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
         return out;
@@ -983,12 +993,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
     if (!ops) return std::nullopt;
     if (ops->size() == 1) {
         // Negation is linear: placements pass through.
-        if (s.negated.empty() || !s.negated[0]) return ops->front();
-        Value out = ops->front();
+        if (s.negated.empty() || !s.negated[0]) return std::move(ops->front());
+        const int in = ops->front().id;
+        Value out = std::move(ops->front());
         out.name = temp_name();
         add_local(StepKind::Compute, out, "neg", "negation (local)", local_elements(out),
                   2 * local_bytes(out));
-        compute(OpKind::Linear, {ops->front().id}, out).function = "neg";
+        compute(OpKind::Linear, {in}, out).function = "neg";
         return out;
     }
     return combine(*ops, false, e.range, s.negated);
@@ -1059,7 +1070,7 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     IndexSet outside = lhs->indices();
     auto rhs = eval(eq.rhs, outside);
     if (!rhs) return std::nullopt;
-    for (const auto& i : lhs->indices())
+    for (const auto& i : outside)
         if (!rhs->has(i)) {
             error("S130", eq.lhs.range,
                   "index " + i.text() + " of " + lhs->name +
@@ -1072,10 +1083,7 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     // The left-hand side states the result's placement.
     transition(*rhs, *lhs, at, "the left-hand side asks for it");
     result_id = rhs->id;
-    Value result = *lhs;
-    result.sharding = lhs->sharding;
-    result.partial = lhs->partial;
-    return result;
+    return lhs;
 }
 
 std::vector<IndexId>

@@ -17,7 +17,14 @@ struct ChoicePoint {
 class Evaluator {
 public:
     Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
-        : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {}
+        : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {
+        // Typical statements stay within these; growing from empty cost a block per doubling.
+        steps.reserve(8);
+        if (report_) {
+            values.reserve(16);
+            operands.reserve(4);
+        }
+    }
 
     std::vector<Step> steps;
     std::vector<ChoicePoint> points;
