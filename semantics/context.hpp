@@ -12,6 +12,7 @@
 #include "parser/functions.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -75,7 +76,13 @@ struct Context {
     std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
     std::map<IndexId, ast::SourceRange> split_at; ///< where each split is declared
     bool frozen_ = false;
-    mutable FlatMap<std::uint64_t, std::int64_t> range_memo_;
+    struct MemoSlot {
+        std::uint64_t key = 0; ///< packed(index); 0: empty
+        std::int64_t range = 0;
+    };
+    static constexpr std::size_t kMemoSlots = 64;
+    mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
+    mutable std::size_t memo_used_ = 0;
 
     void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
               std::string fix = {}) const {
@@ -135,24 +142,34 @@ struct Context {
     std::int64_t range(const IndexId& i) const {
         const auto key = packed(i);
         if (!frozen_ || !key) return range_uncached(i);
-        auto it = range_memo_.find(*key);
-        if (it != range_memo_.end()) return it->second;
-        const auto r = range_uncached(i);
-        range_memo_[*key] = r;
-        return r;
+        // Open addressing, linear probing; a full table answers uncached.
+        auto slot = static_cast<std::size_t>((*key * 0x9E3779B97F4A7C15ull) >> 58);
+        for (std::size_t probe = 0; probe < kMemoSlots; ++probe) {
+            auto& m = range_memo_[(slot + probe) % kMemoSlots];
+            if (m.key == *key) return m.range;
+            if (m.key == 0) {
+                if (memo_used_ * 4 >= kMemoSlots * 3) break;
+                ++memo_used_;
+                m.key = *key;
+                m.range = range_uncached(i);
+                return m.range;
+            }
+        }
+        return range_uncached(i);
     }
     /// The ranges will not change any more (declarations and inference are done).
     void freeze_ranges() { frozen_ = true; }
 
-    /// `i` as one integer (name bytes, length, primes), for names of up to 6 bytes.
+    /// `i` as one nonzero integer (name bytes, length, primes, a top bit), for names of up
+    /// to 6 bytes.
     static std::optional<std::uint64_t> packed(const IndexId& i) {
         const auto n = i.name.size();
-        if (n > 6 || i.primes < 0 || i.primes > 255) return std::nullopt;
+        if (n > 6 || i.primes < 0 || i.primes > 127) return std::nullopt;
         std::uint64_t key = 0;
         for (std::size_t c = 0; c < n; ++c)
             key |= static_cast<std::uint64_t>(static_cast<unsigned char>(i.name[c])) << (8 * c);
         return key | static_cast<std::uint64_t>(n) << 48 |
-               static_cast<std::uint64_t>(i.primes) << 56;
+               static_cast<std::uint64_t>(i.primes) << 56 | std::uint64_t{1} << 63;
     }
 
     std::int64_t range_uncached(const IndexId& i) const {

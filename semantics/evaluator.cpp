@@ -550,11 +550,12 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Indices: result keeps those needed outside this product.
     std::vector<IndexId> order;
     order.reserve(kFirstCapacity);
-    IndexSet all;
     for (const auto& v : ops)
         for (const auto& d : v.dims)
             for (const auto& i : d.parts)
-                if (all.insert(i).second) order.push_back(i);
+                if (std::none_of(order.begin(), order.end(),
+                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
+                    order.push_back(i);
     Value out;
     out.name = temp_name();
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
@@ -694,9 +695,10 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                     f *= local_ext(i);
                 if (best < 0 || f < best) best = f, ba = a, bb = b;
             }
+        flops += best;
+        if (live.size() == 2) break; // the last pair: what it keeps is the result's
         IndexSet u = live[ba];
         u.insert(live[bb].begin(), live[bb].end());
-        flops += best;
         // Keep indices needed by the rest or outside.
         IndexSet keep;
         for (const auto& i : u) {
