@@ -455,11 +455,25 @@ std::optional<Value> Evaluator::eval(const ast::Expr& e, const IndexSet& outside
 
 std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast::Expr>& operands,
                                                            const IndexSet& outside) {
-    std::vector<IndexSet> idx(operands.size());
-    for (std::size_t i = 0; i < operands.size(); ++i)
+    // A tensor or a number ignores what is needed outside it: only the other operands need
+    // their siblings' indices (most products are of tensors alone).
+    auto leaf = [](const ast::Expr& x) {
+        return std::holds_alternative<ast::TensorRef>(x.node) ||
+               std::holds_alternative<ast::Number>(x.node);
+    };
+    const bool all_leaves = std::all_of(operands.begin(), operands.end(), leaf);
+    std::vector<IndexSet> idx(all_leaves ? 0 : operands.size());
+    for (std::size_t i = 0; i < idx.size(); ++i)
         collect(operands[i], idx[i]);
     std::vector<Value> ops;
+    ops.reserve(operands.size());
     for (std::size_t i = 0; i < operands.size(); ++i) {
+        if (leaf(operands[i])) {
+            auto v = eval(operands[i], outside);
+            if (!v) return std::nullopt;
+            ops.push_back(std::move(*v));
+            continue;
+        }
         IndexSet out = outside;
         for (std::size_t j = 0; j < operands.size(); ++j)
             if (j != i) out.insert(idx[j].begin(), idx[j].end());
