@@ -79,10 +79,13 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         o.ok = result.has_value() && !ev.failed;
         o.fixed_up = ev.fixed_up;
         o.collectives = collectives_of(ctx, ev.steps);
-        o.moves = moves_of(ev.steps);
+        // What moves and the words for it serve only to list alternatives: a statement
+        // without choice points has none.
+        const bool only_run = run == 0 && ev.points.empty();
+        if (!only_run) o.moves = moves_of(ev.steps);
         for (const auto& st : ev.steps) {
             o.time_s += st.time_s;
-            if (is_collective(st.kind))
+            if (is_collective(st.kind) && !only_run)
                 o.description += (o.description.empty() ? "" : "; ") + st.reason;
         }
         if (o.description.empty()) o.description = "no communication";
@@ -161,10 +164,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.cost.memory_bytes_per_device = memory;
     // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
     // cheapest first.
-    std::set<std::vector<std::string>> seen{best->moves};
     std::vector<const Outcome*> alts;
-    for (const auto& o : outcomes)
-        if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
+    if (outcomes.size() > 1) {
+        std::set<std::vector<std::string>> seen{best->moves};
+        for (const auto& o : outcomes)
+            if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
+    }
     std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
     for (const auto* o : alts) {
         Alternative a;
