@@ -77,26 +77,36 @@ TensorLayout Evaluator::layout(const Value& v) const {
     t.global_shape.reserve(dims);
     t.local_shape.reserve(dims);
     std::size_t atoms = 0;
-    for (const auto& d : v.dims) {
-        t.indices.push_back(d.text);
-        t.global_shape.push_back(global_extent(d));
-        t.local_shape.push_back(local_extent(v, d));
+    for (const auto& d : v.dims)
         atoms += d.parts.size();
+    t.atoms.reserve(atoms);
+    // One pass over the atoms gives both shapes and the atoms (global_extent and
+    // local_extent, without looking each index up twice).
+    for (std::size_t d = 0; d < dims; ++d) {
+        const auto& dim = v.dims[d];
+        t.indices.push_back(dim.text);
+        std::int64_t global = 1, local = 1;
+        for (const auto& p : dim.parts) {
+            auto& a = t.atoms.emplace_back();
+            a.index = p;
+            a.extent = ctx_.range(p);
+            a.dim = static_cast<int>(d);
+            std::int64_t split = 1;
+            if (auto it = v.sharding.find(p); it != v.sharding.end()) {
+                a.axes.assign(it->second.begin(), it->second.end());
+                for (int k : it->second)
+                    split *= ctx_.axis_size(k);
+            }
+            global = sat_mul(global, a.extent);
+            local = sat_mul(local, ceil_div(a.extent, split));
+        }
+        t.global_shape.push_back(global);
+        t.local_shape.push_back(local);
     }
     const auto axes = ctx_.mesh.axes.size();
     t.placements.reserve(axes);
     for (std::size_t k = 0; k < axes; ++k)
         t.placements.push_back(v.placement(static_cast<int>(k)));
-    t.atoms.reserve(atoms);
-    for (std::size_t d = 0; d < dims; ++d)
-        for (const auto& p : v.dims[d].parts) {
-            auto& a = t.atoms.emplace_back();
-            a.index = p;
-            a.extent = ctx_.range(p);
-            if (auto it = v.sharding.find(p); it != v.sharding.end())
-                a.axes.assign(it->second.begin(), it->second.end());
-            a.dim = static_cast<int>(d);
-        }
     return t;
 }
 
