@@ -76,6 +76,7 @@ struct Context {
     std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
     std::map<IndexId, ast::SourceRange> split_at; ///< where each split is declared
     bool frozen_ = false;
+    std::vector<std::string> axis_labels_;
     struct MemoSlot {
         std::uint64_t key = 0; ///< packed(index); 0: empty
         std::int64_t range = 0;
@@ -90,6 +91,8 @@ struct Context {
     }
 
     std::string axis_label(int k) const {
+        if (static_cast<std::size_t>(k) < axis_labels_.size())
+            return axis_labels_[static_cast<std::size_t>(k)];
         const auto& a = mesh.axes[static_cast<std::size_t>(k)];
         return a.name == std::to_string(k) ? "axis " + a.name
                                            : "axis " + a.name + " (" + std::to_string(k) + ")";
@@ -158,7 +161,12 @@ struct Context {
         return range_uncached(i);
     }
     /// The ranges will not change any more (declarations and inference are done).
-    void freeze_ranges() { frozen_ = true; }
+    void freeze_ranges() {
+        frozen_ = true;
+        // The mesh is final too: its axes' labels, for the words of every collective.
+        for (std::size_t k = 0; k < mesh.axes.size(); ++k)
+            axis_labels_.push_back(axis_label(static_cast<int>(k)));
+    }
 
     /// `i` as one nonzero integer (name bytes, length, primes, a top bit), for names of up
     /// to 6 bytes.

@@ -238,7 +238,11 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
     v.name = parser::tensor_key(r.name, r.label);
     v.elem_bytes = ctx_.bytes_of(v.name);
     // Which index (or, as nullptr, the partial marker) uses each axis; words only on error.
-    std::vector<std::pair<int, const ast::Index*>> owner;
+    struct Owner {
+        int axis;
+        const ast::Index* who;
+    };
+    SmallVec<Owner, 4> owner;
     auto claim = [&](int k, const ast::Index* ix, const ast::SourceRange& at) {
         for (const auto& [axis, who] : owner) {
             if (axis != k) continue;
@@ -252,7 +256,7 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
                       "; all-gather one of them first");
             return false;
         }
-        owner.emplace_back(k, ix);
+        owner.push_back({k, ix});
         return true;
     };
     v.dims.reserve(r.dims.size());
