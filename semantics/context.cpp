@@ -243,6 +243,9 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
         if ((!ctx.small_defaults || pass >= 1) && ctx.ranges == ranges_before &&
             ctx.shard_lcm == lcm_before && ctx.conflicts.size() == conflicts_before)
             break;
+        // Without splits, no range changes after the first pass: every device index got its
+        // range (or its conflict) there, from the first occurrence on.
+        if (splits.empty()) break;
     }
 }
 
