@@ -518,6 +518,14 @@ std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr
     return einsum(*ops, outside, e.range);
 }
 
+void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
+                                        const char* where) {
+    not_as_written("S211", at,
+                   "partial operand " + v.name + " needs a reduction on " + ctx_.axis_label(k) +
+                       " " + where,
+                   "reduce it in an earlier statement, or write the collective explicitly", false);
+}
+
 void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                        const char* what) {
     std::vector<IndexId> distinct;
@@ -564,12 +572,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                     reduce_scatter(v, k, *any_sharded, why);
                 else
                     all_reduce(v, k, why);
-                not_as_written("S211", at,
-                               "partial operand " + v.name + " needs a reduction on " +
-                                   ctx_.axis_label(k) + " before this product",
-                               "reduce it in an earlier statement, or write the collective "
-                               "explicitly",
-                               false);
+                partial_needs_reduction(v, k, at, "before this product");
             }
         }
         // Rule 3: two different indices sharded on the same axis.
@@ -964,12 +967,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
                                                "numerator, over a replicated denominator"
                                              : "partial and non-partial terms cannot be added";
             fixed_up = true;
-            not_as_written("S211", at,
-                           "partial operand " + v.name + " needs a reduction on " +
-                               ctx_.axis_label(k) + " here",
-                           "reduce it in an earlier statement, or write the collective "
-                           "explicitly",
-                           false);
+            partial_needs_reduction(v, k, at, "here");
             if (sharded && v.has(*sharded)) {
                 const int c = choose(2, false);
                 fixed_up = true;

@@ -136,6 +136,11 @@ public:
     std::optional<Value> eval_node(const ast::Product& p, const ast::Expr& e,
                                    const IndexSet& outside);
 
+    /// S211: partial operand `v` is reduced on axis k before it meets the others (`where`:
+    /// "here", "before this product").
+    void partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
+                                 const char* where);
+
     /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
     /// computed locally; keep one index sharded (a choice of the search) and all-gather the
     /// operands that shard another.
