@@ -171,7 +171,8 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
     const auto op = v.partial[k];
     const int in = v.id;
-    add_collective(StepKind::AllReduce, k, v, local_bytes(v), local_bytes(v),
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::AllReduce, k, v, bytes, bytes,
                    "all-reduce " + v.name + " over " + ctx_.axis_label(k) + " (" + op +
                        "): " + why);
     v.partial.erase(k);
@@ -180,7 +181,8 @@ void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
 
 void Evaluator::reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why) {
     const int in = v.id;
-    add_collective(StepKind::ReduceScatter, k, v, local_bytes(v), local_bytes(v),
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::ReduceScatter, k, v, bytes, bytes,
                    "reduce-scatter " + v.name + " over " + ctx_.axis_label(k) + " onto " +
                        i.text() + ": " + why);
     v.partial.erase(k);
@@ -195,9 +197,10 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
     const auto pos = std::find(axes.begin(), axes.end(), k) - axes.begin();
     for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a) {
         const int ax = axes[static_cast<std::size_t>(a)];
-        const double gathered = local_bytes(v) * static_cast<double>(ctx_.axis_size(ax));
+        const double local = local_bytes(v);
+        const double gathered = local * static_cast<double>(ctx_.axis_size(ax));
         const int in = v.id;
-        add_collective(StepKind::AllGather, ax, v, gathered, local_bytes(v),
+        add_collective(StepKind::AllGather, ax, v, gathered, local,
                        "all-gather " + v.name + " over " + ctx_.axis_label(ax) + " (unshard " +
                            i->text() + "): " + why);
         v.unshard(ax);
@@ -208,7 +211,8 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
 void Evaluator::all_to_all(Value& v, int k, const IndexId& j, const std::string& why) {
     auto i = v.sharded_on(k);
     const int in = v.id;
-    add_collective(StepKind::AllToAll, k, v, local_bytes(v), local_bytes(v),
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::AllToAll, k, v, bytes, bytes,
                    "all-to-all " + v.name + " over " + ctx_.axis_label(k) + " (" +
                        (i ? i->text() : "?") + " -> " + j.text() + "): " + why);
     v.unshard(k);
@@ -843,18 +847,19 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                                                                          along) != d.parts.end();
                                                     }),
                                      stats.dims.end());
+                    const double stats_bytes = local_bytes(stats);
                     stats.name = v.name + ".max";
-                    add_collective(
-                        StepKind::AllReduce, k, stats, local_bytes(stats), local_bytes(stats),
-                        "all-reduce the row maximum of " + v.name + " over " + ctx_.axis_label(k) +
-                            ": softmax along sharded " + along.text());
+                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
+                                   "all-reduce the row maximum of " + v.name + " over " +
+                                       ctx_.axis_label(k) + ": softmax along sharded " +
+                                       along.text());
                     steps.back().inputs = {v.id}; // performed by the softmax step
                     steps.back().function = "max";
                     stats.name = v.name + ".sum";
-                    add_collective(
-                        StepKind::AllReduce, k, stats, local_bytes(stats), local_bytes(stats),
-                        "all-reduce the row sum of " + v.name + " over " + ctx_.axis_label(k) +
-                            ": softmax along sharded " + along.text());
+                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
+                                   "all-reduce the row sum of " + v.name + " over " +
+                                       ctx_.axis_label(k) + ": softmax along sharded " +
+                                       along.text());
                     steps.back().inputs = {v.id};
                     steps.back().function = "sum";
                 } else {
