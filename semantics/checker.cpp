@@ -196,7 +196,16 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     plan.dtype = ctx.dtype;
     plan.hardware = std::string(ctx.hw->name);
 
+    // Room for every equation and chain up front: moving a 100k-statement plan list on each
+    // growth cost more than counting.
+    std::size_t planned_count = 0;
+    for (const auto& item : program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item))
+            planned_count += std::holds_alternative<ast::Equation>(s->node) ||
+                             std::holds_alternative<ast::Chain>(s->node);
+    plan.statements.reserve(planned_count);
     Defined defined;
+    defined.reserve(planned_count);
     const std::string context = cache ? context_key(ctx, options) : std::string();
     StatementPlan* last = nullptr;
     bool last_failed = false; // the statement before an `expect` could not be planned

@@ -760,10 +760,16 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
 
 std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e,
                                           const IndexSet& outside) {
-    IndexSet inner = outside;
-    for (const auto& i : c.indices)
-        inner.insert(id_of(i));
-    auto arg = eval(*c.arg, inner);
+    // The argument must keep the indices the call names (what it reduces or normalises over).
+    std::optional<Value> arg;
+    if (c.indices.empty()) {
+        arg = eval(*c.arg, outside);
+    } else {
+        IndexSet inner = outside;
+        for (const auto& i : c.indices)
+            inner.insert(id_of(i));
+        arg = eval(*c.arg, inner);
+    }
     if (!arg) return std::nullopt;
     Value v = std::move(*arg);
     const auto kind = ctx_.function_kind(c.function);
