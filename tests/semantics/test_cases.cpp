@@ -688,3 +688,46 @@ TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
     CHECK(kept_cases > 100);
     CHECK(contracted_cases > 100);
 }
+
+TEST_CASE("index names: long names and more indices than the checker's range memo holds") {
+    // The checker answers ranges from a memo keyed by names of up to 6 bytes, with room for 48
+    // of them; longer names and the indices past it take the uncached path.
+    const std::string shorts = "mesh 4x2\ndim b=8 s=256 d=1024 f=512\n"
+                               "z_{b s d} = W_{d f_0} x_{b s f_0}\n"
+                               "y_{b s d'} = V_{d' f_1} x_{b s f_1}\n";
+    const std::string longs =
+        "mesh 4x2\ndim batchsize=8 sequencelength=256 modeldim=1024 hidden=512\n"
+        "z_{{batchsize} {sequencelength} {modeldim}} = W_{{modeldim} {hidden}_0} "
+        "x_{{batchsize} {sequencelength} {hidden}_0}\n"
+        "y_{{batchsize} {sequencelength} {modeldim}'} = V_{{modeldim}' {hidden}_1} "
+        "x_{{batchsize} {sequencelength} {hidden}_1}\n";
+    const auto a = check_text(shorts), b = check_text(longs);
+    INFO(plan_text(longs, b));
+    REQUIRE(a.statements.size() == 2);
+    REQUIRE(b.statements.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto &x = a.statements[i], &y = b.statements[i];
+        CHECK(x.collectives == y.collectives);
+        CHECK(placements(x.result) == placements(y.result));
+        CHECK(x.result.global_shape == y.result.global_shape);
+        CHECK(x.result.local_shape == y.result.local_shape);
+        CHECK(x.operands[0].local_shape == y.operands[0].local_shape);
+        CHECK(x.cost == y.cost);
+    }
+    CHECK(b.statements[1].operands[0].local_shape == std::vector<std::int64_t>{1024, 256});
+
+    std::string many = "mesh 4\ndim j=4";
+    for (int k = 0; k < 60; ++k)
+        many += " i" + std::to_string(k) + "=" + std::to_string(2 * (k + 1));
+    many += "\n";
+    for (int k = 0; k < 60; ++k)
+        many += "t" + std::to_string(k) + "_{{i" + std::to_string(k) + "} j} = u_{{i" +
+                std::to_string(k) + "} j_0}\n";
+    const auto p = check_text(many);
+    REQUIRE(p.statements.size() == 60);
+    for (int k = 0; k < 60; ++k) {
+        const auto& s = p.statements[static_cast<std::size_t>(k)];
+        CHECK(s.result.global_shape == std::vector<std::int64_t>{2 * (k + 1), 4});
+        CHECK(s.operands[0].local_shape == std::vector<std::int64_t>{2 * (k + 1), 1});
+    }
+}

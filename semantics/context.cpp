@@ -1,0 +1,322 @@
+// Declarations and range inference: the program-wide facts the checker plans with.
+#include "context.hpp"
+
+#include "parser/printer.hpp"
+#include "parser/visit.hpp"
+
+#include <numeric>
+#include <sstream>
+
+namespace shardscope::semantics {
+
+namespace detail {
+
+std::string dim_text(const ast::Dimension& d) {
+    std::string out;
+    for (const auto& p : d.parts) {
+        if (!out.empty()) out += ' ';
+        out += p.name;
+        out.append(static_cast<std::size_t>(p.primes), '\'');
+        if (p.axes.size() == 1) out += "_" + p.axes[0].name;
+        if (p.axes.size() > 1) {
+            out += "_{";
+            for (std::size_t k = 0; k < p.axes.size(); ++k)
+                out += (k ? "," : "") + p.axes[k].name;
+            out += "}";
+        }
+    }
+    return d.grouped ? "(" + out + ")" : out;
+}
+
+void declare(Context& ctx, const ast::Program& program, const CheckOptions& options) {
+    std::optional<ast::SourceRange> mesh_at;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        if (const auto* m = std::get_if<ast::MeshDecl>(&s->node)) {
+            if (mesh_at) {
+                ctx.diag(Severity::Error, "S001", s->range, "a second mesh declaration",
+                         "a program has one mesh; the first is at line " +
+                             std::to_string(mesh_at->line));
+                continue;
+            }
+            mesh_at = s->range;
+            for (const auto& a : m->axes)
+                ctx.mesh.axes.push_back({a.name, a.size});
+            ctx.mesh.devices = m->devices;
+            ctx.has_mesh = true;
+        } else if (const auto* d = std::get_if<ast::DimDecl>(&s->node)) {
+            if (options.ignore_dims) continue;
+            for (const auto& b : d->bindings) {
+                const auto id = id_of(b.index);
+                if (auto it = ctx.ranges.find(id); it != ctx.ranges.end() && it->second != b.size)
+                    ctx.diag(Severity::Error, "S002", b.index.range,
+                             "index " + id.text() + " is declared with range " +
+                                 std::to_string(b.size) + " and " + std::to_string(it->second),
+                             "declare each range once");
+                ctx.ranges[id] = b.size;
+                ctx.range_origin[id] = "declared";
+            }
+        } else if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node)) {
+            std::vector<IndexId> parts;
+            for (const auto& p : sp->parts)
+                parts.push_back(id_of(p));
+            ctx.splits[id_of(sp->from)] = parts;
+            ctx.split_at[id_of(sp->from)] = s->range;
+        } else if (const auto* dt = std::get_if<ast::DtypeDecl>(&s->node)) {
+            ctx.dtype = dt->dtype;
+            ctx.dtype_bytes = dtype_size(dt->dtype).value_or(4);
+        } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
+            ctx.tensor_bytes[parser::tensor_key(td->name, td->label)] =
+                dtype_size(td->dtype).value_or(4);
+        } else if (const auto* hw = std::get_if<ast::HwDecl>(&s->node)) {
+            if (const auto* h = find_hardware(hw->preset))
+                ctx.hw = h;
+            else
+                ctx.diag(Severity::Error, "S003", s->range,
+                         "unknown hardware preset '" + hw->preset + "'",
+                         "use one of " + hardware_names());
+        } else if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) {
+            ctx.functions[f->name] = f->kind;
+        }
+    }
+    if (options.mesh) {
+        if (auto m = parse_mesh_spec(*options.mesh)) {
+            ctx.mesh = *m;
+            ctx.has_mesh = true;
+        }
+    }
+    if (!ctx.hw) ctx.hw = find_hardware("h100");
+    for (const auto& a : ctx.mesh.axes)
+        (void)a, ctx.links.push_back({ctx.hw->link_bw, ctx.hw->link_latency_s});
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        if (const auto* l = std::get_if<ast::LinkDecl>(&s->node)) {
+            for (int k : ctx.resolve_axis(l->axis)) {
+                ctx.links[static_cast<std::size_t>(k)].bytes_per_second = l->bytes_per_second;
+                if (!l->latency_text.empty())
+                    ctx.links[static_cast<std::size_t>(k)].latency_s = l->latency_seconds;
+            }
+        }
+    }
+}
+
+void infer_ranges(Context& ctx, const ast::Program& program) {
+    auto visit_ref = [&](const ast::TensorRef& r) {
+        for (const auto& d : r.dims)
+            for (const auto& p : d.parts) {
+                if (p.axes.empty()) continue;
+                const auto id = id_of(p);
+                std::int64_t size = 1;
+                AxisList all;
+                bool ok = true;
+                for (const auto& a : p.axes) {
+                    auto ks = ctx.resolve_axis(a, false);
+                    if (ks.empty()) ok = false;
+                    for (int k : ks) {
+                        size = sat_mul(size, ctx.axis_size(k));
+                        all.push_back(k);
+                    }
+                }
+                if (!ok) continue;
+                // Words only where a message or an origin needs them (this runs three times
+                // over every tensor occurrence of the program).
+                auto axes_text = [&] {
+                    std::string axes;
+                    for (int k : all)
+                        axes += (axes.empty() ? "" : ",") + ctx.axis_name(k);
+                    return axes;
+                };
+                if (ctx.small_defaults) {
+                    auto& l = ctx.shard_lcm[{id.name, 0}];
+                    l = std::lcm(l == 0 ? 1 : l, size);
+                }
+                if (auto o = ctx.range_origin.find(id); o != ctx.range_origin.end() &&
+                                                        o->second.rfind("device index", 0) == 0 &&
+                                                        ctx.range(id) != size) {
+                    if (ctx.conflicts.insert(id).second)
+                        ctx.diag(Severity::Error, "S005", p.range,
+                                 "index " + id.text() +
+                                     " has no declared range and is the device index of " +
+                                     o->second.substr(16) + " (" + std::to_string(ctx.range(id)) +
+                                     ") and of axis " + axes_text() + " (" + std::to_string(size) +
+                                     ")",
+                                 "declare its range with 'dim " + id.text() + "=N'");
+                    continue;
+                }
+                if (ctx.has_range(id)) continue;
+                ctx.ranges[id] = size;
+                ctx.range_origin[id] = "device index of axis " + axes_text();
+            }
+    };
+    // A chain that groups an index (x_{bsd} -> x_{(r c) s d}) splits it as a declaration does:
+    // the ranges must multiply out.
+    auto splits = ctx.splits;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        const auto* ch = s ? std::get_if<ast::Chain>(&s->node) : nullptr;
+        if (!ch) continue;
+        const ast::TensorRef* cur = &ch->from;
+        for (const auto& st : ch->steps) {
+            if (cur->dims.size() == st.to.dims.size())
+                for (std::size_t d = 0; d < cur->dims.size(); ++d) {
+                    const auto& a = cur->dims[d].parts;
+                    const auto& b = st.to.dims[d].parts;
+                    const auto* one = a.size() == 1 && b.size() > 1   ? &a
+                                      : b.size() == 1 && a.size() > 1 ? &b
+                                                                      : nullptr;
+                    if (!one) continue;
+                    const auto& many = one == &a ? b : a;
+                    std::vector<IndexId> parts;
+                    for (const auto& p : many)
+                        parts.push_back(id_of(p));
+                    if (std::find(parts.begin(), parts.end(), id_of((*one)[0])) == parts.end())
+                        splits.emplace(id_of((*one)[0]), parts);
+                }
+            cur = &st.to;
+        }
+    }
+    // Splits first where they decide a device index: split s -> r t with r sharded.
+    for (int pass = 0; pass < 3; ++pass) {
+        // A pass that changes nothing leaves the next with the same facts, so it would change
+        // nothing either (nor report anything: reports come with a new conflict).
+        const auto ranges_before = ctx.ranges;
+        const auto lcm_before = ctx.shard_lcm;
+        const auto conflicts_before = ctx.conflicts.size();
+        for (const auto& item : program.items)
+            if (const auto* s = std::get_if<ast::Statement>(&item))
+                ast::for_each_ref(*s, visit_ref);
+        // Splits: parent = product of parts; one missing part = parent / the others.
+        bool changed = true;
+        while (changed) {
+            changed = false;
+            for (const auto& [parent, parts] : splits) {
+                std::int64_t known = 1;
+                int unknown = 0;
+                IndexId missing;
+                for (const auto& p : parts) {
+                    if (ctx.has_range(p))
+                        known = sat_mul(known, ctx.range(p));
+                    else
+                        ++unknown, missing = p;
+                }
+                if (unknown == 0 && !ctx.has_range(parent)) {
+                    ctx.ranges[parent] = known;
+                    ctx.range_origin[parent] = "split";
+                    changed = true;
+                } else if (unknown == 1 && ctx.has_range(parent)) {
+                    const auto whole = ctx.range(parent);
+                    if (known <= 0 || whole % known != 0) {
+                        if (ctx.conflicts.insert(parent).second)
+                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                                     "split of " + parent.text() + "=" + std::to_string(whole) +
+                                         ": the other parts multiply to " + std::to_string(known) +
+                                         ", which does not divide it",
+                                     "choose ranges whose product is " + std::to_string(whole));
+                        continue;
+                    }
+                    ctx.ranges[missing] = whole / known;
+                    ctx.range_origin[missing] = "split of " + parent.text();
+                    changed = true;
+                }
+            }
+        }
+        // Small defaults for the parts of a split whose whole is unknown; the first part also
+        // takes the whole's shardings, so that they divide the product.
+        if (ctx.small_defaults && pass == 1)
+            for (const auto& [parent, parts] : splits) {
+                if (ctx.has_range(parent)) continue;
+                bool first = true;
+                for (const auto& p : parts) {
+                    if (ctx.has_range(p)) continue;
+                    auto r = ctx.range(p);
+                    if (auto it = ctx.shard_lcm.find({parent.name, 0});
+                        first && it != ctx.shard_lcm.end())
+                        r *= it->second;
+                    first = false;
+                    ctx.ranges[p] = r;
+                    ctx.range_origin[p] = "small default";
+                }
+            }
+        // (Pass 1 always runs under small defaults: it gives the split parts theirs.)
+        if ((!ctx.small_defaults || pass >= 1) && ctx.ranges == ranges_before &&
+            ctx.shard_lcm == lcm_before && ctx.conflicts.size() == conflicts_before)
+            break;
+        // Without splits, no range changes after the first pass: every device index got its
+        // range (or its conflict) there, from the first occurrence on.
+        if (splits.empty()) break;
+    }
+}
+
+void check_splits(Context& ctx, const ast::Program& program) {
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        const auto* sp = std::get_if<ast::SplitDecl>(&s->node);
+        if (!sp) continue;
+        const auto parent = id_of(sp->from);
+        if (!ctx.has_range(parent)) continue;
+        std::int64_t product = 1;
+        bool all_known = true;
+        std::string parts;
+        for (const auto& p : sp->parts) {
+            all_known &= ctx.has_range(id_of(p));
+            product = sat_mul(product, ctx.range(id_of(p)));
+            parts += (parts.empty() ? "" : "·") + id_of(p).text() + "=" +
+                     std::to_string(ctx.range(id_of(p)));
+        }
+        if (all_known && product != ctx.range(parent))
+            ctx.diag(Severity::Error, "S004", s->range,
+                     "split of " + parent.text() + "=" + std::to_string(ctx.range(parent)) +
+                         " into " + parts + " does not multiply out (" + std::to_string(product) +
+                         ")",
+                     "choose ranges whose product is " + std::to_string(ctx.range(parent)));
+    }
+}
+
+} // namespace detail
+
+std::optional<Mesh> parse_mesh_spec(const std::string& spec) {
+    Mesh m;
+    std::string s = spec;
+    for (auto& c : s)
+        if (c == ',') c = ' ';
+    std::istringstream in(s);
+    std::string tok;
+    std::vector<std::string> toks;
+    while (in >> tok)
+        toks.push_back(tok);
+    if (toks.empty()) return std::nullopt;
+    auto to_size = [](const std::string& t) -> std::optional<std::int64_t> {
+        if (t.empty() || t.size() > 9 ||
+            !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return std::nullopt;
+        const auto v = std::stoll(t);
+        return v >= 1 ? std::optional(v) : std::nullopt;
+    };
+    if (toks.size() == 1 && toks[0].find('=') == std::string::npos) {
+        std::string t = toks[0];
+        std::size_t start = 0;
+        while (true) {
+            const auto x = t.find('x', start);
+            auto v = to_size(t.substr(start, x - start));
+            if (!v) return std::nullopt;
+            m.axes.push_back({std::to_string(m.axes.size()), *v});
+            if (x == std::string::npos) break;
+            start = x + 1;
+        }
+    } else {
+        for (const auto& t : toks) {
+            const auto eq = t.find('=');
+            if (eq == std::string::npos || eq == 0) return std::nullopt;
+            auto v = to_size(t.substr(eq + 1));
+            if (!v) return std::nullopt;
+            m.axes.push_back({t.substr(0, eq), *v});
+        }
+    }
+    if (m.device_count() > (std::int64_t{1} << 24)) return std::nullopt; // as the parser
+    return m;
+}
+
+} // namespace shardscope::semantics

@@ -1,0 +1,291 @@
+// The checker's program-wide facts (mesh, ranges, splits, types, hardware) and its values
+// (tensor occurrences and intermediates with their shardings). Internal to semantics/.
+#pragma once
+
+#include "checker.hpp"
+#include "cost.hpp"
+#include "flat.hpp"
+#include "plan.hpp"
+#include "small_vec.hpp"
+
+#include "parser/ast.hpp"
+#include "parser/functions.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace shardscope::semantics::detail {
+
+using Kind = Placement::Kind;
+using IndexSet = FlatSet<IndexId>;
+/// Mesh axes, major to minor (of one index's sharding, or as an axis reference resolves).
+using AxisList = SmallVec<int, 4>;
+
+constexpr std::int64_t kDefaultRange = 1024;
+
+/// a·b, saturating: ranges come from the user and their products must not overflow.
+inline std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
+constexpr int kMaxPlans = 256;
+
+inline IndexId id_of(const ast::Index& ix) {
+    return {ix.name, ix.primes};
+}
+
+// =============================================================================================
+// Program-wide facts: mesh, ranges, splits, types, hardware.
+
+struct Value;
+
+/// What the checker knows program-wide (declarations, inferred ranges), and where its
+/// diagnostics go.
+struct Context {
+    /// Tensor occurrences as written: history-free, so computed once per statement and reused
+    /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
+    /// skipped). A few entries, searched in order; plan_statement empties it.
+    std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
+    Mesh mesh;
+    bool has_mesh = false;
+    FlatMap<IndexId, std::int64_t> ranges;       ///< declared or inferred
+    std::map<IndexId, std::string> range_origin; ///< how an inferred range was found
+    std::map<IndexId, std::vector<IndexId>> splits;
+    std::string dtype = "f32";
+    int dtype_bytes = 4;
+    std::map<std::string, int> tensor_bytes; ///< per-tensor element size (`tensor x : bf16`)
+    const Hardware* hw = nullptr;
+    std::vector<Link> links;
+    std::map<std::string, ast::FunctionKind> functions;
+    bool strict = false;
+    /// Undeclared ranges default small (for the executor): twice the least common multiple
+    /// of the device counts the index is sharded over, so every sharding divides evenly.
+    bool small_defaults = false;
+    FlatMap<IndexId, std::int64_t> shard_lcm; ///< per index name (primes 0)
+    std::vector<Diagnostic>* diagnostics = nullptr;
+    std::set<IndexId> defaulted;                  ///< ranges that took the default (noted once)
+    std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting
+    std::map<IndexId, ast::SourceRange> split_at; ///< where each split is declared
+    bool frozen_ = false;
+    std::vector<std::string> axis_labels_;
+    struct MemoSlot {
+        std::uint64_t key = 0; ///< packed(index); 0: empty
+        std::int64_t range = 0;
+    };
+    static constexpr std::size_t kMemoSlots = 64;
+    mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
+    mutable std::size_t memo_used_ = 0;
+
+    void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
+              std::string fix = {}) const {
+        diagnostics->push_back({s, std::move(code), r, std::move(msg), std::move(fix)});
+    }
+
+    std::string axis_label(int k) const {
+        if (static_cast<std::size_t>(k) < axis_labels_.size())
+            return axis_labels_[static_cast<std::size_t>(k)];
+        const auto& a = mesh.axes[static_cast<std::size_t>(k)];
+        return a.name == std::to_string(k) ? "axis " + a.name
+                                           : "axis " + a.name + " (" + std::to_string(k) + ")";
+    }
+    std::string axis_name(int k) const { return mesh.axes[static_cast<std::size_t>(k)].name; }
+    std::int64_t axis_size(int k) const { return mesh.axes[static_cast<std::size_t>(k)].size; }
+
+    /// Resolves an axis as written: a declared name, a position ("0"), or a run of one-letter
+    /// names (`I_{XY}` on a mesh with axes X and Y). Empty on failure (after a diagnostic).
+    AxisList resolve_axis(const ast::AxisRef& a, bool report = true) const {
+        for (std::size_t k = 0; k < mesh.axes.size(); ++k)
+            if (mesh.axes[k].name == a.name) return {static_cast<int>(k)};
+        const bool digits =
+            !a.name.empty() &&
+            std::all_of(a.name.begin(), a.name.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (digits) {
+            const auto k = std::stoul(a.name);
+            if (k < mesh.axes.size()) return {static_cast<int>(k)};
+        } else if (a.name.size() > 1) {
+            AxisList out;
+            for (char c : a.name) {
+                auto one = resolve_axis({std::string(1, c), a.range}, false);
+                if (one.empty()) {
+                    out.clear();
+                    break;
+                }
+                out.push_back(one[0]);
+            }
+            if (!out.empty()) return out;
+        }
+        if (report) {
+            if (!has_mesh) {
+                diag(Severity::Error, "S100", a.range,
+                     "mesh axis '" + a.name + "' is used but no mesh is declared",
+                     "declare the mesh first, e.g. 'mesh 4' or 'mesh dp=2 tp=4'");
+            } else {
+                std::string names;
+                for (std::size_t k = 0; k < mesh.axes.size(); ++k)
+                    names += (k ? ", " : "") + mesh.axes[k].name;
+                diag(Severity::Error, "S102", a.range, "unknown mesh axis '" + a.name + "'",
+                     "the mesh has axes " + names);
+            }
+        }
+        return {};
+    }
+
+    /// An index's range. Once the ranges are final (`freeze_ranges`), answered from a memo
+    /// keyed by the index packed into one integer: the evaluator asks for ranges thousands of
+    /// times per statement, and each search of `ranges` compared strings.
+    std::int64_t range(const IndexId& i) const {
+        const auto key = packed(i);
+        if (!frozen_ || !key) return range_uncached(i);
+        // Open addressing, linear probing; a full table answers uncached.
+        auto slot = static_cast<std::size_t>((*key * 0x9E3779B97F4A7C15ull) >> 58);
+        for (std::size_t probe = 0; probe < kMemoSlots; ++probe) {
+            auto& m = range_memo_[(slot + probe) % kMemoSlots];
+            if (m.key == *key) return m.range;
+            if (m.key == 0) {
+                if (memo_used_ * 4 >= kMemoSlots * 3) break;
+                ++memo_used_;
+                m.key = *key;
+                m.range = range_uncached(i);
+                return m.range;
+            }
+        }
+        return range_uncached(i);
+    }
+    /// The ranges will not change any more (declarations and inference are done).
+    void freeze_ranges() {
+        frozen_ = true;
+        // The mesh is final too: its axes' labels, for the words of every collective.
+        for (std::size_t k = 0; k < mesh.axes.size(); ++k)
+            axis_labels_.push_back(axis_label(static_cast<int>(k)));
+    }
+
+    /// `i` as one nonzero integer (name bytes, length, primes, a top bit), for names of up
+    /// to 6 bytes.
+    static std::optional<std::uint64_t> packed(const IndexId& i) {
+        const auto n = i.name.size();
+        if (n > 6 || i.primes < 0 || i.primes > 127) return std::nullopt;
+        std::uint64_t key = 0;
+        for (std::size_t c = 0; c < n; ++c)
+            key |= static_cast<std::uint64_t>(static_cast<unsigned char>(i.name[c])) << (8 * c);
+        return key | static_cast<std::uint64_t>(n) << 48 |
+               static_cast<std::uint64_t>(i.primes) << 56 | std::uint64_t{1} << 63;
+    }
+
+    std::int64_t range_uncached(const IndexId& i) const {
+        if (auto it = ranges.find(i); it != ranges.end()) return it->second;
+        if (auto it = ranges.find({i.name, 0}); it != ranges.end()) return it->second;
+        if (small_defaults) {
+            auto it = shard_lcm.find({i.name, 0});
+            return 2 * (it == shard_lcm.end() ? 1 : it->second);
+        }
+        return kDefaultRange;
+    }
+
+    bool has_range(const IndexId& i) const { return ranges.count(i) || ranges.count({i.name, 0}); }
+
+    int bytes_of(const std::string& tensor) const {
+        auto it = tensor_bytes.find(tensor);
+        return it == tensor_bytes.end() ? dtype_bytes : it->second;
+    }
+
+    ast::FunctionKind function_kind(const std::string& name) const {
+        if (const auto* f = find_builtin_function(name)) return f->kind;
+        auto it = functions.find(name);
+        return it == functions.end() ? ast::FunctionKind::Elementwise : it->second;
+    }
+};
+
+/// "all-reduce(0)", "all-gather(tp)": a collective step as plans and expectations name it.
+inline std::string collective_text(const Context& ctx, const Step& s) {
+    return semantics::collective_text(ctx.mesh, s.kind, s.mesh_axes);
+}
+
+// =============================================================================================
+// Values: a tensor occurrence or an intermediate, with its sharding.
+
+struct Dim {
+    std::vector<IndexId> parts;
+    std::string text; ///< as written: "b", "d'", "(r_0 c)"
+    bool operator==(const Dim&) const = default;
+};
+
+struct Value {
+    std::string name;
+    std::vector<Dim> dims;
+    FlatMap<IndexId, AxisList> sharding; ///< index -> mesh axes, major to minor
+    FlatMap<int, std::string> partial;   ///< axis -> "sum" | "max"
+    int elem_bytes = 4;
+    int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
+    bool operator==(const Value&) const = default;
+
+    IndexSet indices() const {
+        IndexSet s;
+        for (const auto& d : dims)
+            s.insert(d.parts.begin(), d.parts.end());
+        return s;
+    }
+    bool has(const IndexId& i) const { return dim_of(i) >= 0; }
+    /// The written dimension holding index `i`, or -1.
+    int dim_of(const IndexId& i) const {
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            for (const auto& p : dims[d].parts)
+                if (FlatOrder<IndexId>::equal(p, i)) return static_cast<int>(d);
+        return -1;
+    }
+    /// The index sharded on axis k, if any.
+    std::optional<IndexId> sharded_on(int k) const {
+        if (const auto* i = sharded_index(k)) return *i;
+        return std::nullopt;
+    }
+    /// The same without a copy; valid until the sharding changes.
+    const IndexId* sharded_index(int k) const {
+        for (const auto& [i, axes] : sharding)
+            if (std::find(axes.begin(), axes.end(), k) != axes.end()) return &i;
+        return nullptr;
+    }
+    Placement placement(int k) const {
+        Placement p;
+        if (auto it = partial.find(k); it != partial.end()) {
+            p.kind = Kind::Partial;
+            p.reduce = it->second;
+        } else if (const auto* i = sharded_index(k)) {
+            p.kind = Kind::Shard;
+            p.index = *i;
+            p.dim = dim_of(*i);
+        }
+        return p;
+    }
+    /// Removes axis k from the sharding of whatever index carries it.
+    void unshard(int k) {
+        for (auto it = sharding.begin(); it != sharding.end();) {
+            auto& axes = it->second;
+            axes.erase(std::remove(axes.begin(), axes.end(), k), axes.end());
+            it = axes.empty() ? sharding.erase(it) : std::next(it);
+        }
+    }
+};
+
+/// The tensors defined so far, by name, as their statements left them (looked up once per
+/// tensor occurrence: a hash map, as programs reach 100k statements).
+using Defined = std::unordered_map<std::string, Value>;
+
+/// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
+std::string dim_text(const ast::Dimension& d);
+
+/// Reads the declarations (mesh, dim, split, dtype, tensor, hw, function, link) into `ctx`.
+void declare(Context& ctx, const ast::Program& program, const CheckOptions& options);
+/// Range inference: device indices take their axes' size; splits give the missing factor.
+void infer_ranges(Context& ctx, const ast::Program& program);
+/// Checks declared splits divide exactly.
+void check_splits(Context& ctx, const ast::Program& program);
+
+} // namespace shardscope::semantics::detail

@@ -1,0 +1,1228 @@
+// The evaluator: rules 1-4, functions, `+ - /`, chains, the left-hand-side table and uses
+// across statements (NOTATION.md section 6).
+#include "evaluator.hpp"
+
+#include "parser/printer.hpp"
+#include "parser/visit.hpp"
+
+#include <functional>
+
+namespace shardscope::semantics::detail {
+
+void Evaluator::error(std::string code, const ast::SourceRange& r, std::string msg,
+                      std::string fix) {
+    failed = true;
+    if (report_) ctx_.diag(Severity::Error, std::move(code), r, std::move(msg), std::move(fix));
+}
+
+void Evaluator::warning(std::string code, const ast::SourceRange& r, std::string msg,
+                        std::string fix) {
+    if (report_) ctx_.diag(Severity::Warning, std::move(code), r, std::move(msg), std::move(fix));
+}
+
+void Evaluator::note(std::string code, const ast::SourceRange& r, std::string msg,
+                     std::string fix) {
+    if (report_) ctx_.diag(Severity::Note, std::move(code), r, std::move(msg), std::move(fix));
+}
+
+void Evaluator::not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+                               std::string fix, bool note_otherwise) {
+    if (ctx_.strict)
+        error(std::move(code), at, msg + " (--strict)", std::move(fix));
+    else if (note_otherwise)
+        note(std::move(code), at, msg);
+}
+
+int Evaluator::choose(int options, bool alternative) {
+    const std::size_t at = points.size();
+    points.push_back({options, alternative});
+    const int c = at < fixed_.size() ? fixed_[at] : 0;
+    return std::clamp(c, 0, options - 1);
+}
+
+std::int64_t Evaluator::global_extent(const Dim& d) const {
+    std::int64_t n = 1;
+    for (const auto& p : d.parts)
+        n = sat_mul(n, ctx_.range(p));
+    return n;
+}
+
+std::int64_t Evaluator::split_count(const Value& v, const IndexId& i) const {
+    std::int64_t n = 1;
+    if (auto it = v.sharding.find(i); it != v.sharding.end())
+        for (int k : it->second)
+            n *= ctx_.axis_size(k);
+    return n;
+}
+
+std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
+    std::int64_t n = 1;
+    for (const auto& p : d.parts)
+        n = sat_mul(n, ceil_div(ctx_.range(p), split_count(v, p)));
+    return n;
+}
+
+double Evaluator::local_elements(const Value& v) const {
+    double n = 1;
+    for (const auto& d : v.dims)
+        n *= static_cast<double>(local_extent(v, d));
+    return n;
+}
+
+TensorLayout Evaluator::layout(const Value& v) const {
+    TensorLayout t;
+    t.tensor = v.name;
+    const auto dims = v.dims.size();
+    t.indices.reserve(dims);
+    t.global_shape.reserve(dims);
+    t.local_shape.reserve(dims);
+    std::size_t atoms = 0;
+    for (const auto& d : v.dims)
+        atoms += d.parts.size();
+    t.atoms.reserve(atoms);
+    // One pass over the atoms gives both shapes and the atoms (global_extent and
+    // local_extent, without looking each index up twice).
+    for (std::size_t d = 0; d < dims; ++d) {
+        const auto& dim = v.dims[d];
+        t.indices.push_back(dim.text);
+        std::int64_t global = 1, local = 1;
+        for (const auto& p : dim.parts) {
+            auto& a = t.atoms.emplace_back();
+            a.index = p;
+            a.extent = ctx_.range(p);
+            a.dim = static_cast<int>(d);
+            std::int64_t split = 1;
+            if (auto it = v.sharding.find(p); it != v.sharding.end()) {
+                a.axes.assign(it->second.begin(), it->second.end());
+                for (int k : it->second)
+                    split *= ctx_.axis_size(k);
+            }
+            global = sat_mul(global, a.extent);
+            local = sat_mul(local, ceil_div(a.extent, split));
+        }
+        t.global_shape.push_back(global);
+        t.local_shape.push_back(local);
+    }
+    const auto axes = ctx_.mesh.axes.size();
+    t.placements.reserve(axes);
+    for (std::size_t k = 0; k < axes; ++k)
+        t.placements.push_back(v.placement(static_cast<int>(k)));
+    return t;
+}
+
+int Evaluator::new_value(const Value& v, std::string load, std::string constant) {
+    if (report_) values.push_back({layout(v), std::move(load), std::move(constant)});
+    return value_count_++;
+}
+
+void Evaluator::flow(int in, Value& v) {
+    auto& s = steps.back();
+    s.inputs = {in};
+    v.id = new_value(v);
+    s.output = v.id;
+}
+
+Step& Evaluator::compute(OpKind op, std::vector<int> ins, Value& out) {
+    auto& s = steps.back();
+    s.op = op;
+    s.inputs = std::move(ins);
+    out.id = new_value(out);
+    s.output = out.id;
+    return s;
+}
+
+void Evaluator::record_operand(const Value& v) {
+    if (report_) operands.push_back(values[static_cast<std::size_t>(v.id)].layout);
+}
+
+std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
+    std::vector<int> out;
+    for (const auto& v : vs)
+        out.push_back(v.id);
+    return out;
+}
+
+void Evaluator::add_collective(StepKind kind, int k, const Value& v, double group_bytes,
+                               double local, std::string reason) {
+    Step s;
+    s.kind = kind;
+    s.mesh_axes = {k};
+    s.tensor = v.name;
+    const auto n = ctx_.axis_size(k);
+    s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
+    s.time_s = collective_time(kind, n, s.bytes_per_device, link(k));
+    s.reason = std::move(reason);
+    steps.push_back(std::move(s));
+}
+
+void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
+                          double flops, double bytes_moved, bool matrix) {
+    Step s;
+    s.kind = kind;
+    s.tensor = v.name;
+    s.detail = std::move(detail);
+    s.flops_per_device = flops;
+    s.reason = std::move(reason);
+    if (kind == StepKind::Compute)
+        s.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
+    steps.push_back(std::move(s));
+}
+
+void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
+    const auto op = v.partial[k];
+    const int in = v.id;
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::AllReduce, k, v, bytes, bytes,
+                   "all-reduce " + v.name + " over " + ctx_.axis_label(k) + " (" + op +
+                       "): " + why);
+    v.partial.erase(k);
+    flow(in, v);
+}
+
+void Evaluator::reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why) {
+    const int in = v.id;
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::ReduceScatter, k, v, bytes, bytes,
+                   "reduce-scatter " + v.name + " over " + ctx_.axis_label(k) + " onto " +
+                       i.text() + ": " + why);
+    v.partial.erase(k);
+    v.sharding[i].push_back(k);
+    flow(in, v);
+}
+
+void Evaluator::all_gather(Value& v, int k, const std::string& why) {
+    auto i = v.sharded_on(k);
+    if (!i) return;
+    auto axes = v.sharding[*i];
+    const auto pos = std::find(axes.begin(), axes.end(), k) - axes.begin();
+    for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a) {
+        const int ax = axes[static_cast<std::size_t>(a)];
+        const double local = local_bytes(v);
+        const double gathered = local * static_cast<double>(ctx_.axis_size(ax));
+        const int in = v.id;
+        add_collective(StepKind::AllGather, ax, v, gathered, local,
+                       "all-gather " + v.name + " over " + ctx_.axis_label(ax) + " (unshard " +
+                           i->text() + "): " + why);
+        v.unshard(ax);
+        flow(in, v);
+    }
+}
+
+void Evaluator::all_to_all(Value& v, int k, const IndexId& j, const std::string& why) {
+    auto i = v.sharded_on(k);
+    const int in = v.id;
+    const double bytes = local_bytes(v);
+    add_collective(StepKind::AllToAll, k, v, bytes, bytes,
+                   "all-to-all " + v.name + " over " + ctx_.axis_label(k) + " (" +
+                       (i ? i->text() : "?") + " -> " + j.text() + "): " + why);
+    v.unshard(k);
+    v.sharding[j].push_back(k);
+    flow(in, v);
+}
+
+void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why) {
+    const int in = v.id;
+    v.sharding[i].push_back(k);
+    add_local(StepKind::Slice, v, {},
+              "slice " + v.name + " locally along " + i.text() + " over " + ctx_.axis_label(k) +
+                  ": " + why);
+    flow(in, v);
+}
+
+std::optional<Value> Evaluator::written(const ast::TensorRef& r) {
+    for (const auto& [ref, value] : ctx_.written_cache)
+        if (ref == &r) return *value;
+    auto v = written_uncached(r);
+    if (v && report_ && !failed) ctx_.written_cache.emplace_back(&r, std::make_unique<Value>(*v));
+    return v;
+}
+
+std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
+    Value v;
+    v.name = parser::tensor_key(r.name, r.label);
+    v.elem_bytes = ctx_.bytes_of(v.name);
+    // Which index (or, as nullptr, the partial marker) uses each axis; words only on error.
+    struct Owner {
+        int axis;
+        const ast::Index* who;
+    };
+    SmallVec<Owner, 4> owner;
+    auto claim = [&](int k, const ast::Index* ix, const ast::SourceRange& at) {
+        for (const auto& [axis, who] : owner) {
+            if (axis != k) continue;
+            auto what = [](const ast::Index* i) {
+                return i ? "index " + id_of(*i).text() : std::string("the partial marker");
+            };
+            error("S101", at,
+                  "tensor " + v.name + " uses " + ctx_.axis_label(k) + " twice (" + what(who) +
+                      " and " + what(ix) + "): a tensor has one placement per mesh axis",
+                  "shard at most one index over " + ctx_.axis_label(k) +
+                      "; all-gather one of them first");
+            return false;
+        }
+        owner.push_back({k, ix});
+        return true;
+    };
+    v.dims.reserve(r.dims.size());
+    for (const auto& d : r.dims) {
+        Dim dim;
+        dim.text = dim_text(d);
+        dim.parts.reserve(d.parts.size());
+        for (const auto& p : d.parts) {
+            const auto id = id_of(p);
+            if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
+                error("S103", p.range,
+                      "index " + id.text() + " appears twice in tensor " + v.name +
+                          " (a diagonal is not supported)",
+                      "use a primed index for the second dimension (" + id.text() + "')");
+                return std::nullopt;
+            }
+            dim.parts.push_back(id);
+            for (const auto& a : p.axes) {
+                const auto ks = ctx_.resolve_axis(a, report_);
+                if (ks.empty()) {
+                    failed = true;
+                    return std::nullopt;
+                }
+                for (int k : ks) {
+                    if (!claim(k, &p, a.range)) return std::nullopt;
+                    v.sharding[id].push_back(k);
+                }
+            }
+        }
+        v.dims.push_back(std::move(dim));
+    }
+    for (const auto& a : r.partial_axes) {
+        auto ks = ctx_.resolve_axis(a, report_);
+        if (ks.empty()) {
+            failed = true;
+            return std::nullopt;
+        }
+        for (int k : ks) {
+            if (!claim(k, nullptr, a.range)) return std::nullopt;
+            v.partial[k] = "sum";
+        }
+    }
+    return v;
+}
+
+bool Evaluator::writes_placement(const ast::TensorRef& r) {
+    if (!r.partial_axes.empty()) return true;
+    for (const auto& d : r.dims)
+        for (const auto& p : d.parts)
+            if (!p.axes.empty()) return true;
+    return false;
+}
+
+std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
+    auto v = written(r);
+    if (!v) return std::nullopt;
+    auto it = defined_.find(v->name);
+    if (it != defined_.end()) {
+        const Value& def = it->second;
+        if (def.dims.size() != v->dims.size()) {
+            error("S104", r.range,
+                  "tensor " + v->name + " was defined with " + std::to_string(def.dims.size()) +
+                      " dimensions and is used with " + std::to_string(v->dims.size()));
+            return std::nullopt;
+        }
+        // The definition's layout, in this occurrence's index names (by position).
+        Value have = *v;
+        have.sharding.clear();
+        have.partial = def.partial;
+        for (std::size_t d = 0; d < def.dims.size(); ++d) {
+            const auto& dp = def.dims[d].parts;
+            const auto& up = v->dims[d].parts;
+            for (std::size_t p = 0; p < dp.size(); ++p) {
+                auto s = def.sharding.find(dp[p]);
+                if (s == def.sharding.end()) continue;
+                // Map to this use's index in the same position (or the dimension's first).
+                const auto& target = p < up.size() ? up[p] : up.front();
+                have.sharding[target] = s->second;
+            }
+        }
+        have.id = new_value(have, v->name);
+        if (!writes_placement(r)) {
+            record_operand(have);
+            return have;
+        }
+        // The use asks for a placement: redistribute if it differs.
+        const auto before = steps.size();
+        transition(have, *v, r.range, "requested by this use of " + v->name);
+        if (steps.size() != before) {
+            std::string moved;
+            for (std::size_t s = before; s < steps.size(); ++s)
+                if (is_collective(steps[s].kind))
+                    moved +=
+                        (moved.empty() ? "" : ", ") + std::string(step_kind_name(steps[s].kind));
+            if (!moved.empty()) {
+                const auto msg = v->name + " was defined with a different placement; " + moved +
+                                 " inserted to give it the placement written here";
+                not_as_written("S210", r.range, msg,
+                               "write the use without mesh subscripts to inherit the "
+                               "placement, or add the collective explicitly",
+                               true);
+            }
+        }
+        record_operand(have);
+        return have;
+    }
+    v->id = new_value(*v, v->name);
+    record_operand(*v);
+    return v;
+}
+
+void Evaluator::transition(Value& have, const Value& want, const ast::SourceRange& at,
+                           const std::string& why) {
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    // Gathers and reductions to R first, then slices, scatters and all-to-alls.
+    for (int k = 0; k < axes; ++k) {
+        const auto from = have.placement(k);
+        const auto to = want.placement(k);
+        if (from.kind == Kind::Partial && to.kind == Kind::Partial) {
+            if (from.reduce != to.reduce) {
+                error("S201", at,
+                      "P(" + from.reduce + ") cannot become P(" + to.reduce + ") on " +
+                          ctx_.axis_label(k),
+                      "reduce it first (all-reduce), then take the " + to.reduce);
+                return;
+            }
+        } else if (from.kind == Kind::Partial && to.kind == Kind::Replicate) {
+            all_reduce(have, k, why);
+        } else if (from.kind == Kind::Partial && to.kind == Kind::Shard) {
+            if (!have.has(to.index)) {
+                error("S202", at,
+                      "cannot reduce-scatter onto " + to.index.text() +
+                          ": the value has no such index");
+                return;
+            }
+            if (auto cur = have.sharded_on(k); cur) have.unshard(k);
+            reduce_scatter(have, k, to.index, why);
+        } else if (from.kind == Kind::Shard && to.kind == Kind::Partial) {
+            error("S200", at,
+                  "a tensor sharded on " + ctx_.axis_label(k) + " (along " + from.index.text() +
+                      ") cannot become partial (S -> P)",
+                  "drop the {U_" + ctx_.axis_name(k) +
+                      "} marker, or shard the left-hand side along " + from.index.text());
+            return;
+        } else if (from.kind == Kind::Replicate && to.kind == Kind::Partial) {
+            const int in = have.id;
+            have.partial[k] = to.reduce;
+            add_local(StepKind::Compute, have, "keep one copy",
+                      "R -> P on " + ctx_.axis_label(k) +
+                          ": keep one device's copy, zero the others (local)");
+            compute(OpKind::KeepOne, {in}, have).mesh_axes = {k};
+        } else if (from.kind == Kind::Shard && to.kind == Kind::Replicate) {
+            all_gather(have, k, why);
+        } else if (from.kind == Kind::Shard && to.kind == Kind::Shard &&
+                   !(from.index == to.index)) {
+            if (!have.has(to.index)) {
+                error("S202", at,
+                      "cannot move the sharding onto " + to.index.text() +
+                          ": the value has no such index");
+                return;
+            }
+            all_to_all(have, k, to.index, why);
+        }
+    }
+    for (int k = 0; k < axes; ++k) {
+        const auto from = have.placement(k);
+        const auto to = want.placement(k);
+        if (from.kind == Kind::Replicate && to.kind == Kind::Shard) slice(have, k, to.index, why);
+    }
+    // Multi-axis indices: the order of axes must match too (major to minor).
+    for (const auto& [i, axes_want] : want.sharding) {
+        auto it = have.sharding.find(i);
+        if (it != have.sharding.end() && it->second != axes_want) {
+            std::sort(it->second.begin(), it->second.end());
+            auto sorted_want = axes_want;
+            std::sort(sorted_want.begin(), sorted_want.end());
+            if (it->second == sorted_want) {
+                // Same axes in another order: shards move between devices of the group.
+                std::int64_t n = 1;
+                for (int k : axes_want)
+                    n *= ctx_.axis_size(k);
+                Step s;
+                s.kind = StepKind::AllToAll;
+                s.mesh_axes = axes_want.to_vector();
+                s.tensor = have.name;
+                s.bytes_per_device = collective_bytes(StepKind::AllToAll, n, 0, local_bytes(have));
+                Link slowest = link(axes_want.front());
+                for (int k : axes_want)
+                    if (link(k).bytes_per_second < slowest.bytes_per_second) slowest = link(k);
+                s.time_s = collective_time(StepKind::AllToAll, n, s.bytes_per_device, slowest);
+                s.reason = "reorder the mesh axes of " + i.text() + " (major to minor): " + why;
+                steps.push_back(s);
+                const int in = have.id;
+                it->second = axes_want;
+                flow(in, have);
+            }
+            it->second = axes_want;
+        }
+    }
+}
+
+void Evaluator::collect(const ast::Expr& e, IndexSet& out) {
+    ast::for_each_index(e, [&](const ast::Index& i) { out.insert(id_of(i)); });
+}
+
+std::optional<Value> Evaluator::eval(const ast::Expr& e, const IndexSet& outside) {
+    if (failed) return std::nullopt;
+    return std::visit([&](const auto& n) { return eval_node(n, e, outside); }, e.node);
+}
+
+std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast::Expr>& operands,
+                                                           const IndexSet& outside) {
+    // A tensor or a number ignores what is needed outside it: only the other operands need
+    // their siblings' indices (most products are of tensors alone).
+    auto leaf = [](const ast::Expr& x) {
+        return std::holds_alternative<ast::TensorRef>(x.node) ||
+               std::holds_alternative<ast::Number>(x.node);
+    };
+    const bool all_leaves = std::all_of(operands.begin(), operands.end(), leaf);
+    std::vector<IndexSet> idx(all_leaves ? 0 : operands.size());
+    for (std::size_t i = 0; i < idx.size(); ++i)
+        collect(operands[i], idx[i]);
+    std::vector<Value> ops;
+    ops.reserve(operands.size());
+    for (std::size_t i = 0; i < operands.size(); ++i) {
+        if (leaf(operands[i])) {
+            auto v = eval(operands[i], outside);
+            if (!v) return std::nullopt;
+            ops.push_back(std::move(*v));
+            continue;
+        }
+        IndexSet out = outside;
+        for (std::size_t j = 0; j < operands.size(); ++j)
+            if (j != i) out.insert(idx[j].begin(), idx[j].end());
+        auto v = eval(operands[i], out);
+        if (!v) return std::nullopt;
+        ops.push_back(std::move(*v));
+    }
+    return ops;
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::Number& n, const ast::Expr&, const IndexSet&) {
+    Value v;
+    v.name = "scalar";
+    v.elem_bytes = ctx_.dtype_bytes;
+    v.id = new_value(v, {}, n.text);
+    return v;
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::TensorRef& r, const ast::Expr&,
+                                          const IndexSet&) {
+    return use(r);
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr& e,
+                                          const IndexSet& outside) {
+    auto ops = eval_operands(p.factors, outside);
+    if (!ops) return std::nullopt;
+    return einsum(*ops, outside, e.range);
+}
+
+void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
+                                        const char* where) {
+    not_as_written("S211", at,
+                   "partial operand " + v.name + " needs a reduction on " + ctx_.axis_label(k) +
+                       " " + where,
+                   "reduce it in an earlier statement, or write the collective explicitly", false);
+}
+
+void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
+                                       const char* what) {
+    std::vector<IndexId> distinct;
+    for (const auto& v : ops)
+        if (auto i = v.sharded_index(k);
+            i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
+            distinct.push_back(*i);
+    if (distinct.size() < 2) return;
+    fixed_up = true;
+    const auto keep =
+        distinct[static_cast<std::size_t>(choose(static_cast<int>(distinct.size()), false))];
+    std::string names;
+    for (const auto& d : distinct)
+        names += (names.empty() ? "" : " and ") + d.text();
+    const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
+    for (auto& v : ops)
+        if (auto i = v.sharded_index(k); i && !(*i == keep)) all_gather(v, k, why);
+    not_as_written("S212", at, why + ": " + what + " cannot be computed locally",
+                   "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
+}
+
+std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& outside,
+                                       const ast::SourceRange& at) {
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    for (int k = 0; k < axes; ++k) {
+        // Rule 4: a partial operand may meet only replicated operands.
+        std::vector<std::size_t> partials;
+        std::optional<IndexId> any_sharded;
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+            if (ops[o].partial.count(k)) partials.push_back(o);
+            if (auto i = ops[o].sharded_on(k)) any_sharded = i;
+        }
+        if (!partials.empty() && (partials.size() > 1 || any_sharded)) {
+            fixed_up = true;
+            // Keep one partial operand when nothing on k is sharded (P x R -> P).
+            const std::size_t first = any_sharded ? 0 : 1;
+            for (std::size_t q = first; q < partials.size(); ++q) {
+                auto& v = ops[partials[q]];
+                const bool can_scatter = any_sharded && v.has(*any_sharded);
+                const int c = choose(can_scatter ? 2 : 1, false);
+                const std::string why =
+                    "a partial operand may meet only replicated operands on " + ctx_.axis_label(k);
+                if (c == 1)
+                    reduce_scatter(v, k, *any_sharded, why);
+                else
+                    all_reduce(v, k, why);
+                partial_needs_reduction(v, k, at, "before this product");
+            }
+        }
+        // Rule 3: two different indices sharded on the same axis.
+        keep_one_sharded_index(ops, k, at, "the product");
+    }
+    // Indices: result keeps those needed outside this product.
+    std::vector<IndexId> order;
+    order.reserve(kFirstCapacity);
+    for (const auto& v : ops)
+        for (const auto& d : v.dims)
+            for (const auto& i : d.parts)
+                if (std::none_of(order.begin(), order.end(),
+                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
+                    order.push_back(i);
+    Value out;
+    out.name = temp_name();
+    out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    for (const auto& i : order)
+        if (outside.count(i)) out.dims.push_back({{i}, i.text()});
+    // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
+    // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
+    for (const auto& i : order) {
+        std::vector<AxisList> lists;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() &&
+                std::find(lists.begin(), lists.end(), it->second) == lists.end())
+                lists.push_back(it->second);
+        auto is_prefix = [](const AxisList& a, const AxisList& b) {
+            return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+        };
+        AxisList target;
+        for (const auto& l : lists)
+            if (l.size() > target.size()) target = l;
+        bool agree = true;
+        for (const auto& l : lists)
+            agree &= is_prefix(l, target);
+        if (!agree) {
+            fixed_up = true;
+            target = lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
+            for (auto& v : ops) {
+                auto it = v.sharding.find(i);
+                if (it == v.sharding.end()) continue;
+                // Gather, minor first, every axis past the common prefix with the target.
+                auto mine = it->second;
+                std::size_t common = 0;
+                while (common < mine.size() && common < target.size() &&
+                       mine[common] == target[common])
+                    ++common;
+                if (common < mine.size())
+                    all_gather(v, mine[common],
+                               "the mesh axes of " + i.text() + " differ between operands");
+            }
+            not_as_written("S212", at,
+                           "the operands shard " + i.text() + " over different mesh axes",
+                           "all-gather one operand first, explicitly", false);
+        }
+    }
+    // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
+    for (int k = 0; k < axes; ++k) {
+        std::optional<IndexId> sharded;
+        for (const auto& v : ops)
+            if (auto i = v.sharded_on(k)) sharded = i;
+        for (const auto& v : ops)
+            if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
+        if (!sharded) continue;
+        const bool kept = outside.count(*sharded) > 0;
+        if (!kept) {
+            // Contraction over a sharded index: P(sum). Gathering first is the alternative.
+            const int c = choose(2, true);
+            if (c == 1) {
+                for (auto& v : ops)
+                    if (v.sharded_index(k))
+                        all_gather(v, k,
+                                   "alternative: gather before contracting " + sharded->text());
+                continue;
+            }
+            out.partial[k] = "sum";
+        }
+    }
+    // Gathering an index over a major axis gathers its minor axes too (all_gather): an axis
+    // taken as P(sum) above that no operand shards any more is contracted whole, not
+    // partially (no operand is partial on an axis that shards an index: rule 4).
+    for (int k = 0; k < axes; ++k) {
+        bool sharded = false;
+        for (const auto& v : ops)
+            sharded |= v.sharded_index(k) != nullptr;
+        bool partial_operand = false;
+        for (const auto& v : ops)
+            partial_operand |= v.partial.count(k) > 0;
+        if (!sharded && !partial_operand) out.partial.erase(k);
+    }
+    // Operands holding a sharded index on fewer axes slice locally to the full list (rule 2).
+    for (const auto& i : order) {
+        AxisList target;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() && it->second.size() > target.size())
+                target = it->second;
+        if (target.empty()) continue;
+        for (auto& v : ops) {
+            if (!v.has(i)) continue;
+            auto& mine = v.sharding[i];
+            while (mine.size() < target.size()) {
+                const int in = v.id;
+                const int k = target[mine.size()];
+                add_local(StepKind::Slice, v, {},
+                          "slice " + v.name + " locally along " + i.text() + " over " +
+                              ctx_.axis_label(k) + " (free)");
+                mine.push_back(k);
+                flow(in, v);
+            }
+        }
+        if (outside.count(i)) out.sharding[i] = target;
+    }
+    // Local compute: pairwise contraction, greedily the cheapest pair first.
+    double flops = 0, moved = 0;
+    std::vector<IndexSet> live;
+    // The equation in words only on the reporting run: the search reads costs, not words.
+    std::string spec;
+    live.reserve(ops.size());
+    for (const auto& v : ops) {
+        live.push_back(v.indices());
+        moved += local_bytes(v);
+        if (!report_) continue;
+        if (!spec.empty()) spec += ", ";
+        for (std::size_t d = 0; d < v.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += v.dims[d].text;
+        }
+    }
+    auto local_ext = [&](const IndexId& i) {
+        std::int64_t n = 1;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i); it != v.sharding.end()) {
+                for (int k : it->second)
+                    n *= ctx_.axis_size(k);
+                break;
+            }
+        return static_cast<double>(ceil_div(ctx_.range(i), n));
+    };
+    while (live.size() > 1) {
+        double best = -1;
+        std::size_t ba = 0, bb = 1;
+        for (std::size_t a = 0; a < live.size(); ++a)
+            for (std::size_t b = a + 1; b < live.size(); ++b) {
+                IndexSet u = live[a];
+                u.insert(live[b].begin(), live[b].end());
+                double f = 2;
+                for (const auto& i : u)
+                    f *= local_ext(i);
+                if (best < 0 || f < best) best = f, ba = a, bb = b;
+            }
+        flops += best;
+        if (live.size() == 2) break; // the last pair: what it keeps is the result's
+        IndexSet u = live[ba];
+        u.insert(live[bb].begin(), live[bb].end());
+        // Keep indices needed by the rest or outside.
+        IndexSet keep;
+        for (const auto& i : u) {
+            bool needed = outside.count(i) > 0;
+            for (std::size_t o = 0; o < live.size(); ++o)
+                if (o != ba && o != bb && live[o].count(i)) needed = true;
+            if (needed) keep.insert(i);
+        }
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(bb));
+        live[ba] = keep;
+    }
+    if (report_) {
+        spec += " -> ";
+        for (std::size_t d = 0; d < out.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += out.dims[d].text;
+        }
+    }
+    moved += local_bytes(out);
+    add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
+    compute(OpKind::Einsum, ids_of(ops), out);
+    return out;
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e,
+                                          const IndexSet& outside) {
+    // The argument must keep the indices the call names (what it reduces or normalises over).
+    std::optional<Value> arg;
+    if (c.indices.empty()) {
+        arg = eval(*c.arg, outside);
+    } else {
+        IndexSet inner = outside;
+        for (const auto& i : c.indices)
+            inner.insert(id_of(i));
+        arg = eval(*c.arg, inner);
+    }
+    if (!arg) return std::nullopt;
+    Value v = std::move(*arg);
+    const auto kind = ctx_.function_kind(c.function);
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    const auto elems = local_elements(v);
+    // The result takes over the argument's layout (`v` is not used after it).
+    auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
+        const int in = v.id;
+        const double moved = 2 * local_bytes(v);
+        Value out = std::move(v);
+        out.name = temp_name();
+        add_local(StepKind::Compute, out, detail, c.function + " (local)", elems, moved);
+        auto& s = compute(op, {in}, out);
+        s.function = c.function;
+        if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
+        return out;
+    };
+    switch (kind) {
+    case ast::FunctionKind::Linear:
+        return finish(c.function, OpKind::Linear);
+    case ast::FunctionKind::Elementwise:
+        for (int k = 0; k < axes; ++k)
+            if (v.partial.count(k)) {
+                const auto msg = "the input of " + c.function + " is partial over " +
+                                 ctx_.axis_label(k) + "; " + c.function +
+                                 " is non-linear, so it is all-reduced first";
+                not_as_written("S214", e.range, msg,
+                               "reduce the input in an earlier statement, or write AllReduce "
+                               "explicitly",
+                               true);
+                all_reduce(v, k, c.function + " is non-linear and needs a complete input");
+            }
+        return finish(c.function);
+    case ast::FunctionKind::Reduction: {
+        if (c.indices.empty()) {
+            error("S120", e.range,
+                  c.function + " needs the index it reduces over, as in " + c.function + "_s(x)");
+            return std::nullopt;
+        }
+        const std::string op = c.function == "max" ? "max" : "sum";
+        for (int k = 0; k < axes; ++k)
+            if (auto it = v.partial.find(k); it != v.partial.end() && it->second != op)
+                all_reduce(v, k, c.function + " cannot pass a P(" + it->second + ") input");
+        IndexSet gone;
+        for (const auto& i : c.indices) {
+            if (!v.has(id_of(i))) {
+                error("S121", i.range,
+                      c.function + " reduces over " + id_of(i).text() +
+                          ", which its argument does not have");
+                return std::nullopt;
+            }
+            gone.insert(id_of(i));
+        }
+        Value out = without(v, gone, op);
+        add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
+                  local_bytes(v));
+        compute(OpKind::Reduce, {v.id}, out).function = c.function;
+        return out;
+    }
+    case ast::FunctionKind::Softmax: {
+        for (int k = 0; k < axes; ++k)
+            if (v.partial.count(k)) all_reduce(v, k, "softmax needs a complete input");
+        if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
+            error("S122", e.range,
+                  "softmax needs one index of its argument to normalise over, as in "
+                  "softmax_v(z)");
+            return std::nullopt;
+        }
+        const auto along = id_of(c.indices[0]);
+        if (auto it = v.sharding.find(along); it != v.sharding.end()) {
+            fixed_up = true;
+            const int choice = choose(2, false);
+            for (int k : AxisList(it->second)) {
+                if (choice == 0) {
+                    // Two small all-reduces of the row statistics (max, then sum).
+                    Value stats = v;
+                    stats.dims.erase(std::remove_if(stats.dims.begin(), stats.dims.end(),
+                                                    [&](const Dim& d) {
+                                                        return std::find(d.parts.begin(),
+                                                                         d.parts.end(),
+                                                                         along) != d.parts.end();
+                                                    }),
+                                     stats.dims.end());
+                    const double stats_bytes = local_bytes(stats);
+                    stats.name = v.name + ".max";
+                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
+                                   "all-reduce the row maximum of " + v.name + " over " +
+                                       ctx_.axis_label(k) + ": softmax along sharded " +
+                                       along.text());
+                    steps.back().inputs = {v.id}; // performed by the softmax step
+                    steps.back().function = "max";
+                    stats.name = v.name + ".sum";
+                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
+                                   "all-reduce the row sum of " + v.name + " over " +
+                                       ctx_.axis_label(k) + ": softmax along sharded " +
+                                       along.text());
+                    steps.back().inputs = {v.id};
+                    steps.back().function = "sum";
+                } else {
+                    all_gather(v, k, "softmax along sharded " + along.text());
+                    break;
+                }
+            }
+            not_as_written("S213", e.range,
+                           "softmax along " + along.text() +
+                               ", which is sharded, needs communication",
+                           "all-gather " + along.text() + " first, explicitly", false);
+        }
+        return finish("softmax_" + along.text(), OpKind::Softmax);
+    }
+    case ast::FunctionKind::Collective:
+        return explicit_collective(c, std::move(v), e);
+    }
+    return std::nullopt;
+}
+
+std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
+                                                    const ast::Expr& e) {
+    std::vector<std::pair<IndexId, int>> targets; // index, axis
+    for (const auto& i : c.indices) {
+        if (i.axes.empty()) {
+            // AllReduce_{r}(x_{r}): every axis r is sharded on.
+            if (auto it = v.sharding.find(id_of(i)); it != v.sharding.end())
+                for (int k : it->second)
+                    targets.push_back({id_of(i), k});
+        }
+        for (const auto& a : i.axes)
+            for (int k : ctx_.resolve_axis(a, report_))
+                targets.push_back({id_of(i), k});
+    }
+    if (targets.empty()) {
+        error("S123", e.range,
+              c.function + " needs the mesh axes it works over, as in " + c.function + "_{r_0}(x)");
+        return std::nullopt;
+    }
+    const std::string why = "written explicitly";
+    for (const auto& target : targets) {
+        const IndexId i = target.first; // named: lambdas below capture it (clang 14)
+        const int k = target.second;
+        if (c.function == "AllReduce") {
+            if (v.partial.count(k)) {
+                all_reduce(v, k, why);
+            } else if (v.sharded_index(k) && *v.sharded_index(k) == i) {
+                // A sum over a device index: the local sum over this device's chunk,
+                // then the cross-device sum is the all-reduce.
+                IndexSet gone;
+                gone.insert(i);
+                const double elems = local_elements(v);
+                Value out = without(v, gone, "sum");
+                add_local(StepKind::Compute, out, "sum " + i.text(),
+                          "sum over the local chunk of " + i.text(), elems, local_bytes(v));
+                compute(OpKind::Reduce, {v.id}, out).function = "sum";
+                v = std::move(out);
+                all_reduce(v, k, why);
+            } else {
+                error("S124", e.range,
+                      "AllReduce over " + ctx_.axis_label(k) + ", but " + v.name +
+                          " is not partial there");
+                return std::nullopt;
+            }
+        } else if (c.function == "AllGather") {
+            if (!v.sharded_index(k)) {
+                error("S124", e.range,
+                      "AllGather over " + ctx_.axis_label(k) + ", but " + v.name +
+                          " is not sharded there");
+                return std::nullopt;
+            }
+            all_gather(v, k, why);
+        } else if (c.function == "ReduceScatter") {
+            if (!v.partial.count(k) || !v.has(i)) {
+                error("S124", e.range,
+                      "ReduceScatter onto " + i.text() + " over " + ctx_.axis_label(k) +
+                          " needs a partial value with index " + i.text());
+                return std::nullopt;
+            }
+            reduce_scatter(v, k, i, why);
+        } else {
+            error("S125", e.range, c.function + " is not supported as a function yet",
+                  "write the redistribution as a chain, e.g. x_{i_0 j} -> x_{i j_0}");
+            return std::nullopt;
+        }
+    }
+    return v;
+}
+
+std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
+                                        const ast::SourceRange& at, std::vector<bool> negated) {
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    for (int k = 0; k < axes; ++k) {
+        keep_one_sharded_index(ops, k, at, "the operation");
+        std::optional<IndexId> sharded;
+        for (const auto& v : ops)
+            if (auto i = v.sharded_on(k)) sharded = i;
+        // Partial operands: P + P -> P; otherwise reduce. A quotient's denominator is
+        // reduced; its numerator may stay partial over a replicated denominator.
+        std::size_t partial_count = 0;
+        for (const auto& v : ops)
+            partial_count += v.partial.count(k);
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+            auto& v = ops[o];
+            if (!v.partial.count(k)) continue;
+            const bool keep =
+                quotient ? (o == 0 && !sharded) : (partial_count == ops.size() && !sharded);
+            if (keep) continue;
+            const std::string why = quotient ? "a quotient may be partial only in its "
+                                               "numerator, over a replicated denominator"
+                                             : "partial and non-partial terms cannot be added";
+            fixed_up = true;
+            partial_needs_reduction(v, k, at, "here");
+            if (sharded && v.has(*sharded)) {
+                const int c = choose(2, false);
+                fixed_up = true;
+                if (c == 0)
+                    reduce_scatter(v, k, *sharded, why);
+                else
+                    all_reduce(v, k, why);
+            } else {
+                all_reduce(v, k, why);
+            }
+        }
+        if (sharded)
+            for (auto& v : ops)
+                if (v.has(*sharded) && !v.sharded_index(k)) {
+                    const int in = v.id;
+                    v.sharding[*sharded].push_back(k);
+                    add_local(StepKind::Slice, v, {},
+                              "slice " + v.name + " locally along " + sharded->text() + " (free)");
+                    flow(in, v);
+                }
+    }
+    Value out;
+    out.name = temp_name();
+    out.elem_bytes = ops.front().elem_bytes;
+    IndexSet seen;
+    for (const auto& v : ops) {
+        for (const auto& d : v.dims)
+            for (const auto& i : d.parts)
+                if (seen.insert(i).second) {
+                    out.dims.push_back({{i}, i.text()});
+                    if (auto it = v.sharding.find(i); it != v.sharding.end())
+                        out.sharding[i] = it->second;
+                }
+        for (const auto& [k, op] : v.partial)
+            out.partial[k] = op;
+    }
+    double moved = 0;
+    for (const auto& v : ops)
+        moved += local_bytes(v);
+    add_local(StepKind::Compute, out, quotient ? "divide" : "add", "elementwise (local)",
+              local_elements(out), moved + local_bytes(out));
+    negated.resize(ops.size(), false);
+    compute(quotient ? OpKind::Divide : OpKind::Add, ids_of(ops), out).negated =
+        quotient ? std::vector<bool>{} : negated;
+    return out;
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
+                                          const IndexSet& outside) {
+    auto ops = eval_operands(s.terms, outside);
+    if (!ops) return std::nullopt;
+    if (ops->size() == 1) {
+        // Negation is linear: placements pass through.
+        if (s.negated.empty() || !s.negated[0]) return std::move(ops->front());
+        const int in = ops->front().id;
+        Value out = std::move(ops->front());
+        out.name = temp_name();
+        add_local(StepKind::Compute, out, "neg", "negation (local)", local_elements(out),
+                  2 * local_bytes(out));
+        compute(OpKind::Linear, {in}, out).function = "neg";
+        return out;
+    }
+    return combine(*ops, false, e.range, s.negated);
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::Quotient& q, const ast::Expr& e,
+                                          const IndexSet& outside) {
+    IndexSet in_num, in_den;
+    collect(*q.num, in_num);
+    collect(*q.den, in_den);
+    IndexSet out_num = outside, out_den = outside;
+    out_num.insert(in_den.begin(), in_den.end());
+    out_den.insert(in_num.begin(), in_num.end());
+    auto num = eval(*q.num, out_num);
+    auto den = num ? eval(*q.den, out_den) : std::nullopt;
+    if (!num || !den) return std::nullopt;
+    std::vector<Value> ops{std::move(*num), std::move(*den)};
+    return combine(ops, true, e.range);
+}
+
+Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string& op) {
+    Value out;
+    out.name = temp_name();
+    out.elem_bytes = v.elem_bytes;
+    out.partial = v.partial;
+    for (const auto& d : v.dims) {
+        Dim nd;
+        for (const auto& p : d.parts) {
+            const auto it = v.sharding.find(p);
+            if (gone.count(p)) {
+                if (it != v.sharding.end())
+                    for (int k : it->second)
+                        out.partial[k] = op;
+            } else {
+                nd.parts.push_back(p);
+                if (it != v.sharding.end()) out.sharding[p] = it->second;
+            }
+        }
+        if (!nd.parts.empty()) {
+            nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
+            out.dims.push_back(std::move(nd));
+        }
+    }
+    return out;
+}
+
+void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep) {
+    IndexSet gone;
+    for (const auto& i : v.indices())
+        if (!keep.count(i)) gone.insert(i);
+    if (gone.empty()) return;
+    const double elems = local_elements(v);
+    const double bytes = local_bytes(v);
+    std::string names;
+    Value out = without(v, gone, "sum");
+    for (const auto& i : gone)
+        names += (names.empty() ? "" : " ") + i.text();
+    const int in = v.id;
+    v = std::move(out);
+    add_local(StepKind::Compute, v, "sum " + names,
+              "sum over " + names + " (absent from the left-hand side)", elems, bytes);
+    compute(OpKind::Reduce, {in}, v).function = "sum";
+}
+
+std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::SourceRange& at) {
+    auto lhs = written(eq.lhs);
+    if (!lhs) return std::nullopt;
+    IndexSet outside = lhs->indices();
+    auto rhs = eval(eq.rhs, outside);
+    if (!rhs) return std::nullopt;
+    for (const auto& i : outside)
+        if (!rhs->has(i)) {
+            error("S130", eq.lhs.range,
+                  "index " + i.text() + " of " + lhs->name +
+                      " does not appear on the right-hand side",
+                  "every index on the left must come from the right (broadcasting a new index "
+                  "is not supported)");
+            return std::nullopt;
+        }
+    reduce_leftovers(*rhs, outside);
+    // The left-hand side states the result's placement.
+    transition(*rhs, *lhs, at, "the left-hand side asks for it");
+    result_id = rhs->id;
+    return lhs;
+}
+
+std::vector<IndexId>
+Evaluator::atoms(const std::vector<Dim>& dims,
+                 const std::map<IndexId, std::vector<IndexId>>& learned) const {
+    std::vector<IndexId> out;
+    // Depth-limited: `split a -> b c` with `split b -> a d` must not recurse forever.
+    std::function<void(const IndexId&, int)> expand = [&](const IndexId& i, int depth) {
+        const std::vector<IndexId>* parts = nullptr;
+        if (auto l = learned.find(i); l != learned.end())
+            parts = &l->second;
+        else if (auto d = ctx_.splits.find(i); d != ctx_.splits.end())
+            parts = &d->second;
+        if (!parts || depth > 16) {
+            out.push_back(i);
+            return;
+        }
+        for (const auto& p : *parts)
+            expand(p, depth + 1);
+    };
+    for (const auto& d : dims)
+        for (const auto& p : d.parts)
+            expand(p, 0);
+    return out;
+}
+
+std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRange&,
+                                      std::vector<std::vector<std::string>>& step_collectives) {
+    auto cur = use(ch.from);
+    if (!cur) return std::nullopt;
+    // Splits learned from groups: x_{bsd} -> x_{(rc)sd} says b = (r c).
+    std::map<IndexId, std::vector<IndexId>> learned;
+    for (const auto& st : ch.steps) {
+        auto next = written(st.to);
+        if (!next) return std::nullopt;
+        if (report_) operands.push_back(layout(*next));
+        const auto before = steps.size();
+        if (cur->dims.size() == next->dims.size())
+            for (std::size_t d = 0; d < cur->dims.size(); ++d) {
+                const auto& a = cur->dims[d].parts;
+                const auto& b = next->dims[d].parts;
+                if (a.size() == 1 && b.size() > 1 && std::find(b.begin(), b.end(), a[0]) == b.end())
+                    learned[a[0]] = b;
+                // Merging a group back (x_{(rc)sd} -> x_{bsd}) says the same.
+                else if (b.size() == 1 && a.size() > 1 &&
+                         std::find(a.begin(), a.end(), b[0]) == a.end())
+                    learned[b[0]] = a;
+            }
+        const auto from_atoms = atoms(cur->dims, learned);
+        const auto to_atoms = atoms(next->dims, learned);
+        if (from_atoms != to_atoms) {
+            std::string fa, ta;
+            for (const auto& i : from_atoms)
+                fa += i.text();
+            for (const auto& i : to_atoms)
+                ta += i.text();
+            error("S140", st.to.range,
+                  "this step changes the tensor's indices (" + fa + " -> " + ta +
+                      "): a chain may only split, merge or move placements",
+                  "declare the split ('split b -> r c') or write the group, as in x_{(r c) s d}");
+            return std::nullopt;
+        }
+        bool reshaped = cur->dims.size() != next->dims.size();
+        for (std::size_t d = 0; !reshaped && d < cur->dims.size(); ++d)
+            reshaped = cur->dims[d].parts != next->dims[d].parts;
+        // Express the current sharding in atoms, then move it to the next layout.
+        Value have = *next;
+        have.sharding.clear();
+        have.partial = cur->partial;
+        // A sharded index shards its major atom; in the next layout, that is the index whose
+        // own major atom it is (`g` of `(g n)` is `m` once `split m -> g n` merges them).
+        auto major_atom = [&](const IndexId& x) {
+            std::vector<Dim> one{{{x}, x.text()}};
+            auto parts = atoms(one, learned);
+            return parts.empty() ? x : parts.front();
+        };
+        for (const auto& [i, axes] : cur->sharding) {
+            const auto a0 = major_atom(i);
+            IndexId target = a0;
+            for (const auto& d : next->dims)
+                for (const auto& p : d.parts)
+                    if (major_atom(p) == a0) target = p;
+            have.sharding[target] = axes;
+        }
+        have.id = cur->id;
+        if (reshaped) {
+            add_local(StepKind::Split, have, {},
+                      "reshape " + next->name + " (split or merge indices, free)");
+            flow(cur->id, have);
+        }
+        transition(have, *next, st.to.range, "the chain asks for it");
+        result_id = have.id;
+        std::vector<std::string> cols;
+        for (std::size_t s = before; s < steps.size(); ++s)
+            if (is_collective(steps[s].kind)) cols.push_back(collective_text(ctx_, steps[s]));
+        step_collectives.push_back(cols);
+        cur = *next;
+        cur->id = have.id;
+    }
+    return cur;
+}
+
+} // namespace shardscope::semantics::detail

@@ -1,0 +1,195 @@
+// One statement's evaluation: per-axis placement inference for every tensor occurrence and
+// intermediate, the collectives it implies, their costs (NOTATION.md section 6). Internal.
+#pragma once
+
+#include "context.hpp"
+
+namespace shardscope::semantics::detail {
+
+// One statement's evaluation. Deterministic given the choices at its choice points, so the
+// search can replay it with every combination.
+
+struct ChoicePoint {
+    int options = 1;
+    bool alternative = false; ///< an alternative to an implied plan (the implied one is option 0)
+};
+
+class Evaluator {
+public:
+    Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
+        : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {
+        // Typical statements stay within these; growing from empty cost a block per doubling.
+        steps.reserve(8);
+        if (report_) {
+            values.reserve(16);
+            operands.reserve(4);
+        }
+    }
+
+    std::vector<Step> steps;
+    std::vector<ChoicePoint> points;
+    std::vector<TensorLayout> operands;
+    bool fixed_up = false; ///< a fix was needed (the plan is chosen, not implied)
+    bool failed = false;   ///< an error stopped the evaluation
+    std::vector<std::string> notes;
+    std::vector<ValueInfo> values; ///< the data flow (reporting runs only)
+    int result_id = -1;            ///< the value the statement stores
+
+    // ---- diagnostics (only on the reporting run) -------------------------------------------
+
+    void error(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void warning(std::string code, const ast::SourceRange& r, std::string msg,
+                 std::string fix = {});
+    void note(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+
+    /// A collective the statement does not imply as written (NOTATION.md section 6, --strict):
+    /// an error under --strict; otherwise a note when `note_otherwise` (fixes that the plan
+    /// already reports as chosen are not noted twice).
+    void not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+                        std::string fix, bool note_otherwise);
+
+    int choose(int options, bool alternative);
+
+    // ---- shapes and bytes -------------------------------------------------------------------
+
+    std::int64_t global_extent(const Dim& d) const;
+    /// Devices an index is split over.
+    std::int64_t split_count(const Value& v, const IndexId& i) const;
+    static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
+
+    std::int64_t local_extent(const Value& v, const Dim& d) const;
+    double local_elements(const Value& v) const;
+    double local_bytes(const Value& v) const { return local_elements(v) * v.elem_bytes; }
+
+    TensorLayout layout(const Value& v) const;
+
+    // ---- the data flow ----------------------------------------------------------------------
+
+    /// A new value of the data flow with `v`'s layout (recorded on reporting runs only; ids are
+    /// the same on every run).
+    int new_value(const Value& v, std::string load = {}, std::string constant = {});
+    /// The last step turned value `in` into `v`, a new value.
+    void flow(int in, Value& v);
+    /// The last step computes `out` from `ins` with `op`.
+    Step& compute(OpKind op, std::vector<int> ins, Value& out);
+    /// A tensor occurrence of the statement, as its value was recorded (reporting runs only).
+    void record_operand(const Value& v);
+    static std::vector<int> ids_of(const std::vector<Value>& vs);
+
+    // ---- steps ------------------------------------------------------------------------------
+
+    Link link(int k) const { return ctx_.links[static_cast<std::size_t>(k)]; }
+
+    void add_collective(StepKind kind, int k, const Value& v, double group_bytes, double local,
+                        std::string reason);
+
+    void add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
+                   double flops = 0, double bytes_moved = 0, bool matrix = false);
+
+    /// P -> R on axis k.
+    void all_reduce(Value& v, int k, const std::string& why);
+    /// P -> S(i) on axis k.
+    void reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why);
+    /// S -> R on axis k (and every axis minor to it on the same index, which must go too).
+    void all_gather(Value& v, int k, const std::string& why);
+    /// S(i) -> S(j) on axis k.
+    void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
+    void slice(Value& v, int k, const IndexId& i, const std::string& why);
+
+    std::string temp_name() { return "%" + std::to_string(++temps_); }
+
+    // ---- references -------------------------------------------------------------------------
+
+    /// A tensor occurrence as written (subscripts resolved), without history.
+    std::optional<Value> written(const ast::TensorRef& r);
+
+    std::optional<Value> written_uncached(const ast::TensorRef& r);
+
+    static bool writes_placement(const ast::TensorRef& r);
+
+    /// A use on the right-hand side: inherits or requests the placement of an earlier
+    /// definition (NOTATION.md section 6, across statements).
+    std::optional<Value> use(const ast::TensorRef& r);
+
+    // ---- placement transitions (the left-hand-side table) -----------------------------------
+
+    /// Moves `have` to the placement of `want` (same indices), axis by axis.
+    void transition(Value& have, const Value& want, const ast::SourceRange& at,
+                    const std::string& why);
+
+    // ---- expressions ------------------------------------------------------------------------
+
+    /// Every index mentioned under `e` (tensor indices and call subscripts).
+    static void collect(const ast::Expr& e, IndexSet& out);
+
+    std::optional<Value> eval(const ast::Expr& e, const IndexSet& outside);
+
+    /// Evaluates the operands of a product or sum; for each, the indices its siblings use
+    /// count as needed outside, so it contracts only what no one else needs.
+    std::optional<std::vector<Value>> eval_operands(const std::vector<ast::Expr>& operands,
+                                                    const IndexSet& outside);
+
+    std::optional<Value> eval_node(const ast::Number& n, const ast::Expr&, const IndexSet&);
+
+    std::optional<Value> eval_node(const ast::TensorRef& r, const ast::Expr&, const IndexSet&);
+
+    std::optional<Value> eval_node(const ast::Product& p, const ast::Expr& e,
+                                   const IndexSet& outside);
+
+    /// S211: partial operand `v` is reduced on axis k before it meets the others (`where`:
+    /// "here", "before this product").
+    void partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
+                                 const char* where);
+
+    /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
+    /// computed locally; keep one index sharded (a choice of the search) and all-gather the
+    /// operands that shard another.
+    void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
+                                const char* what);
+
+    /// One einsum node (NOTATION.md section 6, rules 1-4).
+    std::optional<Value> einsum(std::vector<Value>& ops, const IndexSet& outside,
+                                const ast::SourceRange& at);
+
+    std::optional<Value> eval_node(const ast::Call& c, const ast::Expr& e, const IndexSet& outside);
+
+    /// AllReduce_{r_0}(x), AllGather_{i_0}(x), ReduceScatter_{i_0}(x): written by hand.
+    std::optional<Value> explicit_collective(const ast::Call& c, Value v, const ast::Expr& e);
+
+    /// a + b, a - b, a / b: operands agree per axis (broadcast allowed).
+    std::optional<Value> combine(std::vector<Value>& ops, bool quotient, const ast::SourceRange& at,
+                                 std::vector<bool> negated = {});
+
+    std::optional<Value> eval_node(const ast::Sum& s, const ast::Expr& e, const IndexSet& outside);
+
+    std::optional<Value> eval_node(const ast::Quotient& q, const ast::Expr& e,
+                                   const IndexSet& outside);
+
+    // ---- statements -------------------------------------------------------------------------
+
+    /// `v` with the indices in `gone` reduced away (with `op`): a reduced index that was
+    /// sharded leaves the result partial over its axes.
+    Value without(const Value& v, const IndexSet& gone, const std::string& op);
+
+    /// Sums away the indices of `v` that the left-hand side does not have.
+    void reduce_leftovers(Value& v, const IndexSet& keep);
+
+    std::optional<Value> equation(const ast::Equation& eq, const ast::SourceRange& at);
+
+    /// Expands split indices (declared, or learned from groups in the chain) into parts.
+    std::vector<IndexId> atoms(const std::vector<Dim>& dims,
+                               const std::map<IndexId, std::vector<IndexId>>& learned) const;
+
+    std::optional<Value> chain(const ast::Chain& ch, const ast::SourceRange&,
+                               std::vector<std::vector<std::string>>& step_collectives);
+
+private:
+    Context& ctx_;
+    const Defined& defined_;
+    std::vector<int> fixed_;
+    bool report_;
+    int temps_ = 0;
+    int value_count_ = 0;
+};
+
+} // namespace shardscope::semantics::detail

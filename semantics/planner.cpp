@@ -1,0 +1,245 @@
+// The search over choices (every combination, replayed), the plan of one statement, its
+// alternatives, plan notes, uneven-shard warnings and chain-step expectations.
+#include "planner.hpp"
+
+#include "evaluator.hpp"
+#include "report.hpp"
+
+#include <set>
+
+namespace shardscope::semantics::detail {
+
+namespace {
+
+struct Outcome {
+    std::vector<int> choices;
+    std::vector<ChoicePoint> points;
+    std::vector<std::string> moves; ///< what moves: "kind,axes tensor" per collective
+    std::vector<std::string> collectives;
+    std::string description; ///< the collectives' reasons
+    double time_s = 0;
+    bool ok = false;
+    bool fixed_up = false;
+};
+
+/// What a plan moves: one "kind,axes tensor" per collective; tells apart plans whose
+/// collectives have the same names but act on different tensors.
+std::vector<std::string> moves_of(const std::vector<Step>& steps) {
+    std::vector<std::string> key;
+    for (const auto& st : steps)
+        if (is_collective(st.kind)) {
+            std::string axes;
+            for (int k : st.mesh_axes)
+                axes += "," + std::to_string(k);
+            key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
+        }
+    return key;
+}
+
+std::vector<std::string> collectives_of(const Context& ctx, const std::vector<Step>& steps) {
+    std::vector<std::string> out;
+    for (const auto& s : steps)
+        if (is_collective(s.kind)) out.push_back(collective_text(ctx, s));
+    return out;
+}
+
+} // namespace
+
+std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
+                                      const ast::Statement& statement, const std::string& source,
+                                      const std::string& pretty, const CheckOptions& options,
+                                      std::vector<Diagnostic>& diagnostics) {
+    const auto* s = &statement;
+    const auto* eq = std::get_if<ast::Equation>(&s->node);
+    const auto* ch = std::get_if<ast::Chain>(&s->node);
+    // The occurrences cached are this statement's: no other statement reads them.
+    ctx.written_cache.clear();
+    // Search every combination of choices (replay with a choice vector, odometer order).
+    // The first run (every choice 0) reports into its own list: when it turns out to be
+    // the plan, which it is for any statement without choices, it is not run again.
+    std::vector<Outcome> outcomes;
+    std::vector<int> choices;
+    std::optional<Evaluator> first_ev;
+    std::optional<Value> first_result;
+    std::vector<std::vector<std::string>> first_chain_cols;
+    std::vector<Diagnostic> first_diags;
+    for (int run = 0; run < kMaxPlans; ++run) {
+        std::vector<Diagnostic> scratch;
+        auto* saved = ctx.diagnostics;
+        ctx.diagnostics = &scratch;
+        Evaluator ev(ctx, defined, choices, run == 0);
+        std::vector<std::vector<std::string>> chain_cols;
+        std::optional<Value> result =
+            eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
+        ctx.diagnostics = saved;
+        Outcome o;
+        o.points = ev.points;
+        o.choices = choices;
+        o.choices.resize(ev.points.size(), 0);
+        o.ok = result.has_value() && !ev.failed;
+        o.fixed_up = ev.fixed_up;
+        o.collectives = collectives_of(ctx, ev.steps);
+        // What moves and the words for it serve only to list alternatives: a statement
+        // without choice points has none.
+        const bool only_run = run == 0 && ev.points.empty();
+        if (!only_run) o.moves = moves_of(ev.steps);
+        for (const auto& st : ev.steps) {
+            o.time_s += st.time_s;
+            if (is_collective(st.kind) && !only_run)
+                o.description += (o.description.empty() ? "" : "; ") + st.reason;
+        }
+        if (o.description.empty()) o.description = "no communication";
+        if (run == 0) {
+            first_ev.emplace(std::move(ev));
+            first_result = std::move(result);
+            first_chain_cols = std::move(chain_cols);
+            first_diags = std::move(scratch);
+        }
+        outcomes.push_back(std::move(o));
+        const Outcome& last_outcome = outcomes.back();
+        // Next combination.
+        auto next = last_outcome.choices;
+        int pos = static_cast<int>(next.size()) - 1;
+        while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
+                               last_outcome.points[static_cast<std::size_t>(pos)].options)
+            --pos;
+        if (pos < 0) break;
+        next[static_cast<std::size_t>(pos)]++;
+        next.resize(static_cast<std::size_t>(pos) + 1);
+        choices = next;
+    }
+    // The plan: alternatives off, cheapest fix.
+    // An implied statement (computable as written) keeps the plan its notation implies;
+    // a statement that needs a fix gets the cheapest legal plan of all.
+    const Outcome* best = nullptr;
+    // Under --strict the plan is the statement as written, errors and all.
+    const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
+    if (implied || ctx.strict) {
+        best = &outcomes.front();
+    } else {
+        for (const auto& o : outcomes)
+            if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
+    }
+    // Report on the best run (or the first, to explain the failure).
+    std::optional<Evaluator> final_ev;
+    std::optional<Value> result;
+    std::vector<std::vector<std::string>> chain_cols;
+    if (!best || best == &outcomes.front()) {
+        final_ev.emplace(std::move(*first_ev));
+        result = std::move(first_result);
+        chain_cols = std::move(first_chain_cols);
+        diagnostics.insert(diagnostics.end(), first_diags.begin(), first_diags.end());
+    } else {
+        final_ev.emplace(ctx, defined, best->choices, true);
+        result =
+            eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
+    }
+    Evaluator& ev = *final_ev;
+    if (!result || ev.failed) return std::nullopt;
+
+    StatementPlan sp;
+    sp.range = s->range;
+    sp.source = source;
+    sp.pretty = pretty;
+    // The reporting run replays `best`'s choices: its collectives and moves are best's.
+    sp.steps = std::move(ev.steps);
+    sp.operands = std::move(ev.operands);
+    sp.values = std::move(ev.values);
+    sp.result_value = ev.result_id;
+    sp.collectives = best->collectives;
+    sp.chosen = ev.fixed_up;
+    for (const auto& st : sp.steps) {
+        sp.cost.time_s += st.time_s;
+        sp.cost.flops_per_device += st.flops_per_device;
+        sp.cost.comm_bytes_per_device += st.bytes_per_device;
+    }
+    sp.result = ev.layout(*result);
+    double memory = ev.local_bytes(*result);
+    for (const auto& op : sp.operands) {
+        double elems = 1;
+        for (auto e : op.local_shape)
+            elems *= static_cast<double>(e);
+        memory += elems * ctx.bytes_of(op.tensor);
+    }
+    sp.cost.memory_bytes_per_device = memory;
+    // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
+    // cheapest first.
+    std::vector<const Outcome*> alts;
+    if (outcomes.size() > 1) {
+        std::set<std::vector<std::string>> seen{best->moves};
+        for (const auto& o : outcomes)
+            if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
+    }
+    std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
+    for (const auto* o : alts) {
+        Alternative a;
+        a.collectives = o->collectives;
+        a.time_s = o->time_s;
+        a.description = o->description;
+        sp.alternatives.push_back(std::move(a));
+    }
+    if (!sp.chosen && !sp.alternatives.empty() &&
+        sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
+        const auto& a = sp.alternatives.front();
+        ctx.diag(Severity::Note, "S400", s->range,
+                 "as written this needs " + join_or_none(sp.collectives) + " (" +
+                     format_seconds(sp.cost.time_s) + "); at these sizes " +
+                     join_or_none(a.collectives) + " would be cheaper (" +
+                     format_seconds(a.time_s) + ")",
+                 a.description);
+    }
+    if (sp.chosen && !sp.alternatives.empty()) {
+        const auto& a = sp.alternatives.front();
+        ctx.diag(Severity::Note, "S401", s->range,
+                 "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
+                     format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
+                     join_or_none(a.collectives) + " (" + format_seconds(a.time_s) + ")");
+    } else if (sp.chosen) {
+        ctx.diag(Severity::Note, "S401", s->range,
+                 "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
+                     format_seconds(sp.cost.time_s) + ")");
+    }
+    // Uneven shards.
+    auto check_even = [&](const TensorLayout& t) {
+        for (std::size_t d = 0; d < t.global_shape.size(); ++d) {
+            std::int64_t split = 1;
+            for (std::size_t k = 0; k < t.placements.size(); ++k)
+                if (t.placements[k].kind == Placement::Kind::Shard &&
+                    t.placements[k].dim == static_cast<int>(d))
+                    split *= ctx.axis_size(static_cast<int>(k));
+            if (split > 1 && t.global_shape[d] % split != 0) {
+                ctx.diag(Severity::Warning, "S500", s->range,
+                         t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] +
+                             ", " + std::to_string(t.global_shape[d]) + ") does not divide by " +
+                             std::to_string(split) +
+                             " devices: shards are uneven (torch.chunk: the last are smaller)",
+                         "choose a range divisible by " + std::to_string(split));
+                return;
+            }
+        }
+    };
+    check_even(sp.result);
+    for (const auto& op : sp.operands)
+        check_even(op);
+    // Chain step labels are expectations for that step.
+    if (ch)
+        for (std::size_t i = 0; i < ch->steps.size() && i < chain_cols.size(); ++i) {
+            const auto& st = ch->steps[i];
+            if (!st.expect || options.ignore_dims) continue;
+            std::vector<std::string> want;
+            bool ok = st.expect->collectives.size() == chain_cols[i].size();
+            for (std::size_t j = 0; j < st.expect->collectives.size(); ++j) {
+                const auto name = std::string(collective_name(st.expect->collectives[j].kind));
+                want.push_back(name);
+                if (ok) ok = chain_cols[i][j].rfind(name + "(", 0) == 0;
+            }
+            if (!ok)
+                ctx.diag(Severity::Error, "S302", st.to.range,
+                         "the arrow says " + join_or_none(want) + ", but this step needs " +
+                             join_or_none(chain_cols[i]));
+        }
+
+    return Planned{std::move(sp), std::move(*result)};
+}
+
+} // namespace shardscope::semantics::detail

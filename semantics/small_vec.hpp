@@ -1,0 +1,148 @@
+// A vector of trivially copyable values that keeps up to N of them inline: the checker's
+// per-index mesh-axis lists and resolved axes are one or two ints, made and dropped by the
+// thousand per statement, and a heap block each was a large part of its time.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+namespace shardscope::semantics {
+
+template <typename T, std::size_t N>
+class SmallVec {
+    static_assert(std::is_trivially_copyable_v<T>);
+
+public:
+    using value_type = T;
+    using iterator = T*;
+    using const_iterator = const T*;
+
+    SmallVec() = default;
+    SmallVec(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
+    template <typename It>
+    SmallVec(It first, It last) {
+        assign(first, last);
+    }
+    explicit SmallVec(const std::vector<T>& v) { assign(v.begin(), v.end()); }
+    SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
+    SmallVec(SmallVec&& o) noexcept { take(o); }
+    SmallVec& operator=(const SmallVec& o) {
+        if (this != &o) {
+            size_ = 0;
+            assign(o.begin(), o.end());
+        }
+        return *this;
+    }
+    SmallVec& operator=(SmallVec&& o) noexcept {
+        if (this != &o) {
+            release();
+            take(o);
+        }
+        return *this;
+    }
+    ~SmallVec() { release(); }
+
+    T* begin() { return data(); }
+    T* end() { return data() + size_; }
+    const T* begin() const { return data(); }
+    const T* end() const { return data() + size_; }
+    T* data() { return heap_ ? heap_ : inline_; }
+    const T* data() const { return heap_ ? heap_ : inline_; }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    T& operator[](std::size_t i) { return data()[i]; }
+    const T& operator[](std::size_t i) const { return data()[i]; }
+    T& front() { return data()[0]; }
+    const T& front() const { return data()[0]; }
+    T& back() { return data()[size_ - 1]; }
+    const T& back() const { return data()[size_ - 1]; }
+    void clear() { size_ = 0; }
+
+    void reserve(std::size_t n) {
+        if (n <= capacity_) return;
+        T* block = new T[n];
+        if (size_) std::memcpy(block, data(), size_ * sizeof(T));
+        delete[] heap_;
+        heap_ = block;
+        capacity_ = n;
+    }
+    void push_back(const T& x) {
+        if (size_ == capacity_) {
+            const T copy = x; // x may live in this vector
+            reserve(capacity_ * 2);
+            data()[size_++] = copy;
+            return;
+        }
+        data()[size_++] = x;
+    }
+    T* insert(const T* pos, const T& x) {
+        const auto at = static_cast<std::size_t>(pos - data());
+        const T copy = x;
+        if (size_ == capacity_) reserve(capacity_ * 2);
+        T* d = data();
+        std::memmove(d + at + 1, d + at, (size_ - at) * sizeof(T));
+        d[at] = copy;
+        ++size_;
+        return d + at;
+    }
+    T* erase(const T* first, const T* last) {
+        T* d = data();
+        const auto a = static_cast<std::size_t>(first - d);
+        const auto b = static_cast<std::size_t>(last - d);
+        std::memmove(d + a, d + b, (size_ - b) * sizeof(T));
+        size_ -= b - a;
+        return d + a;
+    }
+    T* erase(const T* pos) { return erase(pos, pos + 1); }
+    void resize(std::size_t n, const T& x = T{}) {
+        reserve(n);
+        for (std::size_t i = size_; i < n; ++i)
+            data()[i] = x;
+        size_ = n;
+    }
+
+    std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+
+    friend bool operator==(const SmallVec& a, const SmallVec& b) {
+        return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+    }
+    friend bool operator<(const SmallVec& a, const SmallVec& b) {
+        return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+    }
+
+private:
+    template <typename It>
+    void assign(It first, It last) {
+        reserve(static_cast<std::size_t>(std::distance(first, last)));
+        for (; first != last; ++first)
+            data()[size_++] = *first;
+    }
+    void take(SmallVec& o) {
+        size_ = o.size_;
+        if (o.heap_) {
+            heap_ = o.heap_;
+            capacity_ = o.capacity_;
+            o.heap_ = nullptr;
+            o.capacity_ = N;
+        } else if (size_) {
+            std::memcpy(inline_, o.inline_, size_ * sizeof(T));
+        }
+        o.size_ = 0;
+    }
+    void release() {
+        delete[] heap_;
+        heap_ = nullptr;
+        capacity_ = N;
+    }
+
+    T* heap_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = N;
+    T inline_[N];
+};
+
+} // namespace shardscope::semantics
