@@ -229,12 +229,18 @@ void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why)
     flow(in, v);
 }
 
-std::optional<Value> Evaluator::written(const ast::TensorRef& r) {
+const Value* Evaluator::written(const ast::TensorRef& r) {
     for (const auto& [ref, value] : ctx_.written_cache)
-        if (ref == &r) return *value;
+        if (ref == &r) return value.get();
     auto v = written_uncached(r);
-    if (v && report_ && !failed) ctx_.written_cache.emplace_back(&r, std::make_unique<Value>(*v));
-    return v;
+    if (!v) return nullptr;
+    auto owned = std::make_unique<Value>(std::move(*v));
+    const Value* out = owned.get();
+    if (report_ && !failed)
+        ctx_.written_cache.emplace_back(&r, std::move(owned));
+    else
+        written_here_.push_back(std::move(owned));
+    return out;
 }
 
 std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
@@ -315,7 +321,7 @@ bool Evaluator::writes_placement(const ast::TensorRef& r) {
 }
 
 std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
-    auto v = written(r);
+    const Value* v = written(r);
     if (!v) return std::nullopt;
     auto it = defined_.find(v->name);
     if (it != defined_.end()) {
@@ -367,9 +373,10 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
         record_operand(have);
         return have;
     }
-    v->id = new_value(*v, v->name);
-    record_operand(*v);
-    return v;
+    Value out = *v;
+    out.id = new_value(out, out.name);
+    record_operand(out);
+    return out;
 }
 
 void Evaluator::transition(Value& have, const Value& want, const ast::SourceRange& at,
@@ -1104,7 +1111,7 @@ void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep) {
 }
 
 std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::SourceRange& at) {
-    auto lhs = written(eq.lhs);
+    const Value* lhs = written(eq.lhs);
     if (!lhs) return std::nullopt;
     IndexSet outside = lhs->indices();
     auto rhs = eval(eq.rhs, outside);
@@ -1122,7 +1129,7 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     // The left-hand side states the result's placement.
     transition(*rhs, *lhs, at, "the left-hand side asks for it");
     result_id = rhs->id;
-    return lhs;
+    return *lhs;
 }
 
 std::vector<IndexId>
@@ -1156,7 +1163,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
     // Splits learned from groups: x_{bsd} -> x_{(rc)sd} says b = (r c).
     std::map<IndexId, std::vector<IndexId>> learned;
     for (const auto& st : ch.steps) {
-        auto next = written(st.to);
+        const Value* next = written(st.to);
         if (!next) return std::nullopt;
         if (report_) operands.push_back(layout(*next));
         const auto before = steps.size();

@@ -100,8 +100,9 @@ public:
 
     // ---- references -------------------------------------------------------------------------
 
-    /// A tensor occurrence as written (subscripts resolved), without history.
-    std::optional<Value> written(const ast::TensorRef& r);
+    /// A tensor occurrence as written (subscripts resolved), without history; null after an
+    /// error. Owned by the context's cache or this evaluator, valid for the statement.
+    const Value* written(const ast::TensorRef& r);
 
     std::optional<Value> written_uncached(const ast::TensorRef& r);
 
@@ -184,6 +185,8 @@ public:
                                std::vector<std::vector<std::string>>& step_collectives);
 
 private:
+    /// Occurrences computed on runs that may not fill the context's cache.
+    std::vector<std::unique_ptr<Value>> written_here_;
     Context& ctx_;
     const Defined& defined_;
     std::vector<int> fixed_;
