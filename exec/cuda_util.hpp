@@ -27,6 +27,10 @@ class Buffer {
 public:
     Buffer() = default;
     explicit Buffer(std::size_t bytes, cudaStream_t stream = nullptr);
+    /// Adopts the owning handle of a device-resident Tensor (Tensor::device).
+    Buffer(std::shared_ptr<void> owner, std::size_t bytes) : p_(std::move(owner)), bytes_(bytes) {}
+    /// The owning handle, for Tensor::device (copies share the allocation).
+    const std::shared_ptr<void>& handle() const { return p_; }
     void* get() const { return p_.get(); }
     std::size_t bytes() const { return bytes_; }
     template <class T>

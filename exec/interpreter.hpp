@@ -27,17 +27,22 @@ struct Executed {
 template <class T>
 class RankProgram {
 public:
-    /// `compute` runs the local arithmetic (null: on the host, kernels.hpp); it must outlive
-    /// the program.
+    /// `compute` runs the local arithmetic and holds the tensors (null: on the host,
+    /// kernels.hpp); it must outlive the program. A device compute keeps every value and
+    /// stored result in device memory: inputs are uploaded when loaded, and nothing returns to
+    /// the host but what `stored` downloads.
     RankProgram(const semantics::Plan& plan, const LabelTable& labels, Communicator& comm,
                 const DataOptions& data, LocalCompute<T>* compute = nullptr);
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
 
-    /// This rank's local tensor of a stored result, labelled as its layout's atoms.
-    const Tensor<T>& stored(const std::string& key) const;
-    /// The program inputs the last statement loaded, as this rank holds them.
+    /// This rank's local tensor of a stored result on the host, labelled as its layout's
+    /// atoms: the stored tensor itself, or when the compute keeps it on a device a downloaded
+    /// copy (valid until the next call).
+    const Tensor<T>& stored(const std::string& key);
+    /// The program inputs the last statement loaded, as this rank holds them (on the host,
+    /// as generated).
     const std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>>& inputs() const {
         return inputs_;
     }
@@ -75,6 +80,7 @@ private:
     std::vector<bool> have_;
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
     std::vector<Executed> executed_;
+    Tensor<T> downloaded_; // stored()'s host copy of a device-resident result
 };
 
 extern template class RankProgram<float>;
