@@ -60,7 +60,7 @@ Buffer::Buffer(std::size_t bytes, cudaStream_t stream) : bytes_(bytes) {
         });
 }
 
-Context::Context(int device) : device_(device) {
+Context::Context(int device, bool pooled) : device_(device), pooled_(pooled) {
     check(cudaSetDevice(device), "selecting the GPU");
     // Keep freed pool memory for the next allocation instead of returning it at every sync.
     cudaMemPool_t pool = nullptr;
@@ -90,7 +90,7 @@ void Context::sync() const {
 
 template <class T>
 DeviceTensor<T> upload(const Tensor<T>& x, const Context& c) {
-    DeviceTensor<T> d{x.shape, x.labels, Buffer(x.data.size() * sizeof(T), c.stream())};
+    DeviceTensor<T> d{x.shape, x.labels, Buffer(x.data.size() * sizeof(T), c.alloc_stream())};
     if (!x.data.empty())
         check(cudaMemcpyAsync(d.ptr(), x.data.data(), x.data.size() * sizeof(T),
                               cudaMemcpyHostToDevice, c.stream()),
@@ -155,7 +155,7 @@ DeviceTensor<T> reduce_dev(const DeviceTensor<T>& x, const std::vector<int>& out
         w.red_strides[d] = p.red_strides[d];
     }
     DeviceTensor<T> r{p.out_shape, out,
-                      Buffer(static_cast<std::size_t>(p.out_count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(p.out_count) * sizeof(T), c.alloc_stream())};
     cuda::reduce(x.ptr(), r.ptr(), w, op, c.stream());
     check(cudaGetLastError(), "launching a reduction");
     return r;
@@ -184,7 +184,7 @@ DeviceTensor<T> binary_dev(const DeviceTensor<T>& a, const DeviceTensor<T>& b, O
     set_strides(w, 0, strides_for(a.shape, a.labels, out));
     set_strides(w, 1, strides_for(b.shape, b.labels, out));
     DeviceTensor<T> r{shape, out,
-                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.alloc_stream())};
     cuda::binary(a.ptr(), b.ptr(), r.ptr(), w, op, c.stream());
     check(cudaGetLastError(), "launching an elementwise operation");
     return r;
@@ -231,7 +231,7 @@ DeviceTensor<T> contract2(const DeviceTensor<T>& a0, const DeviceTensor<T>& b0,
     const DeviceTensor<T> bp = permute(*b, p.b_order, c);
     DeviceTensor<T> r{
         p.c_shape, p.c_labels,
-        Buffer(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(T), c.stream())};
+        Buffer(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(T), c.alloc_stream())};
     if (p.batch * p.m * p.n > 0) {
         if (p.k == 0) {
             check(cudaMemsetAsync(r.ptr(), 0, r.data.bytes(), c.stream()), "zeroing a result");
@@ -265,7 +265,7 @@ DeviceTensor<T> permute(const DeviceTensor<T>& x, const std::vector<int>& labels
     fill_walk(w, shape);
     set_strides(w, 0, strides_for(x.shape, x.labels, labels));
     DeviceTensor<T> r{shape, labels,
-                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.alloc_stream())};
     gather(x.ptr(), r.ptr(), w, c.stream());
     check(cudaGetLastError(), "launching a permute");
     return r;
@@ -326,7 +326,9 @@ using cuda::Walk;
 template <class T>
 class CudaCompute final : public LocalCompute<T> {
 public:
-    explicit CudaCompute(int device) : c_(device) {
+    /// `pooled`: tensors from the stream-ordered pool (one GPU); with several GPUs, other
+    /// GPUs' collective copies read them, which pool memory does not allow unless granted.
+    CudaCompute(int device, bool pooled) : c_(device, pooled) {
         cuda::check(cudaEventCreate(&start_), "creating a CUDA event");
         cuda::check(cudaEventCreate(&stop_), "creating a CUDA event");
     }
@@ -346,7 +348,7 @@ public:
     Tensor<T> download(const Tensor<T>& x) override { return cuda::download(dev(x), c_); }
     Tensor<T> zeros(std::vector<std::int64_t> shape, std::vector<int> labels) override {
         DeviceTensor<T> d{std::move(shape), std::move(labels), {}};
-        d.data = Buffer(static_cast<std::size_t>(d.size()) * sizeof(T), c_.stream());
+        d.data = Buffer(static_cast<std::size_t>(d.size()) * sizeof(T), c_.alloc_stream());
         if (d.data.bytes() > 0)
             cuda::check(cudaMemsetAsync(d.ptr(), 0, d.data.bytes(), c_.stream()),
                         "zeroing a tensor");
@@ -431,7 +433,7 @@ public:
         cuda::fill_walk(w, shape);
         cuda::set_strides(w, 0, strides);
         DeviceTensor<T> r{shape, x.labels,
-                          Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c_.stream())};
+                          Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c_.alloc_stream())};
         if (w.count > 0) {
             cuda::gather(d.ptr() + begin * strides[static_cast<std::size_t>(k)], r.ptr(), w,
                          c_.stream());
@@ -484,7 +486,7 @@ private:
     DeviceTensor<T> own(const Tensor<T>& x) {
         auto d = dev(x);
         if (x.device->use_count() <= 2) return d; // x's handle and d's
-        DeviceTensor<T> c{d.shape, d.labels, Buffer(d.data.bytes(), c_.stream())};
+        DeviceTensor<T> c{d.shape, d.labels, Buffer(d.data.bytes(), c_.alloc_stream())};
         if (c.data.bytes() > 0)
             cuda::check(cudaMemcpyAsync(c.ptr(), d.ptr(), c.data.bytes(), cudaMemcpyDeviceToDevice,
                                         c_.stream()),
@@ -557,7 +559,9 @@ GpuProbe probe_gpus() {
 
 template <class T>
 std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device) {
-    return std::make_unique<CudaCompute<T>>(device);
+    int devices = 0;
+    cuda::check(cudaGetDeviceCount(&devices), "counting the GPUs");
+    return std::make_unique<CudaCompute<T>>(device, devices == 1);
 }
 template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int);
 template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int);
