@@ -102,6 +102,10 @@ Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
     const auto shape = local_shape(v.layout, mesh_, coords_);
     auto it = state_.find(v.load);
     if (it == state_.end()) {
+        auto pre = preloaded_.find(v.load);
+        if (pre != preloaded_.end() && pre->second.second == v.layout &&
+            pre->second.first.labels == labels)
+            return pre->second.first;
         // A program input: this rank's shard (or partial share) of its logical value.
         auto x = input_shard<T>(v.load, v.layout, labels, mesh_, coords_, data_);
         inputs_.insert_or_assign(v.load, std::pair{x, v.layout});
@@ -117,6 +121,23 @@ Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
     x.shape = shape;
     x.labels = labels;
     return x;
+}
+
+template <class T>
+void RankProgram<T>::preload(std::size_t s) {
+    // A program input is what no earlier statement defines.
+    auto defined = [&](const std::string& key) {
+        for (std::size_t e = 0; e < s; ++e)
+            if (plan_.statements[e].target == key) return true;
+        return state_.count(key) > 0;
+    };
+    for (const auto& v : plan_.statements.at(s).values)
+        if (!v.load.empty() && !defined(v.load) && !preloaded_.count(v.load))
+            preloaded_.emplace(
+                v.load,
+                std::pair{ops_.upload(input_shard<T>(v.load, v.layout, labels_.labels_at(v.layout),
+                                                     mesh_, coords_, data_)),
+                          v.layout});
 }
 
 template <class T>

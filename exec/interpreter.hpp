@@ -36,6 +36,9 @@ public:
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
+    /// Generates and uploads statement `s`'s program inputs now, for its later run: a timed
+    /// run then measures the plan alone (benchmarks). Preloaded inputs are not in inputs().
+    void preload(std::size_t s);
 
     /// This rank's local tensor of a stored result on the host, labelled as its layout's
     /// atoms: the stored tensor itself, or when the compute keeps it on a device a downloaded
@@ -81,6 +84,8 @@ private:
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
     std::vector<Executed> executed_;
     Tensor<T> downloaded_; // stored()'s host copy of a device-resident result
+    /// preload()'s inputs, by key: as loaded by their first use (used only with that layout).
+    std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> preloaded_;
 };
 
 extern template class RankProgram<float>;
