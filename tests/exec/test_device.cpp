@@ -263,20 +263,31 @@ private:
     HostCompute<double> host_;
 };
 
+/// A program parsed and checked with small default ranges (REQUIREs no errors).
+struct CheckedProgram {
+    parser::ParseResult parsed;
+    semantics::Plan plan;
+};
+CheckedProgram check_program(const std::string& src) {
+    SourceFile file("t.ein", src);
+    CheckedProgram c{parser::parse(file), {}};
+    REQUIRE(!c.parsed.has_errors());
+    semantics::CheckOptions co;
+    co.text = file.text();
+    co.small_defaults = true;
+    c.plan = semantics::check(c.parsed.program, co);
+    REQUIRE_MESSAGE(c.plan.errors() == 0, semantics::format_plan(c.plan, "t.ein"));
+    return c;
+}
+
 } // namespace
 
 TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is given") {
     const std::string src = "mesh 2\ndim b=4 d=6 f=8\n"
                             "h_{b f_0} = phi(x_{bd} w1_{d f_0})\n"
                             "y_{bd} = h_{b f_0} w2_{f_0 d}\n";
-    SourceFile file("t.ein", src);
-    const auto parsed = parser::parse(file);
-    REQUIRE(!parsed.has_errors());
-    semantics::CheckOptions co;
-    co.text = file.text();
-    co.small_defaults = true;
-    const auto plan = semantics::check(parsed.program, co);
-    REQUIRE(plan.errors() == 0);
+    const auto checked = check_program(src);
+    const auto& plan = checked.plan;
     LabelTable labels;
     labels.add(plan);
     const auto mesh = mesh_shape(plan.mesh);
@@ -297,19 +308,13 @@ TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is giv
 }
 
 TEST_CASE("mock device: the shards stay on the device between steps and statements") {
-    // Two statements with collectives on a 2x2 mesh; every rank's tensors on a mock device.
+    // Three statements with collectives on a 2x2 mesh; every rank's tensors on a mock device.
     const std::string src = "mesh 2x2\ndim b=4 d=6 f=8\n"
                             "h_{b f_0} = phi(x_{b_1 d} w1_{d f_0})\n"
                             "y_{b_1 d} = h_{b f_0} w2_{f_0 d}\n"
                             "y_{b_1 d} += 2 y_{b_1 d}\n";
-    SourceFile file("t.ein", src);
-    const auto parsed = parser::parse(file);
-    REQUIRE(!parsed.has_errors());
-    semantics::CheckOptions co;
-    co.text = file.text();
-    co.small_defaults = true;
-    const auto plan = semantics::check(parsed.program, co);
-    REQUIRE_MESSAGE(plan.errors() == 0, semantics::format_plan(plan, "t.ein"));
+    const auto checked = check_program(src);
+    const auto& plan = checked.plan;
     LabelTable labels;
     labels.add(plan);
     const auto mesh = mesh_shape(plan.mesh);
