@@ -114,6 +114,7 @@ std::string coords_text(const std::vector<int>& c) {
 
 template <class T>
 std::vector<char> to_bytes(const Tensor<T>& t) {
+    if (t.on_device()) throw ExecError("internal: gathering a tensor that is still on the device");
     std::vector<char> b(t.data.size() * sizeof(T));
     if (!b.empty()) std::memcpy(b.data(), t.data.data(), b.size());
     return b;
