@@ -97,6 +97,15 @@ const Tensor<T>& RankProgram<T>::value(int id) const {
 }
 
 template <class T>
+Tensor<T> RankProgram<T>::take(const semantics::Step& st, int id) {
+    const auto& v = value(id);
+    const auto i = static_cast<std::size_t>(id);
+    if (last_use_[i] == step_ && std::count(st.inputs.begin(), st.inputs.end(), id) == 1)
+        return std::move(values_[i]); // no later step reads it
+    return v;
+}
+
+template <class T>
 Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
     const auto labels = labels_.labels_at(v.layout);
     const auto shape = local_shape(v.layout, mesh_, coords_);
@@ -157,7 +166,17 @@ void RankProgram<T>::run(std::size_t s) {
             have_[v] = true;
         }
     }
-    for (const auto& st : sp.steps) {
+    // The last step that reads each value (the result: after every step), so that a step can
+    // take a value no later step needs instead of copying it.
+    last_use_.assign(sp.values.size(), 0);
+    for (std::size_t i = 0; i < sp.steps.size(); ++i)
+        for (int id : sp.steps[i].inputs)
+            if (id >= 0 && static_cast<std::size_t>(id) < last_use_.size())
+                last_use_[static_cast<std::size_t>(id)] = i;
+    if (sp.result_value >= 0 && static_cast<std::size_t>(sp.result_value) < last_use_.size())
+        last_use_[static_cast<std::size_t>(sp.result_value)] = sp.steps.size();
+    for (step_ = 0; step_ < sp.steps.size(); ++step_) {
+        const auto& st = sp.steps[step_];
         if (st.output < 0) continue; // performed inside the next step (softmax statistics)
         if (is_collective(st.kind))
             collective(sp, st);
@@ -166,7 +185,10 @@ void RankProgram<T>::run(std::size_t s) {
         have_[static_cast<std::size_t>(st.output)] = true;
     }
     // Store: in the left-hand side's index order and layout.
-    Tensor<T> result = value(sp.result_value);
+    value(sp.result_value); // computed?
+    Tensor<T> result = std::move(values_[static_cast<std::size_t>(sp.result_value)]);
+    values_.clear(); // the statement's values are dead: none shares a buffer with `result`
+    have_.clear();
     const auto target = labels_.labels_at(sp.result);
     if (result.labels != target) result = ops_.permute(result, target);
     const auto& produced = sp.values.at(static_cast<std::size_t>(sp.result_value)).layout;
@@ -182,7 +204,7 @@ void RankProgram<T>::run(std::size_t s) {
         auto it = state_.find(sp.target);
         Tensor<T> old;
         if (it != state_.end()) {
-            old = it->second.local;
+            old = std::move(it->second.local); // replaced below
         } else {
             old = input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
             inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
@@ -274,7 +296,7 @@ template <class T>
 void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semantics::Step& st) {
     const auto& in = sp.values.at(static_cast<std::size_t>(st.inputs.at(0))).layout;
     const auto& out = sp.values.at(static_cast<std::size_t>(st.output)).layout;
-    Tensor<T> x = value(st.inputs[0]);
+    Tensor<T> x = take(st, st.inputs.at(0));
     auto& result = values_[static_cast<std::size_t>(st.output)];
     const int k = st.mesh_axes.empty() ? 0 : st.mesh_axes.front();
     const auto op = [&] {
@@ -401,11 +423,11 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         return sp.values.at(static_cast<std::size_t>(st.inputs.at(i))).layout;
     };
     if (st.kind == StepKind::Slice) {
-        result = redistribute(value(st.inputs.at(0)), in_layout(0), out_layout, st.tensor);
+        result = redistribute(take(st, st.inputs.at(0)), in_layout(0), out_layout, st.tensor);
         return;
     }
     if (st.kind == StepKind::Split) {
-        Tensor<T> x = value(st.inputs.at(0));
+        Tensor<T> x = take(st, st.inputs.at(0));
         const auto before = x.size();
         x.shape = local_shape(out_layout, mesh_, coords_);
         x.labels = out;
@@ -425,11 +447,11 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     }
     case OpKind::Function:
     case OpKind::Linear:
-        result = value(st.inputs.at(0));
+        result = take(st, st.inputs.at(0));
         ops_.function(result, fn_of(st.function, st.op == OpKind::Linear));
         return;
     case OpKind::Softmax: {
-        Tensor<T> x = value(st.inputs.at(0));
+        Tensor<T> x = take(st, st.inputs.at(0));
         const int along = labels_.at(st.index);
         const auto* atom = atom_of(in_layout(0), st.index);
         if (!atom || atom->axes.empty()) {
@@ -476,7 +498,7 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         return;
     }
     case OpKind::Add: {
-        Tensor<T> acc = value(st.inputs.at(0));
+        Tensor<T> acc = take(st, st.inputs.at(0));
         if (!st.negated.empty() && st.negated[0]) ops_.function(acc, Fn::Neg);
         for (std::size_t i = 1; i < st.inputs.size(); ++i) {
             const auto& b = value(st.inputs[i]);
@@ -491,11 +513,15 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         result = ops_.binary(value(st.inputs.at(0)), value(st.inputs.at(1)), Binary::Div, out);
         return;
     case OpKind::KeepOne: {
-        const auto& x = value(st.inputs.at(0));
         bool keep = true;
         for (int k : st.mesh_axes)
             keep = keep && coords_[static_cast<std::size_t>(k)] == 0;
-        result = keep ? x : ops_.zeros(x.shape, x.labels);
+        if (keep) {
+            result = take(st, st.inputs.at(0));
+        } else {
+            const auto& x = value(st.inputs.at(0));
+            result = ops_.zeros(x.shape, x.labels);
+        }
         return;
     }
     case OpKind::None:

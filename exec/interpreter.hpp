@@ -69,6 +69,9 @@ private:
                           std::vector<int>& axes, const std::string& name);
     Tensor<T> slice_onto(const Tensor<T>& x, int label, int k);
     const Tensor<T>& value(int id) const;
+    /// Value `id` as step `st` (the current one) uses it: moved out when no later step reads
+    /// it, else a copy (on a device, a copy shares the buffer).
+    Tensor<T> take(const semantics::Step& st, int id);
 
     const semantics::Plan& plan_;
     const LabelTable& labels_;
@@ -81,6 +84,8 @@ private:
     std::map<std::string, Stored> state_;
     std::vector<Tensor<T>> values_;
     std::vector<bool> have_;
+    std::vector<std::size_t> last_use_; // by value: the last step that reads it
+    std::size_t step_ = 0;              // the step running
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
     std::vector<Executed> executed_;
     Tensor<T> downloaded_; // stored()'s host copy of a device-resident result

@@ -344,6 +344,9 @@ TEST_CASE("mock device: the shards stay on the device between steps and statemen
         CHECK(counts[r].uploads == 4);
         CHECK(counts[r].downloads == 1);
         CHECK(counts[r].operations > 10);
+        // Every write went to a buffer no other tensor shared: values no later step reads are
+        // handed on, not copied.
+        CHECK(counts[r].copies_on_write == 0);
         CHECK(!dev[r].on_device());
         CHECK(dev[r].shape == host[r].shape);
         CHECK(dev[r].data == host[r].data);
