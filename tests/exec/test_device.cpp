@@ -267,16 +267,20 @@ private:
 struct CheckedProgram {
     parser::ParseResult parsed;
     semantics::Plan plan;
+    LabelTable labels;
+    MeshShape mesh;
 };
 CheckedProgram check_program(const std::string& src) {
     SourceFile file("t.ein", src);
-    CheckedProgram c{parser::parse(file), {}};
+    CheckedProgram c{parser::parse(file), {}, {}, {}};
     REQUIRE(!c.parsed.has_errors());
     semantics::CheckOptions co;
     co.text = file.text();
     co.small_defaults = true;
     c.plan = semantics::check(c.parsed.program, co);
     REQUIRE_MESSAGE(c.plan.errors() == 0, semantics::format_plan(c.plan, "t.ein"));
+    c.labels.add(c.plan);
+    c.mesh = mesh_shape(c.plan.mesh);
     return c;
 }
 
@@ -287,10 +291,7 @@ TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is giv
                             "h_{b f_0} = phi(x_{bd} w1_{d f_0})\n"
                             "y_{bd} = h_{b f_0} w2_{f_0 d}\n";
     const auto checked = check_program(src);
-    const auto& plan = checked.plan;
-    LabelTable labels;
-    labels.add(plan);
-    const auto mesh = mesh_shape(plan.mesh);
+    const auto& [parsed, plan, labels, mesh] = checked;
     std::vector<Tensor<double>> host(2), counted(2);
     CountingCompute counting;
     for (auto* compute : {static_cast<CountingCompute*>(nullptr), &counting})
@@ -314,10 +315,7 @@ TEST_CASE("mock device: the shards stay on the device between steps and statemen
                             "y_{b_1 d} = h_{b f_0} w2_{f_0 d}\n"
                             "y_{b_1 d} += 2 y_{b_1 d}\n";
     const auto checked = check_program(src);
-    const auto& plan = checked.plan;
-    LabelTable labels;
-    labels.add(plan);
-    const auto mesh = mesh_shape(plan.mesh);
+    const auto& [parsed, plan, labels, mesh] = checked;
     const auto ranks = static_cast<std::size_t>(mesh.device_count());
     std::vector<Tensor<double>> host(ranks), dev(ranks);
     std::vector<testing::MockCounts> counts(ranks); // by rank
