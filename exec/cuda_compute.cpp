@@ -60,7 +60,7 @@ Buffer::Buffer(std::size_t bytes, cudaStream_t stream) : bytes_(bytes) {
         });
 }
 
-Context::Context(int device) : device_(device) {
+Context::Context(int device, bool pooled) : device_(device), pooled_(pooled) {
     check(cudaSetDevice(device), "selecting the GPU");
     // Keep freed pool memory for the next allocation instead of returning it at every sync.
     cudaMemPool_t pool = nullptr;
@@ -90,7 +90,7 @@ void Context::sync() const {
 
 template <class T>
 DeviceTensor<T> upload(const Tensor<T>& x, const Context& c) {
-    DeviceTensor<T> d{x.shape, x.labels, Buffer(x.data.size() * sizeof(T), c.stream())};
+    DeviceTensor<T> d{x.shape, x.labels, Buffer(x.data.size() * sizeof(T), c.alloc_stream())};
     if (!x.data.empty())
         check(cudaMemcpyAsync(d.ptr(), x.data.data(), x.data.size() * sizeof(T),
                               cudaMemcpyHostToDevice, c.stream()),
@@ -155,7 +155,7 @@ DeviceTensor<T> reduce_dev(const DeviceTensor<T>& x, const std::vector<int>& out
         w.red_strides[d] = p.red_strides[d];
     }
     DeviceTensor<T> r{p.out_shape, out,
-                      Buffer(static_cast<std::size_t>(p.out_count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(p.out_count) * sizeof(T), c.alloc_stream())};
     cuda::reduce(x.ptr(), r.ptr(), w, op, c.stream());
     check(cudaGetLastError(), "launching a reduction");
     return r;
@@ -184,7 +184,7 @@ DeviceTensor<T> binary_dev(const DeviceTensor<T>& a, const DeviceTensor<T>& b, O
     set_strides(w, 0, strides_for(a.shape, a.labels, out));
     set_strides(w, 1, strides_for(b.shape, b.labels, out));
     DeviceTensor<T> r{shape, out,
-                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.alloc_stream())};
     cuda::binary(a.ptr(), b.ptr(), r.ptr(), w, op, c.stream());
     check(cudaGetLastError(), "launching an elementwise operation");
     return r;
@@ -231,7 +231,7 @@ DeviceTensor<T> contract2(const DeviceTensor<T>& a0, const DeviceTensor<T>& b0,
     const DeviceTensor<T> bp = permute(*b, p.b_order, c);
     DeviceTensor<T> r{
         p.c_shape, p.c_labels,
-        Buffer(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(T), c.stream())};
+        Buffer(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(T), c.alloc_stream())};
     if (p.batch * p.m * p.n > 0) {
         if (p.k == 0) {
             check(cudaMemsetAsync(r.ptr(), 0, r.data.bytes(), c.stream()), "zeroing a result");
@@ -265,7 +265,7 @@ DeviceTensor<T> permute(const DeviceTensor<T>& x, const std::vector<int>& labels
     fill_walk(w, shape);
     set_strides(w, 0, strides_for(x.shape, x.labels, labels));
     DeviceTensor<T> r{shape, labels,
-                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.stream())};
+                      Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c.alloc_stream())};
     gather(x.ptr(), r.ptr(), w, c.stream());
     check(cudaGetLastError(), "launching a permute");
     return r;
@@ -314,16 +314,21 @@ template DeviceTensor<__nv_bfloat16> einsum(const std::vector<const DeviceTensor
 
 namespace {
 
+using cuda::Buffer;
 using cuda::Context;
 using cuda::DeviceTensor;
+using cuda::Walk;
 
-/// The interpreter's arithmetic on one GPU. The interpreter keeps its tensors on the host, so
-/// each call uploads its operands and downloads its result (see exec/README.md: the shards are
-/// not yet resident on the device between steps).
+/// A rank's local compute on one GPU, holding its tensors there: Tensor::device is the
+/// handle of a stream-ordered device buffer, uploaded once from the host (inputs, constants)
+/// and downloaded only for `download` (results for verification). Buffers are never written
+/// while shared: an in-place operation on a shared tensor writes a copy.
 template <class T>
 class CudaCompute final : public LocalCompute<T> {
 public:
-    explicit CudaCompute(int device) : c_(device) {
+    /// `pooled`: tensors from the stream-ordered pool (one GPU); with several GPUs, other
+    /// GPUs' collective copies read them, which pool memory does not allow unless granted.
+    CudaCompute(int device, bool pooled) : c_(device, pooled) {
         cuda::check(cudaEventCreate(&start_), "creating a CUDA event");
         cuda::check(cudaEventCreate(&stop_), "creating a CUDA event");
     }
@@ -336,18 +341,32 @@ public:
     const char* name() const override { return "cuda"; }
     double device_seconds() const override { return seconds_; }
 
+    Tensor<T> upload(Tensor<T> x) override {
+        if (x.on_device()) throw ExecError("internal: uploading a tensor already on the GPU");
+        return wrap(cuda::upload(x, c_));
+    }
+    Tensor<T> download(const Tensor<T>& x) override { return cuda::download(dev(x), c_); }
+    Tensor<T> zeros(std::vector<std::int64_t> shape, std::vector<int> labels) override {
+        DeviceTensor<T> d{std::move(shape), std::move(labels), {}};
+        d.data = Buffer(static_cast<std::size_t>(d.size()) * sizeof(T), c_.alloc_stream());
+        if (d.data.bytes() > 0)
+            cuda::check(cudaMemsetAsync(d.ptr(), 0, d.data.bytes(), c_.stream()),
+                        "zeroing a tensor");
+        return wrap(std::move(d));
+    }
+
     Tensor<T> einsum(const std::vector<const Tensor<T>*>& inputs,
                      const std::vector<int>& out) override {
-        std::vector<DeviceTensor<T>> dev;
+        std::vector<DeviceTensor<T>> d;
         for (const auto* x : inputs)
-            dev.push_back(cuda::upload(*x, c_));
+            d.push_back(dev(*x));
         std::vector<const DeviceTensor<T>*> p;
-        for (const auto& d : dev)
-            p.push_back(&d);
+        for (const auto& x : d)
+            p.push_back(&x);
         return timed([&] { return cuda::einsum(p, out, c_); });
     }
     void function(Tensor<T>& x, Fn f) override {
-        auto d = cuda::upload(x, c_);
+        auto d = own(x);
         x = timed([&] {
             cuda::function(d.ptr(), d.size(), f, c_.stream());
             cuda::check(cudaGetLastError(), "launching a function");
@@ -355,14 +374,14 @@ public:
         });
     }
     Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
-        const auto d = cuda::upload(x, c_);
+        const auto d = dev(x);
         return timed([&] {
             return cuda::reduce_dev(d, out, r == Reduce::Max ? cuda::Op2::Max : cuda::Op2::Add, c_);
         });
     }
     Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
                      const std::vector<int>& out) override {
-        const auto da = cuda::upload(a, c_), db = cuda::upload(b, c_);
+        const auto da = dev(a), db = dev(b);
         return timed([&] { return cuda::binary_dev(da, db, op2(op), out, c_); });
     }
     void softmax(Tensor<T>& x, int label) override {
@@ -372,29 +391,127 @@ public:
             if (l != label) rows.push_back(l);
         if (rows.size() == x.labels.size())
             throw ExecError("cuda softmax: label not in the tensor");
-        const auto d = cuda::upload(x, c_);
+        const auto d = dev(x);
         x = timed([&] {
             const auto m = cuda::reduce_dev(d, rows, cuda::Op2::Max, c_);
-            auto e = cuda::binary_dev(d, m, cuda::Op2::Sub, x.labels, c_);
+            auto e = cuda::binary_dev(d, m, cuda::Op2::Sub, d.labels, c_);
             cuda::function(e.ptr(), e.size(), Fn::Exp, c_.stream());
             const auto s = cuda::reduce_dev(e, rows, cuda::Op2::Add, c_);
-            return cuda::binary_dev(e, s, cuda::Op2::Div, x.labels, c_);
+            return cuda::binary_dev(e, s, cuda::Op2::Div, d.labels, c_);
         });
+    }
+    void accumulate(Tensor<T>& acc, const Tensor<T>& x) override {
+        const auto da = dev(acc), dx = dev(x);
+        acc = timed([&] { return cuda::binary_dev(da, dx, cuda::Op2::Add, da.labels, c_); });
+    }
+    void scale(Tensor<T>& x, T factor) override {
+        auto d = own(x);
+        x = timed([&] {
+            cuda::scale(d.ptr(), d.size(), factor, c_.stream());
+            cuda::check(cudaGetLastError(), "launching a scale");
+            return d;
+        });
+    }
+    Tensor<T> permute(const Tensor<T>& x, const std::vector<int>& labels) override {
+        return wrap(cuda::permute(dev(x), labels, c_));
+    }
+    Tensor<T> slice(const Tensor<T>& x, int label, std::int64_t begin, std::int64_t end) override {
+        // A gather from x's row-major strides, starting at `begin` along `label`.
+        const auto d = dev(x);
+        const int k = x.dim_of(label);
+        if (k < 0 || begin < 0 || end < begin || end > x.shape[static_cast<std::size_t>(k)])
+            throw ExecError("cuda slice: a range outside the tensor");
+        auto shape = x.shape;
+        shape[static_cast<std::size_t>(k)] = end - begin;
+        std::vector<std::int64_t> strides(shape.size());
+        std::int64_t step = 1;
+        for (std::size_t i = shape.size(); i-- > 0;) {
+            strides[i] = step;
+            step *= x.shape[i];
+        }
+        Walk w;
+        cuda::fill_walk(w, shape);
+        cuda::set_strides(w, 0, strides);
+        DeviceTensor<T> r{shape, x.labels,
+                          Buffer(static_cast<std::size_t>(w.count) * sizeof(T), c_.alloc_stream())};
+        if (w.count > 0) {
+            cuda::gather(d.ptr() + begin * strides[static_cast<std::size_t>(k)], r.ptr(), w,
+                         c_.stream());
+            cuda::check(cudaGetLastError(), "launching a slice");
+        }
+        return wrap(std::move(r));
+    }
+    void copy_rows(Tensor<T>& dst, std::int64_t dst_at, std::int64_t dst_pitch,
+                   const Tensor<T>& src, std::int64_t src_at, std::int64_t src_pitch,
+                   std::int64_t width, std::int64_t rows) override {
+        if (width <= 0 || rows <= 0) return;
+        const auto s = dev(src);
+        const auto d = own(dst);
+        const auto e = sizeof(T);
+        if (rows == 1)
+            cuda::check(cudaMemcpyAsync(d.ptr() + dst_at, s.ptr() + src_at,
+                                        static_cast<std::size_t>(width) * e,
+                                        cudaMemcpyDeviceToDevice, c_.stream()),
+                        "copying blocks on the GPU");
+        else
+            cuda::check(cudaMemcpy2DAsync(d.ptr() + dst_at, static_cast<std::size_t>(dst_pitch) * e,
+                                          s.ptr() + src_at, static_cast<std::size_t>(src_pitch) * e,
+                                          static_cast<std::size_t>(width) * e,
+                                          static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice,
+                                          c_.stream()),
+                        "copying blocks on the GPU");
+        dst = wrap(DeviceTensor<T>(d));
+    }
+    const T* buffer(const Tensor<T>& x) override {
+        const T* p = dev(x).ptr();
+        c_.sync(); // the collective reads it on another stream (or another rank's)
+        return p;
+    }
+    T* writable(Tensor<T>& x) override {
+        const auto d = own(x);
+        x = wrap(DeviceTensor<T>(d));
+        c_.sync();
+        return d.ptr();
     }
 
 private:
-    /// Runs `work` (device work on the stream, returning a device tensor) between two events,
-    /// downloads its result and adds the time between the events to seconds_.
+    /// x as a device tensor of this GPU; a host tensor here is a missing upload.
+    static DeviceTensor<T> dev(const Tensor<T>& x) {
+        if (!x.on_device())
+            throw ExecError("internal: a host tensor reached the cuda compute (not uploaded)");
+        return DeviceTensor<T>{x.shape, x.labels,
+                               Buffer(*x.device, static_cast<std::size_t>(x.size()) * sizeof(T))};
+    }
+    /// x's buffer, copied first when another tensor shares it (before an in-place write).
+    DeviceTensor<T> own(const Tensor<T>& x) {
+        auto d = dev(x);
+        if (x.device->use_count() <= 2) return d; // x's handle and d's
+        DeviceTensor<T> c{d.shape, d.labels, Buffer(d.data.bytes(), c_.alloc_stream())};
+        if (c.data.bytes() > 0)
+            cuda::check(cudaMemcpyAsync(c.ptr(), d.ptr(), c.data.bytes(), cudaMemcpyDeviceToDevice,
+                                        c_.stream()),
+                        "copying a shared tensor on the GPU");
+        return c;
+    }
+    static Tensor<T> wrap(DeviceTensor<T> d) {
+        Tensor<T> t{std::move(d.shape), std::move(d.labels), {}};
+        t.device = d.data.handle();
+        return t;
+    }
+
+    /// Runs `work` (device work on the stream, returning a device tensor) between two events
+    /// and adds the time between them to seconds_ (waiting for the stop event: nothing moves
+    /// to the host).
     template <class Work>
     Tensor<T> timed(Work&& work) {
         cuda::check(cudaEventRecord(start_, c_.stream()), "recording a CUDA event");
-        const DeviceTensor<T> r = work();
+        DeviceTensor<T> r = work();
         cuda::check(cudaEventRecord(stop_, c_.stream()), "recording a CUDA event");
-        Tensor<T> h = cuda::download(r, c_); // synchronises the stream
+        cuda::check(cudaEventSynchronize(stop_), "running on the GPU");
         float ms = 0;
         cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "timing by CUDA events");
         seconds_ += ms / 1e3;
-        return h;
+        return wrap(std::move(r));
     }
 
     static cuda::Op2 op2(Binary b) {
@@ -442,7 +559,9 @@ GpuProbe probe_gpus() {
 
 template <class T>
 std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device) {
-    return std::make_unique<CudaCompute<T>>(device);
+    int devices = 0;
+    cuda::check(cudaGetDeviceCount(&devices), "counting the GPUs");
+    return std::make_unique<CudaCompute<T>>(device, devices == 1);
 }
 template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int);
 template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int);

@@ -74,6 +74,14 @@ __global__ void function_kernel(T* x, std::int64_t n, Fn f) {
 }
 
 template <class T>
+__global__ void scale_kernel(T* x, std::int64_t n, T factor) {
+    using A = typename Acc<T>::type;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+        x[i] = T(A(x[i]) * A(factor));
+}
+
+template <class T>
 __global__ void reduce_kernel(const T* in, T* out, ReduceWalk w, Op2 op) {
     using A = typename Acc<T>::type;
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < w.out.count;
@@ -127,6 +135,11 @@ void function(T* x, std::int64_t n, Fn f, cudaStream_t stream) {
 }
 
 template <class T>
+void scale(T* x, std::int64_t n, T factor, cudaStream_t stream) {
+    if (n > 0) scale_kernel<<<blocks_for(n), 256, 0, stream>>>(x, n, factor);
+}
+
+template <class T>
 void reduce(const T* in, T* out, const ReduceWalk& w, Op2 op, cudaStream_t stream) {
     if (w.out.count > 0) reduce_kernel<<<blocks_for(w.out.count), 256, 0, stream>>>(in, out, w, op);
 }
@@ -144,6 +157,7 @@ void reduce_n(T* out, const T* const* in, int n, std::int64_t count, Op2 op, cud
     template void gather<T>(const T*, T*, const Walk&, cudaStream_t);                              \
     template void binary<T>(const T*, const T*, T*, const Walk&, Op2, cudaStream_t);               \
     template void function<T>(T*, std::int64_t, Fn, cudaStream_t);                                 \
+    template void scale<T>(T*, std::int64_t, T, cudaStream_t);                                     \
     template void reduce<T>(const T*, T*, const ReduceWalk&, Op2, cudaStream_t);                   \
     template void reduce_n<T>(T*, const T* const*, int, std::int64_t, Op2, cudaStream_t);
 SHARDSCOPE_KERNELS(float)

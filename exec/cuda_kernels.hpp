@@ -45,6 +45,9 @@ void binary(const T* a, const T* b, T* out, const Walk& w, Op2 op, cudaStream_t 
 /// x[i] = f(x[i]), in place.
 template <class T>
 void function(T* x, std::int64_t n, Fn f, cudaStream_t stream);
+/// x[i] = x[i]·factor, in place.
+template <class T>
+void scale(T* x, std::int64_t n, T factor, cudaStream_t stream);
 /// out[i] = Σ or max over the reduced positions (max of none: -infinity), accumulated in at
 /// least float.
 template <class T>

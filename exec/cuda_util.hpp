@@ -27,6 +27,10 @@ class Buffer {
 public:
     Buffer() = default;
     explicit Buffer(std::size_t bytes, cudaStream_t stream = nullptr);
+    /// Adopts the owning handle of a device-resident Tensor (Tensor::device).
+    Buffer(std::shared_ptr<void> owner, std::size_t bytes) : p_(std::move(owner)), bytes_(bytes) {}
+    /// The owning handle, for Tensor::device (copies share the allocation).
+    const std::shared_ptr<void>& handle() const { return p_; }
     void* get() const { return p_.get(); }
     std::size_t bytes() const { return bytes_; }
     template <class T>
@@ -57,12 +61,16 @@ struct DeviceTensor {
 /// A stream and a cuBLAS handle on one device: what one rank computes with.
 class Context {
 public:
-    explicit Context(int device);
+    /// `pooled`: this context's buffers come from the device's stream-ordered pool
+    /// (alloc_stream); otherwise from cudaMalloc, visible to every GPU's copies.
+    explicit Context(int device, bool pooled = true);
     ~Context();
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
     int device() const { return device_; }
     cudaStream_t stream() const { return stream_; }
+    /// The stream to allocate buffers on (Buffer's argument): null when not pooled.
+    cudaStream_t alloc_stream() const { return pooled_ ? stream_ : nullptr; }
     /// The cuBLAS handle on this stream, made on first use (a collective's Memory never needs
     /// one).
     cublasHandle_t blas() const;
@@ -70,6 +78,7 @@ public:
 
 private:
     int device_;
+    bool pooled_;
     cudaStream_t stream_ = nullptr;
     mutable cublasHandle_t blas_ = nullptr;
 };

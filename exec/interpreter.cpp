@@ -1,10 +1,8 @@
 #include "exec/interpreter.hpp"
 
 #include "exec/functions.hpp"
-#include "exec/kernels.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace shardscope::exec {
 
@@ -40,15 +38,30 @@ std::int64_t inner_size(const Tensor<T>& t, std::size_t lead) {
 }
 
 /// `x` with the dimensions `first` moved to the front (in that order), the others after them
-/// in their order: each block a collective sends is then contiguous. No copy when in place.
+/// in their order: each block a collective sends is then contiguous. No permute when in place.
 template <class T>
-Tensor<T> leading(const Tensor<T>& x, std::vector<int> first) {
+Tensor<T> leading(LocalCompute<T>& ops, const Tensor<T>& x, std::vector<int> first) {
     const auto n = first.size();
     for (int l : x.labels)
         if (std::find(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(n), l) ==
             first.begin() + static_cast<std::ptrdiff_t>(n))
             first.push_back(l);
-    return x.labels == first ? x : permute(x, first);
+    return x.labels == first ? x : ops.permute(x, first);
+}
+
+/// `x`'s shape with its leading extent replaced by `lead`.
+template <class T>
+std::vector<std::int64_t> with_lead(const Tensor<T>& x, std::int64_t lead) {
+    auto shape = x.shape;
+    shape.at(0) = lead;
+    return shape;
+}
+
+std::int64_t elements(const std::vector<std::int64_t>& shape) {
+    std::int64_t n = 1;
+    for (auto e : shape)
+        n *= e;
+    return n;
 }
 
 const semantics::AtomLayout* atom_of(const TensorLayout& t, const semantics::IndexId& i) {
@@ -66,10 +79,12 @@ RankProgram<T>::RankProgram(const semantics::Plan& plan, const LabelTable& label
       mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())) {}
 
 template <class T>
-const Tensor<T>& RankProgram<T>::stored(const std::string& key) const {
+const Tensor<T>& RankProgram<T>::stored(const std::string& key) {
     auto it = state_.find(key);
     if (it == state_.end()) throw ExecError("internal: nothing stored as " + key);
-    return it->second.local;
+    if (!it->second.local.on_device()) return it->second.local;
+    downloaded_ = ops_.download(it->second.local);
+    return downloaded_;
 }
 
 template <class T>
@@ -82,26 +97,56 @@ const Tensor<T>& RankProgram<T>::value(int id) const {
 }
 
 template <class T>
+Tensor<T> RankProgram<T>::take(const semantics::Step& st, int id) {
+    const auto& v = value(id);
+    const auto i = static_cast<std::size_t>(id);
+    if (last_use_[i] == step_ && std::count(st.inputs.begin(), st.inputs.end(), id) == 1)
+        return std::move(values_[i]); // no later step reads it
+    return v;
+}
+
+template <class T>
 Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
     const auto labels = labels_.labels_at(v.layout);
     const auto shape = local_shape(v.layout, mesh_, coords_);
     auto it = state_.find(v.load);
     if (it == state_.end()) {
+        auto pre = preloaded_.find(v.load);
+        if (pre != preloaded_.end() && pre->second.second == v.layout &&
+            pre->second.first.labels == labels)
+            return pre->second.first;
         // A program input: this rank's shard (or partial share) of its logical value.
         auto x = input_shard<T>(v.load, v.layout, labels, mesh_, coords_, data_);
         inputs_.insert_or_assign(v.load, std::pair{x, v.layout});
-        return x;
+        return ops_.upload(std::move(x));
     }
     // An earlier result, in this use's index names (by position; a regrouping reshapes).
     Tensor<T> x = it->second.local;
-    if (x.size() != Tensor<T>::zeros(shape, labels).size())
+    if (x.size() != elements(shape))
         throw ExecError(v.load + " is stored with " + std::to_string(x.size()) +
                         " elements on rank " + std::to_string(comm_.rank()) + " but used with " +
-                        std::to_string(Tensor<T>::zeros(shape, labels).size()) +
+                        std::to_string(elements(shape)) +
                         " (a regrouping of unevenly sharded indices)");
     x.shape = shape;
     x.labels = labels;
     return x;
+}
+
+template <class T>
+void RankProgram<T>::preload(std::size_t s) {
+    // A program input is what no earlier statement defines.
+    auto defined = [&](const std::string& key) {
+        for (std::size_t e = 0; e < s; ++e)
+            if (plan_.statements[e].target == key) return true;
+        return state_.count(key) > 0;
+    };
+    for (const auto& v : plan_.statements.at(s).values)
+        if (!v.load.empty() && !defined(v.load) && !preloaded_.count(v.load))
+            preloaded_.emplace(
+                v.load,
+                std::pair{ops_.upload(input_shard<T>(v.load, v.layout, labels_.labels_at(v.layout),
+                                                     mesh_, coords_, data_)),
+                          v.layout});
 }
 
 template <class T>
@@ -117,11 +162,21 @@ void RankProgram<T>::run(std::size_t s) {
             values_[v] = load(info);
             have_[v] = true;
         } else if (!info.constant.empty()) {
-            values_[v] = Tensor<T>::scalar(static_cast<T>(std::stod(info.constant)));
+            values_[v] = ops_.upload(Tensor<T>::scalar(static_cast<T>(std::stod(info.constant))));
             have_[v] = true;
         }
     }
-    for (const auto& st : sp.steps) {
+    // The last step that reads each value (the result: after every step), so that a step can
+    // take a value no later step needs instead of copying it.
+    last_use_.assign(sp.values.size(), 0);
+    for (std::size_t i = 0; i < sp.steps.size(); ++i)
+        for (int id : sp.steps[i].inputs)
+            if (id >= 0 && static_cast<std::size_t>(id) < last_use_.size())
+                last_use_[static_cast<std::size_t>(id)] = i;
+    if (sp.result_value >= 0 && static_cast<std::size_t>(sp.result_value) < last_use_.size())
+        last_use_[static_cast<std::size_t>(sp.result_value)] = sp.steps.size();
+    for (step_ = 0; step_ < sp.steps.size(); ++step_) {
+        const auto& st = sp.steps[step_];
         if (st.output < 0) continue; // performed inside the next step (softmax statistics)
         if (is_collective(st.kind))
             collective(sp, st);
@@ -130,9 +185,12 @@ void RankProgram<T>::run(std::size_t s) {
         have_[static_cast<std::size_t>(st.output)] = true;
     }
     // Store: in the left-hand side's index order and layout.
-    Tensor<T> result = value(sp.result_value);
+    value(sp.result_value); // computed?
+    Tensor<T> result = std::move(values_[static_cast<std::size_t>(sp.result_value)]);
+    values_.clear(); // the statement's values are dead: none shares a buffer with `result`
+    have_.clear();
     const auto target = labels_.labels_at(sp.result);
-    if (result.labels != target) result = permute(result, target);
+    if (result.labels != target) result = ops_.permute(result, target);
     const auto& produced = sp.values.at(static_cast<std::size_t>(sp.result_value)).layout;
     for (const auto& a : sp.result.atoms) {
         const auto* b = atom_of(produced, a.index);
@@ -144,13 +202,17 @@ void RankProgram<T>::run(std::size_t s) {
         throw ExecError("internal: " + sp.target + " has the wrong local shape");
     if (sp.assign == semantics::Assign::Accumulate) {
         auto it = state_.find(sp.target);
-        Tensor<T> old = it != state_.end()
-                            ? it->second.local
-                            : input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
+        Tensor<T> old;
+        if (it != state_.end()) {
+            old = std::move(it->second.local); // replaced below
+        } else {
+            old = input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
+            inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
+            old = ops_.upload(std::move(old));
+        }
         // Stored under the names of its definition: this statement's names, by position.
         if (old.labels.size() == target.size()) old.labels = target;
-        if (it == state_.end()) inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
-        accumulate(old, result, Reduce::Sum);
+        ops_.accumulate(old, result);
         result = std::move(old);
     }
     state_.insert_or_assign(sp.target, Stored{std::move(result), sp.result});
@@ -165,24 +227,34 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
     const int n = g.size();
     const auto parent = atom_range(extent, axes, mesh_, coords_).size();
     const auto max_chunk = chunk(parent, n, 0).size();
-    const Tensor<T> xp = leading(x, {label});
+    const Tensor<T> xp = leading(ops_, x, {label});
     const std::int64_t rest = inner_size(xp, 1);
-    const auto count = static_cast<std::size_t>(max_chunk * rest);
-    std::vector<T> send(count, T(0)), recv(count * static_cast<std::size_t>(n));
-    std::copy(xp.data.begin(), xp.data.end(), send.begin());
-    g.all_gather(send.data(), recv.data(), count, dtype_of<T>());
+    const auto count = max_chunk * rest;
+    // The block sent: this rank's shard, padded to the largest chunk when it is smaller.
+    Tensor<T> padded;
+    const Tensor<T>* send = &xp;
+    if (xp.size() != count) {
+        padded = ops_.zeros(with_lead(xp, max_chunk), xp.labels);
+        ops_.copy_rows(padded, 0, 0, xp, 0, 0, xp.size(), 1);
+        send = &padded;
+    }
+    Tensor<T> recv = ops_.zeros(with_lead(xp, max_chunk * n), xp.labels);
+    g.all_gather(ops_.buffer(*send), ops_.writable(recv), static_cast<std::size_t>(count),
+                 dtype_of<T>());
     executed_.push_back({StepKind::AllGather, {k}, name, static_cast<double>(count * sizeof(T))});
     Tensor<T> out;
-    out.labels = xp.labels;
-    out.shape = xp.shape;
-    out.shape[0] = parent;
-    out.data.reserve(static_cast<std::size_t>(parent * rest));
-    for (int q = 0; q < n; ++q) {
-        const auto len = static_cast<std::size_t>(chunk(parent, n, q).size() * rest);
-        const auto* block = recv.data() + static_cast<std::size_t>(q) * count;
-        out.data.insert(out.data.end(), block, block + len);
+    if (parent == max_chunk * n) {
+        out = std::move(recv); // no padding to remove
+    } else {
+        out = ops_.zeros(with_lead(xp, parent), xp.labels);
+        std::int64_t at = 0;
+        for (int q = 0; q < n; ++q) {
+            const auto len = chunk(parent, n, q).size() * rest;
+            ops_.copy_rows(out, at, 0, recv, q * count, 0, len, 1);
+            at += len;
+        }
     }
-    return out.labels == x.labels ? out : permute(out, x.labels);
+    return out.labels == x.labels ? out : ops_.permute(out, x.labels);
 }
 
 template <class T>
@@ -191,7 +263,7 @@ Tensor<T> RankProgram<T>::slice_onto(const Tensor<T>& x, int label, int k) {
     const auto r =
         chunk(x.shape[static_cast<std::size_t>(d)], mesh_.sizes[static_cast<std::size_t>(k)],
               coords_[static_cast<std::size_t>(k)]);
-    return slice(x, label, r.begin, r.end);
+    return ops_.slice(x, label, r.begin, r.end);
 }
 
 template <class T>
@@ -224,7 +296,7 @@ template <class T>
 void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semantics::Step& st) {
     const auto& in = sp.values.at(static_cast<std::size_t>(st.inputs.at(0))).layout;
     const auto& out = sp.values.at(static_cast<std::size_t>(st.output)).layout;
-    Tensor<T> x = value(st.inputs[0]);
+    Tensor<T> x = take(st, st.inputs.at(0));
     auto& result = values_[static_cast<std::size_t>(st.output)];
     const int k = st.mesh_axes.empty() ? 0 : st.mesh_axes.front();
     const auto op = [&] {
@@ -234,9 +306,9 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     }();
     switch (st.kind) {
     case StepKind::AllReduce:
-        comm_.axis(k).all_reduce(x.data.data(), x.data.size(), dtype_of<T>(), op);
-        executed_.push_back(
-            {st.kind, {k}, st.tensor, static_cast<double>(x.data.size() * sizeof(T))});
+        comm_.axis(k).all_reduce(ops_.writable(x), static_cast<std::size_t>(x.size()),
+                                 dtype_of<T>(), op);
+        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(x.size()) * sizeof(T)});
         result = std::move(x);
         return;
     case StepKind::ReduceScatter: {
@@ -249,26 +321,29 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const int label = labels_.at(out.atoms[a].index);
         Group& g = comm_.axis(k);
         const int n = g.size();
-        const Tensor<T> xp = leading(x, {label});
+        const Tensor<T> xp = leading(ops_, x, {label});
         const auto whole = xp.shape.at(0);
         const std::int64_t rest = inner_size(xp, 1);
         const auto max_chunk = chunk(whole, n, 0).size();
-        const auto count = static_cast<std::size_t>(max_chunk * rest);
-        std::vector<T> send(count * static_cast<std::size_t>(n), T(0)), recv(count);
-        for (int q = 0; q < n; ++q) {
-            const auto r = chunk(whole, n, q);
-            std::copy(xp.data.begin() + r.begin * rest, xp.data.begin() + r.end * rest,
-                      send.begin() + static_cast<std::ptrdiff_t>(q * count));
+        const auto count = max_chunk * rest;
+        // Block q holds chunk q, padded to the largest chunk (xp itself when all are equal).
+        Tensor<T> padded;
+        const Tensor<T>* send = &xp;
+        if (whole != max_chunk * n) {
+            padded = ops_.zeros(with_lead(xp, max_chunk * n), xp.labels);
+            for (int q = 0; q < n; ++q) {
+                const auto r = chunk(whole, n, q);
+                ops_.copy_rows(padded, q * count, 0, xp, r.begin * rest, 0, r.size() * rest, 1);
+            }
+            send = &padded;
         }
-        g.reduce_scatter(send.data(), recv.data(), count, dtype_of<T>(), op);
-        executed_.push_back(
-            {st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
-        Tensor<T> o;
-        o.labels = xp.labels;
-        o.shape = xp.shape;
-        o.shape[0] = chunk(whole, n, g.rank()).size();
-        o.data.assign(recv.begin(), recv.begin() + o.shape[0] * rest);
-        result = o.labels == x.labels ? std::move(o) : permute(o, x.labels);
+        Tensor<T> recv = ops_.zeros(with_lead(xp, max_chunk), xp.labels);
+        g.reduce_scatter(ops_.buffer(*send), ops_.writable(recv), static_cast<std::size_t>(count),
+                         dtype_of<T>(), op);
+        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(count * n) * sizeof(T)});
+        const auto mine = chunk(whole, n, g.rank()).size();
+        Tensor<T> o = mine == max_chunk ? std::move(recv) : ops_.slice(recv, label, 0, mine);
+        result = o.labels == x.labels ? std::move(o) : ops_.permute(o, x.labels);
         return;
     }
     case StepKind::AllToAll: {
@@ -292,7 +367,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const int lj = labels_.at(in.atoms[static_cast<std::size_t>(to)].index);
         Group& g = comm_.axis(k);
         const int n = g.size();
-        const Tensor<T> xp = leading(x, {li, lj});
+        const Tensor<T> xp = leading(ops_, x, {li, lj});
         auto parent_axes = in.atoms[static_cast<std::size_t>(from)].axes;
         parent_axes.pop_back();
         const auto pi =
@@ -301,35 +376,35 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const auto nj = xp.shape[1];
         const std::int64_t rest = inner_size(xp, 2);
         const auto mi = chunk(pi, n, 0).size(), mj = chunk(nj, n, 0).size();
-        const auto count = static_cast<std::size_t>(mi * mj * rest);
-        std::vector<T> send(count * static_cast<std::size_t>(n), T(0)), recv(send.size());
+        const auto count = mi * mj * rest;
+        // Block q: this rank's rows of i, each with chunk q of j, padded to mi x mj.
+        auto block_shape = xp.shape;
+        block_shape[0] = mi * n;
+        block_shape[1] = mj;
+        Tensor<T> send = ops_.zeros(block_shape, xp.labels);
+        Tensor<T> recv = ops_.zeros(block_shape, xp.labels);
         const auto my_i = xp.shape[0];
         for (int q = 0; q < n; ++q) {
             const auto rj = chunk(nj, n, q);
-            for (std::int64_t i = 0; i < my_i; ++i)
-                std::copy(xp.data.begin() + (i * nj + rj.begin) * rest,
-                          xp.data.begin() + (i * nj + rj.end) * rest,
-                          send.begin() + static_cast<std::ptrdiff_t>(q * count + i * mj * rest));
+            ops_.copy_rows(send, q * count, mj * rest, xp, rj.begin * rest, nj * rest,
+                           rj.size() * rest, my_i);
         }
-        g.all_to_all(send.data(), recv.data(), count, dtype_of<T>());
-        executed_.push_back(
-            {st.kind, {k}, st.tensor, static_cast<double>(send.size() * sizeof(T))});
+        g.all_to_all(ops_.buffer(send), ops_.writable(recv), static_cast<std::size_t>(count),
+                     dtype_of<T>());
+        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(count * n) * sizeof(T)});
+        // Block q from member q: its rows of i (chunk q of pi), each with my chunk of j.
         const auto my_j = chunk(nj, n, g.rank()).size();
-        Tensor<T> o;
-        o.labels = xp.labels;
-        o.shape = xp.shape;
-        o.shape[0] = pi;
-        o.shape[1] = my_j;
-        o.data.reserve(static_cast<std::size_t>(pi * my_j * rest));
+        auto o_shape = xp.shape;
+        o_shape[0] = pi;
+        o_shape[1] = my_j;
+        Tensor<T> o = ops_.zeros(o_shape, xp.labels);
+        std::int64_t at = 0;
         for (int q = 0; q < n; ++q) {
             const auto len_i = chunk(pi, n, q).size();
-            for (std::int64_t i = 0; i < len_i; ++i) {
-                const auto* b = recv.data() + static_cast<std::size_t>(q) * count +
-                                static_cast<std::size_t>(i * mj * rest);
-                o.data.insert(o.data.end(), b, b + my_j * rest);
-            }
+            ops_.copy_rows(o, at, my_j * rest, recv, q * count, mj * rest, my_j * rest, len_i);
+            at += len_i * my_j * rest;
         }
-        result = o.labels == x.labels ? std::move(o) : permute(o, x.labels);
+        result = o.labels == x.labels ? std::move(o) : ops_.permute(o, x.labels);
         return;
     }
     default:
@@ -348,14 +423,15 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         return sp.values.at(static_cast<std::size_t>(st.inputs.at(i))).layout;
     };
     if (st.kind == StepKind::Slice) {
-        result = redistribute(value(st.inputs.at(0)), in_layout(0), out_layout, st.tensor);
+        result = redistribute(take(st, st.inputs.at(0)), in_layout(0), out_layout, st.tensor);
         return;
     }
     if (st.kind == StepKind::Split) {
-        Tensor<T> x = value(st.inputs.at(0));
+        Tensor<T> x = take(st, st.inputs.at(0));
+        const auto before = x.size();
         x.shape = local_shape(out_layout, mesh_, coords_);
         x.labels = out;
-        if (static_cast<std::size_t>(x.size()) != x.data.size())
+        if (x.size() != before)
             throw ExecError("reshaping " + st.tensor + " on rank " + std::to_string(comm_.rank()) +
                             " needs evenly sharded indices");
         result = std::move(x);
@@ -371,11 +447,11 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     }
     case OpKind::Function:
     case OpKind::Linear:
-        result = value(st.inputs.at(0));
+        result = take(st, st.inputs.at(0));
         ops_.function(result, fn_of(st.function, st.op == OpKind::Linear));
         return;
     case OpKind::Softmax: {
-        Tensor<T> x = value(st.inputs.at(0));
+        Tensor<T> x = take(st, st.inputs.at(0));
         const int along = labels_.at(st.index);
         const auto* atom = atom_of(in_layout(0), st.index);
         if (!atom || atom->axes.empty()) {
@@ -389,21 +465,23 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
             if (l != along) rows.push_back(l);
         auto m = ops_.reduce(x, rows, Reduce::Max);
         for (int k : atom->axes) {
-            comm_.axis(k).all_reduce(m.data.data(), m.data.size(), dtype_of<T>(), ReduceOp::Max);
+            comm_.axis(k).all_reduce(ops_.writable(m), static_cast<std::size_t>(m.size()),
+                                     dtype_of<T>(), ReduceOp::Max);
             executed_.push_back({StepKind::AllReduce,
                                  {k},
                                  st.tensor + ".max",
-                                 static_cast<double>(m.data.size() * sizeof(T))});
+                                 static_cast<double>(m.size()) * sizeof(T)});
         }
         auto e = ops_.binary(x, m, Binary::Sub, x.labels);
         ops_.function(e, Fn::Exp);
         auto s = ops_.reduce(e, rows, Reduce::Sum);
         for (int k : atom->axes) {
-            comm_.axis(k).all_reduce(s.data.data(), s.data.size(), dtype_of<T>(), ReduceOp::Sum);
+            comm_.axis(k).all_reduce(ops_.writable(s), static_cast<std::size_t>(s.size()),
+                                     dtype_of<T>(), ReduceOp::Sum);
             executed_.push_back({StepKind::AllReduce,
                                  {k},
                                  st.tensor + ".sum",
-                                 static_cast<double>(s.data.size() * sizeof(T))});
+                                 static_cast<double>(s.size()) * sizeof(T)});
         }
         result = ops_.binary(e, s, Binary::Div, x.labels);
         return;
@@ -415,12 +493,12 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
             double n = 1;
             for (const auto& a : in_layout(0).atoms)
                 if (!atom_of(out_layout, a.index)) n *= static_cast<double>(a.extent);
-            scale(result, static_cast<T>(1.0 / n));
+            ops_.scale(result, static_cast<T>(1.0 / n));
         }
         return;
     }
     case OpKind::Add: {
-        Tensor<T> acc = value(st.inputs.at(0));
+        Tensor<T> acc = take(st, st.inputs.at(0));
         if (!st.negated.empty() && st.negated[0]) ops_.function(acc, Fn::Neg);
         for (std::size_t i = 1; i < st.inputs.size(); ++i) {
             const auto& b = value(st.inputs[i]);
@@ -428,18 +506,22 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
             acc = ops_.binary(acc, b, minus ? Binary::Sub : Binary::Add,
                               union_in_order(out, acc.labels, b.labels));
         }
-        result = acc.labels == out ? std::move(acc) : permute(acc, out);
+        result = acc.labels == out ? std::move(acc) : ops_.permute(acc, out);
         return;
     }
     case OpKind::Divide:
         result = ops_.binary(value(st.inputs.at(0)), value(st.inputs.at(1)), Binary::Div, out);
         return;
     case OpKind::KeepOne: {
-        Tensor<T> x = value(st.inputs.at(0));
+        bool keep = true;
         for (int k : st.mesh_axes)
-            if (coords_[static_cast<std::size_t>(k)] != 0)
-                std::fill(x.data.begin(), x.data.end(), T(0));
-        result = std::move(x);
+            keep = keep && coords_[static_cast<std::size_t>(k)] == 0;
+        if (keep) {
+            result = take(st, st.inputs.at(0));
+        } else {
+            const auto& x = value(st.inputs.at(0));
+            result = ops_.zeros(x.shape, x.labels);
+        }
         return;
     }
     case OpKind::None:

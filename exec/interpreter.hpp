@@ -27,17 +27,25 @@ struct Executed {
 template <class T>
 class RankProgram {
 public:
-    /// `compute` runs the local arithmetic (null: on the host, kernels.hpp); it must outlive
-    /// the program.
+    /// `compute` runs the local arithmetic and holds the tensors (null: on the host,
+    /// kernels.hpp); it must outlive the program. A device compute keeps every value and
+    /// stored result in device memory: inputs are uploaded when loaded, and nothing returns to
+    /// the host but what `stored` downloads.
     RankProgram(const semantics::Plan& plan, const LabelTable& labels, Communicator& comm,
                 const DataOptions& data, LocalCompute<T>* compute = nullptr);
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
+    /// Generates and uploads statement `s`'s program inputs now, for its later run: a timed
+    /// run then measures the plan alone (benchmarks). Preloaded inputs are not in inputs().
+    void preload(std::size_t s);
 
-    /// This rank's local tensor of a stored result, labelled as its layout's atoms.
-    const Tensor<T>& stored(const std::string& key) const;
-    /// The program inputs the last statement loaded, as this rank holds them.
+    /// This rank's local tensor of a stored result on the host, labelled as its layout's
+    /// atoms: the stored tensor itself, or when the compute keeps it on a device a downloaded
+    /// copy (valid until the next call).
+    const Tensor<T>& stored(const std::string& key);
+    /// The program inputs the last statement loaded, as this rank holds them (on the host,
+    /// as generated).
     const std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>>& inputs() const {
         return inputs_;
     }
@@ -61,6 +69,9 @@ private:
                           std::vector<int>& axes, const std::string& name);
     Tensor<T> slice_onto(const Tensor<T>& x, int label, int k);
     const Tensor<T>& value(int id) const;
+    /// Value `id` as step `st` (the current one) uses it: moved out when no later step reads
+    /// it, else a copy (on a device, a copy shares the buffer).
+    Tensor<T> take(const semantics::Step& st, int id);
 
     const semantics::Plan& plan_;
     const LabelTable& labels_;
@@ -73,8 +84,13 @@ private:
     std::map<std::string, Stored> state_;
     std::vector<Tensor<T>> values_;
     std::vector<bool> have_;
+    std::vector<std::size_t> last_use_; // by value: the last step that reads it
+    std::size_t step_ = 0;              // the step running
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
     std::vector<Executed> executed_;
+    Tensor<T> downloaded_; // stored()'s host copy of a device-resident result
+    /// preload()'s inputs, by key: as loaded by their first use (used only with that layout).
+    std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> preloaded_;
 };
 
 extern template class RankProgram<float>;

@@ -114,6 +114,7 @@ std::string coords_text(const std::vector<int>& c) {
 
 template <class T>
 std::vector<char> to_bytes(const Tensor<T>& t) {
+    if (t.on_device()) throw ExecError("internal: gathering a tensor that is still on the device");
     std::vector<char> b(t.data.size() * sizeof(T));
     if (!b.empty()) std::memcpy(b.data(), t.data.data(), b.size());
     return b;
@@ -188,7 +189,8 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         run.target = sp.target;
         run.collectives = prog.executed();
         run.shown = std::move(shown);
-        if (compute) run.device_s = compute->device_seconds() - device_before;
+        if (compute && std::string(compute->name()) == "cuda")
+            run.device_s = compute->device_seconds() - device_before;
         const auto got = assemble(locals, sp.result, result_labels, mesh, run.replica_error);
         const auto& want = reference.at(s);
         // Infinities and NaNs (log 0, x / 0 under --data ints) match where the reference has
@@ -249,7 +251,8 @@ double estimate_bytes(const semantics::Plan& plan, const ExecOptions& options) {
         }
         peak_statement = std::max(peak_statement, statement);
     }
-    // Every rank of this process (sim, and cuda: its tensors stay on the host between steps).
+    // Every rank of this process (sim; for cuda an upper bound: its shards are in device
+    // memory, but each rank's inputs are generated and its results gathered on the host).
     const bool all_here = options.backend == Backend::Sim || options.backend == Backend::Cuda;
     const double ranks = all_here ? static_cast<double>(plan.mesh.device_count()) : 1.0;
     return 2 * reference + ranks * (stored + 2 * peak_statement + biggest);
@@ -272,10 +275,17 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
         const auto reference = evaluate_reference(program, plan, labels, options.data);
         set_blas_threads(1);
         run_sim(mesh, [&](Communicator& comm) {
-            if (options.f64)
-                run_rank<double>(comm, program, plan, labels, options, reference, report);
-            else
-                run_rank<float>(comm, program, plan, labels, options, reference, report);
+            if (options.f64) {
+                auto compute =
+                    options.sim_compute_f64 ? options.sim_compute_f64(comm.rank()) : nullptr;
+                run_rank<double>(comm, program, plan, labels, options, reference, report,
+                                 compute.get());
+            } else {
+                auto compute =
+                    options.sim_compute_f32 ? options.sim_compute_f32(comm.rank()) : nullptr;
+                run_rank<float>(comm, program, plan, labels, options, reference, report,
+                                compute.get());
+            }
         });
         return report;
     }

@@ -8,6 +8,7 @@
 #include "semantics/plan.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct ExecOptions {
     std::string show; ///< print every rank's local tensor of this tensor
     /// Called on the reporting rank after each statement (done, total): progress display.
     std::function<void(std::size_t, std::size_t)> progress;
+    /// sim only: makes rank r's local compute on its thread (unset: the host). Tests run the
+    /// interpreter's device path through a host mock device this way.
+    std::function<std::unique_ptr<LocalCompute<float>>(int rank)> sim_compute_f32;
+    std::function<std::unique_ptr<LocalCompute<double>>(int rank)> sim_compute_f64;
 };
 
 /// How one statement ran and compared.

@@ -3,18 +3,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace shardscope::exec {
 
-/// A dense row-major tensor; `labels[d]` names dimension d (distinct labels).
+/// A dense row-major tensor; `labels[d]` names dimension d (distinct labels). Its elements are
+/// in `data` on the host, or, when `device` is set, in memory that only the LocalCompute that
+/// made it can read (compute.hpp: upload, download); `data` is then empty.
 template <class T>
 struct Tensor {
     std::vector<std::int64_t> shape;
     std::vector<int> labels;
     std::vector<T> data;
+    /// The backend's owning handle of a device-resident tensor's elements (shared by copies:
+    /// a backend copies before writing into a shared one).
+    std::optional<std::shared_ptr<void>> device{};
+
+    bool on_device() const { return device.has_value(); }
 
     /// Number of elements: the product of the shape (1 for a scalar).
     std::int64_t size() const {

@@ -174,8 +174,9 @@ void mlp_bench() {
     const std::string sharded = "mesh 8\ndim b=2048 d=8192 f=32768\n"
                                 "h_{b f_0} = phi(W^0_{d f_0} x_{bd})\n"
                                 "z_{bd} = W^1_{f_0 d} h_{b f_0}\n";
-    std::printf("TP MLP b=2048 d=8192 f=32768, f32, plan run on cuda (inputs, local steps, "
-                "collectives; no reference)\n");
+    std::printf("TP MLP b=2048 d=8192 f=32768, f32, plan run on cuda (local steps and "
+                "collectives on device-resident shards; inputs generated and uploaded before "
+                "the clock starts; no reference)\n");
     double times[2] = {0, 0};
     for (int v = 0; v < 2; ++v) {
         std::string src = sharded;
@@ -191,13 +192,17 @@ void mlp_bench() {
         }
         LabelTable labels;
         labels.add(plan);
-        double best = 1e30;
+        double best = 1e30, load = 0;
         for (int r = 0; r < std::max(1, repeats / 2); ++r) {
             double t = 0;
             run_cuda(mesh_shape(plan.mesh), [&](Communicator& comm, int device) {
                 auto compute = make_cuda_compute<float>(device);
                 RankProgram<float> prog(plan, labels, comm, {DataMode::Random, 0}, compute.get());
+                const auto t_load = Clock::now();
+                for (std::size_t s = 0; s < plan.statements.size(); ++s)
+                    prog.preload(s);
                 comm.world().barrier();
+                if (comm.rank() == 0) load = seconds_since(t_load);
                 const auto t0 = Clock::now();
                 for (std::size_t s = 0; s < plan.statements.size(); ++s)
                     prog.run(s);
@@ -207,8 +212,8 @@ void mlp_bench() {
             best = std::min(best, t);
         }
         times[v] = best;
-        std::printf("  %-40s %8.2f s\n", v == 0 ? "8 virtual ranks (1 GPU)" : "unsharded (1 rank)",
-                    best);
+        std::printf("  %-40s %8.3f s (inputs: %.2f s on the host, not counted)\n",
+                    v == 0 ? "8 virtual ranks (1 GPU)" : "unsharded (1 rank)", best, load);
     }
     std::printf("  ratio sharded / unsharded: %.2f\n", times[0] / times[1]);
 }

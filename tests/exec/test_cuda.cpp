@@ -1,5 +1,6 @@
 // The cuda backend on a GPU: its local compute against the host kernels (random einsums in f32,
-// f64 and bf16, reductions, broadcasting ops, functions, softmax), its virtual-rank
+// f64 and bf16, reductions, broadcasting ops, functions, softmax, the layout operations and
+// copies of device-resident tensors), its virtual-rank
 // collectives against the sim backend with device and host buffers, and a clear error for an
 // allocation the GPU cannot hold. Exits 77 (ctest: skipped) saying why when no GPU is usable.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -11,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -73,11 +75,16 @@ void random_einsums(double tol) {
         for (int l : all)
             if (rng() % 2) out.push_back(l);
         std::shuffle(out.begin(), out.end(), rng);
-        std::vector<const Tensor<T>*> p;
+        std::vector<const Tensor<T>*> p, dp;
+        std::vector<Tensor<T>> dev;
         for (const auto& t : ins)
-            p.push_back(&t);
+            dev.push_back(gpu->upload(t));
+        for (std::size_t i = 0; i < ins.size(); ++i) {
+            p.push_back(&ins[i]);
+            dp.push_back(&dev[i]);
+        }
         INFO("trial " << trial);
-        CHECK(rel_diff(gpu->einsum(p, out), host.einsum(p, out)) < tol);
+        CHECK(rel_diff(gpu->download(gpu->einsum(dp, out)), host.einsum(p, out)) < tol);
     }
 }
 
@@ -94,22 +101,26 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
     std::mt19937 rng(3);
     const auto x = random_tensor<double>({3, 4, 5}, {0, 1, 2}, rng);
     const auto b = random_tensor<double>({5, 3}, {2, 0}, rng);
+    const auto dx = gpu->upload(x), db = gpu->upload(b);
+    auto down = [&](const Tensor<double>& t) { return gpu->download(t); };
     for (auto r : {Reduce::Sum, Reduce::Max})
-        CHECK(rel_diff(gpu->reduce(x, {2, 0}, r), host.reduce(x, {2, 0}, r)) < 1e-12);
+        CHECK(rel_diff(down(gpu->reduce(dx, {2, 0}, r)), host.reduce(x, {2, 0}, r)) < 1e-12);
     for (auto op : {Binary::Add, Binary::Sub, Binary::Mul, Binary::Div})
-        CHECK(rel_diff(gpu->binary(x, b, op, {1, 2, 0}), host.binary(x, b, op, {1, 2, 0})) < 1e-12);
+        CHECK(rel_diff(down(gpu->binary(dx, db, op, {1, 2, 0})), host.binary(x, b, op, {1, 2, 0})) <
+              1e-12);
     for (Fn f : {Fn::Gelu, Fn::Relu, Fn::Exp, Fn::Log, Fn::Dsilu, Fn::Tanh, Fn::Half}) {
-        auto g = x, h = x;
-        gpu->function(g, f);
+        auto g = dx, h = x;
+        gpu->function(g, f); // g shares dx's buffer: the function writes a copy
         host.function(h, f);
-        CHECK(rel_diff(g, h) < 1e-12);
+        CHECK(rel_diff(down(g), h) < 1e-12);
     }
     for (int label : {0, 1, 2}) {
-        auto g = x, h = x;
+        auto g = dx, h = x;
         gpu->softmax(g, label);
         host.softmax(h, label);
-        CHECK(rel_diff(g, h) < 1e-12);
+        CHECK(rel_diff(down(g), h) < 1e-12);
     }
+    CHECK(down(dx).data == x.data);
     // The kernels' time, by CUDA events: positive, and far below a second for these sizes.
     CHECK(gpu->device_seconds() > 0);
     CHECK(gpu->device_seconds() < 1);
@@ -224,8 +235,48 @@ TEST_CASE("an allocation the GPU cannot hold is a DeviceError that says so") {
     }
     // The device is still usable afterwards.
     auto gpu = make_cuda_compute<float>(0);
-    const auto x = Tensor<float>{{2}, {0}, {1, 2}};
-    CHECK(gpu->reduce(x, {}, Reduce::Sum).data == std::vector<float>{3});
+    const auto x = gpu->upload(Tensor<float>{{2}, {0}, {1, 2}});
+    CHECK(gpu->download(gpu->reduce(x, {}, Reduce::Sum)).data == std::vector<float>{3});
+}
+
+TEST_CASE("cuda layout operations and copies of device-resident tensors match the host") {
+    auto gpu = make_cuda_compute<float>(0);
+    HostCompute<float> host;
+    std::mt19937 rng(11);
+    const auto x = random_tensor<float>({3, 4, 5}, {0, 1, 2}, rng);
+    const auto dx = gpu->upload(x);
+    CHECK(dx.on_device());
+    CHECK(dx.data.empty());
+    CHECK_THROWS_AS(gpu->permute(x, {2, 0, 1}), ExecError); // a host tensor: not uploaded
+    CHECK(gpu->download(gpu->permute(dx, {2, 0, 1})).data == host.permute(x, {2, 0, 1}).data);
+    for (int label : {0, 1, 2})
+        CHECK(gpu->download(gpu->slice(dx, label, 1, 3)).data == host.slice(x, label, 1, 3).data);
+    CHECK(gpu->download(gpu->slice(dx, 1, 2, 2)).size() == 0);
+    const auto z = gpu->download(gpu->zeros({2, 7}, {0, 1}));
+    CHECK(z.data == std::vector<float>(14, 0.f));
+    // Pitched rows (the packing of an all-to-all), one row (a block), each against the host.
+    for (auto [dst_at, dst_pitch, src_at, src_pitch, width, rows] :
+         std::vector<std::array<std::int64_t, 6>>{{3, 6, 2, 5, 4, 5}, {10, 0, 7, 0, 30, 1}}) {
+        auto gd = gpu->zeros({60}, {0});
+        auto hd = host.zeros({60}, {0});
+        gpu->copy_rows(gd, dst_at, dst_pitch, dx, src_at, src_pitch, width, rows);
+        host.copy_rows(hd, dst_at, dst_pitch, x, src_at, src_pitch, width, rows);
+        CHECK(gpu->download(gd).data == hd.data);
+    }
+    auto a = dx, h = x; // a shares dx's buffer until written
+    gpu->scale(a, 0.5f);
+    host.scale(h, 0.5f);
+    gpu->accumulate(a, dx);
+    host.accumulate(h, x);
+    CHECK(gpu->download(a).data == h.data);
+    auto w = dx;
+    float* p = gpu->writable(w);
+    CHECK(cuda::on_device(p, 0));
+    CHECK(cudaMemset(p, 0, 4) == cudaSuccess);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess); // the memset ran on the legacy stream
+    CHECK(gpu->download(dx).data == x.data);       // the write went to w's own copy
+    CHECK(gpu->download(w).data[0] == 0.f);
+    CHECK(cuda::on_device(gpu->buffer(dx), 0));
 }
 
 int main(int argc, char** argv) {

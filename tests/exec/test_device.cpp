@@ -11,6 +11,8 @@
 #include "exec/layout.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
+#include "semantics/report.hpp"
+#include "tests/exec/mock_device.hpp"
 
 #include <doctest/doctest.h>
 
@@ -211,6 +213,29 @@ class CountingCompute final : public LocalCompute<double> {
 public:
     std::atomic<int> einsums{0}, functions{0}, others{0};
     const char* name() const override { return "counting"; }
+    Tensor<double> upload(Tensor<double> x) override { return host_.upload(std::move(x)); }
+    Tensor<double> download(const Tensor<double>& x) override { return host_.download(x); }
+    Tensor<double> zeros(std::vector<std::int64_t> shape, std::vector<int> labels) override {
+        return host_.zeros(std::move(shape), std::move(labels));
+    }
+    void accumulate(Tensor<double>& acc, const Tensor<double>& x) override {
+        host_.accumulate(acc, x);
+    }
+    void scale(Tensor<double>& x, double factor) override { host_.scale(x, factor); }
+    Tensor<double> permute(const Tensor<double>& x, const std::vector<int>& labels) override {
+        return host_.permute(x, labels);
+    }
+    Tensor<double> slice(const Tensor<double>& x, int label, std::int64_t begin,
+                         std::int64_t end) override {
+        return host_.slice(x, label, begin, end);
+    }
+    void copy_rows(Tensor<double>& dst, std::int64_t dst_at, std::int64_t dst_pitch,
+                   const Tensor<double>& src, std::int64_t src_at, std::int64_t src_pitch,
+                   std::int64_t width, std::int64_t rows) override {
+        host_.copy_rows(dst, dst_at, dst_pitch, src, src_at, src_pitch, width, rows);
+    }
+    const double* buffer(const Tensor<double>& x) override { return host_.buffer(x); }
+    double* writable(Tensor<double>& x) override { return host_.writable(x); }
     Tensor<double> einsum(const std::vector<const Tensor<double>*>& in,
                           const std::vector<int>& out) override {
         ++einsums;
@@ -238,23 +263,35 @@ private:
     HostCompute<double> host_;
 };
 
+/// A program parsed and checked with small default ranges (REQUIREs no errors).
+struct CheckedProgram {
+    parser::ParseResult parsed;
+    semantics::Plan plan;
+    LabelTable labels;
+    MeshShape mesh;
+};
+CheckedProgram check_program(const std::string& src) {
+    SourceFile file("t.ein", src);
+    CheckedProgram c{parser::parse(file), {}, {}, {}};
+    REQUIRE(!c.parsed.has_errors());
+    semantics::CheckOptions co;
+    co.text = file.text();
+    co.small_defaults = true;
+    c.plan = semantics::check(c.parsed.program, co);
+    REQUIRE_MESSAGE(c.plan.errors() == 0, semantics::format_plan(c.plan, "t.ein"));
+    c.labels.add(c.plan);
+    c.mesh = mesh_shape(c.plan.mesh);
+    return c;
+}
+
 } // namespace
 
 TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is given") {
     const std::string src = "mesh 2\ndim b=4 d=6 f=8\n"
                             "h_{b f_0} = phi(x_{bd} w1_{d f_0})\n"
                             "y_{bd} = h_{b f_0} w2_{f_0 d}\n";
-    SourceFile file("t.ein", src);
-    const auto parsed = parser::parse(file);
-    REQUIRE(!parsed.has_errors());
-    semantics::CheckOptions co;
-    co.text = file.text();
-    co.small_defaults = true;
-    const auto plan = semantics::check(parsed.program, co);
-    REQUIRE(plan.errors() == 0);
-    LabelTable labels;
-    labels.add(plan);
-    const auto mesh = mesh_shape(plan.mesh);
+    const auto checked = check_program(src);
+    const auto& [parsed, plan, labels, mesh] = checked;
     std::vector<Tensor<double>> host(2), counted(2);
     CountingCompute counting;
     for (auto* compute : {static_cast<CountingCompute*>(nullptr), &counting})
@@ -269,6 +306,103 @@ TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is giv
     for (int r = 0; r < 2; ++r)
         CHECK(max_diff(counted[static_cast<std::size_t>(r)], host[static_cast<std::size_t>(r)]) ==
               0);
+}
+
+TEST_CASE("mock device: the shards stay on the device between steps and statements") {
+    // Three statements with collectives on a 2x2 mesh; every rank's tensors on a mock device.
+    const std::string src = "mesh 2x2\ndim b=4 d=6 f=8\n"
+                            "h_{b f_0} = phi(x_{b_1 d} w1_{d f_0})\n"
+                            "y_{b_1 d} = h_{b f_0} w2_{f_0 d}\n"
+                            "y_{b_1 d} += 2 y_{b_1 d}\n";
+    const auto checked = check_program(src);
+    const auto& [parsed, plan, labels, mesh] = checked;
+    const auto ranks = static_cast<std::size_t>(mesh.device_count());
+    std::vector<Tensor<double>> host(ranks), dev(ranks);
+    std::vector<testing::MockCounts> counts(ranks); // by rank
+    std::vector<long> downloads_while_running(ranks, -1);
+    std::atomic<long> collectives{0};
+    for (bool mock : {false, true})
+        run_sim(mesh, [&](Communicator& comm) {
+            const auto r = static_cast<std::size_t>(comm.rank());
+            testing::MockDevice<double> device(counts[r]);
+            RankProgram<double> prog(plan, labels, comm, {DataMode::Random, 3},
+                                     mock ? &device : nullptr);
+            for (std::size_t s = 0; s < plan.statements.size(); ++s) {
+                prog.run(s);
+                if (mock) collectives += static_cast<long>(prog.executed().size());
+            }
+            if (mock) downloads_while_running[r] = counts[r].downloads;
+            (mock ? dev : host)[r] = prog.stored("y");
+        });
+    CHECK(collectives > 0);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        // Inputs (x, w1, w2) and the constant 2 went up once each; nothing came down until
+        // the result was asked for.
+        CHECK(downloads_while_running[r] == 0);
+        CHECK(counts[r].uploads == 4);
+        CHECK(counts[r].downloads == 1);
+        CHECK(counts[r].operations > 10);
+        // Every write went to a buffer no other tensor shared: values no later step reads are
+        // handed on, not copied.
+        CHECK(counts[r].copies_on_write == 0);
+        CHECK(!dev[r].on_device());
+        CHECK(dev[r].shape == host[r].shape);
+        CHECK(dev[r].data == host[r].data);
+    }
+    // Preloaded inputs (benchmarks): the run itself uploads only the constant.
+    std::vector<testing::MockCounts> pre(ranks);
+    std::vector<long> uploads_in_run(ranks, -1);
+    run_sim(mesh, [&](Communicator& comm) {
+        const auto r = static_cast<std::size_t>(comm.rank());
+        testing::MockDevice<double> device(pre[r]);
+        RankProgram<double> prog(plan, labels, comm, {DataMode::Random, 3}, &device);
+        for (std::size_t s = 0; s < plan.statements.size(); ++s)
+            prog.preload(s);
+        const long before = pre[r].uploads;
+        for (std::size_t s = 0; s < plan.statements.size(); ++s)
+            prog.run(s);
+        uploads_in_run[r] = pre[r].uploads - before;
+        dev[r] = prog.stored("y");
+    });
+    for (std::size_t r = 0; r < ranks; ++r) {
+        CHECK(uploads_in_run[r] == 1);
+        CHECK(pre[r].uploads == 4);
+        CHECK(dev[r].data == host[r].data);
+    }
+}
+
+TEST_CASE("mock device: host and device tensors cross only through upload and download") {
+    testing::MockCounts counts;
+    testing::MockDevice<double> a(counts), b(counts);
+    HostCompute<double> host;
+    auto h = Tensor<double>::zeros({2, 3}, {0, 1});
+    h.data = {1, 2, 3, 4, 5, 6};
+    // A host tensor where a device one belongs, another device's tensor, a device tensor on
+    // the host: each refused.
+    CHECK_THROWS_AS(a.permute(h, {1, 0}), ExecError);
+    const auto d = a.upload(h);
+    CHECK(d.on_device());
+    CHECK(d.data.empty());
+    CHECK_THROWS_AS(b.permute(d, {1, 0}), ExecError);
+    CHECK_THROWS_AS(host.permute(d, {1, 0}), ExecError);
+    CHECK_THROWS_AS(host.download(d), ExecError);
+    // Writes into a shared tensor go to a copy (as on the GPU): d is unchanged.
+    auto e = d;
+    a.scale(e, 10.0);
+    CHECK(counts.copies_on_write == 1);
+    CHECK(a.download(d).data == h.data);
+    CHECK(a.download(e).data == std::vector<double>{10, 20, 30, 40, 50, 60});
+    auto w = d;
+    a.writable(w)[0] = 7;
+    CHECK(a.download(d).data[0] == 1);
+    CHECK(a.download(w).data[0] == 7);
+    // copy_rows: rows of a pitched block, and out of bounds refused.
+    auto z = a.zeros({2, 2}, {0, 2});
+    a.copy_rows(z, 0, 2, d, 1, 3, 2, 2);
+    CHECK(a.download(z).data == std::vector<double>{2, 3, 5, 6});
+    CHECK_THROWS_AS(a.copy_rows(z, 1, 2, d, 1, 3, 2, 2), ExecError);
+    CHECK(a.download(a.slice(d, 1, 1, 3)).data == std::vector<double>{2, 3, 5, 6});
+    CHECK(counts.uploads == 1);
 }
 
 TEST_CASE("GPU counts: nccl needs a GPU per rank, cuda shares them") {

@@ -11,6 +11,7 @@
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
+#include "tests/exec/mock_device.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,7 +21,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -92,15 +95,59 @@ struct Ran {
     }
 };
 
+/// Runs `plan` with `options`; an ExecError is kept in `error`, not thrown.
+exec::ExecReport execute_plan(const Checked& c, const ExecOptions& options, std::string& error) {
+    try {
+        return exec::execute(c.parsed.program, c.plan, options);
+    } catch (const exec::ExecError& e) {
+        error = e.what();
+        if (error.empty()) error = "(an ExecError without a message)";
+    }
+    return {};
+}
+
+/// The same run with every rank's tensors on a mock device (tests/exec/mock_device.hpp) must
+/// give the same report, and move data to the host only for each statement's result: the
+/// interpreter's device path reaches elements only through its LocalCompute.
+void check_on_mock_device(const Ran& host, ExecOptions options) {
+    exec::testing::MockCounts counts;
+    options.sim_compute_f32 = [&](int) {
+        return std::make_unique<exec::testing::MockDevice<float>>(counts);
+    };
+    options.sim_compute_f64 = [&](int) {
+        return std::make_unique<exec::testing::MockDevice<double>>(counts);
+    };
+    options.progress = {};
+    std::string error;
+    const auto dev = execute_plan(host.c, options, error);
+    // The same error, whichever rank threw first.
+    const std::regex rank("rank [0-9]+");
+    CHECK_MESSAGE(std::regex_replace(error, rank, "rank ?") ==
+                      std::regex_replace(host.error, rank, "rank ?"),
+                  "on the mock device: " << error << "\n"
+                                         << host.text());
+    REQUIRE_MESSAGE(dev.statements.size() == host.report.statements.size(), host.text());
+    for (std::size_t s = 0; s < dev.statements.size(); ++s) {
+        const auto& a = host.report.statements[s];
+        const auto& b = dev.statements[s];
+        CHECK_MESSAGE(a.max_abs_error == b.max_abs_error, "on the mock device: " << b.source);
+        CHECK(a.replica_error == b.replica_error);
+        CHECK(a.pass == b.pass);
+        CHECK(a.collectives.size() == b.collectives.size());
+        CHECK(a.shown == b.shown);
+    }
+    if (host.error.empty())
+        CHECK_MESSAGE(counts.downloads ==
+                          static_cast<long>(dev.statements.size()) * host.report.ranks,
+                      host.text());
+}
+
 /// Runs a checked program (its plan may have been edited); an ExecError is kept, not thrown.
+/// A sim run is repeated on the mock device and must agree.
 Ran execute(Checked c, const ExecOptions& options = {}) {
     Ran r{std::move(c), {}, {}};
-    try {
-        r.report = exec::execute(r.c.parsed.program, r.c.plan, options);
-    } catch (const exec::ExecError& e) {
-        r.error = e.what();
-        if (r.error.empty()) r.error = "(an ExecError without a message)";
-    }
+    r.report = execute_plan(r.c, options, r.error);
+    if (options.backend == exec::Backend::Sim) check_on_mock_device(r, options);
     return r;
 }
 
@@ -153,13 +200,23 @@ std::vector<exec::Tensor<T>> locals_of(const Checked& c, const std::string& key,
     exec::LabelTable labels;
     labels.add(c.plan);
     const auto mesh = exec::mesh_shape(c.plan.mesh);
-    std::vector<exec::Tensor<T>> out(static_cast<std::size_t>(mesh.device_count()));
-    exec::run_sim(mesh, [&](exec::Communicator& comm) {
-        exec::RankProgram<T> prog(c.plan, labels, comm, data);
-        for (std::size_t s = 0; s < c.plan.statements.size(); ++s)
-            prog.run(s);
-        out[static_cast<std::size_t>(comm.rank())] = prog.stored(key);
-    });
+    const auto n = static_cast<std::size_t>(mesh.device_count());
+    std::vector<exec::Tensor<T>> out(n), on_mock(n);
+    exec::testing::MockCounts counts;
+    for (bool mock : {false, true})
+        exec::run_sim(mesh, [&](exec::Communicator& comm) {
+            exec::testing::MockDevice<T> device(counts);
+            exec::RankProgram<T> prog(c.plan, labels, comm, data, mock ? &device : nullptr);
+            for (std::size_t s = 0; s < c.plan.statements.size(); ++s)
+                prog.run(s);
+            (mock ? on_mock : out)[static_cast<std::size_t>(comm.rank())] = prog.stored(key);
+        });
+    // The same per-rank tensors with the shards on the mock device.
+    for (std::size_t r = 0; r < n; ++r) {
+        CHECK(on_mock[r].shape == out[r].shape);
+        CHECK(on_mock[r].data == out[r].data);
+        CHECK(!on_mock[r].on_device());
+    }
     return out;
 }
 
