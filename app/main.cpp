@@ -1,4 +1,5 @@
 // The shardscope command line: one subcommand per job.
+#include "allocator.hpp"
 #include "commands.hpp"
 #include "inputs.hpp"
 
@@ -7,7 +8,8 @@
 int main(int argc, char** argv) {
     using namespace shardscope::app;
     CLI::App app{"shardscope: sharded Einstein notation — placements, collectives, costs"};
-    app.set_version_flag("--version", std::string("shardscope ") + SHARDSCOPE_VERSION);
+    app.set_version_flag("--version", std::string("shardscope ") + SHARDSCOPE_VERSION +
+                                          " (allocator: " + allocator_name() + ")");
     app.require_subcommand(1);
     int exit_code = kExitOk;
     add_fmt_command(app, exit_code);

@@ -7,7 +7,7 @@ SHARDSCOPE_PACKAGES=(
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
-    libedit-dev tmux
+    libedit-dev tmux libmimalloc-dev
     libimgui-dev libstb-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
     fonts-dejavu-core xvfb xauth
 )

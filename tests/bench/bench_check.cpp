@@ -1,6 +1,7 @@
 // Benchmark (not a test): check throughput, and the re-check time of a small program (what
 // the REPL and GUI pay on every keystroke).
 //   bench_check [STATEMENTS] [REPEATS]
+#include "app/allocator.hpp"
 #include "bench_util.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
@@ -54,8 +55,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    std::printf("check                 %.0f statements/s (%d statements, %.3f s)\n", n / best, n,
-                best);
+    std::printf("check                 %.0f statements/s (%d statements, %.3f s; %s)\n", n / best,
+                n, best, shardscope::app::allocator_name().c_str());
 
     // Re-check of a 50-statement program, parse included, as on every keystroke: from scratch,
     // and with the cache the REPL and GUI keep (one statement edited between checks).

@@ -16,6 +16,8 @@ check "help" 0 "$bin" --help
 contains "help lists fmt" "$tmp/out" "fmt"
 check "version" 0 "$bin" --version
 contains "version text" "$tmp/out" "shardscope 0."
+# A build that links mimalloc runs on it (the linker kept the library and its malloc won).
+contains "version names the allocator" "$tmp/out" "(allocator: ${SHARDSCOPE_EXPECT_ALLOCATOR:-}"
 check "no subcommand is a usage error" 2 "$bin"
 check "unknown option is a usage error" 2 "$bin" fmt --bogus "$root/samples"
 check "missing file" 2 "$bin" fmt "$tmp/nope.ein"
