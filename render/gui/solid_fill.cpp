@@ -77,19 +77,20 @@ const Gl& gl() {
         Gl x;
         auto get = [](auto& f, const char* name) {
             f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(glfwGetProcAddress(name));
-            return f != nullptr;
+            return f != nullptr ? 1 : 0; // an int, so that `&` below looks every name up
         };
-        x.ok = get(x.CreateShader, "glCreateShader") & get(x.ShaderSource, "glShaderSource") &
-               get(x.CompileShader, "glCompileShader") & get(x.GetShaderiv, "glGetShaderiv") &
-               get(x.DeleteShader, "glDeleteShader") & get(x.CreateProgram, "glCreateProgram") &
-               get(x.AttachShader, "glAttachShader") &
-               get(x.BindAttribLocation, "glBindAttribLocation") &
-               get(x.LinkProgram, "glLinkProgram") & get(x.GetProgramiv, "glGetProgramiv") &
-               get(x.DeleteProgram, "glDeleteProgram") &
-               get(x.GetAttribLocation, "glGetAttribLocation") &
-               get(x.GetUniformLocation, "glGetUniformLocation") &
-               get(x.GetUniformfv, "glGetUniformfv") &
-               get(x.UniformMatrix4fv, "glUniformMatrix4fv") & get(x.UseProgram, "glUseProgram");
+        x.ok = 1 ==
+               (get(x.CreateShader, "glCreateShader") & get(x.ShaderSource, "glShaderSource") &
+                get(x.CompileShader, "glCompileShader") & get(x.GetShaderiv, "glGetShaderiv") &
+                get(x.DeleteShader, "glDeleteShader") & get(x.CreateProgram, "glCreateProgram") &
+                get(x.AttachShader, "glAttachShader") &
+                get(x.BindAttribLocation, "glBindAttribLocation") &
+                get(x.LinkProgram, "glLinkProgram") & get(x.GetProgramiv, "glGetProgramiv") &
+                get(x.DeleteProgram, "glDeleteProgram") &
+                get(x.GetAttribLocation, "glGetAttribLocation") &
+                get(x.GetUniformLocation, "glGetUniformLocation") &
+                get(x.GetUniformfv, "glGetUniformfv") &
+                get(x.UniformMatrix4fv, "glUniformMatrix4fv") & get(x.UseProgram, "glUseProgram"));
         return x;
     }();
     return g;

@@ -291,7 +291,10 @@ TEST_CASE("interpreter: local arithmetic goes through the LocalCompute it is giv
                             "h_{b f_0} = phi(x_{bd} w1_{d f_0})\n"
                             "y_{bd} = h_{b f_0} w2_{f_0 d}\n";
     const auto checked = check_program(src);
-    const auto& [parsed, plan, labels, mesh] = checked;
+    // Plain references, not a structured binding: clang 14 cannot capture those in lambdas.
+    const auto& plan = checked.plan;
+    const auto& labels = checked.labels;
+    const auto& mesh = checked.mesh;
     std::vector<Tensor<double>> host(2), counted(2);
     CountingCompute counting;
     for (auto* compute : {static_cast<CountingCompute*>(nullptr), &counting})
@@ -315,7 +318,10 @@ TEST_CASE("mock device: the shards stay on the device between steps and statemen
                             "y_{b_1 d} = h_{b f_0} w2_{f_0 d}\n"
                             "y_{b_1 d} += 2 y_{b_1 d}\n";
     const auto checked = check_program(src);
-    const auto& [parsed, plan, labels, mesh] = checked;
+    // Plain references, not a structured binding: clang 14 cannot capture those in lambdas.
+    const auto& plan = checked.plan;
+    const auto& labels = checked.labels;
+    const auto& mesh = checked.mesh;
     const auto ranks = static_cast<std::size_t>(mesh.device_count());
     std::vector<Tensor<double>> host(ranks), dev(ranks);
     std::vector<testing::MockCounts> counts(ranks); // by rank
