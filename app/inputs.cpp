@@ -47,6 +47,16 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
     return out;
 }
 
+std::string read_whole_file(const std::string& path, std::string& text) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "cannot open '" + path + "' for reading";
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return "failed reading '" + path + "'";
+    text = ss.str();
+    return {};
+}
+
 std::optional<SourceFile> load_source(const std::string& path) {
     std::string text;
     if (path == "-") {
@@ -61,18 +71,10 @@ std::optional<SourceFile> load_source(const std::string& path) {
             std::cerr << "shardscope: error: '" << path << "' is a directory\n";
             return std::nullopt;
         }
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            std::cerr << "shardscope: error: cannot open '" << path << "' for reading\n";
+        if (const auto why = read_whole_file(path, text); !why.empty()) {
+            std::cerr << "shardscope: error: " << why << "\n";
             return std::nullopt;
         }
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        if (in.bad()) {
-            std::cerr << "shardscope: error: failed reading '" << path << "'\n";
-            return std::nullopt;
-        }
-        text = ss.str();
     }
     const std::string name = path == "-" ? "<stdin>" : path;
     if (auto bad = find_invalid_utf8(text)) {

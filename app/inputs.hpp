@@ -18,6 +18,10 @@ enum ExitCode : int { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
 /// nullopt after writing a message to stderr.
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths);
 
+/// Reads the whole file at `path` into `text`. Returns the reason it could not ("cannot open
+/// 'P' for reading", "failed reading 'P'"), or an empty string.
+std::string read_whole_file(const std::string& path, std::string& text);
+
 /// Reads one file ("-" is standard input). On failure (missing, unreadable, not UTF-8),
 /// returns nullopt after writing a positioned message to stderr.
 std::optional<SourceFile> load_source(const std::string& path);

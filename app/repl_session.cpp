@@ -14,7 +14,6 @@
 #include "semantics/report.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -264,12 +263,8 @@ Answer Session::add(Entry entry) {
 }
 
 Answer Session::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {"cannot open '" + path + "' for reading\n", true};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    if (in.bad()) return {"failed reading '" + path + "'\n", true};
+    std::string text;
+    if (const auto why = read_whole_file(path, text); !why.empty()) return {why + "\n", true};
     if (auto bad = find_invalid_utf8(text))
         return {"'" + path + "' is not valid UTF-8 (byte " + std::to_string(*bad) + ")\n", true};
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);

@@ -7,6 +7,8 @@
 #include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -15,15 +17,9 @@
 #include <string>
 
 using namespace shardscope;
+using test::read_file;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 struct Checked {
     parser::ParseResult parsed;

@@ -13,6 +13,8 @@
 #include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,15 +29,9 @@
 using namespace shardscope;
 using semantics::GradOptions;
 using semantics::GradResult;
+using test::read_file;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 /// Small ranges, as `exec --small`.
 GradOptions small_options(std::vector<std::string> wrt = {}) {

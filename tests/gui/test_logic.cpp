@@ -10,6 +10,8 @@
 #include "../semantics/helpers.hpp"
 #include "recording.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -23,10 +25,7 @@ using namespace shardscope::render;
 namespace {
 
 std::string read_sample(const std::string& name) {
-    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return test::read_file(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
 }
 
 } // namespace

@@ -9,6 +9,8 @@
 #include "../semantics/helpers.hpp"
 #include "recording.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -24,10 +26,7 @@ using namespace shardscope::render;
 namespace {
 
 std::string read_sample(const std::string& name) {
-    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return test::read_file(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
 }
 
 /// How many fills of each device colour (by device id) a recording holds.

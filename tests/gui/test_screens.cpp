@@ -5,6 +5,8 @@
 
 #include "pixels.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -42,13 +44,6 @@ int run_shardscope(const std::string& args, const fs::path& log) {
         quote(SHARDSCOPE_BIN) + " " + args + " >" + quote(log.string()) + " 2>&1";
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 std::string sample(const std::string& name) {
@@ -176,7 +171,7 @@ TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") 
                             quote(png.string()) + " 2>" + quote((dir / "err.txt").string());
     const int status = std::system(cmd.c_str());
     CHECK(WEXITSTATUS(status) == 2);
-    const std::string err = slurp(dir / "err.txt");
+    const std::string err = test::read_file(dir / "err.txt");
     CHECK(err.find("no display") != std::string::npos);
     CHECK(err.find(".svg") != std::string::npos);
     CHECK(err.find("xvfb-run") != std::string::npos);

@@ -4,6 +4,8 @@
 
 #include "parser/functions.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,13 +17,6 @@
 namespace shardscope::test {
 
 namespace {
-
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::vector<std::filesystem::path> sample_files() {
     std::vector<std::filesystem::path> out;
