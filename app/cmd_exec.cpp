@@ -98,11 +98,12 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
         if (!rank) rank = std::getenv("PMI_RANK");
         if (size && std::atoll(size) != plan.mesh.device_count()) {
+            // One write: mpirun's own report of the other ranks' exits must not land inside it.
+            const auto n = std::to_string(plan.mesh.device_count());
             if (!rank || std::atoi(rank) == 0)
-                err << "shardscope: error: the mesh of " << file << " has "
-                    << plan.mesh.device_count() << " devices but mpirun started " << size
-                    << " ranks: run 'mpirun -np " << plan.mesh.device_count()
-                    << " shardscope exec --backend " << o.backend << " " << file << "'\n";
+                err << "shardscope: error: the mesh of " + file + " has " + n +
+                           " devices but mpirun started " + size + " ranks: run 'mpirun -np " + n +
+                           " shardscope exec --backend " + o.backend + " " + file + "'\n";
             return kExitUsage;
         }
     }
