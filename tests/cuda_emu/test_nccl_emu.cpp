@@ -477,13 +477,23 @@ int main(int argc, char** argv) {
             "overlap", [&] { ncclAllReduce(dev, dev + 2, 4, ncclFloat32, ncclSum, world, stream); },
             "overlap");
     }
-    // The same collective with different counts on different ranks faults (NCCL would hang or
-    // mix them up): only when asked, since the fault aborts the whole job.
-    if (std::getenv("NCCL_EMU_TEST_MISMATCH") != nullptr) {
+    // Mismatches that fault (NCCL would hang or mix the data up), only when asked since the
+    // fault aborts the whole job: NCCL_EMU_TEST_MISMATCH=collective: an all-reduce with
+    // different counts; =p2p: a receive longer than its send; =p2p-long: the reverse.
+    if (const char* m = std::getenv("NCCL_EMU_TEST_MISMATCH"); m != nullptr) {
         float* b = alloc<float>(8);
-        CHECK_NCCL(ncclAllReduce(b, b, rank == 0 ? 4 : 8, ncclFloat32, ncclSum, world, stream));
+        if (std::strncmp(m, "p2p", 3) == 0) {
+            const bool longer = std::strcmp(m, "p2p-long") == 0; // a send longer than its receive
+            CHECK_NCCL(ncclGroupStart());
+            if (rank == 0) CHECK_NCCL(ncclSend(b, longer ? 4 : 2, ncclFloat32, 1, world, stream));
+            if (rank == 1) CHECK_NCCL(ncclRecv(b, longer ? 2 : 4, ncclFloat32, 0, world, stream));
+            CHECK_NCCL(ncclGroupEnd());
+        } else {
+            CHECK_NCCL(ncclAllReduce(b, b, rank == 0 ? 4 : 8, ncclFloat32, ncclSum, world, stream));
+        }
         sync(stream);
-        std::fprintf(stderr, "rank %d: FAILED: a mismatched all-reduce did not fault\n", rank);
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::fprintf(stderr, "rank %d: FAILED: the mismatch (%s) did not fault\n", rank, m);
         ++failures;
     }
 
