@@ -9,6 +9,8 @@
 //   mpicxx -std=c++20 -DNCCL_EMU_STANDALONE -I. -I/usr/local/cuda/include
 //     tests/cuda_emu/nccl.cpp tests/cuda_emu/test_nccl_emu.cpp -o /tmp/nccl_emu
 //   mpirun -n 4 /tmp/nccl_emu
+// Without it, it runs on the emulator's runtime: the host reads and writes device buffers
+// directly (emulated device memory is host memory), and it needs 4 emulated devices.
 #include "tests/cuda_emu/emu.hpp"
 
 #include <nccl.h>
