@@ -6,6 +6,12 @@
 
 #include <cmath>
 
+// nvcc launches with <<<>>>; the tests' host emulator (tests/cuda_emu) compiles this file as
+// C++ with a launch of its own.
+#ifndef SHARDSCOPE_LAUNCH
+#define SHARDSCOPE_LAUNCH(kernel, blocks, stream) kernel<<<(blocks), 256, 0, (stream)>>>
+#endif
+
 namespace shardscope::exec::cuda {
 
 namespace {
@@ -121,27 +127,29 @@ __global__ void reduce_n_kernel(T* out, Pointers<T> in, int n, std::int64_t coun
 
 template <class T>
 void gather(const T* in, T* out, const Walk& w, cudaStream_t stream) {
-    if (w.count > 0) gather_kernel<<<blocks_for(w.count), 256, 0, stream>>>(in, out, w);
+    if (w.count > 0) SHARDSCOPE_LAUNCH(gather_kernel<T>, blocks_for(w.count), stream)(in, out, w);
 }
 
 template <class T>
 void binary(const T* a, const T* b, T* out, const Walk& w, Op2 op, cudaStream_t stream) {
-    if (w.count > 0) binary_kernel<<<blocks_for(w.count), 256, 0, stream>>>(a, b, out, w, op);
+    if (w.count > 0)
+        SHARDSCOPE_LAUNCH(binary_kernel<T>, blocks_for(w.count), stream)(a, b, out, w, op);
 }
 
 template <class T>
 void function(T* x, std::int64_t n, Fn f, cudaStream_t stream) {
-    if (n > 0) function_kernel<<<blocks_for(n), 256, 0, stream>>>(x, n, f);
+    if (n > 0) SHARDSCOPE_LAUNCH(function_kernel<T>, blocks_for(n), stream)(x, n, f);
 }
 
 template <class T>
 void scale(T* x, std::int64_t n, T factor, cudaStream_t stream) {
-    if (n > 0) scale_kernel<<<blocks_for(n), 256, 0, stream>>>(x, n, factor);
+    if (n > 0) SHARDSCOPE_LAUNCH(scale_kernel<T>, blocks_for(n), stream)(x, n, factor);
 }
 
 template <class T>
 void reduce(const T* in, T* out, const ReduceWalk& w, Op2 op, cudaStream_t stream) {
-    if (w.out.count > 0) reduce_kernel<<<blocks_for(w.out.count), 256, 0, stream>>>(in, out, w, op);
+    if (w.out.count > 0)
+        SHARDSCOPE_LAUNCH(reduce_kernel<T>, blocks_for(w.out.count), stream)(in, out, w, op);
 }
 
 template <class T>
@@ -150,7 +158,8 @@ void reduce_n(T* out, const T* const* in, int n, std::int64_t count, Op2 op, cud
     Pointers<T> p{};
     for (int q = 0; q < n && q < 8; ++q)
         p.p[q] = in[q];
-    reduce_n_kernel<<<blocks_for(count), 256, 0, stream>>>(out, p, n < 8 ? n : 8, count, op);
+    SHARDSCOPE_LAUNCH(reduce_n_kernel<T>, blocks_for(count), stream)
+    (out, p, n < 8 ? n : 8, count, op);
 }
 
 #define SHARDSCOPE_KERNELS(T)                                                                      \

@@ -22,6 +22,8 @@ int current_device();
 /// Whether [p, p + bytes) lies inside one live device allocation, on `device` (any device
 /// when `device` is -1).
 bool is_device_range(const void* p, std::size_t bytes, int device = -1);
+/// Sets the calling thread's last error (cudaGetLastError), as a failed launch does.
+void set_last_error(cudaError_t e);
 /// What a real GPU would fault on (an illegal address, a handle used on the wrong device):
 /// prints "cuda-emu: " + `what` to stderr and aborts, so that the test fails at the cause.
 [[noreturn]] void fault(const std::string& what);
