@@ -15,11 +15,28 @@ namespace {
 
 void check_nccl(ncclResult_t r, const char* what) {
     if (r == ncclSuccess) return;
-    throw DeviceError(std::string("NCCL ") + what + ": " + ncclGetErrorString(r) +
-                      (r == ncclSystemError || r == ncclUnhandledCudaError
-                           ? " (NCCL_DEBUG=WARN says more)"
-                           : ""));
+    // NCCL's own strings already say to run with NCCL_DEBUG=INFO where that helps.
+    throw DeviceError(std::string("NCCL ") + what + ": " + ncclGetErrorString(r));
 }
+
+/// ncclGroupStart .. ncclGroupEnd, ended on every path: a group left open by an exception
+/// would swallow every later NCCL call of this thread.
+class GroupScope {
+public:
+    GroupScope() { check_nccl(ncclGroupStart(), "group start"); }
+    ~GroupScope() {
+        if (open_) ncclGroupEnd();
+    }
+    GroupScope(const GroupScope&) = delete;
+    GroupScope& operator=(const GroupScope&) = delete;
+    void end(const char* what) {
+        open_ = false;
+        check_nccl(ncclGroupEnd(), what);
+    }
+
+private:
+    bool open_ = true;
+};
 
 ncclDataType_t nccl_type(DType t) {
     return t == DType::F32 ? ncclFloat32 : ncclFloat64;
@@ -65,8 +82,13 @@ private:
 class NcclGroup final : public Group {
 public:
     NcclGroup(ncclComm_t comm, const cuda::Context& c) : comm_(comm), c_(c) {
-        check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
-        check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
+        try {
+            check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
+            check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
+        } catch (...) {
+            ncclCommDestroy(comm); // the destructor does not run for a throwing constructor
+            throw;
+        }
     }
     ~NcclGroup() override { ncclCommDestroy(comm_); }
     NcclGroup(const NcclGroup&) = delete;
@@ -106,7 +128,7 @@ public:
         const auto total = bytes * static_cast<std::size_t>(size_);
         Staged s(c_, send, total, true, false);
         Staged r(c_, recv, total, false, true);
-        check_nccl(ncclGroupStart(), "group start");
+        GroupScope group;
         for (int q = 0; q < size_; ++q) {
             const auto off = static_cast<std::size_t>(q) * bytes;
             check_nccl(ncclSend(static_cast<char*>(s.get()) + off, count, nccl_type(type), q, comm_,
@@ -116,7 +138,7 @@ public:
                                 c_.stream()),
                        "receive");
         }
-        check_nccl(ncclGroupEnd(), "all-to-all");
+        group.end("all-to-all");
         r.finish();
     }
     void permute(const void* send, void* recv, std::size_t count, DType type, int to,
@@ -128,10 +150,10 @@ public:
         const auto bytes = count * dtype_bytes(type);
         Staged s(c_, send, bytes, true, false);
         Staged r(c_, recv, bytes, false, true);
-        check_nccl(ncclGroupStart(), "group start");
+        GroupScope group;
         check_nccl(ncclSend(s.get(), count, nccl_type(type), to, comm_, c_.stream()), "send");
         check_nccl(ncclRecv(r.get(), count, nccl_type(type), from, comm_, c_.stream()), "receive");
-        check_nccl(ncclGroupEnd(), "permute");
+        group.end("permute");
         r.finish();
     }
     void barrier() override {

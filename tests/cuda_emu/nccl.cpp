@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -234,6 +235,19 @@ ncclResult_t fail(ncclResult_t r, const std::string& what) {
     warn(what);
     if (group.depth > 0 && group.error == ncclSuccess) group.error = r;
     return r;
+}
+
+/// A failure the tests inject: SHARDSCOPE_CUDA_EMU_NCCL_FAIL=CALL:RANK makes CALL (init or
+/// allreduce) return ncclSystemError on world rank RANK alone, as a broken link would.
+bool injected(const char* call) {
+    const char* v = std::getenv("SHARDSCOPE_CUDA_EMU_NCCL_FAIL");
+    if (v == nullptr) return false;
+    const std::string spec = v;
+    const auto colon = spec.find(':');
+    if (colon == std::string::npos || spec.substr(0, colon) != call) return false;
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return std::atoi(spec.c_str() + colon + 1) == rank;
 }
 
 ncclResult_t check_args(const char* fn, ncclComm_t comm, std::size_t count, ncclDataType_t type) {
@@ -492,6 +506,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
     if (initialized == 0 || mpi_finalized())
         return fail(ncclInvalidUsage, "ncclCommInitRank: the emulation needs MPI initialised "
                                       "(and not finalised) first");
+    if (injected("init")) return fail(ncclSystemError, "ncclCommInitRank: injected failure");
     // Every check below is agreed on by all the callers with this id, so that a bad argument on
     // one rank makes all of them fail instead of leaving the others waiting for it.
     std::string local_problem;
@@ -635,6 +650,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            cudaStream_t stream) {
     const char* fn = "ncclAllReduce";
     if (auto r = check_args(fn, comm, count, datatype); r != ncclSuccess) return r;
+    if (injected("allreduce")) return fail(ncclSystemError, "ncclAllReduce: injected failure");
     if (mpi_op(op) == MPI_OP_NULL)
         return fail(ncclInvalidArgument, std::string(fn) + ": reduction " + std::to_string(op) +
                                              " is not emulated (sum, prod, max, min are)");

@@ -2,7 +2,9 @@
 # The GPU backends on the command line, on any machine: --backend cuda and nccl run where a GPU
 # is usable and otherwise exit 2 saying why; nccl outside mpirun, a bad backend and the REPL's
 # :exec --backend nccl are refused with the way to run them.
-# Usage: test_gpu_cli.sh SHARDSCOPE_BINARY REPO_ROOT ON|OFF (built with CUDA)
+# Usage: test_gpu_cli.sh SHARDSCOPE_BINARY REPO_ROOT ON|OFF|EMU (built with CUDA, or against the
+# tests' host emulator: then the GPU is emulated, and so are a missing driver, no device, a
+# full GPU, too few GPUs for nccl and a failing NCCL, each of which must exit 2 saying why).
 set -u
 bin=$1 cuda=${3:-OFF}
 tmp=$(mktemp -d)
@@ -14,8 +16,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 printf 'mesh 2\ndim i=4 k=6 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n' >"$tmp/mm.ein"
 
 # Whether a GPU is usable, asked of the driver, not of shardscope.
-gpu=0
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpu=1; fi
+gpu=0 emu=0
+if [ "$cuda" = EMU ]; then
+    gpu=1 emu=1 cuda=ON
+elif command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    gpu=1
+fi
 if [ "$gpu" = 1 ] && [ "$cuda" = ON ]; then
     check "exec --backend cuda runs on the GPU" 0 "$bin" exec --backend cuda --data arange "$tmp/mm.ein"
     contains "cuda report" "$tmp/out" "on cuda"
@@ -39,6 +45,36 @@ if [ "$gpu" = 0 ] && command -v mpirun >/dev/null && ! grep -q "built without" "
     check "exec --backend nccl under mpirun without a GPU" 2 \
         mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
     contains "nccl: says why" "$tmp/err" "needs an NVIDIA GPU"
+fi
+if [ "$emu" = 1 ]; then
+    e=(env SHARDSCOPE_CUDA_EMU_DEVICES=0)
+    check "emu: cuda without a device" 2 "${e[@]}" "$bin" exec --backend cuda "$tmp/mm.ein"
+    contains "emu: no device: the driver's reason" "$tmp/err" "no CUDA-capable device is detected"
+    contains "emu: no device: suggests sim" "$tmp/err" "--backend sim"
+    check "emu: nccl under mpirun without a device" 2 \
+        "${e[@]}" mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
+    contains "emu: nccl without a device says why" "$tmp/err" "needs an NVIDIA GPU"
+    e=(env SHARDSCOPE_CUDA_EMU_DRIVER=missing)
+    check "emu: cuda without a driver" 2 "${e[@]}" "$bin" exec --backend cuda "$tmp/mm.ein"
+    contains "emu: no driver: says so" "$tmp/err" "driver version is insufficient"
+    e=(env SHARDSCOPE_CUDA_EMU_MEMORY=256)
+    check "emu: cuda on a GPU too small" 2 "${e[@]}" "$bin" exec --backend cuda "$tmp/mm.ein"
+    contains "emu: out of memory says what to do" "$tmp/err" "out of device memory: declare smaller ranges"
+    check "emu: --json on a GPU too small" 2 "${e[@]}" "$bin" exec --backend cuda --json "$tmp/mm.ein"
+    e=(env SHARDSCOPE_CUDA_EMU_DEVICES=1)
+    check "emu: nccl with 2 ranks on 1 GPU" 2 \
+        "${e[@]}" mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
+    contains "emu: too few GPUs: suggests cuda" "$tmp/err" "use --backend cuda"
+    e=(env SHARDSCOPE_CUDA_EMU_DEVICES=2)
+    check "emu: nccl on 2 GPUs" 0 "${e[@]}" mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
+    contains "emu: nccl verifies" "$tmp/out" "1 of 1 statements verified"
+    # A NCCL failure on one rank: every process ends (mpirun stops the rest), none hangs.
+    for where in init:1 allreduce:0; do
+        check "emu: NCCL failing at $where" 2 timeout 120 "${e[@]}" \
+            SHARDSCOPE_CUDA_EMU_NCCL_FAIL=$where mpirun --oversubscribe -np 2 "$bin" exec \
+            --backend nccl "$tmp/mm.ein"
+        contains "emu: NCCL failing at $where says so" "$tmp/err" "shardscope: error: NCCL"
+    done
 fi
 check "exec --backend bogus" 2 "$bin" exec --backend bogus "$tmp/mm.ein"
 printf 'x_{i} = a_{i}\n:exec --backend nccl\n' >"$tmp/repl.in"
