@@ -13,11 +13,14 @@ say "running tests"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 
 # The same tests again under AddressSanitizer and UndefinedBehaviorSanitizer (clang), in the
-# build that also holds the fuzz target; then fuzz the parser and checker for a bounded time
-# (FUZZ_SECONDS, default 60; 0 skips both).
+# build that also holds the fuzz target, with the GPU backends built against the host CUDA
+# emulator (tests/cuda_emu) so that the GPU tests run too; then fuzz the parser and checker
+# for a bounded time (FUZZ_SECONDS, default 60; 0 skips both).
 fuzz_seconds=${FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ] && command -v clang++ >/dev/null; then
-    CXX=clang++ build build-fuzz -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_WERROR=ON \
+    emu=OFF
+    [ -f /usr/local/cuda/include/cuda_runtime_api.h ] && emu=EMU
+    CXX=clang++ build build-fuzz -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_WERROR=ON -DSHARDSCOPE_CUDA=$emu \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON
     say "running tests under ASan and UBSan"
     ctest --test-dir build-fuzz --output-on-failure -j "$(nproc)"

@@ -47,6 +47,7 @@ namespace {
 struct Allocation {
     std::size_t bytes = 0;
     int device = 0;
+    bool pooled = false; // from cudaMallocAsync: other devices may not touch it
 };
 
 /// Everything the emulated devices hold. Never destroyed: handles may be released by static
@@ -202,7 +203,23 @@ int device_of(const void* p, std::size_t bytes, const char* what) {
     return it->second.device;
 }
 
-cudaError_t allocate(void** p, std::size_t bytes, int device) {
+/// Faults when a copy on a stream of `device` touches pool memory of another device: pool
+/// allocations are reachable only from their own device unless cudaMemPoolSetAccess grants
+/// more (peer access does not), and the emulator takes a copy engine's access as access.
+void check_pool_access(const void* p, int device, const char* what) {
+    auto& st = state();
+    std::lock_guard g(st.m);
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = st.allocations.upper_bound(a);
+    if (it == st.allocations.begin()) return;
+    --it;
+    if (a < it->first + it->second.bytes && it->second.pooled && it->second.device != device)
+        fault(std::string(what) + " on a stream of device " + std::to_string(device) +
+              " touches stream-ordered pool memory of device " +
+              std::to_string(it->second.device) + ", which that pool does not grant");
+}
+
+cudaError_t allocate(void** p, std::size_t bytes, int device, bool pooled) {
     if (!p) return fail(cudaErrorInvalidValue);
     *p = nullptr;
     if (const auto e = usable()) return fail(e);
@@ -222,7 +239,7 @@ cudaError_t allocate(void** p, std::size_t bytes, int device) {
     }
     // Fresh device memory holds garbage, not zeros: make reading it unwritten visible.
     std::memset(q, 0xA5, bytes);
-    st.allocations[reinterpret_cast<std::uintptr_t>(q)] = {bytes, device};
+    st.allocations[reinterpret_cast<std::uintptr_t>(q)] = {bytes, device, pooled};
     *p = q;
     return cudaSuccess;
 }
@@ -376,11 +393,11 @@ const char* cudaGetErrorString(cudaError_t e) {
 }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
-    return allocate(p, bytes, current);
+    return allocate(p, bytes, current, false);
 }
 
 cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t stream) {
-    return allocate(p, bytes, stream_device(stream));
+    return allocate(p, bytes, stream_device(stream), true);
 }
 
 cudaError_t cudaFree(void* p) {
@@ -477,6 +494,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
         fault("cudaMemcpy of kind " + std::to_string(static_cast<int>(kind)) + " from " +
               (sd < 0 ? "host" : "device") + " memory to " + (dd < 0 ? "host" : "device") +
               " memory");
+    const int on = stream_device(stream);
+    check_pool_access(dst, on, "cudaMemcpy's destination");
+    check_pool_access(src, on, "cudaMemcpy's source");
     if (sd < 0) {
         // Pageable host memory is staged when the call is made: the caller may reuse it.
         auto staged = std::make_shared<std::vector<std::byte>>(
@@ -503,6 +523,8 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
     if (kind != cudaMemcpyDefault && kind != cudaMemcpyDeviceToDevice)
         fault("cudaMemcpy2DAsync is emulated for device-to-device copies only");
     if (dd < 0 || sd < 0) fault("cudaMemcpy2DAsync between device memory and host memory");
+    check_pool_access(dst, stream_device(stream), "cudaMemcpy2D's destination");
+    check_pool_access(src, stream_device(stream), "cudaMemcpy2D's source");
     enqueue(stream, [=] {
         for (size_t r = 0; r < height; ++r)
             std::memmove(static_cast<std::byte*>(dst) + r * dpitch,
