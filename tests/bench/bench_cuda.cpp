@@ -5,7 +5,10 @@
 //     device-to-device memcpy bandwidth over the same bytes (target >= 0.8);
 //  3. the tensor-parallel MLP at d=8192 f=32768 on 8 virtual ranks, as a ratio of the same
 //     program unsharded (1 rank) on the same GPU.
-// Usage: bench_cuda [einsum|collectives|mlp|all] [REPEATS]
+// Usage: bench_cuda [einsum|collectives|mlp|all] [REPEATS] [--smoke]
+// --smoke: every large extent (>= 2048) and byte count divided by 32 (1024 for the bytes), so
+// that the code paths run in seconds, e.g. on the tests' host CUDA emulator (tests/cuda_emu),
+// where the figures mean nothing.
 #include "bench_util.hpp"
 
 #include "exec/cuda_util.hpp"
@@ -30,6 +33,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 int repeats = 5;
+std::int64_t shrink = 1; // --smoke: 32
+
+/// An extent of the benchmark's shapes, shrunk for --smoke.
+std::int64_t ext(std::int64_t x) {
+    return x >= 2048 ? x / shrink : x;
+}
 
 /// Best of `repeats` timings of `f` on the context's stream, in seconds (CUDA events).
 template <class F>
@@ -91,21 +100,27 @@ void einsum_bench(const char* type, cudaDataType_t dt) {
     std::printf("einsum vs cuBLAS GEMM, %s (best of %d, CUDA events)\n", type, repeats);
     std::printf("  %-52s %10s %10s %7s\n", "shape", "einsum", "cuBLAS", "ratio");
     for (const auto& k : cases) {
-        const auto a = device_tensor<T>(k.a_shape, k.a, c);
-        const auto b = device_tensor<T>(k.b_shape, k.b, c);
+        std::vector<std::int64_t> a_shape, b_shape;
+        for (auto e : k.a_shape)
+            a_shape.push_back(ext(e));
+        for (auto e : k.b_shape)
+            b_shape.push_back(ext(e));
+        const std::int64_t batch = ext(k.batch), m = ext(k.m), n = ext(k.n), kk = ext(k.k);
+        const auto a = device_tensor<T>(a_shape, k.a, c);
+        const auto b = device_tensor<T>(b_shape, k.b, c);
         const double t_ein = best_of(c, [&] { cuda::einsum<T>({&a, &b}, k.out, c); });
         // The plain GEMM: the same flops on operands already in GEMM order.
-        cuda::Buffer cbuf(static_cast<std::size_t>(k.batch * k.m * k.n) * sizeof(T));
+        cuda::Buffer cbuf(static_cast<std::size_t>(batch * m * n) * sizeof(T));
         const float one = 1, zero = 0;
         const double t_gemm = best_of(c, [&] {
-            cuda::check(cublasGemmStridedBatchedEx(
-                            c.blas(), CUBLAS_OP_N, CUBLAS_OP_N, int(k.n), int(k.m), int(k.k), &one,
-                            b.ptr(), dt, int(k.n), k.k * k.n, a.ptr(), dt, int(k.k), k.m * k.k,
-                            &zero, cbuf.get(), dt, int(k.n), k.m * k.n, int(k.batch),
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            cuda::check(cublasGemmStridedBatchedEx(c.blas(), CUBLAS_OP_N, CUBLAS_OP_N, int(n),
+                                                   int(m), int(kk), &one, b.ptr(), dt, int(n),
+                                                   kk * n, a.ptr(), dt, int(kk), m * kk, &zero,
+                                                   cbuf.get(), dt, int(n), m * n, int(batch),
+                                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                         "gemm");
         });
-        const double flops = 2.0 * double(k.batch) * double(k.m) * double(k.n) * double(k.k);
+        const double flops = 2.0 * double(batch) * double(m) * double(n) * double(kk);
         std::printf("  %-52s %7.1f TF %7.1f TF %7.2f\n", k.what, flops / t_ein / 1e12,
                     flops / t_gemm / 1e12, t_gemm / t_ein);
     }
@@ -117,7 +132,8 @@ void collective_bench() {
     std::printf("  %-28s %10s %12s %12s %7s\n", "collective", "per rank", "collective", "memcpy",
                 "ratio");
     for (std::size_t mib : {16, 128}) {
-        const std::size_t count = mib * (1u << 20) / sizeof(float) / n; // per member block
+        // Per member block.
+        const std::size_t count = mib * (1u << 20) / sizeof(float) / n / (shrink > 1 ? 1024 : 1);
         const std::size_t block = count * sizeof(float);
         // memcpy: the bytes every collective below writes, in one copy per rank block.
         double t_copy = 0;
@@ -163,20 +179,23 @@ void collective_bench() {
             // reduce_scatter reads n blocks and writes one per rank: count its reads as the
             // bytes moved; all_reduce moves them twice (reduce-scatter, then all-gather).
             const double moved = std::string(what) == "all_reduce" ? 2 * bytes : bytes;
-            std::printf("  %-28s %7zu MiB %9.1f GB/s %9.1f GB/s %7.2f\n", what, mib * 1,
-                        moved / best / 1e9, bytes / t_copy / 1e9,
+            std::printf("  %-28s %7.2f MiB %9.1f GB/s %9.1f GB/s %7.2f\n", what,
+                        double(block) * n / (1 << 20), moved / best / 1e9, bytes / t_copy / 1e9,
                         (moved / best) / (bytes / t_copy));
         }
     }
 }
 
 void mlp_bench() {
-    const std::string sharded = "mesh 8\ndim b=2048 d=8192 f=32768\n"
+    const std::string sizes = "b=" + std::to_string(ext(2048)) + " d=" + std::to_string(ext(8192)) +
+                              " f=" + std::to_string(ext(32768));
+    const std::string sharded = "mesh 8\ndim " + sizes + "\n" +
                                 "h_{b f_0} = phi(W^0_{d f_0} x_{bd})\n"
                                 "z_{bd} = W^1_{f_0 d} h_{b f_0}\n";
-    std::printf("TP MLP b=2048 d=8192 f=32768, f32, plan run on cuda (local steps and "
+    std::printf("TP MLP %s, f32, plan run on cuda (local steps and "
                 "collectives on device-resident shards; inputs generated and uploaded before "
-                "the clock starts; no reference)\n");
+                "the clock starts; no reference)\n",
+                sizes.c_str());
     double times[2] = {0, 0};
     for (int v = 0; v < 2; ++v) {
         std::string src = sharded;
@@ -223,6 +242,7 @@ void mlp_bench() {
 int main(int argc, char** argv) {
     const std::string what = argc > 1 ? argv[1] : "all";
     if (argc > 2) repeats = std::max(1, std::atoi(argv[2]));
+    if (argc > 3 && std::string(argv[3]) == "--smoke") shrink = 32;
     const auto probe = probe_gpus();
     if (probe.devices == 0) {
         std::printf("SKIPPED: %s\n", probe.problem.c_str());

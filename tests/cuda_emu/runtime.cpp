@@ -215,8 +215,8 @@ void check_pool_access(const void* p, int device, const char* what) {
     --it;
     if (a < it->first + it->second.bytes && it->second.pooled && it->second.device != device)
         fault(std::string(what) + " on a stream of device " + std::to_string(device) +
-              " touches stream-ordered pool memory of device " +
-              std::to_string(it->second.device) + ", which that pool does not grant");
+              " touches stream-ordered pool memory of device " + std::to_string(it->second.device) +
+              ", which that pool does not grant");
 }
 
 cudaError_t allocate(void** p, std::size_t bytes, int device, bool pooled) {
@@ -318,6 +318,19 @@ cudaError_t cudaGetDevice(int* device) {
     if (!device) return fail(cudaErrorInvalidValue);
     if (const auto e = usable()) return fail(e);
     *device = current;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    if (!prop) return fail(cudaErrorInvalidValue);
+    if (const auto e = usable()) return fail(e);
+    if (device < 0 || device >= state().devices) return fail(cudaErrorInvalidDevice);
+    *prop = {};
+    std::snprintf(prop->name, sizeof prop->name, "shardscope host CUDA emulator (tests only)");
+    prop->totalGlobalMem = state().capacity;
+    prop->major = 9; // the build's target, sm_90
+    prop->maxThreadsPerBlock = 1024;
+    prop->memPitch = 2147483647;
     return cudaSuccess;
 }
 
