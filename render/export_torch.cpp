@@ -113,8 +113,10 @@ std::string export_torch(const ast::Program& program, const semantics::Plan& pla
         plan, options,
         "PyTorch DTensor: the shardscope plan on a DeviceMesh (torch.distributed.tensor)",
         "torchrun --nproc-per-node " + std::to_string(n) +
-            " THIS.py [--data random|arange|ints] [--seed N] [--dtype f32|f64] [--values]");
-    out += "import argparse\nimport os\nimport sys\n\nimport numpy as np\nimport torch\nimport "
+            " THIS.py [--data random|arange|ints] [--seed N] [--dtype f32|f64] [--values] "
+            "[--device auto|cpu|cuda]");
+    out += "import argparse\nimport gc\nimport os\nimport sys\n\nimport numpy as np\nimport "
+           "torch\nimport "
            "torch.distributed as dist\nfrom torch.distributed.device_mesh import DeviceMesh\n"
            "try:\n    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, "
            "distribute_tensor\nexcept ImportError:  # torch < 2.4\n    from "
@@ -142,14 +144,24 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dtype", choices=["f32", "f64"], default="f32")
     ap.add_argument("--values", action="store_true", help="print every element of each result")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                    help="cuda (nccl) needs a GPU per rank on this machine; auto takes cuda "
+                         "only then, else cpu (gloo)")
     args = ap.parse_args()
-    cuda = torch.cuda.is_available()
-    dist.init_process_group(backend="nccl" if cuda else "gloo")
-    if dist.get_world_size() != len(DEVICE_ORDER):
-        sys.exit(f"this plan needs {len(DEVICE_ORDER)} ranks: torchrun --nproc-per-node "
-                 f"{len(DEVICE_ORDER)} {sys.argv[0]}")
+    run = f"torchrun --nproc-per-node {len(DEVICE_ORDER)} {sys.argv[0]}"
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        sys.exit(f"run this under torchrun, one process per rank: {run}")
+    if int(os.environ["WORLD_SIZE"]) != len(DEVICE_ORDER):
+        sys.exit(f"this plan needs {len(DEVICE_ORDER)} ranks, not {os.environ['WORLD_SIZE']}: {run}")
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if args.device == "cuda" and gpus < local_ranks:
+        sys.exit(f"--device cuda needs a GPU per rank: {local_ranks} ranks on this machine, "
+                 f"{gpus} GPU(s); use --device cpu (gloo)")
+    cuda = args.device == "cuda" or (args.device == "auto" and 0 < local_ranks <= gpus)
     if cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group(backend="nccl" if cuda else "gloo")
     device = "cuda" if cuda else "cpu"
     mesh = DeviceMesh(device, torch.tensor(DEVICE_ORDER).reshape(MESH_SHAPE),
                       mesh_dim_names=MESH_AXES)
@@ -157,10 +169,27 @@ def main():
     rank0 = dist.get_rank() == 0
     state = {}
 
+    def relayout(x, places):
+        """x.redistribute(mesh, places), but R -> P, which redistribute refuses, as exec does
+        it: on each such mesh axis the copy at coordinate 0 keeps the value, the others hold
+        zeros (for a max, every copy keeps it)."""
+        keep = [k for k, (have, want) in enumerate(zip(x.placements, places))
+                if isinstance(want, Partial) and isinstance(have, Replicate)]
+        if not keep:
+            return x.redistribute(mesh, places)
+        x = x.redistribute(mesh, [Replicate() if k in keep else p for k, p in enumerate(places)])
+        local = x.to_local()
+        coordinate = mesh.get_coordinate()
+        if any(coordinate[k] != 0 and getattr(places[k], "reduce_op", "sum") != "max"
+               for k in keep):
+            local = torch.zeros_like(local)
+        return DTensor.from_local(local, mesh, places, run_check=False, shape=x.shape,
+                                  stride=x.stride())
+
     def distribute(full, places):
-        # distribute_tensor takes no Partial: replicate, then R -> P (keep one copy) locally.
+        # distribute_tensor takes no Partial: replicate, then R -> P (keep one copy).
         start = [Replicate() if isinstance(p, Partial) else p for p in places]
-        return distribute_tensor(full, mesh, start).redistribute(mesh, places)
+        return relayout(distribute_tensor(full, mesh, start), places)
 
     def load(key, shape, places):
         if key in state:  # an earlier result, in this use's index names (row-major)
@@ -172,7 +201,7 @@ def main():
         return distribute(torch.tensor(value, dtype=dtype, device=device), [Replicate()] * len(MESH_SHAPE))
 
     def store(line, key, out, accumulate, places):
-        out = out.redistribute(mesh, places)
+        out = relayout(out, places)
         if accumulate:
             out = out + load(key, tuple(out.shape), places)
         state[key] = out
@@ -194,7 +223,7 @@ def main():
             out += "        " + std::to_string(v) + ": " +
                    placements_of(sp.values[v].layout, axes, unordered) + ",\n";
         out += "    }\n";
-        out += "    layout = lambda x, i: x.redistribute(mesh, places[i])\n";
+        out += "    layout = lambda x, i: relayout(x, places[i])\n";
         for (std::size_t v = 0; v < sp.values.size(); ++v) {
             const auto& info = sp.values[v];
             if (!info.load.empty())
@@ -212,7 +241,12 @@ def main():
         out += "\n    # Some index is sharded over several mesh axes in another order than the\n"
                "    # mesh's: DTensor shards in mesh order, so its chunks sit on other ranks\n"
                "    # than in the plan (the values are the same).\n";
-    out += "    dist.destroy_process_group()\n";
+    out +=
+        "\n    # Every rank done, and the DTensors freed while the process group lives (some sit "
+        "in\n"
+        "    # reference cycles: freed at the interpreter's exit instead, gloo sometimes aborts).\n"
+        "    dist.barrier()\n    state.clear()\n    gc.collect()\n"
+        "    dist.destroy_process_group()\n";
     out += "\n\nif __name__ == \"__main__\":\n    main()\n";
     return out;
 }

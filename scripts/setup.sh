@@ -69,3 +69,25 @@ ensure_jax() {
     cat "$log" >&2
     return 2
 }
+
+# torch_python: the python whose torch runs the exported torch scripts and the DTensor
+# conformance test: SHARDSCOPE_TORCH_PYTHON if set, else the venv $SHARDSCOPE_TORCH_VENV if
+# it exists, else python3. Never installs torch (about 1 GB of wheels; README.md says how the
+# venv was made). Prints the python, or why it cannot be used and returns 1.
+SHARDSCOPE_TORCH_VENV=${SHARDSCOPE_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/torch-venv}
+torch_python() {
+    local py=python3 err
+    [ -x "$SHARDSCOPE_TORCH_VENV/bin/python3" ] && py=$SHARDSCOPE_TORCH_VENV/bin/python3
+    py=${SHARDSCOPE_TORCH_PYTHON:-$py}
+    if ! command -v "$py" >/dev/null; then
+        echo "no python with torch: $py does not exist"
+        return 1
+    fi
+    if ! err=$("$py" -c 'import torch.distributed as d
+from torch.distributed.tensor import DTensor
+assert d.is_available() and d.is_gloo_available(), "torch.distributed has no gloo"' 2>&1); then
+        echo "torch is not usable from $py ($(printf '%s\n' "$err" | tail -1)); make $SHARDSCOPE_TORCH_VENV or set SHARDSCOPE_TORCH_PYTHON"
+        return 1
+    fi
+    echo "$py"
+}

@@ -6,6 +6,7 @@ are enough, gloo on the CPU otherwise. Exits 77 (skipped) where torch.distribute
 
 Usage: dtensor_conformance.py SHARDSCOPE [sim|cuda]
 """
+import gc
 import json
 import os
 import re
@@ -62,6 +63,11 @@ def worker(rank, port, out_dir):
                          "local": z.to_local().cpu().flatten().tolist()}
     with open(os.path.join(out_dir, f"{rank}.json"), "w") as f:
         json.dump({"gpu": gpu, "results": results}, f)
+    # Both ranks done and the DTensors freed while the process group lives: left to the
+    # interpreter's exit (some sit in reference cycles), gloo sometimes aborts the process.
+    dist.barrier()
+    del x, y, z
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -3,10 +3,11 @@
 # Source: samples/megatron_mlp.ein
 # Made by: shardscope export --to torch samples/megatron_mlp.ein
 # Mesh: 0=4 (4 devices)
-# Run: torchrun --nproc-per-node 4 THIS.py [--data random|arange|ints] [--seed N] [--dtype f32|f64] [--values]
+# Run: torchrun --nproc-per-node 4 THIS.py [--data random|arange|ints] [--seed N] [--dtype f32|f64] [--values] [--device auto|cpu|cuda]
 # Inputs are shardscope exec's: --data random|arange|ints and --seed N give the same
 # numbers, so --values prints what 'shardscope exec' computes.
 import argparse
+import gc
 import os
 import sys
 
@@ -138,14 +139,24 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dtype", choices=["f32", "f64"], default="f32")
     ap.add_argument("--values", action="store_true", help="print every element of each result")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                    help="cuda (nccl) needs a GPU per rank on this machine; auto takes cuda "
+                         "only then, else cpu (gloo)")
     args = ap.parse_args()
-    cuda = torch.cuda.is_available()
-    dist.init_process_group(backend="nccl" if cuda else "gloo")
-    if dist.get_world_size() != len(DEVICE_ORDER):
-        sys.exit(f"this plan needs {len(DEVICE_ORDER)} ranks: torchrun --nproc-per-node "
-                 f"{len(DEVICE_ORDER)} {sys.argv[0]}")
+    run = f"torchrun --nproc-per-node {len(DEVICE_ORDER)} {sys.argv[0]}"
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        sys.exit(f"run this under torchrun, one process per rank: {run}")
+    if int(os.environ["WORLD_SIZE"]) != len(DEVICE_ORDER):
+        sys.exit(f"this plan needs {len(DEVICE_ORDER)} ranks, not {os.environ['WORLD_SIZE']}: {run}")
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if args.device == "cuda" and gpus < local_ranks:
+        sys.exit(f"--device cuda needs a GPU per rank: {local_ranks} ranks on this machine, "
+                 f"{gpus} GPU(s); use --device cpu (gloo)")
+    cuda = args.device == "cuda" or (args.device == "auto" and 0 < local_ranks <= gpus)
     if cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group(backend="nccl" if cuda else "gloo")
     device = "cuda" if cuda else "cpu"
     mesh = DeviceMesh(device, torch.tensor(DEVICE_ORDER).reshape(MESH_SHAPE),
                       mesh_dim_names=MESH_AXES)
@@ -153,10 +164,27 @@ def main():
     rank0 = dist.get_rank() == 0
     state = {}
 
+    def relayout(x, places):
+        """x.redistribute(mesh, places), but R -> P, which redistribute refuses, as exec does
+        it: on each such mesh axis the copy at coordinate 0 keeps the value, the others hold
+        zeros (for a max, every copy keeps it)."""
+        keep = [k for k, (have, want) in enumerate(zip(x.placements, places))
+                if isinstance(want, Partial) and isinstance(have, Replicate)]
+        if not keep:
+            return x.redistribute(mesh, places)
+        x = x.redistribute(mesh, [Replicate() if k in keep else p for k, p in enumerate(places)])
+        local = x.to_local()
+        coordinate = mesh.get_coordinate()
+        if any(coordinate[k] != 0 and getattr(places[k], "reduce_op", "sum") != "max"
+               for k in keep):
+            local = torch.zeros_like(local)
+        return DTensor.from_local(local, mesh, places, run_check=False, shape=x.shape,
+                                  stride=x.stride())
+
     def distribute(full, places):
-        # distribute_tensor takes no Partial: replicate, then R -> P (keep one copy) locally.
+        # distribute_tensor takes no Partial: replicate, then R -> P (keep one copy).
         start = [Replicate() if isinstance(p, Partial) else p for p in places]
-        return distribute_tensor(full, mesh, start).redistribute(mesh, places)
+        return relayout(distribute_tensor(full, mesh, start), places)
 
     def load(key, shape, places):
         if key in state:  # an earlier result, in this use's index names (row-major)
@@ -168,7 +196,7 @@ def main():
         return distribute(torch.tensor(value, dtype=dtype, device=device), [Replicate()] * len(MESH_SHAPE))
 
     def store(line, key, out, accumulate, places):
-        out = out.redistribute(mesh, places)
+        out = relayout(out, places)
         if accumulate:
             out = out + load(key, tuple(out.shape), places)
         state[key] = out
@@ -187,7 +215,7 @@ def main():
         5: [Partial()],
         6: [Replicate()],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("W^1", (4096,4,4096), places[0])
     v1 = load("W^0", (4,4096,4096), places[1])
     v2 = load("x", (8,2048,4096), places[2])
@@ -213,7 +241,7 @@ def main():
         1: [Replicate()],
         2: [Shard(0)],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("W^0", (4,4096,4096), places[0])
     v1 = load("x", (8,2048,4096), places[1])
     # compute: r_0 f d', b s d' -> r f b s
@@ -228,7 +256,7 @@ def main():
         0: [Shard(2)],
         1: [Shard(2)],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("y", (8,2048,4,4096), places[0])
     # compute: phi
     v1 = fn("phi", False)(v0)
@@ -244,7 +272,7 @@ def main():
         2: [Partial()],
         3: [Replicate()],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("W^1", (4096,4,4096), places[0])
     v1 = load("h", (8,2048,4,4096), places[1])
     # compute: d r_0 f, b s r_0 f -> d b s
@@ -264,7 +292,7 @@ def main():
         2: [Partial()],
         3: [Replicate()],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("W^0", (4,4096,4096), places[0])
     v1 = load("gy", (8,2048,4,4096), places[1])
     # compute: r_0 f d', b s r_0 f -> d' b s
@@ -283,7 +311,7 @@ def main():
         1: [Shard(2)],
         2: [Shard(1)],
     }
-    layout = lambda x, i: x.redistribute(mesh, places[i])
+    layout = lambda x, i: relayout(x, places[i])
     v0 = load("x", (8,2048,4096), places[0])
     v1 = load("gy", (8,2048,4,4096), places[1])
     # compute: b s d', b s r_0 f -> d' r f
@@ -291,6 +319,12 @@ def main():
     v2 = layout(v2, 2)
     out = regroup(v2, "cde", "dec", (4,4096,4096))
     store(36, "gW^0", out, False, [Shard(0)])
+
+    # Every rank done, and the DTensors freed while the process group lives (some sit in
+    # reference cycles: freed at the interpreter's exit instead, gloo sometimes aborts).
+    dist.barrier()
+    state.clear()
+    gc.collect()
     dist.destroy_process_group()
 
 

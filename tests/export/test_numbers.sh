@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The exported JAX and PyTorch scripts run and print what shardscope's exec computes:
+# test_numbers.sh jax|torch SHARDSCOPE REFERENCE_VALUES SOURCE_DIR
+# For every sample (and the backward passes of two), `export --to jax|torch --small`, run it in
+# f64 on random data and compare every element of every result with reference_values (exec's
+# values, after its plan verified on sim ranks); then the DTensor walkthrough in f32 on arange
+# data. jax: XLA_FLAGS=--xla_force_host_platform_device_count=8, CPU devices; exit 77
+# (skipped) only when jax cannot be installed because the package index is unreachable.
+# torch: `python -m torch.distributed.run --standalone --nproc-per-node N` (N from the
+# script's header), gloo on the CPU (--device cpu); exit 77 (skipped, saying why) when no
+# python imports torch (SHARDSCOPE_TORCH_PYTHON, else the torch venv): torch is never
+# installed here (about 1 GB of wheels, see README.md).
+set -uo pipefail
+target=$1 bin=$2 ref=$3 src=$4
+# shellcheck source=../../scripts/setup.sh
+source "$src/scripts/setup.sh"
+case $target in
+jax)
+    py=$(ensure_jax)
+    case $? in
+    0) ;;
+    1) echo "SKIPPED: $(cat "$SHARDSCOPE_JAX_VENV/unavailable")"; exit 77 ;;
+    *) echo "FAIL: jax could not be installed in $SHARDSCOPE_JAX_VENV (see above)"; exit 1 ;;
+    esac
+    export XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu
+    ;;
+torch)
+    py=$(torch_python) || { echo "SKIPPED: $py"; exit 77; }
+    export OMP_NUM_THREADS=1 # one thread per rank (torchrun's default, without its warning)
+    ;;
+*)
+    echo "usage: test_numbers.sh jax|torch SHARDSCOPE REFERENCE_VALUES SOURCE_DIR" >&2
+    exit 2
+    ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+compare() { # compare SCRIPT_OUT REF_OUT TOLERANCE
+    python3 - "$1" "$2" "$3" "$target" <<'PY'
+import sys
+def read(path):
+    out = {}
+    for line in open(path):
+        if line.startswith("VALUES "):
+            parts = line.split()
+            out[(parts[1], parts[2])] = [float(v) for v in parts[4:]]
+    return out
+have_all, ref, tol = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
+if not ref or set(have_all) != set(ref):
+    sys.exit(f"different statements: {sys.argv[4]} {sorted(have_all)} vs shardscope {sorted(ref)}")
+worst = 0.0
+for key, want in ref.items():
+    have = have_all[key]
+    if len(have) != len(want):
+        sys.exit(f"line {key[0]} {key[1]}: {len(have)} values vs {len(want)}")
+    scale = max([abs(v) for v in want] + [1e-300])
+    err = max([abs(a - b) for a, b in zip(have, want)] + [0.0]) / scale
+    worst = max(worst, err)
+    if err > tol:
+        sys.exit(f"line {key[0]} {key[1]}: relative error {err:.3g} > {tol}")
+print(f"{len(ref)} results agree (worst relative error {worst:.2g})")
+PY
+}
+execute() { # execute SCRIPT DATA SEED DTYPE: run an exported script, printing every value
+    local opts=(--data "$2" --seed "$3" --dtype "$4" --values)
+    if [ "$target" = jax ]; then
+        "$py" "$1" "${opts[@]}"
+        return
+    fi
+    local n
+    n=$(sed -n 's/^# Run: torchrun --nproc-per-node \([0-9]*\) .*/\1/p' "$1")
+    [ -n "$n" ] || { echo "no rank count in $1's header" >&2; return 1; }
+    "$py" -m torch.distributed.run --standalone --nproc-per-node "$n" "$1" --device cpu "${opts[@]}"
+}
+failed=0 count=0
+run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
+    local name=$1 file=$2 data=$3 seed=$4 dtype=$5 tol=$6 result=
+    count=$((count + 1))
+    if ! "$bin" export --to "$target" --small "$file" -o "$tmp/$name.py" ||
+        ! execute "$tmp/$name.py" "$data" "$seed" "$dtype" >"$tmp/$name.out" 2>"$tmp/$name.err" ||
+        ! "$ref" "$file" "$data" "$seed" >"$tmp/$name.ref" ||
+        ! result=$(compare "$tmp/$name.out" "$tmp/$name.ref" "$tol"); then
+        echo "FAIL: $name ($data, $dtype): $result"
+        # The first error of any rank (torchrun's summary comes last), then the end.
+        grep -m 5 -E "Error|error:|terminate|what\(\)|Signal|Aborted" "$tmp/$name.err"
+        tail -5 "$tmp/$name.err"
+        failed=$((failed + 1))
+    else
+        echo "ok: $name ($data, $dtype): $result"
+    fi
+}
+for f in "$src"/samples/*.ein; do
+    run "$(basename "$f" .ein)" "$f" random 5 f64 1e-9
+done
+# The backward passes (shardscope grad) run too.
+for s in megatron_mlp fsdp_tp; do
+    "$bin" grad --small "$src/samples/$s.ein" >"$tmp/$s.grad.ein" 2>/dev/null
+    run "$s.grad" "$tmp/$s.grad.ein" random 7 f64 1e-9
+done
+run dtensor_matmul.arange "$src/samples/dtensor_matmul.ein" arange 0 f32 1e-6
+echo "$((count - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
