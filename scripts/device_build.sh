@@ -12,10 +12,12 @@
 #   scripts/device_build.sh test --all-tests # the GPU tests and then the whole ctest suite
 # For trying the flow elsewhere: DEVICE_BUILD_DIR (default build-gpu), DEVICE_TARGETS (ninja
 # targets, default all), DEVICE_PREFIX_MPI=1 (use the unpacked OpenMPI even if mpicc exists).
+# DEVICE_TIME_LIMIT (seconds, default 570): the tests and benchmarks stop by then, so that a
+# hang still leaves its logs and summary within the device tool's 10-minute command.
 # Exit status: 0 when the build and every test run passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 build=${DEVICE_BUILD_DIR:-$root/build-gpu}
 logs=${OUT:-$build/logs}
 mkdir -p "$logs"
@@ -63,7 +65,7 @@ if want build && ls .devdeps/debs/*.deb >/dev/null 2>&1 || { [ ! -d "$P" ] && ls
     for t in mpirun mpiexec; do
         [ -e "$P/usr/bin/$t.openmpi" ] && ln -sf "$t.openmpi" "$P/usr/bin/$t"
     done
-    say "unpacked $(ls .devdeps/debs/*.deb | wc -l) packages into .devdeps/prefix"
+    say "unpacked $(find .devdeps/debs -name "*.deb" | wc -l) packages into .devdeps/prefix"
 elif [ ! -d "$P" ]; then
     say "no .devdeps/debs (run scripts/device_deps.sh where there is network): using the system's packages"
 fi
@@ -120,10 +122,18 @@ if want build; then
 fi
 
 # 5. Tests: the GPU ones, the host side of the GPU backends, then (--all-tests) everything.
+left() { echo $((${DEVICE_TIME_LIMIT:-570} - SECONDS)); }
 run_ctest() { # run_ctest NAME CTEST_ARGS...
-    local name=$1; shift
-    if ctest --test-dir "$build" --output-on-failure "$@" >"$logs/$name.log" 2>&1; then
+    local name=$1 rc; shift
+    if [ "$(left)" -lt 10 ]; then
+        status=1; say "$name not run: out of time (DEVICE_TIME_LIMIT)"; return
+    fi
+    timeout -k 5 "$(left)" ctest --test-dir "$build" --output-on-failure "$@" >"$logs/$name.log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
         say "$name: $(grep -E 'tests passed' "$logs/$name.log" | tail -1)"
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then
+        status=1; say "$name TIMED OUT (DEVICE_TIME_LIMIT) in: $(grep -E '^ *Start ' "$logs/$name.log" | tail -1) ($name.log)"
     else
         status=1; say "$name FAILED: $(grep -E 'tests passed' "$logs/$name.log" | tail -1) ($name.log)"
     fi
@@ -137,11 +147,12 @@ fi
 
 # 6. Benchmarks.
 if want bench; then
-    timeout 900 "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1
+    timeout -k 5 "$(left)" "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1
     rc=$?
     case $rc in
     0) say "bench_cuda: bench_cuda.txt" ;;
     77) say "bench_cuda skipped: $(head -1 "$logs/bench_cuda.txt")" ;;
+    124 | 137) status=1; say "bench_cuda TIMED OUT (DEVICE_TIME_LIMIT; BENCH_REPEATS=1 is shorter)" ;;
     *) status=1; say "bench_cuda FAILED, exit $rc (bench_cuda.txt)" ;;
     esac
     cat "$logs/bench_cuda.txt" >>"$summary"
