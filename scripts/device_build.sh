@@ -4,11 +4,12 @@
 # scripts/device_deps.sh): unpacks the .debs into .devdeps/prefix, configures build-gpu
 # (no GUI, CUDA on, Hopper), builds, runs the GPU tests (ctest -L gpu) and the host tests of
 # the GPU backends, then the GPU benchmarks. Logs and a summary go to $OUT when set (the device
-# tool brings them back), else build-gpu/logs.
+# tool brings them back: at most 8 files, and this writes 8 at most), else build-gpu/logs.
 #   scripts/device_build.sh                  # build, GPU tests, benchmarks
 #   scripts/device_build.sh build            # one phase at a time (each fits a 10-minute
-#   scripts/device_build.sh test             #   command; the build folder is kept)
-#   scripts/device_build.sh bench
+#   scripts/device_build.sh test             #   command; the build folder is kept while the
+#   scripts/device_build.sh bench            #   machine stays warm, else test/bench build first)
+#   scripts/device_build.sh build test       # the first call's safest form: one command
 #   scripts/device_build.sh test --all-tests # the GPU tests and then the whole ctest suite
 # For trying the flow elsewhere: DEVICE_BUILD_DIR (default build-gpu), DEVICE_TARGETS (ninja
 # targets, default all), DEVICE_PREFIX_MPI=1 (use the unpacked OpenMPI even if mpicc exists).
@@ -38,6 +39,12 @@ for a in "$@"; do
 done
 [ ${#phases[@]} -gt 0 ] || phases=(build test bench)
 want() { [[ " ${phases[*]} " == *" $1 "* ]]; }
+# The device machine goes back 30 s after a call, and a fresh one has no build folder: then
+# test and bench build first (about a minute or two on its 16 cores).
+if ! want build && [ ! -f "$build/build.ninja" ]; then
+    phases=(build "${phases[@]}")
+    say "no $build/build.ninja (a fresh machine?): building first"
+fi
 
 # 1. The Debian packages, unpacked into a private prefix. Their .pc files name /usr: point them
 # at the prefix. Runtime libraries the system lacks are linked into $P/runtime, the only
@@ -110,6 +117,7 @@ if want build; then
     if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_GUI=OFF \
         -DSHARDSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
         -DCMAKE_PREFIX_PATH="$P/usr" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
+        -DPython3_EXECUTABLE="$(command -v python3)" \
         ${nccl_root:+-DNCCL_ROOT="$nccl_root"} "${mpi_args[@]}" >"$logs/configure.log" 2>&1; then
         say "configure FAILED (configure.log)"; tail -30 "$logs/configure.log" >&2; exit 2
     fi

@@ -6,8 +6,11 @@
 # for the first run; never run by test.sh or CI. The root is kept and reused; the repository is
 # cloned afresh from HEAD (commit first), with .devdeps/debs (scripts/device_deps.sh).
 #   scripts/device_rehearse.sh                    # build + test --all-tests, logs in the root's /out
+#   scripts/device_rehearse.sh "test --all-tests" # each argument one device_build.sh command
 #   REHEARSE_PIP_NCCL=1 scripts/device_rehearse.sh # NCCL from pip's nvidia-nccl-cu13 only:
 #                                                  #   /usr/local/cuda without its nccl files
+#   REHEARSE_JAX=1 scripts/device_rehearse.sh      # jax in the system python, as the GPU
+#                                                  #   machine has (the exported-JAX test runs)
 # REHEARSE_ROOT (default /srv/bare), REHEARSE_CUDA (default /usr/local/cuda).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +38,9 @@ pipi() { inroot "pip install --cert /root/hostca.crt --break-system-packages -q 
 inroot 'command -v cmake && command -v ninja' >/dev/null || pipi cmake ninja
 if [ "$pip_nccl" = 1 ]; then
     inroot 'python3 -c "import nvidia.nccl"' 2>/dev/null || pipi nvidia-nccl-cu13
+fi
+if [ "${REHEARSE_JAX:-0}" = 1 ]; then
+    inroot 'python3 -c "import jax"' 2>/dev/null || pipi '"jax[cpu]"'
 fi
 
 # 2. Mounts (undone on exit): /proc, /sys read-only (hwloc reads the CPU topology), /dev, the toolkit read-only at
@@ -79,7 +85,8 @@ echo "device_rehearse: .devdeps/debs $(du -sh "$repo/.devdeps/debs" | cut -f1),"
 # 4. The phases, as the device tool runs them: no network (a fresh network namespace with only
 # loopback up), a clean environment, OUT set; niced, on this machine's cores.
 status=0
-for phase in build "test --all-tests"; do
+[ $# -gt 0 ] || set -- build "test --all-tests"
+for phase in "$@"; do
     echo "device_rehearse: device_build.sh $phase"
     start=$SECONDS
     # shellcheck disable=SC2016 # expanded by the inner shells
