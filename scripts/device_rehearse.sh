@@ -66,7 +66,7 @@ if [ "$pip_nccl" = 1 ]; then
     toolkit=$R.cuda-nonccl
     if [ ! -d "$toolkit" ]; then
         cp -al "$cuda" "$toolkit"
-        find "$toolkit" -iname '*nccl*' -prune -exec rm -rf {} +
+        find "$toolkit" -mindepth 1 -iname '*nccl*' -prune -exec rm -rf {} +
     fi
 fi
 mnt "$R/usr/local/cuda" --bind "$toolkit"
