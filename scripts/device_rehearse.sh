@@ -5,7 +5,7 @@
 # must skip, the host tests pass). Run HERE as root (debootstrap, chroot, mounts), with network
 # for the first run; never run by test.sh or CI. The root is kept and reused; the repository is
 # cloned afresh from HEAD (commit first), with .devdeps/debs (scripts/device_deps.sh).
-#   scripts/device_rehearse.sh                    # build + test --all-tests, logs in the root's /out
+#   scripts/device_rehearse.sh                    # build + test --all-tests, logs in the root's /out/N
 #   scripts/device_rehearse.sh "test --all-tests" # each argument one device_build.sh command
 #   REHEARSE_PIP_NCCL=1 scripts/device_rehearse.sh # NCCL from pip's nvidia-nccl-cu13 only:
 #                                                  #   /usr/local/cuda without its nccl files
@@ -49,7 +49,9 @@ mounts=()
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
     local i
-    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R "${mounts[i]}" || true; done
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+        umount -R "${mounts[i]}" 2>/dev/null || { sleep 2; umount -R -l "${mounts[i]}"; } || true
+    done
 }
 trap cleanup EXIT
 mnt() { # mnt TARGET MOUNT-ARGS...
@@ -83,19 +85,27 @@ echo "device_rehearse: .devdeps/debs $(du -sh "$repo/.devdeps/debs" | cut -f1),"
     "cmake $(inroot 'cmake --version' | head -1 | cut -d' ' -f3), $(inroot 'gcc --version' | head -1)"
 
 # 4. The phases, as the device tool runs them: no network (a fresh network namespace with only
-# loopback up), a clean environment, OUT set; niced, on this machine's cores.
-status=0
+# loopback up), a clean environment, OUT set; niced, on this machine's cores. No time limit by
+# default (DEVICE_TIME_LIMIT is sized for the GPU machine's 16 cores; a test or bench phase
+# that builds first takes longer here): REHEARSE_TIME_LIMIT sets one.
+status=0 i=0
 [ $# -gt 0 ] || set -- build "test --all-tests"
 for phase in "$@"; do
-    echo "device_rehearse: device_build.sh $phase"
+    i=$((i + 1))
+    mkdir -p "$R/out/$i"
+    echo "device_rehearse: device_build.sh $phase (OUT=$R/out/$i)"
     start=$SECONDS
     # shellcheck disable=SC2016 # expanded by the inner shells
     unshare -n bash -c 'ip link set lo up 2>/dev/null || true
         exec chroot "$0" env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-            LANG=C.UTF-8 OUT=/out bash -c "cd /work/shardscope && nice -n 19 scripts/device_build.sh $1"' \
-        "$R" "$phase" || status=$?
+            LANG=C.UTF-8 OUT="/out/$3" DEVICE_TIME_LIMIT="$2" \
+            bash -c "cd /work/shardscope && nice -n 19 scripts/device_build.sh $1"' \
+        "$R" "$phase" "${REHEARSE_TIME_LIMIT:-86400}" "$i" || status=$?
     echo "device_rehearse: $phase: exit $status, $((SECONDS - start)) s"
+    # The device tool brings back at most 8 files from OUT.
+    n=$(find "$R/out/$i" -type f | wc -l)
+    [ "$n" -le 8 ] || { echo "device_rehearse: $n files in OUT, the device tool brings back 8"; status=1; }
     [ "$status" = 0 ] || break
 done
-echo "device_rehearse: logs and summary.txt in $R/out"
+echo "device_rehearse: logs and summary.txt in $R/out/1..$i"
 exit "$status"
