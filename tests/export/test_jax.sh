@@ -4,8 +4,9 @@
 # For every sample (and the backward passes of two), `export --to jax --small`, run it with
 # XLA_FLAGS=--xla_force_host_platform_device_count=8 in f64 on random data, and compare every
 # element of every result with reference_values (exec's values, after its plan verified on sim
-# ranks); then the DTensor walkthrough in f32 on arange data. Exit 77 (skipped) only when jax
-# cannot be installed because the package index is unreachable.
+# ranks); then the DTensor walkthrough in f32 on arange data. Uses python3's own jax where it
+# has one (the GPU machine's), else a venv (scripts/setup.sh). Exit 77 (skipped) only when jax
+# cannot be installed: the package index is unreachable, or python3 cannot make a venv.
 set -uo pipefail
 bin=$1 ref=$2 src=$3
 # shellcheck source=../../scripts/setup.sh
