@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Rehearses the GPU machine's flow (scripts/device_build.sh build, then test --all-tests) in a
-# bare Debian 12 root: minbase plus gcc, g++, make, python3 and pip's cmake and ninja, the
-# host's /usr/local/cuda read-only, no network, no Debian dev packages, no GPU (the GPU tests
-# must skip, the host tests pass). Run HERE as root (debootstrap, chroot, mounts), with network
-# for the first run; never run by test.sh or CI. The root is kept and reused; the repository is
-# cloned afresh from HEAD (commit first), with .devdeps/debs (scripts/device_deps.sh).
+# bare Debian 12 (or Ubuntu 24.04) root: minbase plus gcc, g++, make, python3 and pip's cmake
+# and ninja, the host's /usr/local/cuda read-only, no network, no Debian dev packages, no GPU
+# (the GPU tests must skip, the host tests pass). Run HERE as root (debootstrap, chroot,
+# mounts), with network for the first run; never run by test.sh or CI. The root is kept and
+# reused; the repository is cloned afresh from HEAD (commit first), with .devdeps/debs
+# (scripts/device_deps.sh).
 #   scripts/device_rehearse.sh                    # build + test --all-tests, logs in the root's /out/N
 #   scripts/device_rehearse.sh "test --all-tests" # each argument one device_build.sh command
 #   REHEARSE_PIP_NCCL=1 scripts/device_rehearse.sh # NCCL from pip's nvidia-nccl-cu13 only:
 #                                                  #   /usr/local/cuda without its nccl files
 #   REHEARSE_JAX=1 scripts/device_rehearse.sh      # jax in the system python, as the GPU
 #                                                  #   machine has (the exported-JAX test runs)
+#   REHEARSE_SUITE=noble REHEARSE_ROOT=/srv/noble scripts/device_rehearse.sh
+#                                                  # Ubuntu 24.04 (GCC 13, Python 3.12) instead
 # REHEARSE_ROOT (default /srv/bare), REHEARSE_CUDA (default /usr/local/cuda).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,11 +27,20 @@ inroot() { chroot "$R" env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/
 
 # 1. The root, once: minbase, the compilers and python from Debian, cmake and ninja from pip
 # (as on the GPU machine), NCCL from pip when asked. pip gets the host's CA bundle (proxies).
+suite=${REHEARSE_SUITE:-bookworm}
 if [ ! -x "$R/usr/bin/g++" ]; then
     command -v debootstrap >/dev/null || { apt-get update -q && apt-get install -y -q debootstrap; }
-    mirror=$(grep -h -m1 -oE 'https?://[^ ]*debian/?' /etc/apt/sources.list.d/*.sources \
-        /etc/apt/sources.list 2>/dev/null | head -1 || true)
-    debootstrap --variant=minbase bookworm "$R" "${mirror:-http://deb.debian.org/debian}"
+    if [ "$suite" = noble ]; then
+        # Debian's debootstrap has no noble script (jammy's serves) nor Ubuntu's keyring.
+        ubuntu=http://archive.ubuntu.com/ubuntu
+        debootstrap --no-check-gpg --variant=minbase noble "$R" "$ubuntu" \
+            /usr/share/debootstrap/scripts/jammy
+        echo "deb $ubuntu noble main universe" >"$R/etc/apt/sources.list"
+    else
+        mirror=$(grep -h -m1 -oE 'https?://[^ ]*debian/?' /etc/apt/sources.list.d/*.sources \
+            /etc/apt/sources.list 2>/dev/null | head -1 || true)
+        debootstrap --variant=minbase "$suite" "$R" "${mirror:-http://deb.debian.org/debian}"
+    fi
     cp /etc/resolv.conf "$R/etc/resolv.conf"
     inroot 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends gcc g++ make python3 python3-pip'
@@ -43,8 +55,9 @@ if [ "${REHEARSE_JAX:-0}" = 1 ]; then
     inroot 'python3 -c "import jax"' 2>/dev/null || pipi '"jax[cpu]"'
 fi
 
-# 2. Mounts (undone on exit): /proc, /sys read-only (hwloc reads the CPU topology), /dev, the toolkit read-only at
-# /usr/local/cuda (with REHEARSE_PIP_NCCL=1 a hard-linked copy without NCCL's files).
+# 2. Mounts (undone on exit): /proc, /sys read-only (hwloc reads the CPU topology), /dev, the
+# toolkit read-only at /usr/local/cuda (with REHEARSE_PIP_NCCL=1 a hard-linked copy without
+# NCCL's files).
 mounts=()
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
