@@ -54,8 +54,19 @@ ensure_jax() {
         echo "$py"
         return 0
     fi
-    mkdir -p "$(dirname "$venv")"
-    [ -x "$py" ] || python3 -m venv "$venv" >&2 || return 2
+    # A python that has jax already (the GPU machine's) needs no venv and no network.
+    if python3 -c 'import jax' 2>/dev/null; then
+        command -v python3
+        return 0
+    fi
+    mkdir -p "$venv"
+    local made
+    if ! "$py" -m pip --version >/dev/null 2>&1 &&
+        ! made=$(python3 -m venv --clear "$venv" 2>&1); then
+        # No venv module with pip (python3-venv) and no jax: nothing to install it into.
+        echo "jax is not installed and python3 cannot make a venv ($(grep -m1 -iE 'ensurepip|No module|error' <<<"$made"))" >"$venv/unavailable"
+        return 1
+    fi
     local log=$venv/pip.log
     if "$py" -m pip install --disable-pip-version-check -q "jax[cpu]" >"$log" 2>&1; then
         rm -f "$venv/unavailable"

@@ -4,8 +4,10 @@
 # For every sample (and the backward passes of two), `export --to jax|torch --small`, run it in
 # f64 on random data and compare every element of every result with reference_values (exec's
 # values, after its plan verified on sim ranks); then the DTensor walkthrough in f32 on arange
-# data. jax: XLA_FLAGS=--xla_force_host_platform_device_count=8, CPU devices; exit 77
-# (skipped) only when jax cannot be installed because the package index is unreachable.
+# data. jax: XLA_FLAGS=--xla_force_host_platform_device_count=8, CPU devices; python3's own
+# jax where it has one (the GPU machine's), else a venv (scripts/setup.sh); exit 77 (skipped)
+# only when jax cannot be installed: the package index is unreachable, or python3 cannot make
+# a venv.
 # torch: `python -m torch.distributed.run --standalone --nproc-per-node N` (N from the
 # script's header), gloo on the CPU (--device cpu); exit 77 (skipped, saying why) when no
 # python imports torch (SHARDSCOPE_TORCH_PYTHON, else the torch venv): torch is never
