@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardscope::test {
@@ -86,13 +87,15 @@ inline std::string cols(const semantics::StatementPlan& s) {
     return join(s.collectives);
 }
 
-/// The plan of the last statement whose result is `tensor` (REQUIREs that there is one).
-inline const semantics::StatementPlan& stmt(const Checked& c, const std::string& tensor) {
+/// The plan of the last statement whose result is `tensor` (REQUIREs that there is one). A
+/// string_view, so that stmt(c, "z") makes no temporary the returned reference could seem to
+/// depend on (GCC 13's -Wdangling-reference).
+inline const semantics::StatementPlan& stmt(const Checked& c, std::string_view tensor) {
     const semantics::StatementPlan* found = nullptr;
     for (const auto& s : c.plan.statements)
         if (s.result.tensor == tensor) found = &s;
     REQUIRE_MESSAGE(found != nullptr,
-                    (std::string("no statement defines ") + tensor + "\n" + c.text()));
+                    (std::string("no statement defines ") + std::string(tensor) + "\n" + c.text()));
     return *found;
 }
 
