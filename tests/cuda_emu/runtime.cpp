@@ -186,36 +186,43 @@ void synchronize_device(int device) {
         run_queue(*s);
 }
 
+/// The live allocation holding address p, with its base; null when p is in none (host
+/// memory). The caller holds state().m.
+const Allocation* allocation_at(const void* p, std::uintptr_t& base) {
+    auto& st = state();
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = st.allocations.upper_bound(a);
+    if (it == st.allocations.begin()) return nullptr;
+    --it;
+    if (a >= it->first + it->second.bytes) return nullptr;
+    base = it->first;
+    return &it->second;
+}
+
 /// The device of the allocation holding [p, p + bytes); -1 when p is not in one (host memory).
 /// Part inside, part outside one allocation: the GPU would fault.
 int device_of(const void* p, std::size_t bytes, const char* what) {
-    auto& st = state();
-    std::lock_guard g(st.m);
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto it = st.allocations.upper_bound(a);
-    if (it == st.allocations.begin()) return -1;
-    --it;
-    if (a >= it->first + it->second.bytes) return -1;
-    if (a + bytes > it->first + it->second.bytes)
+    std::lock_guard g(state().m);
+    std::uintptr_t base = 0;
+    const Allocation* al = allocation_at(p, base);
+    if (!al) return -1;
+    if (reinterpret_cast<std::uintptr_t>(p) + bytes > base + al->bytes)
         fault(std::string(what) + ": " + std::to_string(bytes) + " bytes at " + hex(p) +
-              " run past the end of a device allocation of " + std::to_string(it->second.bytes) +
-              " bytes at " + hex(reinterpret_cast<void*>(it->first)));
-    return it->second.device;
+              " run past the end of a device allocation of " + std::to_string(al->bytes) +
+              " bytes at " + hex(reinterpret_cast<void*>(base)));
+    return al->device;
 }
 
 /// Faults when a copy on a stream of `device` touches pool memory of another device: pool
 /// allocations are reachable only from their own device unless cudaMemPoolSetAccess grants
 /// more (peer access does not), and the emulator takes a copy engine's access as access.
 void check_pool_access(const void* p, int device, const char* what) {
-    auto& st = state();
-    std::lock_guard g(st.m);
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto it = st.allocations.upper_bound(a);
-    if (it == st.allocations.begin()) return;
-    --it;
-    if (a < it->first + it->second.bytes && it->second.pooled && it->second.device != device)
+    std::lock_guard g(state().m);
+    std::uintptr_t base = 0;
+    const Allocation* al = allocation_at(p, base);
+    if (al && al->pooled && al->device != device)
         fault(std::string(what) + " on a stream of device " + std::to_string(device) +
-              " touches stream-ordered pool memory of device " + std::to_string(it->second.device) +
+              " touches stream-ordered pool memory of device " + std::to_string(al->device) +
               ", which that pool does not grant");
 }
 
@@ -273,14 +280,11 @@ int current_device() {
 }
 
 bool is_device_range(const void* p, std::size_t bytes, int device) {
-    auto& st = state();
-    std::lock_guard g(st.m);
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto it = st.allocations.upper_bound(a);
-    if (it == st.allocations.begin()) return false;
-    --it;
-    return a + bytes <= it->first + it->second.bytes && a < it->first + it->second.bytes &&
-           (device < 0 || it->second.device == device);
+    std::lock_guard g(state().m);
+    std::uintptr_t base = 0;
+    const Allocation* al = allocation_at(p, base);
+    return al && reinterpret_cast<std::uintptr_t>(p) + bytes <= base + al->bytes &&
+           (device < 0 || al->device == device);
 }
 
 void set_last_error(cudaError_t e) {

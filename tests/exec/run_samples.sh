@@ -19,11 +19,8 @@ if [ "$backend" = cuda ]; then
     fi
     rm -f "${TMPDIR:-/tmp}/shardscope_probe_$$".*
 fi
-# What both backends must print alike: not the header, the GPU's timing, or the error against
-# the reference (cuBLAS sums in another order than OpenBLAS), only its verdict.
-same_lines() {
-    grep -v -e '^exec: ' -e 'local compute on the GPU' | sed -E 's/max abs error .*  (PASS|FAIL)/\1/'
-}
+# shellcheck source=same_lines.sh
+source "$(dirname "$0")/same_lines.sh"
 for f in "$dir"/*.ein; do
     count=$((count + 1))
     if [ "$backend" = cuda ]; then

@@ -21,11 +21,8 @@ program "$n" "$tmp/fit.ein"
 if ! timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl "$tmp/fit.ein" >"$tmp/out" 2>&1; then
     echo "FAIL: nccl on $n ranks:"; cat "$tmp/out"; failed=$((failed + 1))
 fi
-# Alike on both: not the header, the GPU's timing, or the error against the reference (another
-# summation order), only its verdict.
-same_lines() {
-    grep -v -e '^exec: ' -e 'local compute on the GPU' | sed -E 's/max abs error .*  (PASS|FAIL)/\1/'
-}
+# shellcheck source=same_lines.sh
+source "$(dirname "$0")/same_lines.sh"
 a=$("$bin" exec --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | same_lines)
 b=$(timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | same_lines)
 if [ "$a" != "$b" ]; then echo "FAIL: nccl --show z differs from sim"; diff <(echo "$a") <(echo "$b") | head; failed=$((failed + 1)); fi
