@@ -9,6 +9,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <type_traits>
 
@@ -329,17 +330,24 @@ public:
     /// `pooled`: tensors from the stream-ordered pool (one GPU); with several GPUs, other
     /// GPUs' collective copies read them, which pool memory does not allow unless granted.
     CudaCompute(int device, bool pooled) : c_(device, pooled) {
-        cuda::check(cudaEventCreate(&start_), "creating a CUDA event");
-        cuda::check(cudaEventCreate(&stop_), "creating a CUDA event");
+        for (auto& [start, stop] : events_) {
+            cuda::check(cudaEventCreate(&start), "creating a CUDA event");
+            cuda::check(cudaEventCreate(&stop), "creating a CUDA event");
+        }
     }
     ~CudaCompute() override {
-        cudaEventDestroy(start_);
-        cudaEventDestroy(stop_);
+        for (auto& [start, stop] : events_) {
+            if (start) cudaEventDestroy(start);
+            if (stop) cudaEventDestroy(stop);
+        }
     }
     CudaCompute(const CudaCompute&) = delete;
     CudaCompute& operator=(const CudaCompute&) = delete;
     const char* name() const override { return "cuda"; }
-    double device_seconds() const override { return seconds_; }
+    double device_seconds() const override {
+        collect();
+        return seconds_;
+    }
 
     Tensor<T> upload(Tensor<T> x) override {
         if (x.on_device()) throw ExecError("internal: uploading a tensor already on the GPU");
@@ -499,19 +507,30 @@ private:
         return t;
     }
 
-    /// Runs `work` (device work on the stream, returning a device tensor) between two events
-    /// and adds the time between them to seconds_ (waiting for the stop event: nothing moves
-    /// to the host).
+    /// Runs `work` (device work on the stream, returning a device tensor) between two events.
+    /// Their time is read later, by `collect`, so that the host goes on queueing work instead
+    /// of waiting for each operation.
     template <class Work>
     Tensor<T> timed(Work&& work) {
-        cuda::check(cudaEventRecord(start_, c_.stream()), "recording a CUDA event");
+        if (pending_ == events_.size()) collect();
+        const auto [start, stop] = events_[pending_];
+        cuda::check(cudaEventRecord(start, c_.stream()), "recording a CUDA event");
         DeviceTensor<T> r = work();
-        cuda::check(cudaEventRecord(stop_, c_.stream()), "recording a CUDA event");
-        cuda::check(cudaEventSynchronize(stop_), "running on the GPU");
-        float ms = 0;
-        cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "timing by CUDA events");
-        seconds_ += ms / 1e3;
+        cuda::check(cudaEventRecord(stop, c_.stream()), "recording a CUDA event");
+        ++pending_;
         return wrap(std::move(r));
+    }
+    /// Waits for the last timed operation and adds the time of every pending one to seconds_.
+    void collect() const {
+        if (pending_ == 0) return;
+        cuda::check(cudaEventSynchronize(events_[pending_ - 1].second), "running on the GPU");
+        for (std::size_t i = 0; i < pending_; ++i) {
+            float ms = 0;
+            cuda::check(cudaEventElapsedTime(&ms, events_[i].first, events_[i].second),
+                        "timing by CUDA events");
+            seconds_ += ms / 1e3;
+        }
+        pending_ = 0;
     }
 
     static cuda::Op2 op2(Binary b) {
@@ -528,8 +547,11 @@ private:
         return cuda::Op2::Add;
     }
     Context c_;
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
-    double seconds_ = 0;
+    /// Start and stop events of timed operations, in order; the first pending_ are recorded
+    /// and not yet read.
+    std::array<std::pair<cudaEvent_t, cudaEvent_t>, 32> events_{};
+    mutable std::size_t pending_ = 0;
+    mutable double seconds_ = 0;
 };
 
 } // namespace

@@ -127,6 +127,24 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
     CHECK(host.device_seconds() == 0);
 }
 
+TEST_CASE("cuda timing: more timed operations than events in flight, read in batches") {
+    // CudaCompute reads its events in batches: the 33rd timed operation reads the first 32.
+    auto gpu = make_cuda_compute<double>(0);
+    std::mt19937 rng(5);
+    const auto x = random_tensor<double>({16, 8}, {0, 1}, rng);
+    auto g = gpu->upload(x);
+    for (int i = 0; i < 40; ++i)
+        gpu->scale(g, 2.0);
+    const double first = gpu->device_seconds();
+    CHECK(first > 0);
+    for (int i = 0; i < 100; ++i)
+        gpu->scale(g, i < 40 ? 0.5 : 1.0);
+    const double second = gpu->device_seconds();
+    CHECK(second > first);
+    CHECK(gpu->device_seconds() == second); // nothing ran since
+    CHECK(gpu->download(g).data == x.data); // 2^40 * 2^-40, exact in f64
+}
+
 TEST_CASE("cuda einsum in bf16 (f32 accumulation) matches the host on the rounded inputs") {
     cuda::Context c(0);
     std::mt19937 rng(9);
