@@ -267,6 +267,18 @@ void release(void* p, const char* what) {
 
 void enqueue(cudaStream_t stream, std::function<void()> op) {
     const auto s = stream_of(stream);
+    if (stream && s->blocking) {
+        // A blocking stream's work waits for the legacy default stream's earlier work.
+        const auto legacy = [&] {
+            auto& st = state();
+            std::lock_guard g(st.m);
+            return st.null_streams[static_cast<std::size_t>(s->device)];
+        }();
+        op = [legacy, op = std::move(op)] {
+            run_queue(*legacy);
+            op();
+        };
+    }
     std::lock_guard g(s->lock);
     s->queue.push_back(std::move(op));
 }
@@ -561,8 +573,12 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
              return b;
          }())
         run_queue(*s);
+    // It returns when the copy is done only for a host destination: a device destination
+    // (from pageable host memory, staged now, or from device memory) is written later, in the
+    // legacy stream's order, which non-blocking streams do not wait for.
     const auto e = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
-    if (e == cudaSuccess) run_queue(*stream_of(nullptr));
+    if (e == cudaSuccess && device_of(dst, bytes, "cudaMemcpy's destination") < 0)
+        run_queue(*stream_of(nullptr));
     return e;
 }
 
@@ -575,9 +591,8 @@ cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t strea
 }
 
 cudaError_t cudaMemset(void* p, int value, size_t bytes) {
-    const auto e = cudaMemsetAsync(p, value, bytes, nullptr);
-    if (e == cudaSuccess) run_queue(*stream_of(nullptr));
-    return e;
+    // Asynchronous to the host for device memory: queued on the legacy default stream.
+    return cudaMemsetAsync(p, value, bytes, nullptr);
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {

@@ -158,6 +158,9 @@ TEST_CASE("cuda einsum in bf16 (f32 accumulation) matches the host on the rounde
         }
         cuda::DeviceTensor<__nv_bfloat16> d{t.shape, t.labels, cuda::Buffer(h.size() * 2)};
         cuda::check(cudaMemcpy(d.ptr(), h.data(), h.size() * 2, cudaMemcpyHostToDevice), "copy");
+        // A copy from pageable memory may still be on its way when cudaMemcpy returns, and
+        // the einsum's non-blocking stream does not wait for the legacy stream.
+        cuda::check(cudaDeviceSynchronize(), "copy");
         return d;
     };
     const auto da = to_dev(a), db = to_dev(b);
@@ -192,6 +195,7 @@ std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, boo
                 cuda::check(cudaSetDevice(device), "device");
                 cuda::Buffer di(in_n * 4), dr(std::max<std::size_t>(out_n, in_n) * 4);
                 cuda::check(cudaMemcpy(di.get(), in.data(), in_n * 4, cudaMemcpyDefault), "in");
+                cuda::check(cudaDeviceSynchronize(), "in"); // see the bf16 einsum's test
                 op(di.as<float>(), dr.as<float>());
                 cuda::check(cudaMemcpy(res.data(), dr.get(), out_n * 4, cudaMemcpyDefault), "out");
             } else {
@@ -216,10 +220,13 @@ std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, boo
             count, count);
         run(
             [&](float* s, float* r) {
-                if (device_buffers)
+                if (device_buffers) {
+                    // A copy between device buffers returns before it is done.
                     cuda::check(cudaMemcpy(r, s, count * size * 4, cudaMemcpyDefault), "copy");
-                else
+                    cuda::check(cudaDeviceSynchronize(), "copy");
+                } else {
                     std::copy(s, s + count * size, r);
+                }
                 comm.world().all_reduce(r, count * size, DType::F32, ReduceOp::Max);
             },
             count * size, count * size);
