@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,21 @@ double available_bytes() {
     while (in >> key >> kib >> unit)
         if (key == "MemAvailable:") return kib * 1024;
     return 0;
+}
+
+/// The program's tensors, inputs and results, in order of appearance.
+std::vector<std::string> program_tensors(const semantics::Plan& plan) {
+    std::vector<std::string> names;
+    auto add = [&](const std::string& n) {
+        if (!n.empty() && n[0] != '%' && std::find(names.begin(), names.end(), n) == names.end())
+            names.push_back(n);
+    };
+    for (const auto& sp : plan.statements) {
+        for (const auto& op : sp.operands)
+            add(op.tensor);
+        add(sp.target);
+    }
+    return names;
 }
 
 } // namespace
@@ -86,6 +102,16 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
             << " (shardscope check explains them); nothing ran\n";
         return kExitInputErrors;
     }
+    const auto tensors = program_tensors(plan);
+    for (const auto& name : o.show)
+        if (std::find(tensors.begin(), tensors.end(), name) == tensors.end()) {
+            std::string list;
+            for (const auto& t : tensors)
+                list += (list.empty() ? "" : ", ") + t;
+            err << "shardscope: error: --show " << name << ": " << file
+                << " has no tensor of that name (it has " << list << ")\n";
+            return kExitUsage;
+        }
     if (plan.mesh.device_count() > 4096) {
         err << "shardscope: error: the mesh has " << plan.mesh.device_count()
             << " devices; exec runs at most 4096 ranks\n";
@@ -202,7 +228,9 @@ void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
         ->check(CLI::IsMember({"f32", "f64"}));
     cmd.add_option("--show", o.show,
                    "Print every rank's local tensor of NAME (an input or a result) and its "
-                   "placement");
+                   "placement; repeat it, or NAME,NAME, for several")
+        ->delimiter(',')
+        ->type_name("NAME");
     cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
     cmd.add_flag("--small", o.small,
                  "Ignore the dim declarations and run at small ranges that every sharding "

@@ -17,7 +17,7 @@ struct ExecCliOptions {
     std::string data = "random";
     std::uint64_t seed = 0;
     std::string dtype;
-    std::string show;
+    std::vector<std::string> show;
     std::string mesh;
     bool json = false;
     bool small = false;

@@ -47,7 +47,7 @@ __device__ inline A combine(A x, A y, Op2 op) {
     case Op2::Div:
         return x / y;
     case Op2::Max:
-        return x > y ? x : y;
+        return x > y || x != x ? x : y; // a NaN wins, as on the host (kernels.cpp)
     }
     return x;
 }

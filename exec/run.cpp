@@ -55,6 +55,8 @@ bool linear(const semantics::StatementPlan& sp) {
 }
 
 std::string format_number(double v) {
+    // printf writes the sign of a NaN, which differs between the host's and a GPU's NaNs.
+    if (std::isnan(v)) return "nan";
     if (v == std::floor(v) && std::abs(v) < 1e15) {
         std::ostringstream o;
         o << static_cast<long long>(v);
@@ -168,19 +170,17 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         const auto result_labels = labels.labels_at(sp.result);
         auto locals = gather_locals(comm, prog.stored(sp.target), sp.result, result_labels, mesh);
         std::string shown;
-        if (!options.show.empty()) {
+        for (const auto& name : options.show) {
             // Inputs as loaded (the first time they appear), then the result if it is NAME.
-            auto it = prog.inputs().find(options.show);
+            auto it = prog.inputs().find(name);
             const bool has_input = it != prog.inputs().end();
             // Every rank runs the same plan, so every rank takes this branch alike.
             if (has_input) {
                 auto in = gather_locals(comm, it->second.first, it->second.second,
                                         labels.labels_at(it->second.second), mesh);
-                if (root)
-                    shown += show_ranks(in, it->second.second, options.show + " (input)", mesh);
+                if (root) shown += show_ranks(in, it->second.second, name + " (input)", mesh);
             }
-            if (sp.target == options.show && root)
-                shown += show_ranks(locals, sp.result, options.show, mesh);
+            if (sp.target == name && root) shown += show_ranks(locals, sp.result, name, mesh);
         }
         if (!root) continue;
         StatementRun run;

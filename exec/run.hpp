@@ -23,7 +23,7 @@ struct ExecOptions {
     Backend backend = Backend::Sim;
     DataOptions data;
     bool f64 = false; ///< compute in f64 (default f32; --data ints defaults to f64)
-    std::string show; ///< print every rank's local tensor of this tensor
+    std::vector<std::string> show; ///< print every rank's local tensor of these tensors
     /// Called on the reporting rank after each statement (done, total): progress display.
     std::function<void(std::size_t, std::size_t)> progress;
     /// sim only: makes rank r's local compute on its thread (unset: the host). Tests run the

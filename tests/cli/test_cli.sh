@@ -147,6 +147,18 @@ contains "all-reduced on rank 1" "$tmp/out" "rank 1 (1), z (R): [[ 301,  322,  3
 contains "the all-reduce ran" "$tmp/out" "ran: all-reduce(0)"
 check "exec: input shown per rank" 0 "$bin" exec --data arange --show y "$tmp/dt2.ein"
 contains "y rank 1 holds rows 4-6" "$tmp/out" "rank 1 (1), y (input) (S(0)): [[13, 14, 15, 16],"
+# 0/0 and x/0: NaN is printed without the sign printf would give it (the host's NaN has it,
+# a GPU's does not), infinities with theirs; equal NaNs verify.
+printf 'mesh 2\ndim i=4\nq_{i_0} = (x_{i_0} - x_{i_0}) / (x_{i_0} - x_{i_0})\nv_{i_0} = x_{i_0} / (x_{i_0} - x_{i_0})\n' >"$tmp/nan.ein"
+check "exec: NaN and infinity" 0 "$bin" exec --data arange --show q --show v "$tmp/nan.ein"
+contains "NaN unsigned" "$tmp/out" "rank 1 (1), q (S(0)): [nan, nan]"
+contains "infinity" "$tmp/out" "rank 0 (0), v (S(0)): [inf, inf]"
+check "exec: --show twice, one a list" 0 "$bin" exec --data arange --show x --show z,y "$tmp/dt2.ein"
+contains "--show x" "$tmp/out" "rank 1 (1), x (input) (S(1)):"
+contains "--show y" "$tmp/out" "rank 1 (1), y (input) (S(0)): [[13, 14, 15, 16],"
+contains "--show z" "$tmp/out" "rank 1 (1), z (R): [[ 301,  322,  343,  364],"
+check "exec: --show of a tensor the file lacks" 2 "$bin" exec --show w "$tmp/dt2.ein"
+contains "--show names the tensors" "$tmp/err" "--show w: $tmp/dt2.ein has no tensor of that name (it has x, y, z)"
 check "exec --json" 0 "$bin" exec --json --data ints "$tmp/dt2.ein"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["statements"][0]; assert d["passed"] and s["exact"] and s["max_abs_error"]==0 and s["collectives"][0]["collective"]=="all-reduce(0)", d' "$tmp/out" &&
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json"; }

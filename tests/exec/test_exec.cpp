@@ -263,7 +263,7 @@ TEST_CASE("DTensor walkthrough: Shard(1) x Shard(0) kept partial, each rank's lo
 
     // The same through execute(): no collective, Partial(sum), exact, and --show prints them.
     auto options = options_for(DataMode::Arange);
-    options.show = "z";
+    options.show = {"z"};
     const auto r = execute(check_src(src), options);
     check_all_pass(r);
     const auto& s = r.statement(0);
@@ -1150,7 +1150,7 @@ TEST_CASE("data: arange is 1..n row-major, ints are integers in [-4, 4], seeds")
         CHECK(locals[0].data == (std::vector<double>{1, 2, 3}));
         CHECK(locals[1].data == (std::vector<double>{4, 5, 6}));
         auto options = options_for(DataMode::Arange);
-        options.show = "x";
+        options.show = {"x"};
         const auto r = execute(check_src("mesh 2\ndim i=2 j=3\nz_{i_0 j} = x_{i_0 j}\n"), options);
         check_all_pass(r);
         CHECK_MESSAGE(r.statement(0).shown.find("x (input)") != std::string::npos, r.text());
