@@ -121,6 +121,19 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
         CHECK(rel_diff(down(g), h) < 1e-12);
     }
     CHECK(down(dx).data == x.data);
+    {
+        // A NaN anywhere in a max wins, on the GPU as on the host (first, middle, last).
+        auto n = x;
+        n.data[0] = n.data[27] = n.data[59] = std::nan("");
+        const auto got = down(gpu->reduce(gpu->upload(n), {0}, Reduce::Max));
+        const auto want = host.reduce(n, {0}, Reduce::Max);
+        REQUIRE(got.data.size() == want.data.size());
+        for (std::size_t i = 0; i < got.data.size(); ++i)
+            CHECK_MESSAGE(std::isnan(got.data[i]) == std::isnan(want.data[i]), "element " << i);
+        CHECK(std::isnan(want.data[0]));
+        CHECK(std::isnan(want.data[1]));
+        CHECK(std::isnan(want.data[2]));
+    }
     // The kernels' time, by CUDA events: positive, and far below a second for these sizes.
     CHECK(gpu->device_seconds() > 0);
     CHECK(gpu->device_seconds() < 1);
