@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <exception>
 
 namespace shardscope::exec {
 
@@ -81,16 +82,20 @@ private:
 
 class NcclGroup final : public Group {
 public:
-    NcclGroup(ncclComm_t comm, const cuda::Context& c) : comm_(comm), c_(c) {
-        try {
-            check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
-            check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
-        } catch (...) {
-            ncclCommDestroy(comm); // the destructor does not run for a throwing constructor
-            throw;
-        }
+    NcclGroup(ncclComm_t comm, const cuda::Context& c)
+        : comm_(comm), c_(c), unwinding_(std::uncaught_exceptions()) {
+        // A throw here leaves `comm` undestroyed: ncclCommDestroy waits for the other ranks
+        // (see the destructor); this rank is failing and its exit releases the communicator.
+        check_nccl(ncclCommCount(comm, &size_), "ncclCommCount");
+        check_nccl(ncclCommUserRank(comm, &rank_), "ncclCommUserRank");
     }
-    ~NcclGroup() override { ncclCommDestroy(comm_); }
+    ~NcclGroup() override {
+        // ncclCommDestroy is collective: it waits for every rank to destroy the communicator.
+        // Destroyed while an exception unwinds (this rank failed, and will abort MPI), it would
+        // wait for ranks that are still waiting for this one; the exit releases it instead.
+        if (std::uncaught_exceptions() > unwinding_) return;
+        ncclCommDestroy(comm_);
+    }
     NcclGroup(const NcclGroup&) = delete;
     NcclGroup& operator=(const NcclGroup&) = delete;
 
@@ -165,6 +170,7 @@ private:
     ncclComm_t comm_;
     const cuda::Context& c_;
     int size_ = 0, rank_ = 0;
+    int unwinding_; ///< exceptions in flight when it was made
 };
 
 class NcclCommunicator final : public Communicator {

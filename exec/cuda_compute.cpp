@@ -580,12 +580,14 @@ GpuProbe probe_gpus() {
 }
 
 template <class T>
-std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device) {
+std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device, bool own_gpu) {
     int devices = 0;
     cuda::check(cudaGetDeviceCount(&devices), "counting the GPUs");
-    return std::make_unique<CudaCompute<T>>(device, devices == 1);
+    // Pool memory with one GPU, or where NCCL alone, on this GPU, reads the tensors: cudaFree
+    // would wait for the whole device at every temporary.
+    return std::make_unique<CudaCompute<T>>(device, own_gpu || devices == 1);
 }
-template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int);
-template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int);
+template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int, bool);
+template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int, bool);
 
 } // namespace shardscope::exec

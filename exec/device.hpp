@@ -40,9 +40,11 @@ std::string gpu_shortage(const std::string& backend, int ranks, int devices);
 int device_of_rank(int rank, int devices);
 
 /// Local compute on GPU `device` (its own stream and cuBLAS handle; call from the thread that
-/// uses it). Throws ExecError where the build has no CUDA or the device cannot be used.
+/// uses it). Throws ExecError where the build has no CUDA or the device cannot be used. Its
+/// tensors come from the stream-ordered pool unless another GPU of this process may read them
+/// (cuda on several GPUs); `own_gpu`: none will (nccl, one GPU per process).
 template <class T>
-std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device);
+std::unique_ptr<LocalCompute<T>> make_cuda_compute(int device, bool own_gpu = false);
 
 /// As run_sim, with every rank's collectives on the GPUs: rank r's thread runs on GPU
 /// device_of_rank(r, count); buffers may be device or host pointers; staging, copies and

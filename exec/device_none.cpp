@@ -20,11 +20,11 @@ GpuProbe probe_gpus() {
 }
 
 template <class T>
-std::unique_ptr<LocalCompute<T>> make_cuda_compute(int) {
+std::unique_ptr<LocalCompute<T>> make_cuda_compute(int, bool) {
     throw DeviceError(kNoCuda);
 }
-template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int);
-template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int);
+template std::unique_ptr<LocalCompute<float>> make_cuda_compute(int, bool);
+template std::unique_ptr<LocalCompute<double>> make_cuda_compute(int, bool);
 
 void run_cuda(const MeshShape&, const std::function<void(Communicator&, int)>&) {
     throw DeviceError(kNoCuda);

@@ -313,10 +313,10 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
     if (report.reporting) reference = evaluate_reference(program, plan, labels, options.data);
     const bool gpu = options.backend == Backend::Nccl;
     if (options.f64) {
-        auto compute = gpu ? make_cuda_compute<double>(device) : nullptr;
+        auto compute = gpu ? make_cuda_compute<double>(device, true) : nullptr;
         run_rank<double>(*comm, program, plan, labels, options, reference, report, compute.get());
     } else {
-        auto compute = gpu ? make_cuda_compute<float>(device) : nullptr;
+        auto compute = gpu ? make_cuda_compute<float>(device, true) : nullptr;
         run_rank<float>(*comm, program, plan, labels, options, reference, report, compute.get());
     }
     return report;

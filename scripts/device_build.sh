@@ -112,7 +112,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # 4. Configure and build: the executor and command line without the GUI, CUDA required.
 if command -v nvidia-smi >/dev/null; then nvidia-smi -L >"$logs/gpus.txt" 2>&1; else echo "no nvidia-smi" >"$logs/gpus.txt"; fi
-say "GPUs: $(grep -c '^GPU ' "$logs/gpus.txt") ($(head -1 "$logs/gpus.txt"))"
+gpus_listed=$(grep -c '^GPU ' "$logs/gpus.txt")
+say "GPUs: $gpus_listed ($(head -1 "$logs/gpus.txt"))"
+# Where nvidia-smi lists a GPU, a skipped GPU test is a failure: the GPU is there but this
+# build cannot use it (a driver older than the toolkit, say).
+skipped_on_gpu() { # skipped_on_gpu WHAT
+    [ "$gpus_listed" -gt 0 ] || return 0
+    status=1; say "$1 skipped although nvidia-smi lists a GPU: see gpus.txt and the log"
+}
 if want build; then
     if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_GUI=OFF \
         -DSHARDSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
@@ -145,7 +152,12 @@ run_ctest() { # run_ctest NAME CTEST_ARGS...
     else
         status=1; say "$name FAILED: $(grep -E 'tests passed' "$logs/$name.log" | tail -1) ($name.log)"
     fi
-    grep -E "\(Skipped\)|\*\*\*Skipped|SKIPPED" "$logs/$name.log" | head -5 | tee -a "$summary" >&2
+    local skips
+    skips=$(grep -E "\(Skipped\)|\*\*\*Skipped|SKIPPED" "$logs/$name.log")
+    if [ -n "$skips" ]; then
+        printf '%s\n' "$skips" | head -5 | tee -a "$summary" >&2
+        [ "$name" = ctest_gpu ] && skipped_on_gpu "GPU tests"
+    fi
 }
 if want test; then
     run_ctest ctest_gpu -V -L '^gpu$'
@@ -159,7 +171,7 @@ if want bench; then
     rc=$?
     case $rc in
     0) say "bench_cuda: bench_cuda.txt" ;;
-    77) say "bench_cuda skipped: $(head -1 "$logs/bench_cuda.txt")" ;;
+    77) say "bench_cuda skipped: $(head -1 "$logs/bench_cuda.txt")"; skipped_on_gpu bench_cuda ;;
     124 | 137) status=1; say "bench_cuda TIMED OUT (DEVICE_TIME_LIMIT; BENCH_REPEATS=1 is shorter)" ;;
     *) status=1; say "bench_cuda FAILED, exit $rc (bench_cuda.txt)" ;;
     esac

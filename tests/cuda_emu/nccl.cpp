@@ -614,7 +614,12 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     if (comm == nullptr) return ncclSuccess;
-    if (comm->ctrl != MPI_COMM_NULL && !mpi_finalized()) MPI_Comm_free(&comm->ctrl);
+    // Collective, as NCCL's implicit finalize is: it waits for every rank of the communicator
+    // to destroy it too, so a rank that destroys while the others do not hangs.
+    if (comm->ctrl != MPI_COMM_NULL && !mpi_finalized()) {
+        MPI_Barrier(comm->ctrl);
+        MPI_Comm_free(&comm->ctrl);
+    }
     delete comm; // queued operations keep the data channel alive until they have run
     return ncclSuccess;
 }
