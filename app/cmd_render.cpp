@@ -6,6 +6,7 @@
 
 #include "app/document.hpp"
 #include "render/pictures.hpp"
+#include "render/stepthrough.hpp"
 #ifdef SHARDSCOPE_HAVE_GUI
 #include "render/gui/offscreen.hpp"
 #endif
@@ -75,6 +76,16 @@ int run_render(const RenderOptions& o) {
         return kExitUsage;
     }
     sel->step = o.step;
+    if (*view == render::View::Steps) {
+        const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
+        const int frames = static_cast<int>(render::step_frames(checked.plan, s).size());
+        if (o.step < 0 || o.step >= frames) {
+            std::cerr << "shardscope: error: statement " << sel->statement + 1 << " has " << frames
+                      << (frames == 1 ? " frame" : " frames") << ": --step takes 0 to "
+                      << frames - 1 << "\n";
+            return kExitUsage;
+        }
+    }
     sel->row_dim = o.rows;
     sel->col_dim = o.cols;
     if (*view == render::View::Tiling) {
@@ -93,9 +104,9 @@ int run_render(const RenderOptions& o) {
             return kExitUsage;
         }
     }
-    std::string bytes;
+    std::string bytes, problem;
     if (svg) {
-        bytes = render::render_svg(checked.plan, *view, *sel);
+        bytes = render::render_svg(checked.plan, *view, *sel, &problem);
     } else {
 #ifdef SHARDSCOPE_HAVE_GUI
         const render::Vec2 size = render::picture_size(checked.plan, *view, *sel);
@@ -104,6 +115,7 @@ int run_render(const RenderOptions& o) {
             w, h,
             [&](render::Canvas& c) {
                 render::draw_picture(c, {0, 0, size.x, size.y}, checked.plan, *view, *sel);
+                problem = c.problem();
             },
             bytes, error);
         if (status == render::GlStatus::NoDisplay) {
@@ -120,6 +132,11 @@ int run_render(const RenderOptions& o) {
             return kExitUsage;
         }
 #endif
+    }
+    if (!problem.empty()) {
+        std::cerr << "shardscope: error: cannot draw the " << o.view << " view: " << problem
+                  << "; nothing written\n";
+        return kExitUsage;
     }
     if (!write_file_atomically(o.output, bytes)) {
         std::cerr << "shardscope: error: cannot write " << o.output << "\n";
@@ -139,9 +156,11 @@ void add_render_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--view", opts->view, "tiling (default), mesh, plan or steps");
     cmd->add_option("--statement", opts->statement,
                     "The statement to draw, 1-based (default: the first, or the first with "
-                    "--tensor)");
+                    "--tensor)")
+        ->check(CLI::Range(1, 1 << 30));
     cmd->add_option("--tensor", opts->tensor,
-                    "The tensor to tile (default: the statement's result)");
+                    "The tensor to tile (default: the statement's result)")
+        ->check([](const std::string& s) { return s.empty() ? "a tensor name, not ''" : ""; });
     cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
     cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
     cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");

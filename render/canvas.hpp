@@ -40,6 +40,15 @@ public:
         (void)r;
         return false;
     }
+    /// Says that the picture cannot show what was asked (it draws the reason too): the window
+    /// shows the picture as it is, headless output fails with the first reason.
+    void report_problem(std::string_view what) {
+        if (problem_.empty()) problem_ = what;
+    }
+    const std::string& problem() const { return problem_; }
+
+private:
+    std::string problem_;
 };
 
 /// Advance of one code point of DejaVu Sans Mono, in ems (1233/2048).

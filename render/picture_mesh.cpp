@@ -68,7 +68,15 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                      (panels > 1 ? line : 0);
     float cell = std::min(pw / static_cast<float>(cols), ph / static_cast<float>(rows));
     cell = std::min(cell, 120.0f);
-    if (cell < 2) return;
+    if (cell < 2) {
+        const std::string why = std::to_string(n) +
+                                " devices are too many to draw a cell each in " +
+                                std::to_string(static_cast<int>(area.width())) + "×" +
+                                std::to_string(static_cast<int>(area.height())) + " pixels";
+        c.text({area.x0 + pad, y}, colors::kError, why, font);
+        c.report_problem(why);
+        return;
+    }
     const float cgap = cell > 12 ? 2 : 0;
 
     auto holdings = [&](std::int64_t id, const std::vector<int>& coords) {

@@ -79,7 +79,10 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     try {
         model = cached_tile_model(mesh, layout, drawn);
     } catch (const std::exception& e) {
-        c.text({area.x0 + 8, area.y0 + 8}, colors::kError, e.what(), font);
+        std::string_view why = e.what();
+        if (why.starts_with("tile_model: ")) why.remove_prefix(12);
+        c.text({area.x0 + 8, area.y0 + 8}, colors::kError, why, font);
+        c.report_problem(why);
         return;
     }
     const TileModel& m = *model;

@@ -252,7 +252,8 @@ std::string device_holding_text(const semantics::Mesh& mesh, const semantics::Te
         }
         out += (out.empty() ? "" : ", ") + dim;
     }
-    out = empty ? "nothing (an empty shard)" : "[" + out + "] of " + shape_text(layout.global_shape);
+    out =
+        empty ? "nothing (an empty shard)" : "[" + out + "] of " + shape_text(layout.global_shape);
     std::string partial;
     for (std::size_t k = 0; k < layout.placements.size(); ++k)
         if (layout.placements[k].kind == semantics::Placement::Kind::Partial)
@@ -311,10 +312,12 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
     }
 }
 
-std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel) {
+std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
+                       std::string* problem) {
     const Vec2 size = picture_size(plan, view, sel);
     SvgCanvas c(size.x, size.y);
     draw_picture(c, {0, 0, size.x, size.y}, plan, view, sel);
+    if (problem) *problem = c.problem();
     return c.str();
 }
 

@@ -108,7 +108,9 @@ std::string device_text(std::int64_t id, const std::vector<int>& coords);
 /// per name (results, and inputs as first read): what the mesh view's hover lists.
 std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Plan& plan);
 
-/// The SVG document of a picture at its natural size.
-std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel);
+/// The SVG document of a picture at its natural size; `problem`, if given, receives why the
+/// picture cannot show what was asked ("" when it can: Canvas::report_problem).
+std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
+                       std::string* problem = nullptr);
 
 } // namespace shardscope::render

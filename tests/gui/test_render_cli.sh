@@ -47,6 +47,16 @@ expect "bad extension" 2 'must end in \.svg or \.png' -- render "$samples/placem
 expect "bad view" 2 "unknown view 'pie'" -- render "$samples/placements_2x2.ein" --view pie -o "$tmp/a.svg"
 expect "unwritable output" 2 'cannot write' -- render "$samples/placements_2x2.ein" -o "$tmp/no/such/dir/a.svg"
 expect "bad drawn dimension" 2 'has 4 dimensions: --rows and --cols take 0 to 3' -- render "$samples/placements_2x2.ein" --tensor W^SS --rows 0 --cols 7 -o "$tmp/a.svg"
+expect "statement 0" 2 'statement: Value 0 not in range 1' -- render "$samples/placements_2x2.ein" --statement 0 -o "$tmp/a.svg"
+expect "empty tensor name" 2 "tensor: a tensor name, not ''" -- render "$samples/placements_2x2.ein" --tensor '' -o "$tmp/a.svg"
+expect "step out of range" 2 'statement 1 has [0-9]+ frames: --step takes 0 to [0-9]+' -- render "$samples/placements_2x2.ein" --view steps --step 99 -o "$tmp/a.svg"
+expect "negative step" 2 'frames: --step takes 0 to' -- render "$samples/placements_2x2.ein" --view steps --step -1 -o "$tmp/a.svg"
+# A picture that cannot show what was asked is an error, not a file holding the reason.
+printf 'mesh 65536x2\ndim i=131072 j=4\nz_{i_{01} j} = x_{i_{01} j}\n' >"$tmp/huge.ein"
+expect "tiling of too many devices" 2 'cannot draw the tiling view: the mesh has 131072 devices; tilings are drawn for at most 65536; nothing written' -- render "$tmp/huge.ein" -o "$tmp/huge.svg"
+expect "mesh view of too many devices" 2 'cannot draw the mesh view: 131072 devices are too many to draw a cell each' -- render "$tmp/huge.ein" --view mesh -o "$tmp/huge.svg"
+[ -e "$tmp/huge.svg" ] && { echo "FAIL: a picture of the huge mesh was written"; fails=$((fails + 1)); }
+expect "plan view of many devices" 0 '^$' -- render "$tmp/huge.ein" --view plan -o "$tmp/plan.svg"
 printf 'mesh 2\nA_{i_0} = = B\n' >"$tmp/bad.ein"
 expect "syntax errors" 1 'nothing drawn' -- render "$tmp/bad.ein" -o "$tmp/a.svg"
 printf 'mesh 2\n' >"$tmp/empty.ein"
