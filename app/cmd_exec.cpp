@@ -7,6 +7,7 @@
 #include "exec/comm.hpp"
 #include "exec/device.hpp"
 #include "exec/run.hpp"
+#include "parser/json.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
@@ -51,6 +52,29 @@ std::vector<std::string> program_tensors(const semantics::Plan& plan) {
     return names;
 }
 
+/// Whether this process speaks for the run: always, except under mpirun, where rank 0 does
+/// (every rank reads the same file and reaches the same verdict).
+bool reporting_process(bool mpi) {
+    if (!mpi) return true;
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank) rank = std::getenv("PMI_RANK");
+    return !rank || std::atoi(rank) == 0;
+}
+
+/// exec --json's document for a program that did not run or did not finish: why, with
+/// diagnostics as check --json gives them.
+std::string not_run_json(const std::vector<Diagnostic>& diagnostics, const std::string& error) {
+    nlohmann::json diags = nlohmann::json::array();
+    for (const auto& d : diagnostics)
+        if (d.severity != Severity::Note) diags.push_back(parser::to_json(d));
+    const nlohmann::json doc = {{"passed", false},
+                                {"ran", false},
+                                {"statements", nlohmann::json::array()},
+                                {"diagnostics", diags},
+                                {"error", error}};
+    return doc.dump(2) + "\n";
+}
+
 } // namespace
 
 int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOutput& io) {
@@ -82,10 +106,14 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     }
     const auto parsed = parser::parse(source);
     const bool color = io.err_color;
+    const bool speaks = reporting_process(mpi);
     if (parsed.has_errors()) {
+        if (!speaks) return kExitInputErrors;
         for (const auto& d : parsed.diagnostics)
             err << format_diagnostic(source, d, color);
-        err << "shardscope: error: " << file << " has syntax errors; nothing ran\n";
+        const std::string why = file + " has syntax errors; nothing ran";
+        err << "shardscope: error: " << why << "\n";
+        if (o.json) out << not_run_json(parsed.diagnostics, why);
         return kExitInputErrors;
     }
     semantics::CheckOptions co;
@@ -95,11 +123,14 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     if (!o.mesh.empty()) co.mesh = o.mesh;
     const auto plan = semantics::check(parsed.program, co);
     if (plan.errors() > 0) {
+        if (!speaks) return kExitInputErrors;
         for (const auto& d : plan.diagnostics)
             if (d.severity != Severity::Note) err << format_diagnostic(source, d, color);
-        err << "shardscope: error: " << file << " has " << plan.errors()
-            << (plan.errors() == 1 ? " error" : " errors")
-            << " (shardscope check explains them); nothing ran\n";
+        const std::string why = file + " has " + std::to_string(plan.errors()) +
+                                (plan.errors() == 1 ? " error" : " errors") +
+                                " (shardscope check explains them); nothing ran";
+        err << "shardscope: error: " << why << "\n";
+        if (o.json) out << not_run_json(plan.diagnostics, why);
         return kExitInputErrors;
     }
     const auto tensors = program_tensors(plan);
@@ -121,12 +152,10 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         // Every rank sees the same numbers, so every rank stops here alike; rank 0 says why.
         const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
         if (!size) size = std::getenv("PMI_SIZE");
-        const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-        if (!rank) rank = std::getenv("PMI_RANK");
         if (size && std::atoll(size) != plan.mesh.device_count()) {
             // One write: mpirun's own report of the other ranks' exits must not land inside it.
             const auto n = std::to_string(plan.mesh.device_count());
-            if (!rank || std::atoi(rank) == 0)
+            if (speaks)
                 err << "shardscope: error: the mesh of " + file + " has " + n +
                            " devices but mpirun started " + size + " ranks: run 'mpirun -np " + n +
                            " shardscope exec --backend " + o.backend + " " + file + "'\n";
@@ -173,11 +202,13 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         // The GPU could not run it (no device, out of memory, a CUDA or NCCL failure).
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
+        if (o.json) out << not_run_json({}, e.what()) << std::flush;
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::exception& e) {
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
+        if (o.json) out << not_run_json({}, e.what()) << std::flush;
         if (mpi) exec::abort_mpi(kExitInputErrors);
         return kExitInputErrors;
     }

@@ -169,6 +169,9 @@ contains "the chosen all-gather ran" "$tmp/out" "ran: all-gather(0) W"
 printf 'mesh 2\nz_{i_0 j_0} = x_{ij}\n' >"$tmp/twice.ein"
 check "exec: check errors refused" 1 "$bin" exec "$tmp/twice.ein"
 contains "exec refusal message" "$tmp/err" "nothing ran"
+check "exec --json: check errors refused" 1 "$bin" exec --json "$tmp/twice.ein"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and d["diagnostics"][0]["code"]=="S101" and "nothing ran" in d["error"], d' "$tmp/out" &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json on check errors"; }
 check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
 printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
 check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"

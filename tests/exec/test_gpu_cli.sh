@@ -61,6 +61,8 @@ if [ "$emu" = 1 ]; then
     check "emu: cuda on a GPU too small" 2 "${e[@]}" "$bin" exec --backend cuda "$tmp/mm.ein"
     contains "emu: out of memory says what to do" "$tmp/err" "out of device memory: declare smaller ranges"
     check "emu: --json on a GPU too small" 2 "${e[@]}" "$bin" exec --backend cuda --json "$tmp/mm.ein"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and "out of device memory" in d["error"], d' "$tmp/out" &&
+        passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: emu: --json says why in JSON"; }
     e=(env SHARDSCOPE_CUDA_EMU_DEVICES=1)
     check "emu: nccl with 2 ranks on 1 GPU" 2 \
         "${e[@]}" mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
