@@ -5,6 +5,7 @@
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +21,11 @@ struct FmtOptions {
 };
 
 int run_fmt(const FmtOptions& o) {
+    if (o.write && std::find(o.files.begin(), o.files.end(), "-") != o.files.end()) {
+        std::cerr << "shardscope: error: --write cannot rewrite standard input (-): leave out "
+                     "--write to print the formatted text\n";
+        return kExitUsage;
+    }
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
     int rc = kExitOk;

@@ -95,7 +95,15 @@ bool terminal_color(int fd) {
     return isatty(fd) && std::getenv("NO_COLOR") == nullptr;
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
+bool write_file_atomically(const std::string& link_or_path, const std::string& text) {
+    // Through a symbolic link, the file it names is rewritten, not the link replaced.
+    std::string path = link_or_path;
+    std::error_code ec;
+    if (std::filesystem::is_symlink(link_or_path, ec)) {
+        const auto target = std::filesystem::weakly_canonical(link_or_path, ec);
+        if (ec) return false;
+        path = target.string();
+    }
     // A unique temporary file next to the target, written and synced, then renamed over it:
     // readers see the old file or the new one, never a part, and a crash loses nothing.
     std::string tmp = path + ".XXXXXX";

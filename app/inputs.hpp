@@ -32,7 +32,8 @@ inline bool stderr_color() {
     return terminal_color(2);
 }
 
-/// Writes `text` to `path` atomically (temporary file, then rename).
+/// Writes `text` to `path` atomically (temporary file, then rename); where `path` is a symbolic
+/// link, to the file it names.
 bool write_file_atomically(const std::string& path, const std::string& text);
 
 /// Whether a `--mesh` option is empty or a valid spec; if not, says so on `err`.

@@ -31,6 +31,15 @@ contains "empty directory message" "$tmp/err" "no .ein files"
 
 check "samples are canonical-checkable" 0 "$bin" parse "$root/samples"
 check "fmt of all samples" 0 "$bin" fmt "$root/samples"
+check "fmt --write of stdin refused" 2 "$bin" fmt --write - <"$root/samples/dtensor_matmul.ein"
+contains "fmt --write - says why" "$tmp/err" "--write cannot rewrite standard input"
+[ -e ./- ] && { failed=$((failed + 1)); echo "FAIL: fmt --write - created a file named -"; }
+# Through a symbolic link, the linked file is rewritten and the link stays a link.
+printf 'mesh 2\nz_{i_0} =   x_{i_0}\n' >"$tmp/linked.ein"
+ln -s linked.ein "$tmp/link.ein"
+check "fmt --write through a symlink" 0 "$bin" fmt --write "$tmp/link.ein"
+if [ -L "$tmp/link.ein" ] && grep -q '^z_{i_0} = x_{i_0}$' "$tmp/linked.ein"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: fmt --write replaced the link or left the file unformatted"; fi
 # fmt output is itself canonical: formatting it again changes nothing.
 for f in "$root"/samples/*.ein; do
     "$bin" fmt "$f" >"$tmp/once.ein" && "$bin" fmt "$tmp/once.ein" >"$tmp/twice.ein"
