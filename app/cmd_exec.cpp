@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -254,7 +255,15 @@ void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
                    "Inputs: random (seeded, default), arange (1, 2, 3, ... row-major) or ints "
                    "(small integers; linear statements compare exactly)")
         ->check(CLI::IsMember({"random", "arange", "ints"}));
-    cmd.add_option("--seed", o.seed, "Seed for random and ints data (default 0)");
+    cmd.add_option("--seed", o.seed, "Seed for random and ints data (default 0)")
+        ->check([](const std::string& s) -> std::string {
+            // CLI11 would wrap -1 and clamp what overflows: take digits that fit, nothing else.
+            std::uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+                return "expected a whole number from 0 to 18446744073709551615, not '" + s + "'";
+            return "";
+        });
     cmd.add_option("--dtype", o.dtype, "f32 or f64 (default f32; f64 with --data ints)")
         ->check(CLI::IsMember({"f32", "f64"}));
     cmd.add_option("--show", o.show,

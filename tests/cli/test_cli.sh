@@ -171,6 +171,11 @@ contains "--show names the tensors" "$tmp/err" "--show w: $tmp/dt2.ein has no te
 check "exec --json" 0 "$bin" exec --json --data ints "$tmp/dt2.ein"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["statements"][0]; assert d["passed"] and s["exact"] and s["max_abs_error"]==0 and s["collectives"][0]["collective"]=="all-reduce(0)", d' "$tmp/out" &&
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json"; }
+for seed in -1 99999999999999999999999 1e3 ''; do
+    check "exec --seed '$seed' refused" 2 "$bin" exec --seed "$seed" "$tmp/dt2.ein"
+    contains "exec --seed '$seed' says why" "$tmp/err" "expected a whole number from 0 to 18446744073709551615"
+done
+check "exec --seed at the top of its range" 0 "$bin" exec --seed 18446744073709551615 "$tmp/dt2.ein"
 check "exec: random data, f64" 0 "$bin" exec --dtype f64 --seed 7 "$root/samples/dtensor_matmul.ein"
 contains "f64 tolerance stated" "$tmp/out" "relative error <= 1e-10"
 check "exec: a chosen fix runs and verifies" 0 "$bin" exec "$tmp/rule3.ein" --mesh 2
