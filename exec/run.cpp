@@ -204,6 +204,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
             for (std::size_t e = 0; e < want.data.size(); ++e) {
                 const double g = static_cast<double>(got.data[e]), w = want.data[e];
                 if (g == w || (std::isnan(g) && std::isnan(w))) continue;
+                if (!std::isfinite(g) || !std::isfinite(w)) run.overflow = true;
                 const double d = std::abs(g - w);
                 run.max_abs_error = std::isnan(d) ? INFINITY : std::max(run.max_abs_error, d);
             }
@@ -381,6 +382,10 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
         }
         out << (s.exact ? " (exact)" : "") << "  "
             << (s.pass ? paint("PASS", "32") : paint("FAIL", "1;31")) << "\n";
+        if (!s.pass && s.overflow)
+            out << "  note: values overflowed to inf or NaN where the run and the reference "
+                   "differ: the data is too large for this statement (--data random keeps it "
+                   "small)\n";
         passed += s.pass;
     }
     out << passed << " of " << report.statements.size() << " statements verified\n";
@@ -405,7 +410,8 @@ std::string exec_to_json(const ExecReport& report, const semantics::Plan& plan) 
                   {"replica_error", s.replica_error},
                   {"tolerance", s.tolerance},
                   {"exact", s.exact},
-                  {"pass", s.pass}};
+                  {"pass", s.pass},
+                  {"overflow", s.overflow}};
         if (!s.shown.empty()) j["shown"] = s.shown;
         if (s.device_s >= 0) j["device_time_s"] = s.device_s;
         statements.push_back(j);

@@ -22,7 +22,7 @@ const char* backend_name(Backend b);
 struct ExecOptions {
     Backend backend = Backend::Sim;
     DataOptions data;
-    bool f64 = false; ///< compute in f64 (default f32; --data ints defaults to f64)
+    bool f64 = false;              ///< compute in f64 (default f32; --data ints defaults to f64)
     std::vector<std::string> show; ///< print every rank's local tensor of these tensors
     /// Called on the reporting rank after each statement (done, total): progress display.
     std::function<void(std::size_t, std::size_t)> progress;
@@ -43,6 +43,9 @@ struct StatementRun {
     double tolerance = 0;     ///< on the relative error; 0: must be exact
     bool exact = false;       ///< integer data through a linear statement
     bool pass = false;
+    /// Where the run and the reference differ, one of them is inf or NaN: the data overflowed
+    /// (exp of --data arange, say), and the errors measure that rather than the plan.
+    bool overflow = false;
     std::vector<Executed> collectives; ///< as rank 0 ran them
     std::string shown;                 ///< --show: every rank's local tensor
     /// GPU time of rank 0's local compute in this statement (CUDA events, transfers

@@ -162,6 +162,11 @@ printf 'mesh 2\ndim i=4\nq_{i_0} = (x_{i_0} - x_{i_0}) / (x_{i_0} - x_{i_0})\nv_
 check "exec: NaN and infinity" 0 "$bin" exec --data arange --show q --show v "$tmp/nan.ein"
 contains "NaN unsigned" "$tmp/out" "rank 1 (1), q (S(0)): [nan, nan]"
 contains "infinity" "$tmp/out" "rank 0 (0), v (S(0)): [inf, inf]"
+# exp(100) overflows f32 but not the f64 reference: a FAIL that says the data overflowed.
+printf 'mesh 2\ndim i=128\ne_{i_0} = exp(x_{i_0})\n' >"$tmp/overflow.ein"
+check "exec: f32 overflow fails" 1 "$bin" exec --data arange "$tmp/overflow.ein"
+contains "exec: overflow explained" "$tmp/out" "note: values overflowed to inf or NaN"
+check "exec: f64 holds it" 0 "$bin" exec --data arange --dtype f64 "$tmp/overflow.ein"
 check "exec: --show twice, one a list" 0 "$bin" exec --data arange --show x --show z,y "$tmp/dt2.ein"
 contains "--show x" "$tmp/out" "rank 1 (1), x (input) (S(1)):"
 contains "--show y" "$tmp/out" "rank 1 (1), y (input) (S(0)): [[13, 14, 15, 16],"
