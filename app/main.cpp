@@ -3,13 +3,19 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 
+#include "exec/device.hpp"
+
 #include <iostream>
 
 int main(int argc, char** argv) {
     using namespace shardscope::app;
     CLI::App app{"shardscope: sharded Einstein notation — placements, collectives, costs"};
+    namespace ex = shardscope::exec;
+    std::string gpu = !ex::cuda_built() ? "none" : ex::nccl_built() ? "cuda, nccl" : "cuda";
+    if (ex::cuda_emulated()) gpu += " on the tests' host emulator";
     app.set_version_flag("--version", std::string("shardscope ") + SHARDSCOPE_VERSION +
-                                          " (allocator: " + allocator_name() + ")");
+                                          " (allocator: " + allocator_name() +
+                                          "; GPU backends: " + gpu + ")");
     app.require_subcommand(1);
     int exit_code = kExitOk;
     add_fmt_command(app, exit_code);

@@ -560,6 +560,14 @@ bool cuda_built() {
     return true;
 }
 
+bool cuda_emulated() {
+#ifdef SHARDSCOPE_CUDA_EMULATED
+    return true;
+#else
+    return false;
+#endif
+}
+
 bool nccl_built() {
 #ifdef SHARDSCOPE_HAVE_NCCL
     return true;

@@ -22,6 +22,9 @@ struct DeviceError : ExecError {
 /// Whether this binary has the cuda backend (built where nvcc was found) and the nccl one.
 bool cuda_built();
 bool nccl_built();
+/// Whether they are built against the tests' host emulator of CUDA, cuBLAS and NCCL
+/// (tests/cuda_emu, -DSHARDSCOPE_CUDA=EMU) rather than the real libraries: a test build.
+bool cuda_emulated();
 
 /// The GPUs this process can use: their count, or why there are none (no driver, no device,
 /// built without CUDA), as a sentence for the user.

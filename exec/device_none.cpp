@@ -15,6 +15,10 @@ bool cuda_built() {
 bool nccl_built() {
     return false;
 }
+bool cuda_emulated() {
+    return false;
+}
+
 GpuProbe probe_gpus() {
     return {0, kNoCuda};
 }

@@ -348,8 +348,10 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
         return color ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
     };
     std::ostringstream out;
+    const bool emulated = (report.backend == "cuda" || report.backend == "nccl") && cuda_emulated();
     out << "exec: " << report.ranks << (report.ranks == 1 ? " rank" : " ranks") << " on "
-        << report.backend << ", " << report.dtype << ", data " << report.data
+        << report.backend << (emulated ? " (the tests' host emulator of CUDA)" : "") << ", "
+        << report.dtype << ", data " << report.data
         << "; tolerance: relative error <= " << (report.dtype == "f64" ? "1e-10" : "1e-4")
         << (report.data == "ints" ? " (linear statements on integer data: exact)" : "") << "\n";
     int passed = 0;

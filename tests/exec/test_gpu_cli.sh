@@ -22,9 +22,22 @@ if [ "$cuda" = EMU ]; then
 elif command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
     gpu=1
 fi
+# --version says which GPU backends were built, and whether on the emulator.
+check "version" 0 "$bin" --version
+if [ "$emu" = 1 ]; then
+    contains "version: emulated GPU backends" "$tmp/out" "GPU backends: cuda, nccl on the tests' host emulator)"
+elif [ "$cuda" = ON ]; then
+    contains "version: GPU backends" "$tmp/out" "GPU backends: cuda"
+    if grep -q emulator "$tmp/out"; then failed=$((failed + 1)); echo "FAIL: a real build says emulator"; else passed=$((passed + 1)); fi
+else
+    contains "version: no GPU backends" "$tmp/out" "GPU backends: none)"
+fi
 if [ "$gpu" = 1 ] && [ "$cuda" = ON ]; then
     check "exec --backend cuda runs on the GPU" 0 "$bin" exec --backend cuda --data arange "$tmp/mm.ein"
     contains "cuda report" "$tmp/out" "on cuda"
+    if [ "$emu" = 1 ]; then
+        contains "cuda report: on the emulator" "$tmp/out" "on cuda (the tests' host emulator of CUDA)"
+    fi
     contains "cuda: GPU time by CUDA events" "$tmp/out" "local compute on the GPU"
 else
     check "exec --backend cuda without a GPU" 2 "$bin" exec --backend cuda "$tmp/mm.ein"
