@@ -309,8 +309,9 @@ void add_repl_command(CLI::App& app, int& exit_code) {
         Session session(so);
         bool failed = false;
         if (!file->empty()) {
-            if (!std::filesystem::is_regular_file(*file)) {
-                std::cerr << "shardscope: error: cannot open '" << *file << "' for reading\n";
+            std::string ignored;
+            if (const auto why = read_whole_file(*file, ignored); !why.empty()) {
+                std::cerr << "shardscope: error: " << why << "\n";
                 exit_code = kExitUsage;
                 return;
             }

@@ -48,6 +48,9 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
 }
 
 std::string read_whole_file(const std::string& path, std::string& text) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return "no such file: '" + path + "'";
+    if (fs::is_directory(path, ec)) return "'" + path + "' is a directory";
     std::ifstream in(path, std::ios::binary);
     if (!in) return "cannot open '" + path + "' for reading";
     std::ostringstream ss;
@@ -57,33 +60,30 @@ std::string read_whole_file(const std::string& path, std::string& text) {
     return {};
 }
 
+std::string utf8_problem(const std::string& name, const std::string& text) {
+    const auto bad = find_invalid_utf8(text);
+    if (!bad) return {};
+    SourceFile probe(name, text.substr(0, *bad));
+    const auto r = probe.range(*bad, 0);
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
+    return name + ":" + std::to_string(r.line) + ":" + std::to_string(r.column) +
+           ": error: the file is not valid UTF-8 (byte " + hex + ")";
+}
+
 std::optional<SourceFile> load_source(const std::string& path) {
     std::string text;
     if (path == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
-        std::error_code ec;
-        if (!fs::exists(path, ec)) {
-            std::cerr << "shardscope: error: no such file: '" << path << "'\n";
-            return std::nullopt;
-        }
-        if (fs::is_directory(path, ec)) {
-            std::cerr << "shardscope: error: '" << path << "' is a directory\n";
-            return std::nullopt;
-        }
         if (const auto why = read_whole_file(path, text); !why.empty()) {
             std::cerr << "shardscope: error: " << why << "\n";
             return std::nullopt;
         }
     }
     const std::string name = path == "-" ? "<stdin>" : path;
-    if (auto bad = find_invalid_utf8(text)) {
-        SourceFile probe(name, text.substr(0, *bad));
-        const auto r = probe.range(*bad, 0);
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
-        std::cerr << name << ":" << r.line << ":" << r.column
-                  << ": error: the file is not valid UTF-8 (byte " << hex << ")\n";
+    if (const auto why = utf8_problem(name, text); !why.empty()) {
+        std::cerr << why << "\n";
         return std::nullopt;
     }
     // A UTF-8 byte order mark is not part of the program.

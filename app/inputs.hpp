@@ -18,9 +18,14 @@ enum ExitCode : int { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
 /// nullopt after writing a message to stderr.
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths);
 
-/// Reads the whole file at `path` into `text`. Returns the reason it could not ("cannot open
-/// 'P' for reading", "failed reading 'P'"), or an empty string.
+/// Reads the whole file at `path` into `text`. Returns the reason it could not ("no such file:
+/// 'P'", "'P' is a directory", "cannot open 'P' for reading", "failed reading 'P'"), or an
+/// empty string.
 std::string read_whole_file(const std::string& path, std::string& text);
+
+/// Where `text` (the file `name`) is not UTF-8: "NAME:LINE:COLUMN: error: the file is not
+/// valid UTF-8 (byte 0xFF)"; an empty string where it is.
+std::string utf8_problem(const std::string& name, const std::string& text);
 
 /// Reads one file ("-" is standard input). On failure (missing, unreadable, not UTF-8),
 /// returns nullopt after writing a positioned message to stderr.

@@ -265,8 +265,7 @@ Answer Session::add(Entry entry) {
 Answer Session::load(const std::string& path) {
     std::string text;
     if (const auto why = read_whole_file(path, text); !why.empty()) return {why + "\n", true};
-    if (auto bad = find_invalid_utf8(text))
-        return {"'" + path + "' is not valid UTF-8 (byte " + std::to_string(*bad) + ")\n", true};
+    if (const auto why = utf8_problem(path, text); !why.empty()) return {why + "\n", true};
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
     if (trim(text).empty()) return {"'" + path + "' is empty: nothing loaded\n", false};
     if (text.back() != '\n') text += "\n";

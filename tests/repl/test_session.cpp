@@ -206,6 +206,19 @@ TEST_CASE(":save writes a file that check accepts; :load reads it back") {
         CHECK(has(e.text, "not loaded"));
         CHECK(u.eval(":load " + (dir / "none.ein")).error);
     }
+    SUBCASE("a directory, a missing file and a file that is not UTF-8 say which") {
+        Session u;
+        const auto d = u.eval(":load " + dir.path.string());
+        CHECK(d.error);
+        CHECK(d.text == "'" + dir.path.string() + "' is a directory\n");
+        CHECK(u.eval(":load " + (dir / "none.ein")).text ==
+              "no such file: '" + (dir / "none.ein") + "'\n");
+        const auto latin = dir / "latin1.ein";
+        std::ofstream(latin) << "mesh 2\nz_{i} = x_{k} \xff y\n";
+        const auto l = u.eval(":load " + latin);
+        CHECK(l.error);
+        CHECK(l.text == latin + ":2:15: error: the file is not valid UTF-8 (byte 0xFF)\n");
+    }
 }
 
 TEST_CASE(":tensors, :show, :mesh, :dims, :plan") {
