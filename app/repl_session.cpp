@@ -545,15 +545,23 @@ Answer Session::viz(const std::vector<std::string>& args) const {
             return -2;
         };
         drawn = {dim_of(args[1]), dim_of(args[2])};
-        if (drawn.row < 0 || drawn.col < 0 || drawn.row >= static_cast<int>(t->indices.size()) ||
-            drawn.col >= static_cast<int>(t->indices.size()) || drawn.row == drawn.col) {
-            std::string dims;
-            for (std::size_t d = 0; d < t->indices.size(); ++d)
-                dims += (dims.empty() ? "" : ", ") + std::to_string(d) + " " + t->indices[d];
-            return {"draw two different dimensions of " + args[0] + ": " +
-                        (dims.empty() ? "none (a scalar)" : dims) + "\n",
-                    true};
+        const int rank = static_cast<int>(t->indices.size());
+        std::string dims;
+        for (int d = 0; d < rank; ++d)
+            dims += (dims.empty() ? "" : ", ") + std::to_string(d) + " " +
+                    t->indices[static_cast<std::size_t>(d)];
+        if (dims.empty()) dims = "none: it is a scalar";
+        for (int k : {1, 2}) {
+            const int d = k == 1 ? drawn.row : drawn.col;
+            if (d < 0 || d >= rank)
+                return {args[0] + " has no dimension '" + args[static_cast<std::size_t>(k)] +
+                            "' (its dimensions: " + dims + ")\n",
+                        true};
         }
+        if (drawn.row == drawn.col)
+            return {"ROW and COL name the same dimension of " + args[0] +
+                        ": draw two different ones (" + dims + ")\n",
+                    true};
     }
     try {
         const auto model = render::tile_model(plan_.mesh, *t, drawn);
