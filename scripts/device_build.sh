@@ -167,7 +167,9 @@ fi
 
 # 6. Benchmarks.
 if want bench; then
-    timeout -k 5 "$(left)" "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1
+    # The targets are for virtual ranks on one GPU.
+    CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout -k 5 "$(left)" \
+        "$build/tests/bench/bench_cuda" all "${BENCH_REPEATS:-5}" >"$logs/bench_cuda.txt" 2>&1
     rc=$?
     case $rc in
     0) say "bench_cuda: bench_cuda.txt" ;;
