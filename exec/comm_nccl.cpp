@@ -7,8 +7,11 @@
 #include <nccl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
 namespace shardscope::exec {
 
@@ -217,9 +220,25 @@ std::unique_ptr<Communicator> make_nccl(const MeshShape& mesh, int& device) {
         }
     const auto probe = probe_gpus();
     if (probe.devices == 0) throw DeviceError(probe.problem);
-    const auto shortage = gpu_shortage("nccl", local_size, probe.devices);
+    // The node-local rank's GPU. A process that sees fewer GPUs than there are ranks on its
+    // node may have been given one of its own by the launcher (CUDA_VISIBLE_DEVICES per
+    // rank): the ranks compare the PCI bus ids of what they picked, and refuse where two
+    // picked the same GPU, which NCCL would refuse.
+    device = local_rank % probe.devices;
+    char bus[64] = {};
+    cuda::check(cudaDeviceGetPCIBusId(bus, sizeof bus - 1, device), "identifying the GPU");
+    std::vector<char> buses(sizeof bus * static_cast<std::size_t>(size));
+    mpi->world().all_gather(bus, buses.data(), sizeof bus / 4, DType::F32);
+    std::vector<std::string> node_gpus; // distinct GPUs of this node's ranks
+    for (int q = 0; q < size; ++q) {
+        const char* h = hosts.data() + static_cast<std::size_t>(q) * sizeof host;
+        const std::string b(buses.data() + static_cast<std::size_t>(q) * sizeof bus);
+        if (std::strncmp(h, host, sizeof host) == 0 &&
+            std::find(node_gpus.begin(), node_gpus.end(), b) == node_gpus.end())
+            node_gpus.push_back(b);
+    }
+    const auto shortage = gpu_shortage("nccl", local_size, static_cast<int>(node_gpus.size()));
     if (!shortage.empty()) throw DeviceError(shortage);
-    device = local_rank;
     auto comm = std::make_unique<NcclCommunicator>(std::move(mpi), device);
     ncclUniqueId id{};
     if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");

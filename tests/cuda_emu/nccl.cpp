@@ -574,6 +574,33 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
         MPI_Comm_free(&group_comm);
         return fail(ncclInvalidArgument, std::string(fn) + ": " + problem);
     }
+    // As NCCL does: two ranks of one communicator on one GPU (the same host and PCI bus id,
+    // whatever each process's device numbering) fail every rank.
+    struct Where {
+        char host[64];
+        char bus[32];
+    } here{};
+    gethostname(here.host, sizeof here.host - 1);
+    cudaDeviceGetPCIBusId(here.bus, sizeof here.bus, emu::current_device());
+    std::vector<Where> where(static_cast<std::size_t>(n));
+    rc = MPI_Allgather(&here, sizeof here, MPI_BYTE, where.data(), sizeof here, MPI_BYTE,
+                       group_comm);
+    if (rc != MPI_SUCCESS) {
+        MPI_Comm_free(&group_comm);
+        return system_error(fn, "MPI_Allgather", rc);
+    }
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b) {
+            const auto& x = where[static_cast<std::size_t>(a)];
+            const auto& y = where[static_cast<std::size_t>(b)];
+            if (std::strcmp(x.host, y.host) == 0 && std::strcmp(x.bus, y.bus) == 0) {
+                MPI_Comm_free(&group_comm);
+                return fail(ncclInvalidUsage, std::string(fn) + ": Duplicate GPU detected: rank " +
+                                                  std::to_string(a) + " and rank " +
+                                                  std::to_string(b) + " both on the GPU at " +
+                                                  x.bus);
+            }
+        }
     // Split with key = rank: the MPI ranks are the NCCL ranks.
     return make_comm(fn, group_comm, emu::current_device(), comm);
 }

@@ -3,6 +3,7 @@
 // something synchronises with it, events, copies and the memory pool's calls.
 #include "tests/cuda_emu/emu.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -54,6 +55,7 @@ struct Allocation {
 /// destructors after main returns.
 struct State {
     int devices = 1;
+    std::vector<int> physical; // the machine's index of each visible device (CUDA_VISIBLE_DEVICES)
     std::size_t capacity = std::size_t{4} << 30;
     bool no_driver = false;
     std::mutex m;
@@ -100,6 +102,26 @@ State& state() {
         if (const char* v = std::getenv("SHARDSCOPE_CUDA_EMU_DRIVER"))
             st->no_driver = std::strcmp(v, "missing") == 0;
         if (st->devices < 0) st->devices = 0;
+        // CUDA_VISIBLE_DEVICES, as the driver reads it: indices, in order, up to the first
+        // that is not one of the machine's devices.
+        if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+            std::vector<int> visible;
+            for (const char* p = v; *p;) {
+                char* end = nullptr;
+                const long d = std::strtol(p, &end, 10);
+                if (end == p || d < 0 || d >= st->devices ||
+                    std::find(visible.begin(), visible.end(), d) != visible.end())
+                    break;
+                visible.push_back(static_cast<int>(d));
+                p = *end == ',' ? end + 1 : end;
+                if (*end != ',') break;
+            }
+            st->physical = visible;
+            st->devices = static_cast<int>(visible.size());
+        } else {
+            for (int d = 0; d < st->devices; ++d)
+                st->physical.push_back(d);
+        }
         st->used.assign(static_cast<std::size_t>(st->devices), 0);
         st->pools.resize(static_cast<std::size_t>(st->devices));
         for (int d = 0; d < st->devices; ++d) {
@@ -334,6 +356,16 @@ cudaError_t cudaGetDevice(int* device) {
     if (!device) return fail(cudaErrorInvalidValue);
     if (const auto e = usable()) return fail(e);
     *device = current;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char* bus_id, int len, int device) {
+    if (!bus_id || len <= 0) return fail(cudaErrorInvalidValue);
+    if (const auto e = usable()) return fail(e);
+    if (device < 0 || device >= state().devices) return fail(cudaErrorInvalidDevice);
+    // One bus per device of the machine: the same device has the same id in every process.
+    std::snprintf(bus_id, static_cast<std::size_t>(len), "00000000:%02X:00.0",
+                  0x10 + state().physical[static_cast<std::size_t>(device)]);
     return cudaSuccess;
 }
 

@@ -83,6 +83,16 @@ if [ "$emu" = 1 ]; then
     e=(env SHARDSCOPE_CUDA_EMU_DEVICES=2)
     check "emu: nccl on 2 GPUs" 0 "${e[@]}" mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
     contains "emu: nccl verifies" "$tmp/out" "1 of 1 statements verified"
+    # A launcher that gives each process a GPU of its own (CUDA_VISIBLE_DEVICES per rank):
+    # each sees one GPU, and they are different ones.
+    own_gpu=(sh -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"')
+    check "emu: nccl with a GPU per process (CUDA_VISIBLE_DEVICES)" 0 "${e[@]}" \
+        mpirun --oversubscribe -np 2 "${own_gpu[@]}" "$bin" exec --backend nccl "$tmp/mm.ein"
+    contains "emu: nccl with a GPU per process verifies" "$tmp/out" "1 of 1 statements verified"
+    # ... and one that gives both the same GPU: refused as NCCL would, before NCCL is asked.
+    check "emu: nccl with two processes given one GPU" 2 "${e[@]}" CUDA_VISIBLE_DEVICES=1 \
+        mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
+    contains "emu: one GPU for two: suggests cuda" "$tmp/err" "has 1 GPU for 2 ranks: use --backend cuda"
     # A NCCL failure on one rank: every process ends (mpirun stops the rest), none hangs.
     for where in init:1 allreduce:0; do
         check "emu: NCCL failing at $where" 2 timeout 120 "${e[@]}" \
