@@ -87,22 +87,63 @@ __global__ void scale_kernel(T* x, std::int64_t n, T factor) {
         x[i] = T(A(x[i]) * A(factor));
 }
 
+/// The offset of reduced position r (row-major over the reduced dimensions) from an output's.
+__device__ inline std::int64_t reduced_offset(const ReduceWalk& w, std::int64_t r) {
+    std::int64_t off = 0;
+    for (int d = w.red_dims - 1; d >= 0; --d) {
+        off += (r % w.red_shape[d]) * w.red_strides[d];
+        r /= w.red_shape[d];
+    }
+    return off;
+}
+
+template <class A>
+__device__ inline A identity(Op2 op) {
+    return op == Op2::Max ? A(-INFINITY) : A(0);
+}
+
 template <class T>
 __global__ void reduce_kernel(const T* in, T* out, ReduceWalk w, Op2 op) {
     using A = typename Acc<T>::type;
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < w.out.count;
          i += std::int64_t(gridDim.x) * blockDim.x) {
         const std::int64_t base = offset_of(w.out, 0, i);
-        A acc = op == Op2::Max ? -INFINITY : A(0);
-        for (std::int64_t r = 0; r < w.red_count; ++r) {
-            std::int64_t off = base, rest = r;
-            for (int d = w.red_dims - 1; d >= 0; --d) {
-                off += (rest % w.red_shape[d]) * w.red_strides[d];
-                rest /= w.red_shape[d];
-            }
-            acc = combine(acc, A(in[off]), op);
-        }
+        A acc = identity<A>(op);
+        for (std::int64_t r = 0; r < w.red_count; ++r)
+            acc = combine(acc, A(in[base + reduced_offset(w, r)]), op);
         out[i] = T(acc);
+    }
+}
+
+/// The first pass of a long reduction: part[o·parts + p] combines chunk p (of `chunk`
+/// positions) of output o's reduced positions, so that parts threads share each output.
+template <class T>
+__global__ void reduce_part_kernel(const T* in, typename Acc<T>::type* part, ReduceWalk w,
+                                   std::int64_t parts, std::int64_t chunk, Op2 op) {
+    using A = typename Acc<T>::type;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+         i < w.out.count * parts; i += std::int64_t(gridDim.x) * blockDim.x) {
+        const std::int64_t o = i / parts, first = (i % parts) * chunk;
+        const std::int64_t last = first + chunk < w.red_count ? first + chunk : w.red_count;
+        const std::int64_t base = offset_of(w.out, 0, o);
+        A acc = identity<A>(op);
+        for (std::int64_t r = first; r < last; ++r)
+            acc = combine(acc, A(in[base + reduced_offset(w, r)]), op);
+        part[i] = acc;
+    }
+}
+
+/// The second pass: out[o] combines output o's parts.
+template <class T>
+__global__ void reduce_parts_kernel(const typename Acc<T>::type* part, T* out, std::int64_t count,
+                                    std::int64_t parts, Op2 op) {
+    using A = typename Acc<T>::type;
+    for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o < count;
+         o += std::int64_t(gridDim.x) * blockDim.x) {
+        A acc = part[o * parts];
+        for (std::int64_t p = 1; p < parts; ++p)
+            acc = combine(acc, part[o * parts + p], op);
+        out[o] = T(acc);
     }
 }
 
@@ -146,10 +187,37 @@ void scale(T* x, std::int64_t n, T factor, cudaStream_t stream) {
     if (n > 0) SHARDSCOPE_LAUNCH(scale_kernel<T>, blocks_for(n), stream)(x, n, factor);
 }
 
+std::int64_t reduce_parts(std::int64_t outputs, std::int64_t reduced) {
+    // A thread per output leaves the GPU idle when there are few outputs and long reductions
+    // (a sum to a scalar would run on one thread): split each into parts of at least 1024
+    // positions until there are about 2^18 threads.
+    constexpr std::int64_t threads = std::int64_t{1} << 18, min_chunk = 1024;
+    if (outputs >= threads || reduced < 4 * min_chunk) return 1;
+    const std::int64_t by_length = reduced / min_chunk;
+    const std::int64_t by_threads = (threads + outputs - 1) / outputs;
+    return by_length < by_threads ? by_length : by_threads;
+}
+
 template <class T>
 void reduce(const T* in, T* out, const ReduceWalk& w, Op2 op, cudaStream_t stream) {
-    if (w.out.count > 0)
+    if (w.out.count <= 0) return;
+    const std::int64_t parts = reduce_parts(w.out.count, w.red_count);
+    if (parts == 1) {
         SHARDSCOPE_LAUNCH(reduce_kernel<T>, blocks_for(w.out.count), stream)(in, out, w, op);
+        return;
+    }
+    using A = typename Acc<T>::type;
+    void* part = nullptr;
+    // A failure is left for the caller's cudaGetLastError, as a failed launch would be.
+    if (cudaMallocAsync(&part, static_cast<std::size_t>(w.out.count * parts) * sizeof(A), stream) !=
+        cudaSuccess)
+        return;
+    const std::int64_t chunk = (w.red_count + parts - 1) / parts;
+    SHARDSCOPE_LAUNCH(reduce_part_kernel<T>, blocks_for(w.out.count * parts), stream)
+    (in, static_cast<A*>(part), w, parts, chunk, op);
+    SHARDSCOPE_LAUNCH(reduce_parts_kernel<T>, blocks_for(w.out.count), stream)
+    (static_cast<const A*>(part), out, w.out.count, parts, op);
+    cudaFreeAsync(part, stream);
 }
 
 template <class T>

@@ -49,9 +49,12 @@ void function(T* x, std::int64_t n, Fn f, cudaStream_t stream);
 template <class T>
 void scale(T* x, std::int64_t n, T factor, cudaStream_t stream);
 /// out[i] = Σ or max over the reduced positions (max of none: -infinity), accumulated in at
-/// least float.
+/// least float; a long reduction with few outputs in two passes over parts of it (a
+/// stream-ordered scratch buffer).
 template <class T>
 void reduce(const T* in, T* out, const ReduceWalk& w, Op2 op, cudaStream_t stream);
+/// How many parts `reduce` splits each of `outputs` reductions of `reduced` positions into.
+std::int64_t reduce_parts(std::int64_t outputs, std::int64_t reduced);
 /// out[i] = in[0][i] op in[1][i] op ... for n <= 8 device pointers (on this device).
 template <class T>
 void reduce_n(T* out, const T* const* in, int n, std::int64_t count, Op2 op, cudaStream_t stream);

@@ -5,6 +5,7 @@
 // allocation the GPU cannot hold. Exits 77 (ctest: skipped) saying why when no GPU is usable.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "exec/compute.hpp"
+#include "exec/cuda_kernels.hpp"
 #include "exec/cuda_util.hpp"
 #include "exec/device.hpp"
 
@@ -138,6 +139,39 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
     CHECK(gpu->device_seconds() > 0);
     CHECK(gpu->device_seconds() < 1);
     CHECK(host.device_seconds() == 0);
+}
+
+TEST_CASE("cuda long reductions with few outputs run in parts and match the host") {
+    // The split: none for short reductions or many outputs, else parts of >= 1024 positions.
+    CHECK(cuda::reduce_parts(1, 4095) == 1);
+    CHECK(cuda::reduce_parts(1, 4096) == 4);
+    CHECK(cuda::reduce_parts(1 << 18, 1 << 20) == 1);
+    CHECK(cuda::reduce_parts(3, 1 << 20) == 1024);
+    CHECK(cuda::reduce_parts(1 << 10, 1 << 20) == 256);
+    auto gpu = make_cuda_compute<double>(0);
+    HostCompute<double> host;
+    std::mt19937 rng(17);
+    // A sum to a scalar, rows of a wide matrix (contiguous), columns of a tall one (strided),
+    // and a length that the parts do not divide.
+    struct Case {
+        std::vector<std::int64_t> shape;
+        std::vector<int> out;
+    };
+    for (const Case& k : {Case{{1 << 16}, {}}, Case{{3, 50000}, {0}}, Case{{50000, 3}, {1}},
+                          Case{{2, 3, 4099}, {1, 0}}}) {
+        std::vector<int> labels;
+        for (std::size_t d = 0; d < k.shape.size(); ++d)
+            labels.push_back(static_cast<int>(d));
+        auto x = random_tensor<double>(k.shape, labels, rng);
+        x.data[x.data.size() / 2] = 50; // a maximum in the middle of some reduction
+        const auto dx = gpu->upload(x);
+        for (auto r : {Reduce::Sum, Reduce::Max}) {
+            const auto got = gpu->download(gpu->reduce(dx, k.out, r));
+            const auto want = host.reduce(x, k.out, r);
+            CHECK_MESSAGE(rel_diff(got, want) < 1e-12,
+                          "shape " << k.shape.size() << "-d, " << x.data.size() << " elements");
+        }
+    }
 }
 
 TEST_CASE("cuda timing: more timed operations than events in flight, read in batches") {
