@@ -199,8 +199,14 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                  "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
                      format_seconds(sp.cost.time_s) + ")");
     }
-    // Uneven shards.
+    // Uneven shards, once per tensor and layout (a chain's result is often its last operand).
+    std::vector<const TensorLayout*> checked;
     auto check_even = [&](const TensorLayout& t) {
+        for (const auto* c : checked)
+            if (c->tensor == t.tensor && c->indices == t.indices && c->placements == t.placements &&
+                c->global_shape == t.global_shape)
+                return;
+        checked.push_back(&t);
         for (std::size_t d = 0; d < t.global_shape.size(); ++d) {
             std::int64_t split = 1;
             for (std::size_t k = 0; k < t.placements.size(); ++k)

@@ -806,6 +806,10 @@ TEST_CASE("uneven shards: warning S500, local shapes follow torch.chunk (ceil)")
         CHECK_MESSAGE(has_code(c.plan, "S500", Severity::Warning), c.text());
         CHECK_MESSAGE(shape(stmt(c, "z").result.local_shape) == "4", c.text());
     }
+    SUBCASE("a chain warns once per layout: its result is its last step's operand") {
+        const auto c = run("mesh 4\ndim i=6 k=7\nx_{i_0 k} -> x_{i k_0}\n");
+        CHECK_MESSAGE(count_code(c.plan, "S500") == 2, c.text()); // i_0 of 6, k_0 of 7
+    }
     SUBCASE("even shards: no warning") {
         const auto c = run("mesh 4\ndim i=12 j=8\nz_{i_0 j} = x_{i_0 j} + y_{i_0 j}\n");
         CHECK_MESSAGE(count_code(c.plan, "S500") == 0, c.text());
