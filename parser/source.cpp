@@ -1,6 +1,7 @@
 #include "source.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace shardscope {
 
@@ -120,6 +121,39 @@ std::string_view SourceFile::line_text(std::uint32_t line) const {
     return v;
 }
 
+namespace {
+
+/// A source line as a diagnostic shows it: whole, or a window of a long one around `column`.
+struct ShownLine {
+    std::string text;
+    long column = 1;      ///< the diagnostic's column within `text`
+    long last_column = 1; ///< the last column of `text` that is the line's own
+};
+
+ShownLine shown_line(std::string_view line, std::uint32_t column) {
+    constexpr long kMax = 160, kBefore = 60, kWindow = 150;
+    std::vector<std::size_t> starts; // byte offset of each character
+    for (std::size_t i = 0; i < line.size(); ++i)
+        if (!is_continuation(static_cast<unsigned char>(line[i]))) starts.push_back(i);
+    const long n = static_cast<long>(starts.size());
+    if (n <= kMax) return {std::string(line), column, n + 1};
+    const long at = static_cast<long>(column) - 1;
+    const long lo = std::clamp(at - kBefore, 0L, n - kWindow), hi = std::min(n, lo + kWindow);
+    const auto byte = [&](long c) {
+        return c < n ? starts[static_cast<std::size_t>(c)] : line.size();
+    };
+    ShownLine s;
+    s.text = lo > 0 ? "..." : "";
+    s.text += line.substr(byte(lo), byte(hi) - byte(lo));
+    const long offset = lo > 0 ? 3 - lo : 0; // columns of the shown text minus the line's
+    s.column = at + 1 + offset;
+    s.last_column = hi + offset;
+    if (hi < n) s.text += "...";
+    return s;
+}
+
+} // namespace
+
 std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool color) {
     const char* bold = color ? "\033[1m" : "";
     const char* reset = color ? "\033[0m" : "";
@@ -148,22 +182,26 @@ std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool 
     if (!d.code.empty()) out += " [" + d.code + "]";
     out += '\n';
     if (d.range.line > 0) {
-        const auto text = file.line_text(d.range.line);
-        // Tabs keep their width in the caret line so the caret stays under the column.
-        std::string caret;
-        std::size_t col = 1;
-        for (std::size_t i = 0; i < text.size() && col < d.range.column; ++i) {
-            if (is_continuation(static_cast<unsigned char>(text[i]))) continue;
-            caret += text[i] == '\t' ? '\t' : ' ';
-            ++col;
-        }
+        const auto line = file.line_text(d.range.line);
         // Signed: a range may start past the end of its line (a continued statement).
         long width = 1;
         if (d.range.end_line == d.range.line && d.range.end_column > d.range.column)
             width = static_cast<long>(d.range.end_column) - d.range.column;
         else if (d.range.end_line > d.range.line)
-            width = static_cast<long>(utf8_length(text)) + 1 - static_cast<long>(d.range.column);
+            width = static_cast<long>(utf8_length(line)) + 1 - static_cast<long>(d.range.column);
         width = std::max(1L, width);
+        // A long line is shown as a window of it around the column, its cut ends marked "...".
+        const ShownLine shown = shown_line(line, d.range.column);
+        const std::string_view text = shown.text;
+        width = std::min(width, std::max(1L, shown.last_column + 1 - shown.column));
+        // Tabs keep their width in the caret line so the caret stays under the column.
+        std::string caret;
+        std::size_t col = 1;
+        for (std::size_t i = 0; i < text.size() && col < shown.column; ++i) {
+            if (is_continuation(static_cast<unsigned char>(text[i]))) continue;
+            caret += text[i] == '\t' ? '\t' : ' ';
+            ++col;
+        }
         out += "    ";
         out += text;
         out += "\n    ";

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -294,6 +295,36 @@ TEST_CASE("errors: P210 split, P211 link axis, P212 bandwidth, P213 builtin") {
 
 // =============================================================================================
 // format_diagnostic
+
+TEST_CASE("format_diagnostic: a long line is shown as a window around the column") {
+    // 200 terms and an error after term 100: 60 characters before the column, 150 in all.
+    std::string terms;
+    for (int k = 0; k < 200; ++k)
+        terms += (k ? " + " : "") + std::string("a") + std::to_string(k % 10);
+    const std::string line = "y = " + terms.substr(0, 500) + " swish(x)" + terms.substr(500);
+    const auto out = formatted(line);
+    const auto rows = [&] {
+        std::vector<std::string> r;
+        std::istringstream in(out);
+        for (std::string l; std::getline(in, l);)
+            r.push_back(l);
+        return r;
+    }();
+    REQUIRE(rows.size() >= 3);
+    CHECK(rows[0] == "test.ein:1:506: error: unknown function 'swish' [P108]");
+    const std::string shown = rows[1].substr(4), caret = rows[2].substr(4);
+    CHECK(shown.starts_with("..."));
+    CHECK(shown.ends_with("..."));
+    CHECK(shown.size() == 3 + 150 + 3);
+    // The caret and its underline sit under "swish", 60 characters into the window.
+    CHECK(caret.find('^') == 3 + 60);
+    CHECK(shown.substr(caret.find('^'), 5) == "swish");
+    CHECK(caret.substr(caret.find('^')) == "^~~~~");
+    // Near the end, only the start is cut; short lines are shown whole (the cases below).
+    const auto tail = formatted("y = " + terms + " swish(x)");
+    CHECK(tail.find("    ...") != std::string::npos);
+    CHECK(tail.find("swish(x)\n") != std::string::npos);
+}
 
 TEST_CASE("format_diagnostic: exact output") {
     SUBCASE("with a range and a fix") {
