@@ -6,6 +6,7 @@
 
 #include "exec/comm.hpp"
 #include "exec/device.hpp"
+#include "exec/kernels.hpp"
 #include "exec/run.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <new>
 
 namespace shardscope::app {
 
@@ -173,6 +175,18 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         // The GPU could not run it (no device, out of memory, a CUDA or NCCL failure).
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
+    } catch (const exec::ResourceError& e) {
+        // The host's limits cannot run it (address space for OpenBLAS under ulimit -v).
+        if (drew) std::fprintf(stderr, "\n");
+        err << "shardscope: error: " << e.what() << "\n";
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
+    } catch (const std::bad_alloc&) {
+        if (drew) std::fprintf(stderr, "\n");
+        err << "shardscope: error: out of memory (an allocation failed; under a memory limit, "
+               "raise it with ulimit -v, or run smaller sizes)\n";
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::exception& e) {
