@@ -5,6 +5,7 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -269,9 +270,10 @@ Tensor<T> reduce_unchecked(const Tensor<T>& x, const std::vector<int>& out, Redu
 // in driver/others/memory.c loops until mmap or malloc succeeds), so under a virtual-memory
 // limit (ulimit -v) that cannot hold them a process spins and, at exit, hangs joining the pool.
 // Linked, every command (even --version) paid for the pool; loaded here, only exec does, and
-// under a limit it first checks that the address space left holds what OpenBLAS will map,
-// sizes the pool to fit (OPENBLAS_NUM_THREADS, unless the user set it) and fails with a
-// message when even one thread does not fit.
+// under a limit it starts no helper threads (OPENBLAS_NUM_THREADS=1, unless the user set it),
+// checks that the address space left holds what OpenBLAS will map, and has OpenBLAS map the
+// buffers of every thread that may call GEMM at once right away (map_blas_buffers), failing
+// with a message when they do not fit.
 
 #ifndef SHARDSCOPE_OPENBLAS_SONAME
 #define SHARDSCOPE_OPENBLAS_SONAME "libopenblas.so.0"
@@ -292,6 +294,9 @@ struct BlasState {
     decltype(&cblas_sgemm) sgemm = nullptr;
     decltype(&cblas_dgemm) dgemm = nullptr;
     decltype(&openblas_set_num_threads) set_threads = nullptr;
+    // OpenBLAS's buffer pool (exported, not in cblas.h); null if the library lacks them.
+    void* (*memory_alloc)(int) = nullptr;
+    void (*memory_free)(void*) = nullptr;
     int pool = 1;    // OpenBLAS's threads, the caller's included
     int callers = 0; // threads that may call GEMM at once, accounted for
 };
@@ -352,6 +357,28 @@ std::string mib_text(std::uint64_t bytes) {
         std::to_string((used + need) / 1024 + 1) + " or more) or run fewer ranks");
 }
 
+// Under a limit: makes OpenBLAS map the buffers of `callers` threads calling GEMM at once now,
+// while a failure can still be reported, instead of in some rank's first GEMM, where it would
+// loop forever (the ranks' own allocations may have taken the room by then). A probe mapping
+// first says whether they fit; OpenBLAS then keeps them and hands a free one to each GEMM.
+void map_blas_buffers(BlasState& s, int callers, std::uint64_t limit, int pool) {
+    if (!s.memory_alloc || !s.memory_free) return;
+    const std::uint64_t size = static_cast<std::uint64_t>(callers) * kBlasBuffer + kBlasMargin;
+    void* probe =
+        mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (probe == MAP_FAILED) {
+        const std::uint64_t used = address_space_used();
+        too_little_address_space(limit, used, size, callers, pool);
+    }
+    munmap(probe, size);
+    std::vector<void*> held;
+    held.reserve(static_cast<std::size_t>(callers));
+    for (int i = 0; i < callers; ++i)
+        held.push_back(s.memory_alloc(0));
+    for (void* b : held)
+        s.memory_free(b);
+}
+
 // Loads OpenBLAS and accounts for `callers` threads calling GEMM at once; s.mutex held.
 void blas_reserve_locked(BlasState& s, int callers) {
     callers = std::max(1, callers);
@@ -362,16 +389,15 @@ void blas_reserve_locked(BlasState& s, int callers) {
     if (!s.handle) {
         int pool = requested_blas_threads();
         const bool chosen = pool > 0;
-        if (!chosen) pool = std::max(1u, std::thread::hardware_concurrency());
+        // Under a limit, no helper threads unless the user asks for them: each maps its buffer
+        // as it starts, after dlopen returns, racing the buffers mapped below.
+        if (!chosen) pool = limit != 0 ? 1 : std::max(1u, std::thread::hardware_concurrency());
         const std::uint64_t per_thread = kBlasBuffer + thread_stack_size();
         const auto need = [&](int threads) {
             return kBlasImage + kBlasMargin + static_cast<std::uint64_t>(callers) * kBlasBuffer +
                    static_cast<std::uint64_t>(threads - 1) * per_thread;
         };
         if (limit != 0) {
-            if (!chosen)
-                while (pool > 1 && need(pool) > room)
-                    --pool;
             if (need(pool) > room) too_little_address_space(limit, used, need(pool), callers, pool);
             // The pool's size is read from the environment when the library loads.
             if (!chosen) setenv("OPENBLAS_NUM_THREADS", std::to_string(pool).c_str(), 1);
@@ -391,8 +417,11 @@ void blas_reserve_locked(BlasState& s, int callers) {
         if (!s.sgemm || !s.dgemm || !s.set_threads)
             throw ResourceError("cannot load OpenBLAS (" SHARDSCOPE_OPENBLAS_SONAME
                                 "): cblas_sgemm, cblas_dgemm or openblas_set_num_threads missing");
+        s.memory_alloc = reinterpret_cast<decltype(s.memory_alloc)>(dlsym(h, "blas_memory_alloc"));
+        s.memory_free = reinterpret_cast<decltype(s.memory_free)>(dlsym(h, "blas_memory_free"));
         s.handle = h;
         s.pool = pool;
+        if (limit != 0) map_blas_buffers(s, callers, limit, pool);
         s.callers = callers;
         s.ready.store(true, std::memory_order_release);
         return;
@@ -401,6 +430,7 @@ void blas_reserve_locked(BlasState& s, int callers) {
     const std::uint64_t more = static_cast<std::uint64_t>(callers - s.callers) * kBlasBuffer;
     if (limit != 0 && more + kBlasMargin > room)
         too_little_address_space(limit, used, more + kBlasMargin, callers, s.pool);
+    if (limit != 0) map_blas_buffers(s, callers, limit, s.pool);
     s.callers = callers;
 }
 
