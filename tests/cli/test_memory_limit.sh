@@ -75,6 +75,12 @@ if ! grep -q "out of memory: OpenBLAS needs" "$tmp/err"; then
     failed=$((failed + 1))
 fi
 run "exec" 1000000 ok "$bin" exec "$sample"
+# At the edge (about 425 MB here), where a rank's first GEMM once looped in OpenBLAS when the
+# other rank's allocations had taken its buffer's room: works or says why, both fine.
+for limit in 405000 415000 425000 435000 445000 700000; do
+    run "exec near the edge" "$limit" either "$bin" exec "$sample"
+    run "exec near the edge, 4 ranks" "$limit" either "$bin" exec "$root/samples/placements_2x2.ein"
+done
 
 # Inputs too large for the limit: std::bad_alloc ends in a message (exit 2), not abort().
 truncate -s 100M "$tmp/nul100.ein"
