@@ -1,10 +1,25 @@
 #include "app/allocator.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
 #include <cstdlib>
+#include <exception>
+#include <new>
 
 #ifdef SHARDSCOPE_HAVE_MIMALLOC
 #include <mimalloc.h>
 #endif
+
+namespace {
+
+// Set when our operator new is about to throw std::bad_alloc: under a limit so small that even
+// the exception cannot be allocated (libstdc++'s emergency pool is malloc'ed at start-up, and
+// fails too), the throw itself calls std::terminate with no exception.
+std::atomic<bool> allocation_failed{false};
+
+} // namespace
 
 namespace shardscope::app {
 
@@ -24,4 +39,83 @@ std::string allocator_name() {
     return "glibc malloc";
 }
 
+namespace {
+
+std::terminate_handler previous_terminate = nullptr;
+
+[[noreturn]] void report_out_of_memory_and_exit() {
+    // No allocation here: a literal, written straight to the descriptor.
+    static const char message[] =
+        "shardscope: error: out of memory (an allocation failed; under a memory limit such as "
+        "ulimit -v, raise it, or give smaller input)\n";
+    const ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
+    (void)ignored;
+    _exit(2); // kExitUsage: the host cannot run it
+}
+
+[[noreturn]] void on_terminate() {
+    if (const auto e = std::current_exception()) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::bad_alloc&) {
+            report_out_of_memory_and_exit();
+        } catch (...) {
+        }
+    } else if (allocation_failed.load()) {
+        report_out_of_memory_and_exit();
+    }
+    if (previous_terminate) previous_terminate();
+    std::abort();
+}
+
+} // namespace
+
+void install_out_of_memory_handling() {
+    const std::terminate_handler previous = std::set_terminate(on_terminate);
+    if (previous != on_terminate) previous_terminate = previous;
+}
+
 } // namespace shardscope::app
+
+#ifdef SHARDSCOPE_HAVE_MIMALLOC
+// The throwing forms of operator new, replaced in the executable: libmimalloc's (mi_new) calls
+// abort() when an allocation fails, since the std::get_new_handler it would ask is a hidden weak
+// stub in the library that always answers "none" (C cannot throw). These call mimalloc through
+// malloc and then do what the standard asks: the new-handler, else std::bad_alloc. The nothrow
+// forms and every operator delete stay mimalloc's (they free what malloc returned).
+namespace {
+
+void* allocate(std::size_t size, std::size_t alignment) {
+    if (size == 0) size = 1;
+    for (;;) {
+        void* p = nullptr;
+        if (alignment <= alignof(std::max_align_t)) {
+            p = std::malloc(size);
+        } else if (posix_memalign(&p, alignment, size) != 0) {
+            p = nullptr;
+        }
+        if (p) return p;
+        const std::new_handler handler = std::get_new_handler();
+        if (!handler) {
+            allocation_failed.store(true);
+            throw std::bad_alloc();
+        }
+        handler();
+    }
+}
+
+} // namespace
+
+void* operator new(std::size_t size) {
+    return allocate(size, 0);
+}
+void* operator new[](std::size_t size) {
+    return allocate(size, 0);
+}
+void* operator new(std::size_t size, std::align_val_t alignment) {
+    return allocate(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+    return allocate(size, static_cast<std::size_t>(alignment));
+}
+#endif

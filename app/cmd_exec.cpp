@@ -6,6 +6,7 @@
 
 #include "exec/comm.hpp"
 #include "exec/device.hpp"
+#include "exec/kernels.hpp"
 #include "exec/run.hpp"
 #include "parser/json.hpp"
 #include "parser/parser.hpp"
@@ -22,6 +23,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <new>
+#include <system_error>
 
 namespace shardscope::app {
 
@@ -204,6 +207,30 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
         if (o.json) out << not_run_json({}, e.what()) << std::flush;
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
+    } catch (const exec::ResourceError& e) {
+        // The host's limits cannot run it (address space for OpenBLAS under ulimit -v).
+        if (drew) std::fprintf(stderr, "\n");
+        err << "shardscope: error: " << e.what() << "\n";
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
+    } catch (const std::system_error& e) {
+        // std::thread's EAGAIN: no room for a rank thread's stack (ulimit -v) or too many threads.
+        if (drew) std::fprintf(stderr, "\n");
+        if (e.code() != std::errc::resource_unavailable_try_again) {
+            err << "shardscope: error: " << e.what() << "\n";
+            if (mpi) exec::abort_mpi(kExitInputErrors);
+            return kExitInputErrors;
+        }
+        err << "shardscope: error: out of memory: cannot start a thread (" << e.what()
+            << "); under a memory limit, raise it with ulimit -v, or run fewer ranks\n";
+        if (mpi) exec::abort_mpi(kExitUsage);
+        return kExitUsage;
+    } catch (const std::bad_alloc&) {
+        if (drew) std::fprintf(stderr, "\n");
+        err << "shardscope: error: out of memory (an allocation failed; under a memory limit, "
+               "raise it with ulimit -v, or run smaller sizes)\n";
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::exception& e) {

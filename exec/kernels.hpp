@@ -78,7 +78,20 @@ Tensor<T> concat(const std::vector<Tensor<T>>& parts, int label);
 template <class To, class From>
 Tensor<To> convert(const Tensor<From>& x);
 
-/// Sets OpenBLAS's thread count (the sim backend runs one rank per thread and uses 1).
+/// The machine or its limits cannot run it: too little address space under a virtual-memory
+/// limit (ulimit -v), OpenBLAS missing. The command line exits 2 on it, as on a GPU failure.
+struct ResourceError : ExecError {
+    using ExecError::ExecError;
+};
+
+/// Sets OpenBLAS's thread count (the sim backend runs one rank per thread and uses 1), at most
+/// the pool that was started. Loads OpenBLAS if no GEMM has yet.
 void set_blas_threads(int n);
+
+/// Makes sure `callers` threads may call GEMM at once: OpenBLAS is loaded on first use (see
+/// kernels.cpp) and maps a 128 MiB buffer per calling thread, retrying forever when that fails,
+/// so under a virtual-memory limit this checks the room first and throws ResourceError ("out
+/// of memory: ...") when it lacks. Without a limit it only loads the library.
+void reserve_blas_callers(int callers);
 
 } // namespace shardscope::exec

@@ -272,6 +272,9 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
     labels.add(plan);
     const auto mesh = mesh_shape(plan.mesh);
     if (options.backend == Backend::Sim) {
+        // Every rank thread may call GEMM at once: room for OpenBLAS's buffer each, checked
+        // before the pool is sized (a clear error under a tight ulimit -v, not a hang).
+        reserve_blas_callers(report.ranks);
         // The reference interns any index the plan lacks; do it before threads share labels.
         const auto reference = evaluate_reference(program, plan, labels, options.data);
         set_blas_threads(1);
