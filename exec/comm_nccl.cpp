@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace shardscope::exec {
@@ -49,6 +52,33 @@ ncclRedOp_t nccl_op(ReduceOp op) {
     return op == ReduceOp::Max ? ncclMax : ncclSum;
 }
 
+/// Waits until the stream's work is done, asking NCCL meanwhile for an asynchronous error: a
+/// broken link or a dead peer leaves the collective's kernel waiting for ever, where a plain
+/// stream synchronisation would wait too. NCCL reports it here, and the rank says so and ends
+/// the run (MPI_Abort, exit 2) at once: unwinding would not get far, as freeing a cuBLAS
+/// handle waits for the whole GPU, the stuck kernel included.
+void wait_for_nccl(const cuda::Context& c, ncclComm_t comm) {
+    for (int polls = 0;; ++polls) {
+        const cudaError_t e = cudaStreamQuery(c.stream());
+        if (e == cudaSuccess) return;
+        if (e != cudaErrorNotReady) cuda::check(e, "running NCCL on the GPU");
+        ncclResult_t async = ncclSuccess;
+        check_nccl(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError");
+        if (async != ncclSuccess && async != ncclInProgress) {
+            const std::string what = std::string("shardscope: error: NCCL: a collective failed "
+                                                 "while it ran: ") +
+                                     ncclGetErrorString(async) + "\n";
+            std::fputs(what.c_str(), stderr);
+            abort_mpi(2);
+        }
+        // Spin briefly (most collectives end within microseconds), then poll gently.
+        if (polls < 64)
+            std::this_thread::yield();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
 /// A buffer the NCCL call can use: the caller's when it is on our GPU, else a device copy
 /// (copied in when `in`, and back by finish() when `out`).
 class Staged {
@@ -67,11 +97,12 @@ public:
                         "copying to the GPU for NCCL");
     }
     void* get() const { return dev_; }
-    void finish() {
+    /// Waits for the collective on `comm` (and copies the result back first when staged).
+    void finish(ncclComm_t comm) {
         if (out_)
             cuda::check(cudaMemcpyAsync(user_, dev_, bytes_, cudaMemcpyDefault, c_.stream()),
                         "copying NCCL's result back");
-        c_.sync();
+        wait_for_nccl(c_, comm);
     }
 
 private:
@@ -111,7 +142,7 @@ public:
         check_nccl(ncclAllReduce(b.get(), b.get(), count, nccl_type(type), nccl_op(op), comm_,
                                  c_.stream()),
                    "all-reduce");
-        b.finish();
+        b.finish(comm_);
     }
     void all_gather(const void* send, void* recv, std::size_t count, DType type) override {
         const auto bytes = count * dtype_bytes(type);
@@ -119,7 +150,7 @@ public:
         Staged r(c_, recv, bytes * static_cast<std::size_t>(size_), false, true);
         check_nccl(ncclAllGather(s.get(), r.get(), count, nccl_type(type), comm_, c_.stream()),
                    "all-gather");
-        r.finish();
+        r.finish(comm_);
     }
     void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
                         ReduceOp op) override {
@@ -129,7 +160,7 @@ public:
         check_nccl(ncclReduceScatter(s.get(), r.get(), count, nccl_type(type), nccl_op(op), comm_,
                                      c_.stream()),
                    "reduce-scatter");
-        r.finish();
+        r.finish(comm_);
     }
     void all_to_all(const void* send, void* recv, std::size_t count, DType type) override {
         const auto bytes = count * dtype_bytes(type);
@@ -147,7 +178,7 @@ public:
                        "receive");
         }
         group.end("all-to-all");
-        r.finish();
+        r.finish(comm_);
     }
     void permute(const void* send, void* recv, std::size_t count, DType type, int to,
                  int from) override {
@@ -162,7 +193,7 @@ public:
         check_nccl(ncclSend(s.get(), count, nccl_type(type), to, comm_, c_.stream()), "send");
         check_nccl(ncclRecv(r.get(), count, nccl_type(type), from, comm_, c_.stream()), "receive");
         group.end("permute");
-        r.finish();
+        r.finish(comm_);
     }
     void barrier() override {
         float one = 1;

@@ -15,6 +15,10 @@ namespace shardscope::cuda_emu {
 /// Queues `op` on `stream` (null: the current device's default stream); it runs when the
 /// stream is synchronised (stream, event or device synchronisation, cudaFree, destroying it).
 void enqueue(cudaStream_t stream, std::function<void()> op);
+/// Queues work on `stream` that never completes (a collective whose peer is gone): when the
+/// stream reaches it, `reached` runs and the stream stops there. cudaStreamQuery then says
+/// not ready for ever, and a synchronisation with it faults (a GPU would wait for ever).
+void enqueue_stall(cudaStream_t stream, std::function<void()> reached);
 /// The device `stream` belongs to (null: the current device).
 int stream_device(cudaStream_t stream);
 /// The calling thread's current device (cudaSetDevice; 0 at first).

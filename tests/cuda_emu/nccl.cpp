@@ -238,7 +238,13 @@ ncclResult_t fail(ncclResult_t r, const std::string& what) {
 }
 
 /// A failure the tests inject: SHARDSCOPE_CUDA_EMU_NCCL_FAIL=CALL:RANK makes CALL (init or
-/// allreduce) return ncclSystemError on world rank RANK alone, as a broken link would.
+/// allreduce) return ncclSystemError on world rank RANK alone, as a broken link would; with
+/// CALL stall, RANK's all-reduces are accepted but never complete, and once its stream reaches
+/// one, ncclCommGetAsyncError reports ncclSystemError (a link that broke during the
+/// collective).
+/// The asynchronous error ncclCommGetAsyncError reports (one for the process: injected).
+std::atomic<ncclResult_t> async_error{ncclSuccess};
+
 bool injected(const char* call) {
     const char* v = std::getenv("SHARDSCOPE_CUDA_EMU_NCCL_FAIL");
     if (v == nullptr) return false;
@@ -651,6 +657,13 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return ncclSuccess;
 }
 
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+    if (comm == nullptr || asyncError == nullptr)
+        return fail(ncclInvalidArgument, "ncclCommGetAsyncError: comm or asyncError is NULL");
+    *asyncError = async_error.load();
+    return ncclSuccess;
+}
+
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
     if (comm == nullptr || count == nullptr)
         return fail(ncclInvalidArgument, "ncclCommCount: comm or count is NULL");
@@ -683,6 +696,10 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     const char* fn = "ncclAllReduce";
     if (auto r = check_args(fn, comm, count, datatype); r != ncclSuccess) return r;
     if (injected("allreduce")) return fail(ncclSystemError, "ncclAllReduce: injected failure");
+    if (injected("stall")) {
+        emu::enqueue_stall(stream, [] { async_error = ncclSystemError; });
+        return ncclSuccess;
+    }
     if (mpi_op(op) == MPI_OP_NULL)
         return fail(ncclInvalidArgument, std::string(fn) + ": reduction " + std::to_string(op) +
                                              " is not emulated (sum, prod, max, min are)");

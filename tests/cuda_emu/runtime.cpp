@@ -25,6 +25,7 @@ struct CUstream_st {
     std::mutex lock;              // guards `queue`
     std::recursive_mutex running; // held while the queue runs, so that work keeps its order
     std::deque<std::function<void()>> queue;
+    std::atomic<bool> stalled{false}; // reached work that never completes (enqueue_stall)
 };
 
 /// An event: done once the stream reached the record that `generation` counts.
@@ -181,6 +182,7 @@ std::shared_ptr<CUevent_st> event_of(cudaEvent_t e) {
 void run_queue(CUstream_st& s, const std::function<bool()>& until = {}) {
     std::lock_guard run(s.running);
     for (;;) {
+        if (s.stalled) return;
         if (until && until()) return;
         std::function<void()> op;
         {
@@ -204,8 +206,12 @@ void synchronize_device(int device) {
         for (const auto& s : st.null_streams)
             if (device < 0 || s->device == device) all.push_back(s);
     }
-    for (const auto& s : all)
+    for (const auto& s : all) {
         run_queue(*s);
+        if (s->stalled)
+            fault("a device synchronisation waits for a stream whose collective never "
+                  "completes: a GPU would wait here for ever");
+    }
 }
 
 /// The live allocation holding address p, with its base; null when p is in none (host
@@ -303,6 +309,22 @@ void enqueue(cudaStream_t stream, std::function<void()> op) {
     }
     std::lock_guard g(s->lock);
     s->queue.push_back(std::move(op));
+}
+
+void enqueue_stall(cudaStream_t stream, std::function<void()> reached) {
+    const auto s = stream_of(stream);
+    enqueue(stream, [s, reached = std::move(reached)] {
+        s->stalled = true;
+        reached();
+    });
+}
+
+/// Faults where a synchronisation would wait for ever on a GPU: `s` reached a stall.
+void no_stall(const CUstream_st& s, const char* what) {
+    if (s.stalled)
+        fault(std::string(what) + " waits for a stream whose collective never completes: a GPU "
+                                  "would wait here for ever (poll cudaStreamQuery and NCCL's "
+                                  "asynchronous error instead)");
 }
 
 int stream_device(cudaStream_t stream) {
@@ -536,8 +558,17 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-    run_queue(*stream_of(stream));
+    const auto s = stream_of(stream);
+    run_queue(*s);
+    no_stall(*s, "cudaStreamSynchronize");
     return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+    // The emulated GPU progresses when asked: the stream's work runs, up to a stall.
+    const auto s = stream_of(stream);
+    run_queue(*s);
+    return s->stalled ? cudaErrorNotReady : cudaSuccess; // not an error: no last error
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
@@ -672,6 +703,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
     if (!ev->recorded) return cudaSuccess;
     const unsigned g = ev->generation;
     run_queue(*ev->stream, [&] { return ev->done_generation == g; });
+    if (ev->done_generation != g) no_stall(*ev->stream, "cudaEventSynchronize");
     return cudaSuccess;
 }
 

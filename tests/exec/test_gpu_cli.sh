@@ -93,8 +93,9 @@ if [ "$emu" = 1 ]; then
     check "emu: nccl with two processes given one GPU" 2 "${e[@]}" CUDA_VISIBLE_DEVICES=1 \
         mpirun --oversubscribe -np 2 "$bin" exec --backend nccl "$tmp/mm.ein"
     contains "emu: one GPU for two: suggests cuda" "$tmp/err" "has 1 GPU for 2 ranks: use --backend cuda"
-    # A NCCL failure on one rank: every process ends (mpirun stops the rest), none hangs.
-    for where in init:1 allreduce:0; do
+    # A NCCL failure on one rank: every process ends (mpirun stops the rest), none hangs. At
+    # stall:1, rank 1's all-reduce never completes and NCCL reports an asynchronous error.
+    for where in init:1 allreduce:0 stall:1; do
         check "emu: NCCL failing at $where" 2 timeout 120 "${e[@]}" \
             SHARDSCOPE_CUDA_EMU_NCCL_FAIL=$where mpirun --oversubscribe -np 2 "$bin" exec \
             --backend nccl "$tmp/mm.ein"
