@@ -28,6 +28,78 @@ std::string dim_text(const ast::Dimension& d) {
     return d.grouped ? "(" + out + ")" : out;
 }
 
+namespace {
+
+/// The parts `from` reaches through `splits` up to `target`, as a path from `from` (empty when
+/// it does not). The splits declared so far have no cycle, so the search ends.
+std::vector<IndexId> split_path(const std::map<IndexId, std::vector<IndexId>>& splits,
+                                const IndexId& from, const IndexId& target,
+                                std::set<IndexId>& seen) {
+    if (from == target) return {from};
+    if (!seen.insert(from).second) return {};
+    const auto it = splits.find(from);
+    if (it == splits.end()) return {};
+    for (const auto& p : it->second)
+        if (auto path = split_path(splits, p, target, seen); !path.empty()) {
+            path.insert(path.begin(), from);
+            return path;
+        }
+    return {};
+}
+
+/// A split defines its index's range as the product of its parts. An index split twice, or
+/// one that is among its own parts (directly or through other splits), has no single range,
+/// so check and exec would each settle it their own way: these are errors, and the split is
+/// left out.
+void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRange& at) {
+    const auto parent = id_of(sp.from);
+    std::vector<IndexId> parts;
+    for (const auto& p : sp.parts) {
+        const auto id = id_of(p);
+        if (id == parent) {
+            ctx.diag(Severity::Error, "S007", p.range,
+                     "index " + parent.text() + " is split into itself",
+                     "give the part another name, e.g. '" + parent.text() + "1'");
+            return;
+        }
+        if (std::find(parts.begin(), parts.end(), id) != parts.end()) {
+            ctx.diag(Severity::Error, "S008", p.range,
+                     "the split of " + parent.text() + " names part " + id.text() + " twice",
+                     "each part of a split is a different index");
+            return;
+        }
+        parts.push_back(id);
+    }
+    if (auto first = ctx.split_at.find(parent); first != ctx.split_at.end()) {
+        ctx.diag(Severity::Error, "S006", sp.from.range,
+                 "index " + parent.text() + " is split twice (first at line " +
+                     std::to_string(first->second.line) + ")",
+                 "split an index once; to split it further, split one of its parts");
+        return;
+    }
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        std::set<IndexId> seen;
+        const auto path = split_path(ctx.splits, parts[k], parent, seen);
+        if (path.empty()) continue;
+        std::string cycle = parent.text(), others;
+        for (std::size_t i = 0; i < path.size(); ++i) {
+            cycle += " -> " + path[i].text();
+            if (i + 1 < path.size())
+                others += (others.empty() ? "" : ", ") + std::string("the split of ") +
+                          path[i].text() + " at line " + std::to_string(ctx.split_at[path[i]].line);
+        }
+        ctx.diag(Severity::Error, "S007", sp.parts[k].range,
+                 "index " + parent.text() + " is split into itself through other splits (" + cycle +
+                     ")",
+                 "remove this split or " + std::string(path.size() > 2 ? "one of: " : "") + others);
+        return;
+    }
+    ctx.splits[parent] = std::move(parts);
+    ctx.split_at[parent] = at;
+}
+
+} // namespace
+
 void declare(Context& ctx, const ast::Program& program, const CheckOptions& options) {
     std::optional<ast::SourceRange> mesh_at;
     for (const auto& item : program.items) {
@@ -58,11 +130,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
                 ctx.range_origin[id] = "declared";
             }
         } else if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node)) {
-            std::vector<IndexId> parts;
-            for (const auto& p : sp->parts)
-                parts.push_back(id_of(p));
-            ctx.splits[id_of(sp->from)] = parts;
-            ctx.split_at[id_of(sp->from)] = s->range;
+            declare_split(ctx, *sp, s->range);
         } else if (const auto* dt = std::get_if<ast::DtypeDecl>(&s->node)) {
             ctx.dtype = dt->dtype;
             ctx.dtype_bytes = dtype_size(dt->dtype).value_or(4);
@@ -256,6 +324,9 @@ void check_splits(Context& ctx, const ast::Program& program) {
         const auto* sp = std::get_if<ast::SplitDecl>(&s->node);
         if (!sp) continue;
         const auto parent = id_of(sp->from);
+        // Only the splits declare() kept: the others are reported already.
+        const auto kept = ctx.split_at.find(parent);
+        if (kept == ctx.split_at.end() || kept->second.offset != s->range.offset) continue;
         if (!ctx.has_range(parent)) continue;
         std::int64_t product = 1;
         bool all_known = true;

@@ -170,6 +170,13 @@ printf 'mesh 2\nz_{i_0 j_0} = x_{ij}\n' >"$tmp/twice.ein"
 check "exec: check errors refused" 1 "$bin" exec "$tmp/twice.ein"
 contains "exec refusal message" "$tmp/err" "nothing ran"
 check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
+# Splits that give an index no single range: errors in check, so exec refuses them too.
+for split in 'split a -> b c\nsplit a -> d e' 'split a -> b c\nsplit b -> a d' 'split a -> a c'; do
+    printf "mesh 4\ndim a=8\n$split\nz_{b_0 c} = x_{b_0 c}\n" >"$tmp/split.ein"
+    check "check: bad split ($split)" 1 "$bin" check -q "$tmp/split.ein"
+    check "exec: bad split refused ($split)" 1 "$bin" exec "$tmp/split.ein"
+    contains "exec: bad split message ($split)" "$tmp/err" "is split"
+done
 printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
 check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"
 contains "memory figure" "$tmp/err" "of memory but"

@@ -1032,6 +1032,81 @@ TEST_CASE("diagnostics: a split whose missing part does not divide (S004)") {
     }
 }
 
+/// The one error of `src`, checked as `check` and as `exec` (small defaults) check it.
+static Diagnostic only_error(const std::string& src) {
+    const auto plan = check_text(src);
+    semantics::CheckOptions small;
+    small.small_defaults = true;
+    const auto run_plan = check_text(src, small);
+    // exec refuses a program with any error, so check and exec agree when both see it.
+    CHECK_MESSAGE(run_plan.errors() == plan.errors(), plan_text(src, run_plan));
+    REQUIRE_MESSAGE(plan.errors() == 1, plan_text(src, plan));
+    return *std::find_if(plan.diagnostics.begin(), plan.diagnostics.end(),
+                         [](const Diagnostic& d) { return d.severity == Severity::Error; });
+}
+
+TEST_CASE("diagnostics: an index split twice (S006)") {
+    const std::string src =
+        "mesh 4\ndim a=8\nsplit a -> b c\nsplit a -> d e\nz_{b_0 c} = x_{b_0 c}\n";
+    const auto d = only_error(src);
+    CHECK(d.code == "S006");
+    CHECK(d.message == "index a is split twice (first at line 3)");
+    CHECK(d.range.line == 4);
+    CHECK(d.range.column == 7); // under the a of the second split
+    SUBCASE("the first split stands: c is 8 / 4, with no default-range note") {
+        const auto plan = check_text(src);
+        REQUIRE(plan.statements.size() == 1);
+        CHECK(plan.statements[0].result.global_shape == std::vector<std::int64_t>{4, 2});
+        CHECK_MESSAGE(count_code(plan, "S501") == 0, plan_text(src, plan));
+    }
+    SUBCASE("splitting a part further is fine") {
+        const std::string ok =
+            "mesh 2x2\ndim a=16\nsplit a -> b c\nsplit c -> d e\nz_{b_0 d_1 e} = x_{b_0 d_1 e}\n";
+        const auto p = check_text(ok);
+        CHECK_MESSAGE(p.errors() == 0, plan_text(ok, p));
+    }
+}
+
+TEST_CASE("diagnostics: an index split into itself (S007)") {
+    SUBCASE("directly") {
+        const auto d = only_error("mesh 4\nsplit s -> s t\nz_{s_0 t} = x_{s_0 t}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index s is split into itself");
+        CHECK(d.range.line == 2);
+        CHECK(d.range.column == 12);
+    }
+    SUBCASE("through another split") {
+        const auto d =
+            only_error("mesh 4\ndim a=8\nsplit a -> b c\nsplit b -> a d\nz_{b_0 c} = x_{b_0 c}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index b is split into itself through other splits (b -> a -> b)");
+        CHECK(d.fix == "remove this split or the split of a at line 3");
+        CHECK(d.range.line == 4);
+        CHECK(d.range.column == 12); // under the part a
+    }
+    SUBCASE("through two others") {
+        const auto d =
+            only_error("dim a=8\nsplit a -> b c\nsplit b -> e f\nsplit f -> a g\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index f is split into itself through other splits (f -> a -> b -> f)");
+        CHECK(d.fix ==
+              "remove this split or one of: the split of a at line 2, the split of b at line 3");
+        CHECK(d.range.line == 4);
+    }
+    SUBCASE("a primed index is another index") {
+        const std::string ok = "dim s=8\nsplit s -> s' t\nz_{s' t} = x_{s' t}\n";
+        const auto p = check_text(ok);
+        CHECK_MESSAGE(count_code(p, "S007") == 0, plan_text(ok, p));
+    }
+}
+
+TEST_CASE("diagnostics: a split that names a part twice (S008)") {
+    const auto d = only_error("dim s=16\nsplit s -> r r\nz_{r} = x_{r}\n");
+    CHECK(d.code == "S008");
+    CHECK(d.message == "the split of s names part r twice");
+    CHECK(d.range.column == 14);
+}
+
 TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
     const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
     SUBCASE("a note, and the implied all-reduce") {
