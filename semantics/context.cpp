@@ -270,6 +270,15 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                         ++unknown, missing = p;
                 }
                 if (unknown == 0 && !ctx.has_range(parent)) {
+                    if (known == kMaxRange) { // saturated: no int64 holds the product
+                        if (ctx.conflicts.insert(parent).second)
+                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                                     "split of " + parent.text() +
+                                         ": its parts multiply to more than " +
+                                         std::to_string(kMaxRange),
+                                     "choose smaller ranges for the parts");
+                        continue;
+                    }
                     ctx.ranges[parent] = known;
                     ctx.range_origin[parent] = "split";
                     changed = true;
@@ -337,11 +346,12 @@ void check_splits(Context& ctx, const ast::Program& program) {
             parts += (parts.empty() ? "" : "·") + id_of(p).text() + "=" +
                      std::to_string(ctx.range(id_of(p)));
         }
-        if (all_known && product != ctx.range(parent))
+        // A saturated product never matches, even a parent declared as large.
+        if (all_known && (product != ctx.range(parent) || product == kMaxRange))
             ctx.diag(Severity::Error, "S004", s->range,
                      "split of " + parent.text() + "=" + std::to_string(ctx.range(parent)) +
-                         " into " + parts + " does not multiply out (" + std::to_string(product) +
-                         ")",
+                         " into " + parts + " does not multiply out (" +
+                         (product == kMaxRange ? "more than " : "") + std::to_string(product) + ")",
                      "choose ranges whose product is " + std::to_string(ctx.range(parent)));
     }
 }

@@ -32,10 +32,13 @@ using AxisList = SmallVec<int, 4>;
 
 constexpr std::int64_t kDefaultRange = 1024;
 
-/// a·b, saturating: ranges come from the user and their products must not overflow.
+constexpr std::int64_t kMaxRange = std::numeric_limits<std::int64_t>::max();
+
+/// a·b, saturating at kMaxRange: ranges come from the user and their products must not
+/// overflow.
 inline std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
     std::int64_t r = 0;
-    return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+    return __builtin_mul_overflow(a, b, &r) ? kMaxRange : r;
 }
 constexpr int kMaxPlans = 256;
 

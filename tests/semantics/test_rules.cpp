@@ -1107,6 +1107,22 @@ TEST_CASE("diagnostics: a split that names a part twice (S008)") {
     CHECK(d.range.column == 14);
 }
 
+TEST_CASE("diagnostics: split products beyond int64 are errors, not wrapped or saturated") {
+    SUBCASE("the parent from its parts") {
+        const auto d = only_error("dim b=4294967296 c=4294967296\nsplit a -> b c\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S004");
+        CHECK(d.message == "split of a: its parts multiply to more than 9223372036854775807");
+        CHECK(d.range.line == 2);
+    }
+    SUBCASE("a declared parent as large as the saturated product") {
+        const auto d = only_error("dim a=9223372036854775807 b=4294967296 c=4294967296\n"
+                                  "split a -> b c\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S004");
+        CHECK(d.message.find("does not multiply out (more than 9223372036854775807)") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
     const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
     SUBCASE("a note, and the implied all-reduce") {
