@@ -1,11 +1,11 @@
 // Declarations and range inference: the program-wide facts the checker plans with.
 #include "context.hpp"
 
+#include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
 #include <numeric>
-#include <sstream>
 
 namespace shardscope::semantics {
 
@@ -113,9 +113,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
                 continue;
             }
             mesh_at = s->range;
-            for (const auto& a : m->axes)
-                ctx.mesh.axes.push_back({a.name, a.size});
-            ctx.mesh.devices = m->devices;
+            ctx.mesh = mesh_of(*m);
             ctx.has_mesh = true;
         } else if (const auto* d = std::get_if<ast::DimDecl>(&s->node)) {
             if (options.ignore_dims) continue;
@@ -356,48 +354,60 @@ void check_splits(Context& ctx, const ast::Program& program) {
     }
 }
 
+Mesh mesh_of(const ast::MeshDecl& m) {
+    Mesh mesh;
+    for (const auto& a : m.axes)
+        mesh.axes.push_back({a.name, a.size});
+    mesh.devices = m.devices;
+    return mesh;
+}
+
 } // namespace detail
 
-std::optional<Mesh> parse_mesh_spec(const std::string& spec) {
-    Mesh m;
-    std::string s = spec;
-    for (auto& c : s)
-        if (c == ',') c = ' ';
-    std::istringstream in(s);
-    std::string tok;
-    std::vector<std::string> toks;
-    while (in >> tok)
-        toks.push_back(tok);
-    if (toks.empty()) return std::nullopt;
-    auto to_size = [](const std::string& t) -> std::optional<std::int64_t> {
-        if (t.empty() || t.size() > 9 ||
-            !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return std::nullopt;
-        const auto v = std::stoll(t);
-        return v >= 1 ? std::optional(v) : std::nullopt;
+std::optional<Mesh> parse_mesh_spec(const std::string& spec, Diagnostic* problem) {
+    // The text of a `mesh` line, read by the parser: the same names, sizes and limits (P205,
+    // P208) as a mesh in a file. Diagnostics are moved back to columns of `spec`.
+    static constexpr std::string_view kPrefix = "mesh ";
+    constexpr auto shift = static_cast<std::uint32_t>(kPrefix.size());
+    auto fail = [&](Diagnostic d) -> std::optional<Mesh> {
+        if (problem) {
+            auto& r = d.range;
+            auto back = [&](std::uint32_t v, std::uint32_t least) {
+                return v >= shift + least ? v - shift : least;
+            };
+            r.offset = back(r.offset, 0);
+            r.column = back(r.column, 1);
+            r.end_column = std::max(r.column, back(r.end_column, 1));
+            *problem = std::move(d);
+        }
+        return std::nullopt;
     };
-    if (toks.size() == 1 && toks[0].find('=') == std::string::npos) {
-        std::string t = toks[0];
-        std::size_t start = 0;
-        while (true) {
-            const auto x = t.find('x', start);
-            auto v = to_size(t.substr(start, x - start));
-            if (!v) return std::nullopt;
-            m.axes.push_back({std::to_string(m.axes.size()), *v});
-            if (x == std::string::npos) break;
-            start = x + 1;
+    auto whole_spec = [&](std::string message) {
+        ast::SourceRange r;
+        r.line = r.end_line = 1;
+        r.column = shift + 1;
+        r.end_column =
+            r.column + static_cast<std::uint32_t>(std::max<std::size_t>(1, utf8_length(spec)));
+        r.offset = shift;
+        r.length = static_cast<std::uint32_t>(spec.size());
+        return Diagnostic{Severity::Error, {}, r, std::move(message), {}};
+    };
+    if (find_invalid_utf8(spec) || spec.find_first_of("\n\r") != std::string::npos)
+        return fail(whole_spec("the mesh must be one line of UTF-8"));
+    const SourceFile file("--mesh", std::string(kPrefix) + spec);
+    auto parsed = parser::parse(file);
+    for (auto& d : parsed.diagnostics)
+        if (d.severity == Severity::Error) return fail(std::move(d));
+    const ast::MeshDecl* decl = nullptr;
+    std::size_t statements = 0;
+    for (const auto& item : parsed.program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item)) {
+            ++statements;
+            decl = std::get_if<ast::MeshDecl>(&s->node);
         }
-    } else {
-        for (const auto& t : toks) {
-            const auto eq = t.find('=');
-            if (eq == std::string::npos || eq == 0) return std::nullopt;
-            auto v = to_size(t.substr(eq + 1));
-            if (!v) return std::nullopt;
-            m.axes.push_back({t.substr(0, eq), *v});
-        }
-    }
-    if (m.device_count() > (std::int64_t{1} << 24)) return std::nullopt; // as the parser
-    return m;
+    if (statements != 1 || !decl)
+        return fail(whole_spec("only a mesh's axes (and devices) may follow --mesh"));
+    return detail::mesh_of(*decl);
 }
 
 } // namespace shardscope::semantics

@@ -284,6 +284,9 @@ using Defined = std::unordered_map<std::string, Value>;
 /// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d);
 
+/// The checker's mesh of a `mesh` line.
+Mesh mesh_of(const ast::MeshDecl& m);
+
 /// Reads the declarations (mesh, dim, split, dtype, tensor, hw, function, link) into `ctx`.
 void declare(Context& ctx, const ast::Program& program, const CheckOptions& options);
 /// Range inference: device indices take their axes' size; splits give the missing factor.

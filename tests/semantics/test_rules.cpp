@@ -1123,6 +1123,56 @@ TEST_CASE("diagnostics: split products beyond int64 are errors, not wrapped or s
     }
 }
 
+TEST_CASE("parse_mesh_spec reads --mesh as a mesh line") {
+    using semantics::parse_mesh_spec;
+    SUBCASE("sizes and names") {
+        const auto m = parse_mesh_spec("2x4");
+        REQUIRE(m);
+        CHECK(m->device_count() == 8);
+        const auto n = parse_mesh_spec("dp=2,tp=4");
+        REQUIRE(n);
+        REQUIRE(n->axes.size() == 2);
+        CHECK(n->axes[1].name == "tp");
+        CHECK(parse_mesh_spec("dp=2 tp=4"));
+        const auto d = parse_mesh_spec("2x2 devices [0 2 1 3]");
+        REQUIRE(d);
+        CHECK(d->devices == std::vector<std::int64_t>{0, 2, 1, 3});
+    }
+    SUBCASE("too many devices: the file's P205, not a wrapped count") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("65536x65536x65536x65536", &d));
+        CHECK(d.code == "P205");
+        CHECK(d.message == "the mesh has too many devices (more than 16777216)");
+        CHECK(d.range.column == 7); // the second size, where the product passes the limit
+        CHECK_FALSE(parse_mesh_spec("8192x8192x2", &d));
+        CHECK(d.code == "P205");
+    }
+    SUBCASE("an axis named twice: P208") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("dp=2,dp=2", &d));
+        CHECK(d.code == "P208");
+        CHECK(d.range.column == 6);
+        CHECK(d.range.end_column == 8);
+    }
+    SUBCASE("names a mesh line rejects") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("\xC3\xA9=2", &d)); // é
+        CHECK(d.severity == Severity::Error);
+        CHECK_FALSE(d.code.empty());
+        CHECK_FALSE(parse_mesh_spec("0=2"));
+        CHECK_FALSE(parse_mesh_spec("2y4"));
+        CHECK_FALSE(parse_mesh_spec("0"));
+    }
+    SUBCASE("nothing but a mesh") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("4; dim a=2", &d));
+        CHECK(d.message == "only a mesh's axes (and devices) may follow --mesh");
+        CHECK_FALSE(parse_mesh_spec("4\nz = x"));
+        CHECK_FALSE(parse_mesh_spec("= x"));
+        CHECK_FALSE(parse_mesh_spec(" "));
+    }
+}
+
 TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
     const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
     SUBCASE("a note, and the implied all-reduce") {
