@@ -30,23 +30,6 @@ std::string dim_text(const ast::Dimension& d) {
 
 namespace {
 
-/// The parts `from` reaches through `splits` up to `target`, as a path from `from` (empty when
-/// it does not). The splits declared so far have no cycle, so the search ends.
-std::vector<IndexId> split_path(const std::map<IndexId, std::vector<IndexId>>& splits,
-                                const IndexId& from, const IndexId& target,
-                                std::set<IndexId>& seen) {
-    if (from == target) return {from};
-    if (!seen.insert(from).second) return {};
-    const auto it = splits.find(from);
-    if (it == splits.end()) return {};
-    for (const auto& p : it->second)
-        if (auto path = split_path(splits, p, target, seen); !path.empty()) {
-            path.insert(path.begin(), from);
-            return path;
-        }
-    return {};
-}
-
 /// A split defines its index's range as the product of its parts. An index split twice, or
 /// one that is among its own parts (directly or through other splits), has no single range,
 /// so check and exec would each settle it their own way: these are errors, and the split is
@@ -78,8 +61,7 @@ void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRang
         return;
     }
     for (std::size_t k = 0; k < parts.size(); ++k) {
-        std::set<IndexId> seen;
-        const auto path = split_path(ctx.splits, parts[k], parent, seen);
+        const auto path = split_path(split_parts(ctx.splits), parts[k], parent);
         if (path.empty()) continue;
         std::string cycle = parent.text(), others;
         for (std::size_t i = 0; i < path.size(); ++i) {
@@ -237,8 +219,13 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     std::vector<IndexId> parts;
                     for (const auto& p : many)
                         parts.push_back(id_of(p));
-                    if (std::find(parts.begin(), parts.end(), id_of((*one)[0])) == parts.end())
-                        splits.emplace(id_of((*one)[0]), parts);
+                    // A group that would make an index part of itself is the chain's error
+                    // (S007 from the evaluator); learning it here would only loop the ranges.
+                    const auto parent = id_of((*one)[0]);
+                    bool cycle = false;
+                    for (const auto& p : parts)
+                        cycle = cycle || !split_path(split_parts(splits), p, parent).empty();
+                    if (!cycle) splits.emplace(parent, parts);
                 }
             cur = &st.to;
         }

@@ -1093,6 +1093,13 @@ TEST_CASE("diagnostics: an index split into itself (S007)") {
               "remove this split or one of: the split of a at line 2, the split of b at line 3");
         CHECK(d.range.line == 4);
     }
+    SUBCASE("through a chain's group") {
+        const auto d = only_error("mesh 4\ndim a=8\nsplit a -> b c\nx_{(a d)} -> x_{b}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "this step makes index b a part of itself through splits (b -> a -> b)");
+        CHECK(d.range.line == 4);
+        CHECK(d.range.column == 14);
+    }
     SUBCASE("a primed index is another index") {
         const std::string ok = "dim s=8\nsplit s -> s' t\nz_{s' t} = x_{s' t}\n";
         const auto p = check_text(ok);
