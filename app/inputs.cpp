@@ -134,10 +134,17 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
 }
 
 bool mesh_option_ok(const std::string& mesh, std::ostream& err) {
-    if (mesh.empty() || semantics::parse_mesh_spec(mesh)) return true;
-    err << "shardscope: error: bad --mesh '" << mesh
-        << "': expected sizes such as 4 or 2x4, or named axes such as dp=2,tp=4, with at most "
-           "16777216 devices\n";
+    if (mesh.empty()) return true;
+    Diagnostic d;
+    if (semantics::parse_mesh_spec(mesh, &d)) return true;
+    // The parser's diagnostic of the value as a `mesh` line, its caret under the value.
+    auto detail = format_diagnostic(SourceFile("--mesh", mesh), d);
+    detail.erase(0, detail.find('\n') + 1);
+    err << "shardscope: error: bad --mesh '" << mesh << "': " << d.message
+        << (d.code.empty() ? "" : " [" + d.code + "]") << "\n"
+        << detail
+        << "    a mesh is sizes such as 4 or 2x4, or named axes such as dp=2,tp=4, as in a "
+           "'mesh' line, with at most 16777216 devices\n";
     return false;
 }
 

@@ -53,7 +53,9 @@ private:
 /// `check` with a cache carried from one call to the next.
 Plan check(const ast::Program& program, const CheckOptions& options, CheckCache& cache);
 
-/// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4"); nullopt if malformed.
-std::optional<Mesh> parse_mesh_spec(const std::string& spec);
+/// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4") as the text of a `mesh`
+/// line, with its rules and limits; nullopt if malformed, and then `*problem` (when given)
+/// says why, its columns counted in `spec`.
+std::optional<Mesh> parse_mesh_spec(const std::string& spec, Diagnostic* problem = nullptr);
 
 } // namespace shardscope::semantics

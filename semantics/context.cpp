@@ -1,11 +1,11 @@
 // Declarations and range inference: the program-wide facts the checker plans with.
 #include "context.hpp"
 
+#include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
 #include <numeric>
-#include <sstream>
 
 namespace shardscope::semantics {
 
@@ -28,6 +28,60 @@ std::string dim_text(const ast::Dimension& d) {
     return d.grouped ? "(" + out + ")" : out;
 }
 
+namespace {
+
+/// A split defines its index's range as the product of its parts. An index split twice, or
+/// one that is among its own parts (directly or through other splits), has no single range,
+/// so check and exec would each settle it their own way: these are errors, and the split is
+/// left out.
+void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRange& at) {
+    const auto parent = id_of(sp.from);
+    std::vector<IndexId> parts;
+    for (const auto& p : sp.parts) {
+        const auto id = id_of(p);
+        if (id == parent) {
+            ctx.diag(Severity::Error, "S007", p.range,
+                     "index " + parent.text() + " is split into itself",
+                     "give the part another name, e.g. '" + parent.text() + "1'");
+            return;
+        }
+        if (std::find(parts.begin(), parts.end(), id) != parts.end()) {
+            ctx.diag(Severity::Error, "S008", p.range,
+                     "the split of " + parent.text() + " names part " + id.text() + " twice",
+                     "each part of a split is a different index");
+            return;
+        }
+        parts.push_back(id);
+    }
+    if (auto first = ctx.split_at.find(parent); first != ctx.split_at.end()) {
+        ctx.diag(Severity::Error, "S006", sp.from.range,
+                 "index " + parent.text() + " is split twice (first at line " +
+                     std::to_string(first->second.line) + ")",
+                 "split an index once; to split it further, split one of its parts");
+        return;
+    }
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        const auto path = split_path(split_parts(ctx.splits), parts[k], parent);
+        if (path.empty()) continue;
+        std::string cycle = parent.text(), others;
+        for (std::size_t i = 0; i < path.size(); ++i) {
+            cycle += " -> " + path[i].text();
+            if (i + 1 < path.size())
+                others += (others.empty() ? "" : ", ") + std::string("the split of ") +
+                          path[i].text() + " at line " + std::to_string(ctx.split_at[path[i]].line);
+        }
+        ctx.diag(Severity::Error, "S007", sp.parts[k].range,
+                 "index " + parent.text() + " is split into itself through other splits (" + cycle +
+                     ")",
+                 "remove this split or " + std::string(path.size() > 2 ? "one of: " : "") + others);
+        return;
+    }
+    ctx.splits[parent] = std::move(parts);
+    ctx.split_at[parent] = at;
+}
+
+} // namespace
+
 void declare(Context& ctx, const ast::Program& program, const CheckOptions& options) {
     std::optional<ast::SourceRange> mesh_at;
     for (const auto& item : program.items) {
@@ -41,9 +95,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
                 continue;
             }
             mesh_at = s->range;
-            for (const auto& a : m->axes)
-                ctx.mesh.axes.push_back({a.name, a.size});
-            ctx.mesh.devices = m->devices;
+            ctx.mesh = mesh_of(*m);
             ctx.has_mesh = true;
         } else if (const auto* d = std::get_if<ast::DimDecl>(&s->node)) {
             if (options.ignore_dims) continue;
@@ -58,11 +110,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
                 ctx.range_origin[id] = "declared";
             }
         } else if (const auto* sp = std::get_if<ast::SplitDecl>(&s->node)) {
-            std::vector<IndexId> parts;
-            for (const auto& p : sp->parts)
-                parts.push_back(id_of(p));
-            ctx.splits[id_of(sp->from)] = parts;
-            ctx.split_at[id_of(sp->from)] = s->range;
+            declare_split(ctx, *sp, s->range);
         } else if (const auto* dt = std::get_if<ast::DtypeDecl>(&s->node)) {
             ctx.dtype = dt->dtype;
             ctx.dtype_bytes = dtype_size(dt->dtype).value_or(4);
@@ -171,8 +219,13 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     std::vector<IndexId> parts;
                     for (const auto& p : many)
                         parts.push_back(id_of(p));
-                    if (std::find(parts.begin(), parts.end(), id_of((*one)[0])) == parts.end())
-                        splits.emplace(id_of((*one)[0]), parts);
+                    // A group that would make an index part of itself is the chain's error
+                    // (S007 from the evaluator); learning it here would only loop the ranges.
+                    const auto parent = id_of((*one)[0]);
+                    bool cycle = false;
+                    for (const auto& p : parts)
+                        cycle = cycle || !split_path(split_parts(splits), p, parent).empty();
+                    if (!cycle) splits.emplace(parent, parts);
                 }
             cur = &st.to;
         }
@@ -202,6 +255,15 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                         ++unknown, missing = p;
                 }
                 if (unknown == 0 && !ctx.has_range(parent)) {
+                    if (known == kMaxRange) { // saturated: no int64 holds the product
+                        if (ctx.conflicts.insert(parent).second)
+                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                                     "split of " + parent.text() +
+                                         ": its parts multiply to more than " +
+                                         std::to_string(kMaxRange),
+                                     "choose smaller ranges for the parts");
+                        continue;
+                    }
                     ctx.ranges[parent] = known;
                     ctx.range_origin[parent] = "split";
                     changed = true;
@@ -256,6 +318,9 @@ void check_splits(Context& ctx, const ast::Program& program) {
         const auto* sp = std::get_if<ast::SplitDecl>(&s->node);
         if (!sp) continue;
         const auto parent = id_of(sp->from);
+        // Only the splits declare() kept: the others are reported already.
+        const auto kept = ctx.split_at.find(parent);
+        if (kept == ctx.split_at.end() || kept->second.offset != s->range.offset) continue;
         if (!ctx.has_range(parent)) continue;
         std::int64_t product = 1;
         bool all_known = true;
@@ -266,57 +331,70 @@ void check_splits(Context& ctx, const ast::Program& program) {
             parts += (parts.empty() ? "" : "·") + id_of(p).text() + "=" +
                      std::to_string(ctx.range(id_of(p)));
         }
-        if (all_known && product != ctx.range(parent))
+        // A saturated product never matches, even a parent declared as large.
+        if (all_known && (product != ctx.range(parent) || product == kMaxRange))
             ctx.diag(Severity::Error, "S004", s->range,
                      "split of " + parent.text() + "=" + std::to_string(ctx.range(parent)) +
-                         " into " + parts + " does not multiply out (" + std::to_string(product) +
-                         ")",
+                         " into " + parts + " does not multiply out (" +
+                         (product == kMaxRange ? "more than " : "") + std::to_string(product) + ")",
                      "choose ranges whose product is " + std::to_string(ctx.range(parent)));
     }
 }
 
+Mesh mesh_of(const ast::MeshDecl& m) {
+    Mesh mesh;
+    for (const auto& a : m.axes)
+        mesh.axes.push_back({a.name, a.size});
+    mesh.devices = m.devices;
+    return mesh;
+}
+
 } // namespace detail
 
-std::optional<Mesh> parse_mesh_spec(const std::string& spec) {
-    Mesh m;
-    std::string s = spec;
-    for (auto& c : s)
-        if (c == ',') c = ' ';
-    std::istringstream in(s);
-    std::string tok;
-    std::vector<std::string> toks;
-    while (in >> tok)
-        toks.push_back(tok);
-    if (toks.empty()) return std::nullopt;
-    auto to_size = [](const std::string& t) -> std::optional<std::int64_t> {
-        if (t.empty() || t.size() > 9 ||
-            !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return std::nullopt;
-        const auto v = std::stoll(t);
-        return v >= 1 ? std::optional(v) : std::nullopt;
+std::optional<Mesh> parse_mesh_spec(const std::string& spec, Diagnostic* problem) {
+    // The text of a `mesh` line, read by the parser: the same names, sizes and limits (P205,
+    // P208) as a mesh in a file. Diagnostics are moved back to columns of `spec`.
+    static constexpr std::string_view kPrefix = "mesh ";
+    constexpr auto shift = static_cast<std::uint32_t>(kPrefix.size());
+    auto fail = [&](Diagnostic d) -> std::optional<Mesh> {
+        if (problem) {
+            auto& r = d.range;
+            auto back = [&](std::uint32_t v, std::uint32_t least) {
+                return v >= shift + least ? v - shift : least;
+            };
+            r.offset = back(r.offset, 0);
+            r.column = back(r.column, 1);
+            r.end_column = std::max(r.column, back(r.end_column, 1));
+            *problem = std::move(d);
+        }
+        return std::nullopt;
     };
-    if (toks.size() == 1 && toks[0].find('=') == std::string::npos) {
-        std::string t = toks[0];
-        std::size_t start = 0;
-        while (true) {
-            const auto x = t.find('x', start);
-            auto v = to_size(t.substr(start, x - start));
-            if (!v) return std::nullopt;
-            m.axes.push_back({std::to_string(m.axes.size()), *v});
-            if (x == std::string::npos) break;
-            start = x + 1;
+    auto whole_spec = [&](std::string message) {
+        ast::SourceRange r;
+        r.line = r.end_line = 1;
+        r.column = shift + 1;
+        r.end_column =
+            r.column + static_cast<std::uint32_t>(std::max<std::size_t>(1, utf8_length(spec)));
+        r.offset = shift;
+        r.length = static_cast<std::uint32_t>(spec.size());
+        return Diagnostic{Severity::Error, {}, r, std::move(message), {}};
+    };
+    if (find_invalid_utf8(spec) || spec.find_first_of("\n\r") != std::string::npos)
+        return fail(whole_spec("the mesh must be one line of UTF-8"));
+    const SourceFile file("--mesh", std::string(kPrefix) + spec);
+    auto parsed = parser::parse(file);
+    for (auto& d : parsed.diagnostics)
+        if (d.severity == Severity::Error) return fail(std::move(d));
+    const ast::MeshDecl* decl = nullptr;
+    std::size_t statements = 0;
+    for (const auto& item : parsed.program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item)) {
+            ++statements;
+            decl = std::get_if<ast::MeshDecl>(&s->node);
         }
-    } else {
-        for (const auto& t : toks) {
-            const auto eq = t.find('=');
-            if (eq == std::string::npos || eq == 0) return std::nullopt;
-            auto v = to_size(t.substr(eq + 1));
-            if (!v) return std::nullopt;
-            m.axes.push_back({t.substr(0, eq), *v});
-        }
-    }
-    if (m.device_count() > (std::int64_t{1} << 24)) return std::nullopt; // as the parser
-    return m;
+    if (statements != 1 || !decl)
+        return fail(whole_spec("only a mesh's axes (and devices) may follow --mesh"));
+    return detail::mesh_of(*decl);
 }
 
 } // namespace shardscope::semantics

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,10 +33,13 @@ using AxisList = SmallVec<int, 4>;
 
 constexpr std::int64_t kDefaultRange = 1024;
 
-/// a·b, saturating: ranges come from the user and their products must not overflow.
+constexpr std::int64_t kMaxRange = std::numeric_limits<std::int64_t>::max();
+
+/// a·b, saturating at kMaxRange: ranges come from the user and their products must not
+/// overflow.
 inline std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
     std::int64_t r = 0;
-    return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+    return __builtin_mul_overflow(a, b, &r) ? kMaxRange : r;
 }
 constexpr int kMaxPlans = 256;
 
@@ -280,6 +284,37 @@ using Defined = std::unordered_map<std::string, Value>;
 
 /// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d);
+
+/// The parts of an index under `splits` (nullptr when it is not split).
+inline auto split_parts(const std::map<IndexId, std::vector<IndexId>>& splits) {
+    return [&splits](const IndexId& i) -> const std::vector<IndexId>* {
+        auto it = splits.find(i);
+        return it == splits.end() ? nullptr : &it->second;
+    };
+}
+
+/// The indices from `from` down to `target` (both included) through split parts, or empty
+/// when `target` is not among them; `parts_of(i)` gives i's parts or nullptr. Each index is
+/// visited once, so any graph of splits, cyclic or not, ends the search.
+template <class PartsOf>
+std::vector<IndexId> split_path(const PartsOf& parts_of, const IndexId& from,
+                                const IndexId& target) {
+    std::set<IndexId> seen;
+    std::function<std::vector<IndexId>(const IndexId&)> walk = [&](const IndexId& i) {
+        if (i == target) return std::vector<IndexId>{i};
+        const auto* parts = seen.insert(i).second ? parts_of(i) : nullptr;
+        for (std::size_t k = 0; parts && k < parts->size(); ++k)
+            if (auto path = walk((*parts)[k]); !path.empty()) {
+                path.insert(path.begin(), i);
+                return path;
+            }
+        return std::vector<IndexId>{};
+    };
+    return walk(from);
+}
+
+/// The checker's mesh of a `mesh` line.
+Mesh mesh_of(const ast::MeshDecl& m);
 
 /// Reads the declarations (mesh, dim, split, dtype, tensor, hw, function, link) into `ctx`.
 void declare(Context& ctx, const ast::Program& program, const CheckOptions& options);

@@ -1171,12 +1171,32 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             for (std::size_t d = 0; d < cur->dims.size(); ++d) {
                 const auto& a = cur->dims[d].parts;
                 const auto& b = next->dims[d].parts;
+                const std::vector<IndexId>* group = nullptr;
+                IndexId whole;
                 if (a.size() == 1 && b.size() > 1 && std::find(b.begin(), b.end(), a[0]) == b.end())
-                    learned[a[0]] = b;
+                    group = &b, whole = a[0];
                 // Merging a group back (x_{(rc)sd} -> x_{bsd}) says the same.
                 else if (b.size() == 1 && a.size() > 1 &&
                          std::find(a.begin(), a.end(), b[0]) == a.end())
-                    learned[b[0]] = a;
+                    group = &a, whole = b[0];
+                if (!group) continue;
+                // A group that holds the index it groups through other splits has no range.
+                auto parts_of = [&](const IndexId& i) -> const std::vector<IndexId>* {
+                    if (auto l = learned.find(i); l != learned.end()) return &l->second;
+                    return split_parts(ctx_.splits)(i);
+                };
+                for (const auto& p : *group)
+                    if (auto path = split_path(parts_of, p, whole); !path.empty()) {
+                        std::string cycle = whole.text();
+                        for (const auto& i : path)
+                            cycle += " -> " + i.text();
+                        error("S007", st.to.range,
+                              "this step makes index " + whole.text() +
+                                  " a part of itself through splits (" + cycle + ")",
+                              "name the group's parts apart from the splits of " + whole.text());
+                        return std::nullopt;
+                    }
+                learned[whole] = *group;
             }
         const auto from_atoms = atoms(cur->dims, learned);
         const auto to_atoms = atoms(next->dims, learned);

@@ -1,13 +1,16 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace shardscope::semantics {
 
 std::int64_t Mesh::device_count() const {
+    // Meshes read from text have at most 2^24 devices; one built otherwise saturates rather
+    // than wrapping to a small count.
     std::int64_t n = 1;
     for (const auto& a : axes)
-        n *= a.size;
+        if (__builtin_mul_overflow(n, a.size, &n)) return std::numeric_limits<std::int64_t>::max();
     return n;
 }
 

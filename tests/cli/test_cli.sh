@@ -136,6 +136,20 @@ check "bad --mesh" 2 "$bin" check --mesh 2y4 "$root/samples/dot_product.ein"
 contains "bad --mesh message" "$tmp/err" "bad --mesh '2y4'"
 check "too large --mesh" 2 "$bin" check --mesh 8192x8192x2 "$root/samples/dot_product.ein"
 contains "too large --mesh message" "$tmp/err" "at most 16777216 devices"
+# --mesh is read as a mesh line: the same limits and names as in a file, and a usage error.
+check "overflowing --mesh" 2 "$bin" check -q --mesh 65536x65536x65536x65536 "$root/samples/dot_product.ein"
+contains "overflowing --mesh message" "$tmp/err" "bad --mesh '65536x65536x65536x65536': the mesh has too many devices (more than 16777216) [P205]"
+contains "overflowing --mesh caret" "$tmp/err" "$(printf '%10s^~~~~' '')"
+check "exec: overflowing --mesh" 2 "$bin" exec --mesh 65536x65536x65536x65536 "$root/samples/dot_product.ein"
+contains "exec: overflowing --mesh message" "$tmp/err" "the mesh has too many devices (more than 16777216) [P205]"
+check "--mesh with an axis twice" 2 "$bin" check --mesh dp=2,dp=2 "$root/samples/dot_product.ein"
+contains "--mesh axis twice message" "$tmp/err" "mesh axis 'dp' is declared twice [P208]"
+check "exec: --mesh with an axis twice" 2 "$bin" exec --mesh dp=2,dp=2 "$root/samples/dot_product.ein"
+check "--mesh with a non-ASCII name" 2 "$bin" check --mesh 'é=2' "$root/samples/dot_product.ein"
+printf 'mesh é=2\n' >"$tmp/mesh_name.ein"
+check "a non-ASCII mesh name in a file" 1 "$bin" check "$tmp/mesh_name.ein"
+check "--mesh with more than a mesh" 2 "$bin" check --mesh '4; dim a=2' "$root/samples/dot_product.ein"
+check "--mesh with a device order" 0 "$bin" check --json --mesh '2x2 devices [0 2 1 3]' "$root/samples/dot_product.ein"
 check "syntax errors stop the checker" 1 "$bin" check "$tmp/bad.ein"
 contains "checker did not run" "$tmp/err" "the checker did not run"
 
@@ -192,6 +206,13 @@ check "exec --json: check errors refused" 1 "$bin" exec --json "$tmp/twice.ein"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and d["diagnostics"][0]["code"]=="S101" and "nothing ran" in d["error"], d' "$tmp/out" &&
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json on check errors"; }
 check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
+# Splits that give an index no single range: errors in check, so exec refuses them too.
+for split in 'split a -> b c\nsplit a -> d e' 'split a -> b c\nsplit b -> a d' 'split a -> a c'; do
+    printf "mesh 4\ndim a=8\n$split\nz_{b_0 c} = x_{b_0 c}\n" >"$tmp/split.ein"
+    check "check: bad split ($split)" 1 "$bin" check -q "$tmp/split.ein"
+    check "exec: bad split refused ($split)" 1 "$bin" exec "$tmp/split.ein"
+    contains "exec: bad split message ($split)" "$tmp/err" "is split"
+done
 printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
 check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"
 contains "memory figure" "$tmp/err" "of memory but"

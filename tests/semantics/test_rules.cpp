@@ -1036,6 +1036,154 @@ TEST_CASE("diagnostics: a split whose missing part does not divide (S004)") {
     }
 }
 
+/// The one error of `src`, checked as `check` and as `exec` (small defaults) check it.
+static Diagnostic only_error(const std::string& src) {
+    const auto plan = check_text(src);
+    semantics::CheckOptions small;
+    small.small_defaults = true;
+    const auto run_plan = check_text(src, small);
+    // exec refuses a program with any error, so check and exec agree when both see it.
+    CHECK_MESSAGE(run_plan.errors() == plan.errors(), plan_text(src, run_plan));
+    REQUIRE_MESSAGE(plan.errors() == 1, plan_text(src, plan));
+    return *std::find_if(plan.diagnostics.begin(), plan.diagnostics.end(),
+                         [](const Diagnostic& d) { return d.severity == Severity::Error; });
+}
+
+TEST_CASE("diagnostics: an index split twice (S006)") {
+    const std::string src =
+        "mesh 4\ndim a=8\nsplit a -> b c\nsplit a -> d e\nz_{b_0 c} = x_{b_0 c}\n";
+    const auto d = only_error(src);
+    CHECK(d.code == "S006");
+    CHECK(d.message == "index a is split twice (first at line 3)");
+    CHECK(d.range.line == 4);
+    CHECK(d.range.column == 7); // under the a of the second split
+    SUBCASE("the first split stands: c is 8 / 4, with no default-range note") {
+        const auto plan = check_text(src);
+        REQUIRE(plan.statements.size() == 1);
+        CHECK(plan.statements[0].result.global_shape == std::vector<std::int64_t>{4, 2});
+        CHECK_MESSAGE(count_code(plan, "S501") == 0, plan_text(src, plan));
+    }
+    SUBCASE("splitting a part further is fine") {
+        const std::string ok =
+            "mesh 2x2\ndim a=16\nsplit a -> b c\nsplit c -> d e\nz_{b_0 d_1 e} = x_{b_0 d_1 e}\n";
+        const auto p = check_text(ok);
+        CHECK_MESSAGE(p.errors() == 0, plan_text(ok, p));
+    }
+}
+
+TEST_CASE("diagnostics: an index split into itself (S007)") {
+    SUBCASE("directly") {
+        const auto d = only_error("mesh 4\nsplit s -> s t\nz_{s_0 t} = x_{s_0 t}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index s is split into itself");
+        CHECK(d.range.line == 2);
+        CHECK(d.range.column == 12);
+    }
+    SUBCASE("through another split") {
+        const auto d =
+            only_error("mesh 4\ndim a=8\nsplit a -> b c\nsplit b -> a d\nz_{b_0 c} = x_{b_0 c}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index b is split into itself through other splits (b -> a -> b)");
+        CHECK(d.fix == "remove this split or the split of a at line 3");
+        CHECK(d.range.line == 4);
+        CHECK(d.range.column == 12); // under the part a
+    }
+    SUBCASE("through two others") {
+        const auto d =
+            only_error("dim a=8\nsplit a -> b c\nsplit b -> e f\nsplit f -> a g\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "index f is split into itself through other splits (f -> a -> b -> f)");
+        CHECK(d.fix ==
+              "remove this split or one of: the split of a at line 2, the split of b at line 3");
+        CHECK(d.range.line == 4);
+    }
+    SUBCASE("through a chain's group") {
+        const auto d = only_error("mesh 4\ndim a=8\nsplit a -> b c\nx_{(a d)} -> x_{b}\n");
+        CHECK(d.code == "S007");
+        CHECK(d.message == "this step makes index b a part of itself through splits (b -> a -> b)");
+        CHECK(d.range.line == 4);
+        CHECK(d.range.column == 14);
+    }
+    SUBCASE("a primed index is another index") {
+        const std::string ok = "dim s=8\nsplit s -> s' t\nz_{s' t} = x_{s' t}\n";
+        const auto p = check_text(ok);
+        CHECK_MESSAGE(count_code(p, "S007") == 0, plan_text(ok, p));
+    }
+}
+
+TEST_CASE("diagnostics: a split that names a part twice (S008)") {
+    const auto d = only_error("dim s=16\nsplit s -> r r\nz_{r} = x_{r}\n");
+    CHECK(d.code == "S008");
+    CHECK(d.message == "the split of s names part r twice");
+    CHECK(d.range.column == 14);
+}
+
+TEST_CASE("diagnostics: split products beyond int64 are errors, not wrapped or saturated") {
+    SUBCASE("the parent from its parts") {
+        const auto d = only_error("dim b=4294967296 c=4294967296\nsplit a -> b c\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S004");
+        CHECK(d.message == "split of a: its parts multiply to more than 9223372036854775807");
+        CHECK(d.range.line == 2);
+    }
+    SUBCASE("a declared parent as large as the saturated product") {
+        const auto d = only_error("dim a=9223372036854775807 b=4294967296 c=4294967296\n"
+                                  "split a -> b c\nz_{a} = x_{a}\n");
+        CHECK(d.code == "S004");
+        CHECK(d.message.find("does not multiply out (more than 9223372036854775807)") !=
+              std::string::npos);
+    }
+}
+
+TEST_CASE("parse_mesh_spec reads --mesh as a mesh line") {
+    using semantics::parse_mesh_spec;
+    SUBCASE("sizes and names") {
+        const auto m = parse_mesh_spec("2x4");
+        REQUIRE(m);
+        CHECK(m->device_count() == 8);
+        const auto n = parse_mesh_spec("dp=2,tp=4");
+        REQUIRE(n);
+        REQUIRE(n->axes.size() == 2);
+        CHECK(n->axes[1].name == "tp");
+        CHECK(parse_mesh_spec("dp=2 tp=4"));
+        const auto d = parse_mesh_spec("2x2 devices [0 2 1 3]");
+        REQUIRE(d);
+        CHECK(d->devices == std::vector<std::int64_t>{0, 2, 1, 3});
+    }
+    SUBCASE("too many devices: the file's P205, not a wrapped count") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("65536x65536x65536x65536", &d));
+        CHECK(d.code == "P205");
+        CHECK(d.message == "the mesh has too many devices (more than 16777216)");
+        CHECK(d.range.column == 7); // the second size, where the product passes the limit
+        CHECK_FALSE(parse_mesh_spec("8192x8192x2", &d));
+        CHECK(d.code == "P205");
+    }
+    SUBCASE("an axis named twice: P208") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("dp=2,dp=2", &d));
+        CHECK(d.code == "P208");
+        CHECK(d.range.column == 6);
+        CHECK(d.range.end_column == 8);
+    }
+    SUBCASE("names a mesh line rejects") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("\xC3\xA9=2", &d)); // é
+        CHECK(d.severity == Severity::Error);
+        CHECK_FALSE(d.code.empty());
+        CHECK_FALSE(parse_mesh_spec("0=2"));
+        CHECK_FALSE(parse_mesh_spec("2y4"));
+        CHECK_FALSE(parse_mesh_spec("0"));
+    }
+    SUBCASE("nothing but a mesh") {
+        Diagnostic d;
+        CHECK_FALSE(parse_mesh_spec("4; dim a=2", &d));
+        CHECK(d.message == "only a mesh's axes (and devices) may follow --mesh");
+        CHECK_FALSE(parse_mesh_spec("4\nz = x"));
+        CHECK_FALSE(parse_mesh_spec("= x"));
+        CHECK_FALSE(parse_mesh_spec(" "));
+    }
+}
+
 TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
     const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
     SUBCASE("a note, and the implied all-reduce") {
