@@ -196,7 +196,7 @@ std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool 
         width = std::min(width, std::max(1L, shown.last_column + 1 - shown.column));
         // Tabs keep their width in the caret line so the caret stays under the column.
         std::string caret;
-        std::size_t col = 1;
+        long col = 1;
         for (std::size_t i = 0; i < text.size() && col < shown.column; ++i) {
             if (is_continuation(static_cast<unsigned char>(text[i]))) continue;
             caret += text[i] == '\t' ? '\t' : ' ';
