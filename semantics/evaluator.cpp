@@ -725,16 +725,41 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             }
         return static_cast<double>(ceil_div(ctx_.range(i), n));
     };
+    // Each index's local extent once, and each pair's cost once (the merged operand's pairs
+    // are recomputed): a product of n operands costs O(n^2) pair costs, not O(n^3).
+    // Two operands (most products) have one pair: nothing is cached for them.
+    const std::size_t n = live.size();
+    FlatMap<IndexId, double> ext;
+    if (n > 2)
+        for (const auto& set : live)
+            for (const auto& i : set)
+                if (!ext.count(i)) ext[i] = local_ext(i);
+    auto pair_cost = [&](const IndexSet& x, const IndexSet& y) {
+        IndexSet u = x;
+        u.insert(y.begin(), y.end());
+        double f = 2;
+        for (const auto& i : u)
+            f *= n > 2 ? ext.at(i) : local_ext(i);
+        return f;
+    };
+    // cost[slot[a] * n + slot[b]]: the pair (a, b) of live operands, by their first positions.
+    std::vector<std::size_t> slot;
+    std::vector<double> cost;
+    if (n > 2) {
+        slot.resize(n);
+        cost.resize(n * n);
+        for (std::size_t a = 0; a < n; ++a) {
+            slot[a] = a;
+            for (std::size_t b = a + 1; b < n; ++b)
+                cost[a * n + b] = pair_cost(live[a], live[b]);
+        }
+    }
     while (live.size() > 1) {
         double best = -1;
         std::size_t ba = 0, bb = 1;
         for (std::size_t a = 0; a < live.size(); ++a)
             for (std::size_t b = a + 1; b < live.size(); ++b) {
-                IndexSet u = live[a];
-                u.insert(live[b].begin(), live[b].end());
-                double f = 2;
-                for (const auto& i : u)
-                    f *= local_ext(i);
+                const double f = n > 2 ? cost[slot[a] * n + slot[b]] : pair_cost(live[a], live[b]);
                 if (best < 0 || f < best) best = f, ba = a, bb = b;
             }
         flops += best;
@@ -751,6 +776,12 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         }
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(bb));
         live[ba] = keep;
+        slot.erase(slot.begin() + static_cast<std::ptrdiff_t>(bb));
+        for (std::size_t a = 0; a < live.size(); ++a)
+            if (a < ba)
+                cost[slot[a] * n + slot[ba]] = pair_cost(live[a], live[ba]);
+            else if (a > ba)
+                cost[slot[ba] * n + slot[a]] = pair_cost(live[ba], live[a]);
     }
     if (report_) {
         spec += " -> ";
