@@ -195,6 +195,14 @@ void run_queue(CUstream_st& s, const std::function<bool()>& until = {}) {
     }
 }
 
+/// Faults where a synchronisation would wait for ever on a GPU: `s` reached a stall.
+void no_stall(const CUstream_st& s, const char* what) {
+    if (s.stalled)
+        fault(std::string(what) + " waits for a stream whose collective never completes: a GPU "
+                                  "would wait here for ever (poll cudaStreamQuery and NCCL's "
+                                  "asynchronous error instead)");
+}
+
 /// Runs every stream of `device` (all devices when -1), the default streams included.
 void synchronize_device(int device) {
     std::vector<std::shared_ptr<CUstream_st>> all;
@@ -208,9 +216,7 @@ void synchronize_device(int device) {
     }
     for (const auto& s : all) {
         run_queue(*s);
-        if (s->stalled)
-            fault("a device synchronisation waits for a stream whose collective never "
-                  "completes: a GPU would wait here for ever");
+        no_stall(*s, "a device synchronisation");
     }
 }
 
@@ -317,14 +323,6 @@ void enqueue_stall(cudaStream_t stream, std::function<void()> reached) {
         s->stalled = true;
         reached();
     });
-}
-
-/// Faults where a synchronisation would wait for ever on a GPU: `s` reached a stall.
-void no_stall(const CUstream_st& s, const char* what) {
-    if (s.stalled)
-        fault(std::string(what) + " waits for a stream whose collective never completes: a GPU "
-                                  "would wait here for ever (poll cudaStreamQuery and NCCL's "
-                                  "asynchronous error instead)");
 }
 
 int stream_device(cudaStream_t stream) {
