@@ -1,6 +1,9 @@
 #include "exec/interpreter.hpp"
 
 #include "exec/functions.hpp"
+#include "semantics/cost.hpp"
+
+#include <cmath>
 
 #include <algorithm>
 
@@ -184,6 +187,7 @@ void RankProgram<T>::run(std::size_t s) {
             local_step(sp, st);
         have_[static_cast<std::size_t>(st.output)] = true;
     }
+    check_ran_as_planned(sp);
     // Store: in the left-hand side's index order and layout.
     value(sp.result_value); // computed?
     Tensor<T> result = std::move(values_[static_cast<std::size_t>(sp.result_value)]);
@@ -220,7 +224,7 @@ void RankProgram<T>::run(std::size_t s) {
 
 template <class T>
 Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_t extent,
-                                      std::vector<int>& axes, const std::string& name) {
+                                      std::vector<int>& axes) {
     const int k = axes.back();
     axes.pop_back();
     Group& g = comm_.axis(k);
@@ -241,7 +245,6 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
     Tensor<T> recv = ops_.zeros(with_lead(xp, max_chunk * n), xp.labels);
     g.all_gather(ops_.buffer(*send), ops_.writable(recv), static_cast<std::size_t>(count),
                  dtype_of<T>());
-    executed_.push_back({StepKind::AllGather, {k}, name, static_cast<double>(count * sizeof(T))});
     Tensor<T> out;
     if (parent == max_chunk * n) {
         out = std::move(recv); // no padding to remove
@@ -258,37 +261,36 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
 }
 
 template <class T>
-Tensor<T> RankProgram<T>::slice_onto(const Tensor<T>& x, int label, int k) {
-    const int d = x.dim_of(label);
-    const auto r =
-        chunk(x.shape[static_cast<std::size_t>(d)], mesh_.sizes[static_cast<std::size_t>(k)],
-              coords_[static_cast<std::size_t>(k)]);
-    return ops_.slice(x, label, r.begin, r.end);
+std::string RankProgram<T>::step_text(const semantics::StatementPlan& sp,
+                                      const semantics::Step& st) const {
+    const bool local = !is_collective(st.kind);
+    return "step " + std::to_string(step_ + 1) + " of line " + std::to_string(sp.range.line) +
+           " (" +
+           (local ? std::string(semantics::step_kind_name(st.kind))
+                  : semantics::collective_text(plan_.mesh, st.kind, st.mesh_axes)) +
+           " of " + st.tensor + ")";
 }
 
 template <class T>
-Tensor<T> RankProgram<T>::redistribute(Tensor<T> x, const TensorLayout& from,
-                                       const TensorLayout& to, const std::string& name) {
+Tensor<T> RankProgram<T>::keep_part(const semantics::StatementPlan& sp, const semantics::Step& st,
+                                    Tensor<T> x, const TensorLayout& from, const TensorLayout& to,
+                                    const std::vector<int>& owner, const std::vector<int>& holder) {
     if (from.atoms.size() != to.atoms.size())
-        throw ExecError("internal: a redistribution of " + name + " changes its indices");
-    // Gathers first (minor axes first), then slices: an axis may move between indices.
-    std::vector<std::vector<int>> axes;
-    std::vector<std::size_t> common;
-    for (std::size_t a = 0; a < from.atoms.size(); ++a) {
-        const auto& have = from.atoms[a].axes;
-        const auto& want = to.atoms[a].axes;
-        std::size_t p = 0;
-        while (p < have.size() && p < want.size() && have[p] == want[p])
-            ++p;
-        common.push_back(p);
-        axes.push_back(have);
-        while (axes.back().size() > p)
-            x = gather_last(x, labels_.at(from.atoms[a].index), from.atoms[a].extent, axes.back(),
-                            name);
+        throw ExecError("internal: " + step_text(sp, st) + " changes the indices of " + st.tensor);
+    for (std::size_t a = 0; a < to.atoms.size(); ++a) {
+        if (!(from.atoms[a].index == to.atoms[a].index))
+            throw ExecError("internal: " + step_text(sp, st) + " reorders the indices of " +
+                            st.tensor);
+        const auto have = atom_range(from.atoms[a].extent, from.atoms[a].axes, mesh_, owner);
+        const auto want = atom_range(to.atoms[a].extent, to.atoms[a].axes, mesh_, holder);
+        if (want.size() == have.size() && (want.size() == 0 || want.begin == have.begin)) continue;
+        if (want.size() != 0 && (want.begin < have.begin || want.end > have.end))
+            throw ExecError("internal: " + step_text(sp, st) + " cannot run as planned: rank " +
+                            std::to_string(comm_.rank()) + "'s block of " +
+                            to.atoms[a].index.text() + " is not part of the block it comes from");
+        const auto begin = want.size() == 0 ? 0 : want.begin - have.begin;
+        x = ops_.slice(x, labels_.at(to.atoms[a].index), begin, begin + want.size());
     }
-    for (std::size_t a = 0; a < to.atoms.size(); ++a)
-        for (std::size_t p = common[a]; p < to.atoms[a].axes.size(); ++p)
-            x = slice_onto(x, labels_.at(to.atoms[a].index), to.atoms[a].axes[p]);
     return x;
 }
 
@@ -296,31 +298,131 @@ template <class T>
 void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semantics::Step& st) {
     const auto& in = sp.values.at(static_cast<std::size_t>(st.inputs.at(0))).layout;
     const auto& out = sp.values.at(static_cast<std::size_t>(st.output)).layout;
+    auto refuse = [&](const std::string& why) {
+        return ExecError("internal: " + step_text(sp, st) + " cannot run as planned: " + why);
+    };
+    if (in.atoms.size() != out.atoms.size()) throw refuse("it changes the tensor's indices");
     Tensor<T> x = take(st, st.inputs.at(0));
     auto& result = values_[static_cast<std::size_t>(st.output)];
-    const int k = st.mesh_axes.empty() ? 0 : st.mesh_axes.front();
-    const auto op = [&] {
-        const auto& p = in.placements.at(static_cast<std::size_t>(k));
-        return p.kind == Placement::Kind::Partial && p.reduce == "max" ? ReduceOp::Max
-                                                                       : ReduceOp::Sum;
-    }();
+    const double size = static_cast<double>(sizeof(T));
+    if (st.kind == StepKind::Permute) {
+        if (!partial_axes(in).empty() || !partial_axes(out).empty())
+            throw refuse("a permute moves whole values, not partial ones");
+        const int me = comm_.rank();
+        int to = me, from = me;
+        for (const auto& [s, d] : st.pairs) {
+            if (s == me) to = static_cast<int>(d);
+            if (d == me) from = static_cast<int>(s);
+        }
+        // Every member sends and receives the same count: the largest moving block (what the
+        // busiest sender sends, which is what a permute's bytes count).
+        std::int64_t count = 0;
+        for (const auto& pair : st.pairs)
+            count = std::max(count, elements(local_shape(
+                                        out, mesh_, mesh_.coords(static_cast<int>(pair.second)))));
+        // What I send: the part of my block that is `to`'s new block (contiguous, in my
+        // tensor's index order, which every rank shares).
+        Tensor<T> send = ops_.zeros({std::max<std::int64_t>(count, 1)}, {-1});
+        if (to != me) {
+            const Tensor<T> mine = keep_part(sp, st, x, in, out, coords_, mesh_.coords(to));
+            if (mine.size() > 0) ops_.copy_rows(send, 0, 0, mine, 0, 0, mine.size(), 1);
+        }
+        Tensor<T> recv = ops_.zeros({std::max<std::int64_t>(count, 1)}, {-1});
+        if (count > 0)
+            comm_.world().permute(ops_.buffer(send), ops_.writable(recv),
+                                  static_cast<std::size_t>(count), dtype_of<T>(), to, from);
+        executed_.push_back({st.kind, st.mesh_axes, st.tensor, static_cast<double>(count) * size});
+        if (from == me) {
+            result = keep_part(sp, st, std::move(x), in, out, coords_, coords_);
+            return;
+        }
+        // What I receive: my new block, in the same index order.
+        const auto shape = local_shape(out, mesh_, coords_);
+        std::vector<std::int64_t> ordered;
+        for (int l : x.labels)
+            for (std::size_t a = 0; a < out.atoms.size(); ++a)
+                if (labels_.at(out.atoms[a].index) == l) ordered.push_back(shape[a]);
+        Tensor<T> o = ops_.zeros(ordered, x.labels);
+        if (o.size() > 0) ops_.copy_rows(o, 0, 0, recv, 0, 0, o.size(), 1);
+        result = std::move(o);
+        return;
+    }
+    if (st.mesh_axes.size() != 1) throw refuse("a collective runs over exactly one mesh axis");
+    const int k = st.mesh_axes.front();
+    if (k < 0 || static_cast<std::size_t>(k) >= in.placements.size()) throw refuse("no such axis");
+    const auto& axis_name = plan_.mesh.axes[static_cast<std::size_t>(k)].name;
+    Group& g = comm_.axis(k);
+    const int n = g.size();
+    const auto& p_in = in.placements.at(static_cast<std::size_t>(k));
+    const auto& p_out = out.placements.at(static_cast<std::size_t>(k));
+    const auto op = p_in.kind == Placement::Kind::Partial && p_in.reduce == "max" ? ReduceOp::Max
+                                                                                  : ReduceOp::Sum;
+    // The atom `index` names; every atom but `moved` keeps its axes.
+    auto atom_at = [&](const semantics::IndexId& index, const char* role) {
+        for (std::size_t a = 0; a < in.atoms.size(); ++a)
+            if (in.atoms[a].index == index) return a;
+        throw refuse(std::string("its ") + role + " index '" + index.text() + "' is not one of " +
+                     st.tensor + "'s");
+    };
+    auto others_unchanged = [&](const std::vector<std::size_t>& moved) {
+        for (std::size_t a = 0; a < in.atoms.size(); ++a)
+            if (std::find(moved.begin(), moved.end(), a) == moved.end() &&
+                in.atoms[a].axes != out.atoms[a].axes)
+                throw refuse("it changes the placement of " + in.atoms[a].index.text() +
+                             ", which the step does not move");
+    };
+    auto loses_minor = [&](std::size_t a) {
+        const auto& h = in.atoms[a].axes;
+        if (h.empty() || h.back() != k || std::vector(h.begin(), h.end() - 1) != out.atoms[a].axes)
+            throw refuse("it may take only the minor-most mesh axis of " +
+                         in.atoms[a].index.text() + ", and that is not " + axis_name);
+    };
+    auto gains_minor = [&](std::size_t a) {
+        auto w = in.atoms[a].axes;
+        w.push_back(k);
+        if (w != out.atoms[a].axes)
+            throw refuse(in.atoms[a].index.text() + " does not gain " + axis_name +
+                         " as its minor-most mesh axis");
+    };
+    auto partial_ends = [&](bool ends) {
+        const bool was = p_in.kind == Placement::Kind::Partial;
+        if (was != ends || p_out.kind == Placement::Kind::Partial)
+            throw refuse(ends ? "the value is not partial over " + axis_name
+                              : "the value is partial over " + axis_name);
+        auto pin = partial_axes(in);
+        pin.erase(
+            std::remove_if(pin.begin(), pin.end(), [&](const auto& q) { return q.first == k; }),
+            pin.end());
+        if (pin != partial_axes(out)) throw refuse("it changes the partial placement elsewhere");
+    };
+    const double local = static_cast<double>(x.size()) * size;
     switch (st.kind) {
-    case StepKind::AllReduce:
-        comm_.axis(k).all_reduce(ops_.writable(x), static_cast<std::size_t>(x.size()),
-                                 dtype_of<T>(), op);
-        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(x.size()) * sizeof(T)});
+    case StepKind::AllReduce: {
+        others_unchanged({});
+        partial_ends(true);
+        g.all_reduce(ops_.writable(x), static_cast<std::size_t>(x.size()), dtype_of<T>(), op);
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
         result = std::move(x);
         return;
+    }
+    case StepKind::AllGather: {
+        const auto a = atom_at(st.from_index, "gathered");
+        others_unchanged({a});
+        partial_ends(false);
+        loses_minor(a);
+        auto axes = in.atoms[a].axes;
+        result = gather_last(x, labels_.at(in.atoms[a].index), in.atoms[a].extent, axes);
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local * n, local)});
+        return;
+    }
     case StepKind::ReduceScatter: {
-        // The index that takes axis k: the atom whose axis list grows by k.
-        std::size_t a = 0;
-        while (a < out.atoms.size() && out.atoms[a].axes == in.atoms[a].axes)
-            ++a;
-        if (a == out.atoms.size())
-            throw ExecError("internal: reduce-scatter of " + st.tensor + " shards nothing");
+        const auto a = atom_at(st.to_index, "scattered");
+        others_unchanged({a});
+        partial_ends(true);
+        gains_minor(a);
         const int label = labels_.at(out.atoms[a].index);
-        Group& g = comm_.axis(k);
-        const int n = g.size();
         const Tensor<T> xp = leading(ops_, x, {label});
         const auto whole = xp.shape.at(0);
         const std::int64_t rest = inner_size(xp, 1);
@@ -340,39 +442,27 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         Tensor<T> recv = ops_.zeros(with_lead(xp, max_chunk), xp.labels);
         g.reduce_scatter(ops_.buffer(*send), ops_.writable(recv), static_cast<std::size_t>(count),
                          dtype_of<T>(), op);
-        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(count * n) * sizeof(T)});
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
         const auto mine = chunk(whole, n, g.rank()).size();
         Tensor<T> o = mine == max_chunk ? std::move(recv) : ops_.slice(recv, label, 0, mine);
         result = o.labels == x.labels ? std::move(o) : ops_.permute(o, x.labels);
         return;
     }
     case StepKind::AllToAll: {
-        // Fast path: one index gives up axis k (its minor-most) and another takes it.
-        int from = -1, to = -1;
-        bool simple = st.mesh_axes.size() == 1;
-        for (std::size_t a = 0; a < in.atoms.size() && simple; ++a) {
-            const auto& h = in.atoms[a].axes;
-            const auto& w = out.atoms[a].axes;
-            if (h == w) continue;
-            if (!h.empty() && h.back() == k && std::vector(h.begin(), h.end() - 1) == w && from < 0)
-                from = static_cast<int>(a);
-            else if (!w.empty() && w.back() == k && std::vector(w.begin(), w.end() - 1) == h &&
-                     to < 0)
-                to = static_cast<int>(a);
-            else
-                simple = false;
-        }
-        if (!simple || from < 0 || to < 0) break;
-        const int li = labels_.at(in.atoms[static_cast<std::size_t>(from)].index);
-        const int lj = labels_.at(in.atoms[static_cast<std::size_t>(to)].index);
-        Group& g = comm_.axis(k);
-        const int n = g.size();
+        const auto from = atom_at(st.from_index, "source");
+        const auto to = atom_at(st.to_index, "destination");
+        if (from == to) throw refuse("it moves an axis onto the index it leaves");
+        others_unchanged({from, to});
+        partial_ends(false);
+        loses_minor(from);
+        gains_minor(to);
+        const int li = labels_.at(in.atoms[from].index);
+        const int lj = labels_.at(in.atoms[to].index);
         const Tensor<T> xp = leading(ops_, x, {li, lj});
-        auto parent_axes = in.atoms[static_cast<std::size_t>(from)].axes;
+        auto parent_axes = in.atoms[from].axes;
         parent_axes.pop_back();
-        const auto pi =
-            atom_range(in.atoms[static_cast<std::size_t>(from)].extent, parent_axes, mesh_, coords_)
-                .size();
+        const auto pi = atom_range(in.atoms[from].extent, parent_axes, mesh_, coords_).size();
         const auto nj = xp.shape[1];
         const std::int64_t rest = inner_size(xp, 2);
         const auto mi = chunk(pi, n, 0).size(), mj = chunk(nj, n, 0).size();
@@ -391,7 +481,8 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         }
         g.all_to_all(ops_.buffer(send), ops_.writable(recv), static_cast<std::size_t>(count),
                      dtype_of<T>());
-        executed_.push_back({st.kind, {k}, st.tensor, static_cast<double>(count * n) * sizeof(T)});
+        executed_.push_back(
+            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, 0, local)});
         // Block q from member q: its rows of i (chunk q of pi), each with my chunk of j.
         const auto my_j = chunk(nj, n, g.rank()).size();
         auto o_shape = xp.shape;
@@ -410,8 +501,45 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     default:
         break;
     }
-    // All-gathers, and all-to-alls that are not a single move: gather, then slice.
-    result = redistribute(std::move(x), in, out, st.tensor);
+    throw refuse("the executor has no such collective");
+}
+
+template <class T>
+void RankProgram<T>::check_ran_as_planned(const semantics::StatementPlan& sp) const {
+    // The collectives that ran, in order, against the plan's (softmax statistics included).
+    bool origin = true; // device 0's chunks are the largest: the plan's bytes are its own
+    for (int c : coords_)
+        origin = origin && c == 0;
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < sp.steps.size(); ++i) {
+        const auto& st = sp.steps[i];
+        if (!is_collective(st.kind)) continue;
+        const std::string what = "step " + std::to_string(i + 1) + " of line " +
+                                 std::to_string(sp.range.line) + " (" +
+                                 semantics::collective_text(plan_.mesh, st.kind, st.mesh_axes) +
+                                 " of " + st.tensor + ")";
+        if (e >= executed_.size()) throw ExecError("internal: " + what + " did not run");
+        const auto& ran = executed_[e++];
+        if (ran.kind != st.kind || ran.axes != st.mesh_axes)
+            throw ExecError("internal: " + what + " ran as " +
+                            semantics::collective_text(plan_.mesh, ran.kind, ran.axes));
+        // Every device of a collective over one axis sends alike (the largest chunks on
+        // device 0, whose figures the plan states); a permute counts its busiest sender. The
+        // plan counts the program's element types, this run its own.
+        const double planned =
+            st.bytes_per_device / std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T));
+        const double tol = 1e-9 * std::max(planned, 1.0);
+        if (((origin || st.kind == StepKind::Permute) && std::abs(ran.bytes - planned) > tol) ||
+            ran.bytes > planned + tol)
+            throw ExecError("internal: " + what + " sent " + std::to_string(ran.bytes) +
+                            " bytes on rank " + std::to_string(comm_.rank()) + ", the plan " +
+                            std::to_string(planned));
+    }
+    if (e != executed_.size())
+        throw ExecError(
+            "internal: line " + std::to_string(sp.range.line) + " ran " +
+            semantics::collective_text(plan_.mesh, executed_[e].kind, executed_[e].axes) +
+            ", which its plan does not have");
 }
 
 template <class T>
@@ -423,7 +551,20 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         return sp.values.at(static_cast<std::size_t>(st.inputs.at(i))).layout;
     };
     if (st.kind == StepKind::Slice) {
-        result = redistribute(take(st, st.inputs.at(0)), in_layout(0), out_layout, st.tensor);
+        // Local: each rank keeps the part of its block that is its new block; a partial
+        // placement may end only where its axis has one device (nothing to reduce).
+        const auto& in = in_layout(0);
+        for (const auto& [k, op] : partial_axes(in))
+            if (out_layout.placements.at(static_cast<std::size_t>(k)).kind !=
+                    Placement::Kind::Partial &&
+                mesh_.sizes.at(static_cast<std::size_t>(k)) != 1)
+                throw ExecError("internal: " + step_text(sp, st) +
+                                " cannot run as planned: a partial value needs a reduction");
+        for (const auto& [k, op] : partial_axes(out_layout))
+            if (in.placements.at(static_cast<std::size_t>(k)).kind != Placement::Kind::Partial)
+                throw ExecError("internal: " + step_text(sp, st) +
+                                " cannot run as planned: a local step makes nothing partial");
+        result = keep_part(sp, st, take(st, st.inputs.at(0)), in, out_layout, coords_, coords_);
         return;
     }
     if (st.kind == StepKind::Split) {
@@ -463,26 +604,27 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         std::vector<int> rows;
         for (int l : x.labels)
             if (l != along) rows.push_back(l);
+        // Over each axis of the index (one with a single device has nothing to combine).
+        auto combine = [&](Tensor<T>& stat, ReduceOp op, const char* name) {
+            for (int k : atom->axes) {
+                Group& g = comm_.axis(k);
+                if (g.size() == 1) continue;
+                g.all_reduce(ops_.writable(stat), static_cast<std::size_t>(stat.size()),
+                             dtype_of<T>(), op);
+                const double bytes = static_cast<double>(stat.size()) * sizeof(T);
+                executed_.push_back(
+                    {StepKind::AllReduce,
+                     {k},
+                     st.tensor + name,
+                     semantics::collective_bytes(StepKind::AllReduce, g.size(), bytes, bytes)});
+            }
+        };
         auto m = ops_.reduce(x, rows, Reduce::Max);
-        for (int k : atom->axes) {
-            comm_.axis(k).all_reduce(ops_.writable(m), static_cast<std::size_t>(m.size()),
-                                     dtype_of<T>(), ReduceOp::Max);
-            executed_.push_back({StepKind::AllReduce,
-                                 {k},
-                                 st.tensor + ".max",
-                                 static_cast<double>(m.size()) * sizeof(T)});
-        }
+        combine(m, ReduceOp::Max, ".max");
         auto e = ops_.binary(x, m, Binary::Sub, x.labels);
         ops_.function(e, Fn::Exp);
         auto s = ops_.reduce(e, rows, Reduce::Sum);
-        for (int k : atom->axes) {
-            comm_.axis(k).all_reduce(ops_.writable(s), static_cast<std::size_t>(s.size()),
-                                     dtype_of<T>(), ReduceOp::Sum);
-            executed_.push_back({StepKind::AllReduce,
-                                 {k},
-                                 st.tensor + ".sum",
-                                 static_cast<double>(s.size()) * sizeof(T)});
-        }
+        combine(s, ReduceOp::Sum, ".sum");
         result = ops_.binary(e, s, Binary::Div, x.labels);
         return;
     }

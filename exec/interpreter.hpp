@@ -61,13 +61,20 @@ private:
     Tensor<T> load(const semantics::ValueInfo& v);
     void collective(const semantics::StatementPlan& sp, const semantics::Step& st);
     void local_step(const semantics::StatementPlan& sp, const semantics::Step& st);
-    /// Moves `x` from layout `from` to layout `to` (same atoms, same partials): gathers, then
-    /// slices, along the mesh axes that change.
-    Tensor<T> redistribute(Tensor<T> x, const semantics::TensorLayout& from,
-                           const semantics::TensorLayout& to, const std::string& name);
+    /// All-gathers `x` over the last of `axes` (the minor-most axis of the atom `label`).
     Tensor<T> gather_last(const Tensor<T>& x, int label, std::int64_t extent,
-                          std::vector<int>& axes, const std::string& name);
-    Tensor<T> slice_onto(const Tensor<T>& x, int label, int k);
+                          std::vector<int>& axes);
+    /// `x`, the block of layout `from` on the rank at coordinates `owner`, cut to the block of
+    /// layout `to` on the rank at `holder` (which must lie inside it): a permute's send, or a
+    /// local step.
+    Tensor<T> keep_part(const semantics::StatementPlan& sp, const semantics::Step& st, Tensor<T> x,
+                        const semantics::TensorLayout& from, const semantics::TensorLayout& to,
+                        const std::vector<int>& owner, const std::vector<int>& holder);
+    /// "step 3 of line 5 (all-gather(0) of x)": how internal errors name a step.
+    std::string step_text(const semantics::StatementPlan& sp, const semantics::Step& st) const;
+    /// Internal error unless the collectives that ran are the plan's, in order (kind, axes),
+    /// with the bytes it states for this rank.
+    void check_ran_as_planned(const semantics::StatementPlan& sp) const;
     const Tensor<T>& value(int id) const;
     /// Value `id` as step `st` (the current one) uses it: moved out when no later step reads
     /// it, else a copy (on a device, a copy shares the buffer).

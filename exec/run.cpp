@@ -368,7 +368,7 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
                 out << (i ? "," : "") << " " << collective_text(plan, s.collectives[i]) << " "
                     << s.collectives[i].tensor << " "
                     << semantics::format_bytes(s.collectives[i].bytes);
-            out << " (sent per rank)\n";
+            out << " (bytes each device sends; a permute: its busiest sender)\n";
         }
         out << s.shown;
         char buf[160];

@@ -2,6 +2,8 @@
 // across statements (NOTATION.md section 6).
 #include "evaluator.hpp"
 
+#include "redistribute.hpp"
+
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
@@ -148,7 +150,16 @@ void Evaluator::add_collective(StepKind kind, int k, const Value& v, double grou
     s.kind = kind;
     s.mesh_axes = {k};
     s.tensor = v.name;
+    s.elem_bytes = v.elem_bytes;
     const auto n = ctx_.axis_size(k);
+    if (n == 1) {
+        // Over a single device nothing moves: the placement is relabelled locally.
+        s.kind = StepKind::Slice;
+        s.reason = std::string(step_kind_name(kind)) + " over " + ctx_.axis_label(k) +
+                   ", which has size 1: nothing moves (" + reason + ")";
+        steps.push_back(std::move(s));
+        return;
+    }
     s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
     s.time_s = collective_time(kind, n, s.bytes_per_device, link(k));
     s.reason = std::move(reason);
@@ -185,6 +196,7 @@ void Evaluator::reduce_scatter(Value& v, int k, const IndexId& i, const std::str
     add_collective(StepKind::ReduceScatter, k, v, bytes, bytes,
                    "reduce-scatter " + v.name + " over " + ctx_.axis_label(k) + " onto " +
                        i.text() + ": " + why);
+    steps.back().to_index = i;
     v.partial.erase(k);
     v.sharding[i].push_back(k);
     flow(in, v);
@@ -203,6 +215,7 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
         add_collective(StepKind::AllGather, ax, v, gathered, local,
                        "all-gather " + v.name + " over " + ctx_.axis_label(ax) + " (unshard " +
                            i->text() + "): " + why);
+        steps.back().from_index = *i;
         v.unshard(ax);
         flow(in, v);
     }
@@ -215,8 +228,40 @@ void Evaluator::all_to_all(Value& v, int k, const IndexId& j, const std::string&
     add_collective(StepKind::AllToAll, k, v, bytes, bytes,
                    "all-to-all " + v.name + " over " + ctx_.axis_label(k) + " (" +
                        (i ? i->text() : "?") + " -> " + j.text() + "): " + why);
+    if (i) steps.back().from_index = *i;
+    steps.back().to_index = j;
     v.unshard(k);
     v.sharding[j].push_back(k);
+    flow(in, v);
+}
+
+void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
+                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                        const std::vector<int>& axes, double bytes, double time_s,
+                        const std::string& why) {
+    const int in = v.id;
+    Step s;
+    s.tensor = v.name;
+    s.elem_bytes = v.elem_bytes;
+    s.pairs = pairs;
+    if (pairs.empty()) {
+        s.kind = StepKind::Slice;
+        s.reason = "keep " + v.name +
+                   "'s blocks where they are (each device's new block is "
+                   "part of its own): " +
+                   why;
+    } else {
+        s.kind = StepKind::Permute;
+        s.mesh_axes = axes;
+        s.bytes_per_device = bytes;
+        s.time_s = time_s;
+        std::string moves;
+        for (const auto& [from, to] : pairs)
+            moves += (moves.empty() ? "" : ", ") + std::to_string(from) + "->" + std::to_string(to);
+        s.reason = "permute " + v.name + " (device " + moves + "): " + why;
+    }
+    steps.push_back(std::move(s));
+    v.sharding = sharding;
     flow(in, v);
 }
 
@@ -226,6 +271,7 @@ void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why)
     add_local(StepKind::Slice, v, {},
               "slice " + v.name + " locally along " + i.text() + " over " + ctx_.axis_label(k) +
                   ": " + why);
+    steps.back().to_index = i;
     flow(in, v);
 }
 
@@ -382,89 +428,102 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
 void Evaluator::transition(Value& have, const Value& want, const ast::SourceRange& at,
                            const std::string& why) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
-    // Gathers and reductions to R first, then slices, scatters and all-to-alls.
+    // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
         const auto from = have.placement(k);
         const auto to = want.placement(k);
-        if (from.kind == Kind::Partial && to.kind == Kind::Partial) {
-            if (from.reduce != to.reduce) {
-                error("S201", at,
-                      "P(" + from.reduce + ") cannot become P(" + to.reduce + ") on " +
-                          ctx_.axis_label(k),
-                      "reduce it first (all-reduce), then take the " + to.reduce);
-                return;
-            }
-        } else if (from.kind == Kind::Partial && to.kind == Kind::Replicate) {
-            all_reduce(have, k, why);
-        } else if (from.kind == Kind::Partial && to.kind == Kind::Shard) {
-            if (!have.has(to.index)) {
-                error("S202", at,
-                      "cannot reduce-scatter onto " + to.index.text() +
-                          ": the value has no such index");
-                return;
-            }
-            if (auto cur = have.sharded_on(k); cur) have.unshard(k);
-            reduce_scatter(have, k, to.index, why);
-        } else if (from.kind == Kind::Shard && to.kind == Kind::Partial) {
+        if (from.kind == Kind::Partial && to.kind == Kind::Partial && from.reduce != to.reduce) {
+            error("S201", at,
+                  "P(" + from.reduce + ") cannot become P(" + to.reduce + ") on " +
+                      ctx_.axis_label(k),
+                  "reduce it first (all-reduce), then take the " + to.reduce);
+            return;
+        }
+        if (to.kind == Kind::Shard && !have.has(to.index)) {
+            error("S202", at,
+                  (from.kind == Kind::Partial ? "cannot reduce-scatter onto "
+                                              : "cannot move the sharding onto ") +
+                      to.index.text() + ": the value has no such index");
+            return;
+        }
+        if (from.kind == Kind::Shard && to.kind == Kind::Partial) {
             error("S200", at,
                   "a tensor sharded on " + ctx_.axis_label(k) + " (along " + from.index.text() +
                       ") cannot become partial (S -> P)",
                   "drop the {U_" + ctx_.axis_name(k) +
                       "} marker, or shard the left-hand side along " + from.index.text());
             return;
-        } else if (from.kind == Kind::Replicate && to.kind == Kind::Partial) {
+        }
+    }
+    // The problem in the search's terms: atoms in storage order, axes and partials.
+    std::vector<IndexId> atoms;
+    for (const auto& d : have.dims)
+        atoms.insert(atoms.end(), d.parts.begin(), d.parts.end());
+    RedistributionProblem p;
+    for (const auto& a : ctx_.mesh.axes)
+        p.axis_sizes.push_back(a.size);
+    p.devices = ctx_.mesh.devices;
+    p.links = ctx_.links;
+    p.elem_bytes = have.elem_bytes;
+    auto state_of = [&](const Value& v) {
+        LayoutState s;
+        for (const auto& i : atoms) {
+            p.extents.push_back(ctx_.range(i));
+            auto it = v.sharding.find(i);
+            s.axes.push_back(it == v.sharding.end() ? std::vector<int>{} : it->second.to_vector());
+        }
+        s.partial.assign(static_cast<std::size_t>(axes), 0);
+        for (const auto& [k, op] : v.partial)
+            s.partial[static_cast<std::size_t>(k)] = op == "max" ? 'm' : 's';
+        return s;
+    };
+    const LayoutState from = state_of(have);
+    p.extents.clear();
+    const LayoutState to = state_of(want);
+    if (from == to) return;
+    const auto moves = plan_redistribution(p, from, to);
+    if (!moves) {
+        error("S203", at,
+              "no exact redistribution takes " + have.name + " to the placement written here",
+              "redistribute in steps, as a chain");
+        return;
+    }
+    for (const auto& m : *moves) {
+        const int k = m.axis;
+        switch (m.kind) {
+        case MoveKind::AllReduce:
+            all_reduce(have, k, why);
+            break;
+        case MoveKind::ReduceScatter:
+            reduce_scatter(have, k, atoms[static_cast<std::size_t>(m.to)], why);
+            break;
+        case MoveKind::AllGather:
+            all_gather(have, k, why);
+            break;
+        case MoveKind::AllToAll:
+            all_to_all(have, k, atoms[static_cast<std::size_t>(m.to)], why);
+            break;
+        case MoveKind::Slice:
+            slice(have, k, atoms[static_cast<std::size_t>(m.to)], why);
+            break;
+        case MoveKind::KeepOne: {
             const int in = have.id;
-            have.partial[k] = to.reduce;
+            have.partial[k] = m.op == 'm' ? "max" : "sum";
             add_local(StepKind::Compute, have, "keep one copy",
                       "R -> P on " + ctx_.axis_label(k) +
                           ": keep one device's copy, zero the others (local)");
             compute(OpKind::KeepOne, {in}, have).mesh_axes = {k};
-        } else if (from.kind == Kind::Shard && to.kind == Kind::Replicate) {
-            all_gather(have, k, why);
-        } else if (from.kind == Kind::Shard && to.kind == Kind::Shard &&
-                   !(from.index == to.index)) {
-            if (!have.has(to.index)) {
-                error("S202", at,
-                      "cannot move the sharding onto " + to.index.text() +
-                          ": the value has no such index");
-                return;
-            }
-            all_to_all(have, k, to.index, why);
+            break;
         }
-    }
-    for (int k = 0; k < axes; ++k) {
-        const auto from = have.placement(k);
-        const auto to = want.placement(k);
-        if (from.kind == Kind::Replicate && to.kind == Kind::Shard) slice(have, k, to.index, why);
-    }
-    // Multi-axis indices: the order of axes must match too (major to minor).
-    for (const auto& [i, axes_want] : want.sharding) {
-        auto it = have.sharding.find(i);
-        if (it != have.sharding.end() && it->second != axes_want) {
-            std::sort(it->second.begin(), it->second.end());
-            auto sorted_want = axes_want;
-            std::sort(sorted_want.begin(), sorted_want.end());
-            if (it->second == sorted_want) {
-                // Same axes in another order: shards move between devices of the group.
-                std::int64_t n = 1;
-                for (int k : axes_want)
-                    n *= ctx_.axis_size(k);
-                Step s;
-                s.kind = StepKind::AllToAll;
-                s.mesh_axes = axes_want.to_vector();
-                s.tensor = have.name;
-                s.bytes_per_device = collective_bytes(StepKind::AllToAll, n, 0, local_bytes(have));
-                Link slowest = link(axes_want.front());
-                for (int k : axes_want)
-                    if (link(k).bytes_per_second < slowest.bytes_per_second) slowest = link(k);
-                s.time_s = collective_time(StepKind::AllToAll, n, s.bytes_per_device, slowest);
-                s.reason = "reorder the mesh axes of " + i.text() + " (major to minor): " + why;
-                steps.push_back(s);
-                const int in = have.id;
-                it->second = axes_want;
-                flow(in, have);
-            }
-            it->second = axes_want;
+        case MoveKind::Permute: {
+            FlatMap<IndexId, AxisList> sharding;
+            for (std::size_t a = 0; a < atoms.size(); ++a)
+                if (!to.axes[a].empty())
+                    for (int ax : to.axes[a])
+                        sharding[atoms[a]].push_back(ax);
+            permute(have, sharding, m.pairs, m.permute_axes, m.bytes, m.time_s, why);
+            break;
+        }
         }
     }
 }
@@ -693,6 +752,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                 add_local(StepKind::Slice, v, {},
                           "slice " + v.name + " locally along " + i.text() + " over " +
                               ctx_.axis_label(k) + " (free)");
+                steps.back().to_index = i;
                 mine.push_back(k);
                 flow(in, v);
             }
@@ -880,36 +940,32 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         if (auto it = v.sharding.find(along); it != v.sharding.end()) {
             fixed_up = true;
             const int choice = choose(2, false);
-            for (int k : AxisList(it->second)) {
-                if (choice == 0) {
-                    // Two small all-reduces of the row statistics (max, then sum).
-                    Value stats = v;
-                    stats.dims.erase(std::remove_if(stats.dims.begin(), stats.dims.end(),
-                                                    [&](const Dim& d) {
-                                                        return std::find(d.parts.begin(),
-                                                                         d.parts.end(),
-                                                                         along) != d.parts.end();
-                                                    }),
-                                     stats.dims.end());
-                    const double stats_bytes = local_bytes(stats);
-                    stats.name = v.name + ".max";
-                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
-                                   "all-reduce the row maximum of " + v.name + " over " +
-                                       ctx_.axis_label(k) + ": softmax along sharded " +
-                                       along.text());
-                    steps.back().inputs = {v.id}; // performed by the softmax step
-                    steps.back().function = "max";
-                    stats.name = v.name + ".sum";
-                    add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
-                                   "all-reduce the row sum of " + v.name + " over " +
-                                       ctx_.axis_label(k) + ": softmax along sharded " +
-                                       along.text());
-                    steps.back().inputs = {v.id};
-                    steps.back().function = "sum";
-                } else {
-                    all_gather(v, k, "softmax along sharded " + along.text());
-                    break;
-                }
+            if (choice == 0) {
+                // Two small all-reduces of the row statistics per axis: every maximum first,
+                // then every sum (the softmax step runs them in that order).
+                Value stats = v;
+                stats.dims.erase(std::remove_if(stats.dims.begin(), stats.dims.end(),
+                                                [&](const Dim& d) {
+                                                    return std::find(d.parts.begin(), d.parts.end(),
+                                                                     along) != d.parts.end();
+                                                }),
+                                 stats.dims.end());
+                const double stats_bytes = local_bytes(stats);
+                for (const char* stat : {"max", "sum"})
+                    for (int k : AxisList(it->second)) {
+                        if (ctx_.axis_size(k) == 1) continue; // nothing to combine
+                        stats.name = v.name + "." + stat;
+                        add_collective(StepKind::AllReduce, k, stats, stats_bytes, stats_bytes,
+                                       std::string("all-reduce the row ") +
+                                           (stat[0] == 'm' ? "maximum" : "sum") + " of " + v.name +
+                                           " over " + ctx_.axis_label(k) +
+                                           ": softmax along sharded " + along.text());
+                        steps.back().inputs = {v.id}; // performed by the softmax step
+                        steps.back().function = stat;
+                    }
+            } else {
+                all_gather(v, AxisList(it->second).front(),
+                           "softmax along sharded " + along.text());
             }
             not_as_written("S213", e.range,
                            "softmax along " + along.text() +
@@ -1035,6 +1091,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
                     v.sharding[*sharded].push_back(k);
                     add_local(StepKind::Slice, v, {},
                               "slice " + v.name + " locally along " + sharded->text() + " (free)");
+                    steps.back().to_index = *sharded;
                     flow(in, v);
                 }
     }

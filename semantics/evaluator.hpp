@@ -95,6 +95,11 @@ public:
     /// S(i) -> S(j) on axis k.
     void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
     void slice(Value& v, int k, const IndexId& i, const std::string& why);
+    /// Every device receives its block of the layout `sharding` from one device (`pairs`:
+    /// source, destination); none: each keeps part of its own block (a local step).
+    void permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
+                 const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                 const std::vector<int>& axes, double bytes, double time_s, const std::string& why);
 
     std::string temp_name() { return "%" + std::to_string(++temps_); }
 
@@ -114,7 +119,8 @@ public:
 
     // ---- placement transitions (the left-hand-side table) -----------------------------------
 
-    /// Moves `have` to the placement of `want` (same indices), axis by axis.
+    /// Moves `have` to the placement of `want` (same indices) by the cheapest sequence of
+    /// exact block movements (redistribute.hpp).
     void transition(Value& have, const Value& want, const ast::SourceRange& at,
                     const std::string& why);
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardscope::semantics {
@@ -76,8 +77,9 @@ enum class StepKind {
     AllGather,     ///< S -> R
     ReduceScatter, ///< P -> S
     AllToAll,      ///< S(d) -> S(e)
-    Permute,       ///< explicit collective permute
-    Slice,         ///< R -> S, local, free
+    Permute,       ///< each device receives its target block from one device (`pairs`)
+    Slice,         ///< local, free: each device keeps the part of its block it needs (R -> S,
+                   ///< and any move over a mesh axis of size 1, where nothing moves)
     Split,         ///< a reshape that splits or merges indices, free
 };
 
@@ -108,6 +110,7 @@ struct Step {
     std::string tensor;          ///< what it acts on (a tensor or intermediate name)
     std::string detail;          ///< compute: the local einsum ("bsd,df->bsf"); else empty
     double bytes_per_device = 0; ///< bytes each device sends (collectives)
+    int elem_bytes = 4;          ///< the element size those bytes count (the tensor's dtype)
     double flops_per_device = 0; ///< compute
     double time_s = 0;           ///< estimated
     std::string reason;          ///< why, in words
@@ -118,6 +121,13 @@ struct Step {
     std::string function;      ///< Function: its name; Reduce: "sum", "max" or "mean"
     IndexId index;             ///< Softmax: the index it normalises along
     std::vector<bool> negated; ///< Add: per input
+    // The exact block movement of a redistribution (the layouts of its input and output
+    // values say the rest): a collective runs over exactly one mesh axis, except a permute.
+    IndexId from_index; ///< all-gather, all-to-all: the index whose minor-most axis it takes
+    IndexId to_index;   ///< reduce-scatter, all-to-all, slice: the index that gains the axis
+    /// permute: (source device, destination device) for every block that moves; the source
+    /// sends the part of its block that is the destination's block of the output layout
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
     bool operator==(const Step&) const = default;
 };
 

@@ -170,15 +170,26 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
         for (const auto& op : s.operands)
             operands.push_back(layout_json(op, false));
         json steps = json::array();
-        for (const auto& st : s.steps)
-            steps.push_back({{"kind", step_kind_name(st.kind)},
-                             {"mesh_axes", st.mesh_axes},
-                             {"tensor", st.tensor},
-                             {"bytes_per_device", st.bytes_per_device},
-                             {"flops_per_device", st.flops_per_device},
-                             {"time_s", st.time_s},
-                             {"reason", st.reason},
-                             {"detail", st.detail}});
+        for (const auto& st : s.steps) {
+            json step = {{"kind", step_kind_name(st.kind)},
+                         {"mesh_axes", st.mesh_axes},
+                         {"tensor", st.tensor},
+                         {"bytes_per_device", st.bytes_per_device},
+                         {"flops_per_device", st.flops_per_device},
+                         {"time_s", st.time_s},
+                         {"reason", st.reason},
+                         {"detail", st.detail}};
+            // The block movement of a redistribution step, where it has one.
+            if (!st.from_index.name.empty()) step["from_index"] = st.from_index.text();
+            if (!st.to_index.name.empty()) step["to_index"] = st.to_index.text();
+            if (st.kind == StepKind::Permute) {
+                json pairs = json::array();
+                for (const auto& [from, to] : st.pairs)
+                    pairs.push_back({from, to});
+                step["pairs"] = pairs;
+            }
+            steps.push_back(std::move(step));
+        }
         json alternatives = json::array();
         for (const auto& a : s.alternatives)
             alternatives.push_back({{"collectives", a.collectives},

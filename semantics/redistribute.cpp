@@ -1,0 +1,469 @@
+#include "redistribute.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+
+namespace shardscope::semantics::detail {
+
+int LayoutState::atom_of(int k) const {
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        if (std::find(axes[a].begin(), axes[a].end(), k) != axes[a].end())
+            return static_cast<int>(a);
+    return -1;
+}
+
+namespace {
+
+Move mv(MoveKind kind, int axis, int from = -1, int to = -1) {
+    Move m;
+    m.kind = kind;
+    m.axis = axis;
+    m.from = from;
+    m.to = to;
+    return m;
+}
+
+bool valid_atom(const LayoutState& s, int a) {
+    return a >= 0 && static_cast<std::size_t>(a) < s.axes.size();
+}
+
+bool valid_axis(const LayoutState& s, int k) {
+    return k >= 0 && static_cast<std::size_t>(k) < s.partial.size();
+}
+
+bool minor_of(const LayoutState& s, int a, int k) {
+    return valid_atom(s, a) && !s.axes[static_cast<std::size_t>(a)].empty() &&
+           s.axes[static_cast<std::size_t>(a)].back() == k;
+}
+
+bool unused(const LayoutState& s, int k) {
+    return valid_axis(s, k) && !s.partial[static_cast<std::size_t>(k)] && s.atom_of(k) < 0;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+    return a / b + (a % b != 0);
+}
+
+std::int64_t device_count(const RedistributionProblem& p) {
+    std::int64_t n = 1;
+    for (auto s : p.axis_sizes)
+        if (__builtin_mul_overflow(n, s, &n)) return std::numeric_limits<std::int64_t>::max();
+    return n;
+}
+
+std::int64_t device_id(const RedistributionProblem& p, std::size_t at) {
+    return p.devices.empty() ? static_cast<std::int64_t>(at) : p.devices.at(at);
+}
+
+/// Row-major coordinates of position `at`.
+std::vector<int> coords_of(const RedistributionProblem& p, std::int64_t at) {
+    std::vector<int> c(p.axis_sizes.size());
+    for (std::size_t k = p.axis_sizes.size(); k-- > 0;) {
+        c[k] = static_cast<int>(at % p.axis_sizes[k]);
+        at /= p.axis_sizes[k];
+    }
+    return c;
+}
+
+bool contains(const Range& outer, const Range& inner) {
+    return inner.size() == 0 || (outer.begin <= inner.begin && inner.end <= outer.end);
+}
+
+/// Prices `m` (bytes, time, local) as it applies to `s`.
+void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
+    const double local = local_elements(p, s) * p.elem_bytes;
+    if (m.kind == MoveKind::Slice || m.kind == MoveKind::KeepOne) {
+        m.local = true;
+        return;
+    }
+    if (m.kind == MoveKind::Permute) {
+        Link slowest{0, 0};
+        bool first = true;
+        for (int k : m.permute_axes) {
+            const auto& l = p.links.at(static_cast<std::size_t>(k));
+            if (first || l.bytes_per_second < slowest.bytes_per_second) slowest = l;
+            if (first || l.latency_s > slowest.latency_s) slowest.latency_s = l.latency_s;
+            first = false;
+        }
+        m.local = m.pairs.empty();
+        m.time_s = m.local ? 0 : collective_time(StepKind::Permute, 2, m.bytes, slowest);
+        return;
+    }
+    const auto n = p.axis_sizes.at(static_cast<std::size_t>(m.axis));
+    if (n == 1) {
+        m.local = true; // nothing moves over a single device
+        m.bytes = m.time_s = 0;
+        return;
+    }
+    StepKind kind = StepKind::AllReduce;
+    double group = local;
+    switch (m.kind) {
+    case MoveKind::AllReduce:
+        break;
+    case MoveKind::ReduceScatter:
+        kind = StepKind::ReduceScatter;
+        break;
+    case MoveKind::AllGather:
+        kind = StepKind::AllGather;
+        group = local * static_cast<double>(n);
+        break;
+    default:
+        kind = StepKind::AllToAll;
+        group = 0;
+        break;
+    }
+    m.bytes = collective_bytes(kind, n, group, local);
+    m.time_s = collective_time(kind, n, m.bytes, p.links.at(static_cast<std::size_t>(m.axis)));
+}
+
+/// Total order of plans: estimated time (relative tolerance), then steps, then bytes.
+struct Cost {
+    double time = 0;
+    int steps = 0;
+    double bytes = 0;
+    bool operator<(const Cost& o) const {
+        const double tol = 1e-12 * std::max(std::abs(time), std::abs(o.time));
+        if (std::abs(time - o.time) > tol) return time < o.time;
+        if (steps != o.steps) return steps < o.steps;
+        return bytes < o.bytes * (1 - 1e-12);
+    }
+};
+
+Cost cost_of(const std::vector<Move>& moves) {
+    Cost c;
+    for (const auto& m : moves) {
+        c.time += m.time_s;
+        c.bytes += m.bytes;
+        c.steps += m.local ? 0 : 1;
+    }
+    return c;
+}
+
+/// The moves worth trying from `s` towards `t` (never one that undoes what `t` wants kept).
+std::vector<Move> candidates(const RedistributionProblem& p, const LayoutState& s,
+                             const LayoutState& t) {
+    std::vector<Move> out;
+    const int axes = static_cast<int>(s.partial.size());
+    for (int k = 0; k < axes; ++k) {
+        const auto ku = static_cast<std::size_t>(k);
+        const int want = t.atom_of(k);
+        if (s.partial[ku]) {
+            if (t.partial[ku] == s.partial[ku]) continue;
+            out.push_back(mv(MoveKind::AllReduce, k));
+            if (want >= 0) out.push_back(mv(MoveKind::ReduceScatter, k, -1, want));
+            continue;
+        }
+        const int have = s.atom_of(k);
+        if (have < 0) {
+            if (t.partial[ku]) {
+                Move m = mv(MoveKind::KeepOne, k);
+                m.op = t.partial[ku];
+                out.push_back(m);
+            }
+            if (want >= 0) // onto the target's index, or another one that an all-to-all moves on
+                for (int a = 0; a < static_cast<int>(s.axes.size()); ++a)
+                    out.push_back(mv(MoveKind::Slice, k, -1, a));
+            continue;
+        }
+        if (!minor_of(s, have, k)) continue;
+        out.push_back(mv(MoveKind::AllGather, k, have));
+        if (want >= 0 && want != have) out.push_back(mv(MoveKind::AllToAll, k, have, want));
+    }
+    (void)p;
+    return out;
+}
+
+/// The order the checker always used, where it is exact: per axis, partial values reduced
+/// (or scattered), shards gathered from the minor end or moved by an all-to-all; then slices.
+std::vector<Move> axis_by_axis(const LayoutState& from, const LayoutState& to) {
+    std::vector<Move> out;
+    LayoutState s = from;
+    auto add = [&](Move m) {
+        if (!move_applies(s, m)) return false;
+        s = apply_move(s, m);
+        out.push_back(std::move(m));
+        return true;
+    };
+    const int axes = static_cast<int>(s.partial.size());
+    for (int k = 0; k < axes; ++k) {
+        const auto ku = static_cast<std::size_t>(k);
+        const int want = to.atom_of(k), have = s.atom_of(k);
+        if (s.partial[ku]) {
+            if (to.partial[ku] == s.partial[ku]) continue;
+            if (!add(want >= 0 ? mv(MoveKind::ReduceScatter, k, -1, want)
+                               : mv(MoveKind::AllReduce, k)))
+                return {};
+        } else if (have < 0) {
+            if (to.partial[ku]) {
+                Move m = mv(MoveKind::KeepOne, k);
+                m.op = to.partial[ku];
+                if (!add(m)) return {};
+            }
+        } else if (want < 0) {
+            // Gather from the minor end down to k.
+            const auto& list = s.axes[static_cast<std::size_t>(have)];
+            const auto pos = std::find(list.begin(), list.end(), k) - list.begin();
+            while (static_cast<std::ptrdiff_t>(s.axes[static_cast<std::size_t>(have)].size()) > pos)
+                if (!add(mv(MoveKind::AllGather, s.axes[static_cast<std::size_t>(have)].back(),
+                            have)))
+                    return {};
+        } else if (want != have) {
+            if (!add(mv(MoveKind::AllToAll, k, have, want))) return {};
+        }
+    }
+    for (int k = 0; k < axes; ++k)
+        if (unused(s, k) && to.atom_of(k) >= 0)
+            if (!add(mv(MoveKind::Slice, k, -1, to.atom_of(k)))) return {};
+    if (!(s == to)) return {};
+    return out;
+}
+
+} // namespace
+
+bool move_applies(const LayoutState& s, const Move& m) {
+    switch (m.kind) {
+    case MoveKind::AllReduce:
+        return valid_axis(s, m.axis) && s.partial[static_cast<std::size_t>(m.axis)];
+    case MoveKind::ReduceScatter:
+        return valid_axis(s, m.axis) && s.partial[static_cast<std::size_t>(m.axis)] &&
+               valid_atom(s, m.to);
+    case MoveKind::AllGather:
+        return minor_of(s, m.from, m.axis);
+    case MoveKind::AllToAll:
+        return minor_of(s, m.from, m.axis) && valid_atom(s, m.to) && m.to != m.from;
+    case MoveKind::Slice:
+        return unused(s, m.axis) && valid_atom(s, m.to);
+    case MoveKind::KeepOne:
+        return unused(s, m.axis) && m.op;
+    case MoveKind::Permute:
+        return true;
+    }
+    return false;
+}
+
+LayoutState apply_move(const LayoutState& s, const Move& m) {
+    LayoutState out = s;
+    auto& axes = out.axes;
+    switch (m.kind) {
+    case MoveKind::AllReduce:
+        out.partial[static_cast<std::size_t>(m.axis)] = 0;
+        break;
+    case MoveKind::ReduceScatter:
+        out.partial[static_cast<std::size_t>(m.axis)] = 0;
+        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        break;
+    case MoveKind::AllGather:
+        axes[static_cast<std::size_t>(m.from)].pop_back();
+        break;
+    case MoveKind::AllToAll:
+        axes[static_cast<std::size_t>(m.from)].pop_back();
+        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        break;
+    case MoveKind::Slice:
+        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        break;
+    case MoveKind::KeepOne:
+        out.partial[static_cast<std::size_t>(m.axis)] = m.op;
+        break;
+    case MoveKind::Permute:
+        break; // the caller replaces the state by the permute's target
+    }
+    return out;
+}
+
+double local_elements(const RedistributionProblem& p, const LayoutState& s) {
+    double n = 1;
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        std::int64_t split = 1;
+        for (int k : s.axes[a])
+            split *= p.axis_sizes.at(static_cast<std::size_t>(k));
+        n *= static_cast<double>(ceil_div(p.extents.at(a), split));
+    }
+    return n;
+}
+
+std::vector<std::vector<Range>> device_blocks(const RedistributionProblem& p,
+                                              const LayoutState& s) {
+    const auto n = device_count(p);
+    std::vector<std::vector<Range>> out(static_cast<std::size_t>(n));
+    for (std::int64_t d = 0; d < n; ++d) {
+        const auto c = coords_of(p, d);
+        auto& blocks = out[static_cast<std::size_t>(d)];
+        for (std::size_t a = 0; a < s.axes.size(); ++a)
+            blocks.push_back(atom_range(p.extents[a], s.axes[a], p.axis_sizes, c));
+    }
+    return out;
+}
+
+std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
+                                 const LayoutState& to) {
+    auto any = [](const std::vector<char>& v) {
+        return std::any_of(v.begin(), v.end(), [](char c) { return c != 0; });
+    };
+    if (any(from.partial) || any(to.partial) || from == to) return std::nullopt;
+    const auto n = device_count(p);
+    if (n > 1024) return std::nullopt;
+    // A target block lies inside a source block only if it is no larger.
+    if (local_elements(p, to) > local_elements(p, from)) {
+        // device 0 holds the largest blocks of both; a larger target needs more than one sender
+        return std::nullopt;
+    }
+    const auto src = device_blocks(p, from), dst = device_blocks(p, to);
+    const auto N = static_cast<std::size_t>(n);
+    auto fits = [&](std::size_t s, std::size_t d) {
+        for (std::size_t a = 0; a < src[s].size(); ++a)
+            if (!contains(src[s][a], dst[d][a])) return false;
+        return true;
+    };
+    std::vector<std::vector<std::size_t>> options(N);
+    for (std::size_t d = 0; d < N; ++d) {
+        if (fits(d, d)) options[d].push_back(d); // staying put first
+        for (std::size_t s = 0; s < N; ++s)
+            if (s != d && fits(s, d)) options[d].push_back(s);
+        if (options[d].empty()) return std::nullopt;
+    }
+    // A bijection: Kuhn's augmenting paths, from the matching that keeps every block that
+    // can stay where it is.
+    std::vector<std::int64_t> sender_of(N, -1), receiver_of(N, -1);
+    for (std::size_t d = 0; d < N; ++d)
+        if (options[d].front() == d)
+            sender_of[d] = static_cast<std::int64_t>(d),
+            receiver_of[d] = static_cast<std::int64_t>(d);
+    std::vector<char> seen;
+    std::function<bool(std::size_t)> augment = [&](std::size_t d) {
+        for (auto s : options[d]) // an idle sender first: no block that stays is moved
+            if (!seen[s] && receiver_of[s] < 0) {
+                seen[s] = 1;
+                receiver_of[s] = static_cast<std::int64_t>(d);
+                sender_of[d] = static_cast<std::int64_t>(s);
+                return true;
+            }
+        for (auto s : options[d]) {
+            if (seen[s]) continue;
+            seen[s] = 1;
+            if (receiver_of[s] < 0 || augment(static_cast<std::size_t>(receiver_of[s]))) {
+                receiver_of[s] = static_cast<std::int64_t>(d);
+                sender_of[d] = static_cast<std::int64_t>(s);
+                return true;
+            }
+        }
+        return false;
+    };
+    for (std::size_t d = 0; d < N; ++d) {
+        if (sender_of[d] >= 0) continue;
+        seen.assign(N, 0);
+        if (!augment(d)) return std::nullopt;
+    }
+    Move m;
+    m.kind = MoveKind::Permute;
+    std::vector<char> moved_axis(from.partial.size(), 0);
+    double largest = 0;
+    for (std::size_t d = 0; d < N; ++d) {
+        const auto s = static_cast<std::size_t>(sender_of[d]);
+        double elems = 1;
+        for (const auto& r : dst[d])
+            elems *= static_cast<double>(r.size());
+        // Every pair of the bijection, empty blocks too: each device then sends to and
+        // receives from exactly one other (or itself), as a collective permute needs.
+        if (s == d) continue;
+        m.pairs.push_back({device_id(p, s), device_id(p, d)});
+        largest = std::max(largest, elems);
+        const auto cs = coords_of(p, static_cast<std::int64_t>(s)),
+                   cd = coords_of(p, static_cast<std::int64_t>(d));
+        for (std::size_t k = 0; k < cs.size(); ++k)
+            if (cs[k] != cd[k]) moved_axis[k] = 1;
+    }
+    for (std::size_t k = 0; k < moved_axis.size(); ++k)
+        if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
+    std::sort(m.pairs.begin(), m.pairs.end());
+    m.bytes = largest * p.elem_bytes;
+    price(p, from, m);
+    return m;
+}
+
+std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem& p,
+                                                     const LayoutState& from, const LayoutState& to,
+                                                     const std::vector<Move>& preferred) {
+    if (from == to) return std::vector<Move>{};
+    // Dijkstra over layouts. Moves are priced where they apply; a permute goes straight to
+    // the target. Bounded: a mesh of many axes falls back to the axis-by-axis order.
+    struct Node {
+        Cost cost;
+        LayoutState state;
+        int parent = -1;
+        Move move;
+    };
+    std::vector<Node> nodes;
+    std::map<LayoutState, Cost> best;
+    auto cmp = [&](int a, int b) {
+        return nodes[static_cast<std::size_t>(b)].cost < nodes[static_cast<std::size_t>(a)].cost;
+    };
+    std::priority_queue<int, std::vector<int>, decltype(cmp)> open(cmp);
+    nodes.push_back({Cost{}, from, -1, {}});
+    best[from] = Cost{};
+    open.push(0);
+    int expanded = 0, permutes = 0, found = -1;
+    constexpr int kMaxExpanded = 4096, kMaxPermutes = 64;
+    while (!open.empty() && expanded < kMaxExpanded) {
+        const int at = open.top();
+        open.pop();
+        const Node cur = nodes[static_cast<std::size_t>(at)];
+        if (best[cur.state] < cur.cost) continue; // a stale entry
+        if (cur.state == to) {
+            found = at;
+            break;
+        }
+        ++expanded;
+        auto relax = [&](Move m, LayoutState next) {
+            Cost c = cur.cost;
+            c.time += m.time_s;
+            c.bytes += m.bytes;
+            c.steps += m.local ? 0 : 1;
+            auto it = best.find(next);
+            if (it != best.end() && !(c < it->second)) return;
+            best[next] = c;
+            nodes.push_back({c, std::move(next), at, std::move(m)});
+            open.push(static_cast<int>(nodes.size() - 1));
+        };
+        for (auto& m : candidates(p, cur.state, to)) {
+            price(p, cur.state, m);
+            relax(m, apply_move(cur.state, m));
+        }
+        if (permutes < kMaxPermutes) {
+            ++permutes;
+            if (auto m = permute_move(p, cur.state, to)) relax(std::move(*m), to);
+        }
+    }
+    std::optional<std::vector<Move>> out;
+    if (found >= 0) {
+        std::vector<Move> moves;
+        for (int at = found; nodes[static_cast<std::size_t>(at)].parent >= 0;
+             at = nodes[static_cast<std::size_t>(at)].parent)
+            moves.push_back(nodes[static_cast<std::size_t>(at)].move);
+        std::reverse(moves.begin(), moves.end());
+        out = std::move(moves);
+    }
+    // The axis-by-axis order when it is exact and no dearer (or when the search gave up).
+    auto priced = [&](std::vector<Move> moves) {
+        LayoutState s = from;
+        for (auto& m : moves) {
+            if (!move_applies(s, m)) return std::optional<std::vector<Move>>{};
+            price(p, s, m);
+            s = m.kind == MoveKind::Permute ? to : apply_move(s, m);
+        }
+        if (!(s == to)) return std::optional<std::vector<Move>>{};
+        return std::optional<std::vector<Move>>{std::move(moves)};
+    };
+    for (const auto& seq : {preferred, axis_by_axis(from, to)}) {
+        if (seq.empty()) continue;
+        auto mine = priced(seq);
+        if (mine && (!out || !(cost_of(*out) < cost_of(*mine)))) return mine;
+    }
+    return out;
+}
+
+} // namespace shardscope::semantics::detail

@@ -1,0 +1,96 @@
+// The redistribution planner: the cheapest sequence of exact block movements (collectives
+// over one mesh axis, local slices, point-to-point permutes) that takes a tensor from one
+// layout to another. Every move has one exact meaning on the blocks each device holds
+// (NOTATION.md section 5: nested torch.chunk per sharded index), so a sequence whose moves
+// each apply is correct by construction. Internal to semantics; pure, so unit-tested alone.
+#pragma once
+
+#include "chunks.hpp"
+#include "cost.hpp"
+#include "plan.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardscope::semantics::detail {
+
+/// A layout as the search sees it: per atom (storage index) its mesh axes, major to minor,
+/// and per mesh axis its partial reduction (0: not partial, 's': sum, 'm': max).
+struct LayoutState {
+    std::vector<std::vector<int>> axes; ///< per atom
+    std::vector<char> partial;          ///< per mesh axis
+    bool operator==(const LayoutState&) const = default;
+    auto operator<=>(const LayoutState&) const = default;
+    /// The atom that axis k shards, or -1.
+    int atom_of(int k) const;
+};
+
+/// One exact block movement.
+enum class MoveKind {
+    AllReduce,     ///< partial on `axis` -> not partial
+    ReduceScatter, ///< partial on `axis` -> `axis` appended (minor) to atom `to`
+    AllGather,     ///< `axis`, the minor-most axis of atom `from`, removed from it
+    AllToAll,      ///< `axis`, minor-most of atom `from`, moved to the minor end of atom `to`
+    Slice,         ///< unused `axis` appended (minor) to atom `to`: local
+    KeepOne,       ///< unused `axis` -> partial (`op`): coordinate 0 keeps its copy: local
+    Permute,       ///< every device receives its target block from one device (`pairs`)
+};
+
+struct Move {
+    MoveKind kind = MoveKind::AllReduce;
+    int axis = -1;
+    int from = -1; ///< atom
+    int to = -1;   ///< atom
+    char op = 's'; ///< KeepOne: the partial reduction it introduces
+    /// Permute: (source device, destination device), only pairs that move data; the source
+    /// sends the part of its block that is the destination's target block.
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    std::vector<int> permute_axes; ///< Permute: the mesh axes whose coordinates differ in a pair
+    /// Over an axis of size 1 nothing moves: the step is a local relabelling.
+    bool local = false;
+    double bytes = 0;  ///< per device (the busiest), as collective_bytes prices it
+    double time_s = 0; ///< estimated
+    bool operator==(const Move&) const = default;
+};
+
+/// What the search needs to know of the mesh and the tensor.
+struct RedistributionProblem {
+    std::vector<std::int64_t> axis_sizes;
+    std::vector<std::int64_t>
+        devices;             ///< device id per row-major mesh coordinate (empty: identity)
+    std::vector<Link> links; ///< per mesh axis
+    std::vector<std::int64_t> extents; ///< per atom
+    int elem_bytes = 4;
+};
+
+/// The state after `m` (which must apply to `s`).
+LayoutState apply_move(const LayoutState& s, const Move& m);
+
+/// Whether `m` applies to `s` (its axis where the move needs it, the atoms valid).
+bool move_applies(const LayoutState& s, const Move& m);
+
+/// Elements one device holds at most (device 0's, the largest chunks).
+double local_elements(const RedistributionProblem& p, const LayoutState& s);
+
+/// The cheapest sequence of moves from `from` to `to` (by estimated time, then fewer steps,
+/// then fewer bytes), each priced. `preferred`, when every move of it applies and it reaches
+/// `to`, wins ties (the order the checker always printed). nullopt: unreachable (a
+/// placement that no move produces, such as S -> P or P(sum) -> P(max)).
+std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem& p,
+                                                     const LayoutState& from, const LayoutState& to,
+                                                     const std::vector<Move>& preferred = {});
+
+/// A permute from `from` straight to `to`: each device's target block lies inside the block
+/// of exactly one sender, senders distinct (a bijection, staying put where possible).
+/// nullopt when no such bijection exists, a layout is partial, or the mesh is too large to
+/// search (over 1024 devices).
+std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
+                                 const LayoutState& to);
+
+/// Every device's block under `s`: per row-major mesh coordinate, per atom, its range.
+std::vector<std::vector<Range>> device_blocks(const RedistributionProblem& p, const LayoutState& s);
+
+} // namespace shardscope::semantics::detail

@@ -1,0 +1,439 @@
+// The redistribution planner against a block-level simulation of what each move does to the
+// elements every device holds, over every pair of layouts of 1-D to 3-D meshes of up to 8
+// devices. The simulation knows only the collectives' definitions (MPI semantics on the
+// local buffers) and the layout's meaning (nested torch.chunk), not the planner's algebra.
+#include "semantics/redistribute.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+using namespace shardscope::semantics;
+using namespace shardscope::semantics::detail;
+
+namespace {
+
+/// What one device holds: per atom the global positions of its local rows, in local order,
+/// and the partial shares summed into its buffer (a share: coordinates on the source's
+/// partial axes; empty set = zeros).
+struct Held {
+    std::vector<std::vector<std::int64_t>> lists;
+    std::set<std::vector<int>> shares;
+    bool operator==(const Held&) const = default;
+};
+
+std::vector<int> coords_of(const std::vector<std::int64_t>& sizes, std::int64_t at) {
+    std::vector<int> c(sizes.size());
+    for (std::size_t k = sizes.size(); k-- > 0;) {
+        c[k] = static_cast<int>(at % sizes[k]);
+        at /= sizes[k];
+    }
+    return c;
+}
+
+std::int64_t count_of(const std::vector<std::int64_t>& sizes) {
+    std::int64_t n = 1;
+    for (auto s : sizes)
+        n *= s;
+    return n;
+}
+
+/// torch.chunk of a list: chunk q of n.
+std::vector<std::int64_t> chunk_of(const std::vector<std::int64_t>& list, std::int64_t n,
+                                   std::int64_t q) {
+    const auto len = static_cast<std::int64_t>(list.size());
+    const auto size = (len + n - 1) / n;
+    const auto b = std::min(q * size, len), e = std::min(b + size, len);
+    return {list.begin() + b, list.begin() + e};
+}
+
+/// The positions a layout assigns the device at `c`: nested chunks of 0..extent-1.
+std::vector<std::vector<std::int64_t>> expected(const RedistributionProblem& p,
+                                                const LayoutState& s, const std::vector<int>& c) {
+    std::vector<std::vector<std::int64_t>> out;
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        std::vector<std::int64_t> list(static_cast<std::size_t>(p.extents[a]));
+        for (std::size_t i = 0; i < list.size(); ++i)
+            list[i] = static_cast<std::int64_t>(i);
+        for (int k : s.axes[a])
+            list = chunk_of(list, p.axis_sizes[static_cast<std::size_t>(k)],
+                            c[static_cast<std::size_t>(k)]);
+        out.push_back(list);
+    }
+    return out;
+}
+
+/// The partial axes of a layout.
+std::vector<int> partial_axes_of(const LayoutState& s) {
+    std::vector<int> out;
+    for (std::size_t k = 0; k < s.partial.size(); ++k)
+        if (s.partial[k]) out.push_back(static_cast<int>(k));
+    return out;
+}
+
+/// The devices of the group along axis k through device `d` (by position along k).
+std::vector<std::int64_t> group_of(const std::vector<std::int64_t>& sizes, std::int64_t d, int k) {
+    auto c = coords_of(sizes, d);
+    std::vector<std::int64_t> out;
+    for (int q = 0; q < sizes[static_cast<std::size_t>(k)]; ++q) {
+        c[static_cast<std::size_t>(k)] = q;
+        std::int64_t at = 0;
+        for (std::size_t j = 0; j < sizes.size(); ++j)
+            at = at * sizes[j] + c[j];
+        out.push_back(at);
+    }
+    return out;
+}
+
+/// Runs `moves` from layout `from` on the block model; returns an error text or "".
+std::string simulate(const RedistributionProblem& p, const LayoutState& from, const LayoutState& to,
+                     const std::vector<Move>& moves) {
+    const auto n = count_of(p.axis_sizes);
+    const auto partial = partial_axes_of(from);
+    std::vector<Held> held(static_cast<std::size_t>(n));
+    for (std::int64_t d = 0; d < n; ++d) {
+        const auto c = coords_of(p.axis_sizes, d);
+        held[static_cast<std::size_t>(d)].lists = expected(p, from, c);
+        std::vector<int> share;
+        for (int k : partial)
+            share.push_back(c[static_cast<std::size_t>(k)]);
+        held[static_cast<std::size_t>(d)].shares = {share};
+    }
+    auto position_of = [&](std::int64_t id) {
+        if (p.devices.empty()) return id;
+        return static_cast<std::int64_t>(std::find(p.devices.begin(), p.devices.end(), id) -
+                                         p.devices.begin());
+    };
+    for (const auto& m : moves) {
+        auto next = held;
+        if (m.kind == MoveKind::Permute) {
+            std::set<std::int64_t> receivers;
+            for (const auto& [src, dst] : m.pairs) {
+                const auto s = position_of(src), d = position_of(dst);
+                if (!receivers.insert(d).second) return "a device receives twice";
+                // The destination's target block must be inside what the source holds.
+                const auto want = expected(p, to, coords_of(p.axis_sizes, d));
+                const auto& have = held[static_cast<std::size_t>(s)];
+                for (std::size_t a = 0; a < want.size(); ++a)
+                    for (auto x : want[a])
+                        if (std::find(have.lists[a].begin(), have.lists[a].end(), x) ==
+                            have.lists[a].end())
+                            return "a permute sends positions its source does not hold";
+                next[static_cast<std::size_t>(d)] = {want, have.shares};
+            }
+            for (std::int64_t d = 0; d < n; ++d) {
+                if (receivers.count(d)) continue;
+                // Stays: keeps its own part.
+                const auto want = expected(p, to, coords_of(p.axis_sizes, d));
+                auto& h = next[static_cast<std::size_t>(d)];
+                for (std::size_t a = 0; a < want.size(); ++a)
+                    for (auto x : want[a])
+                        if (std::find(h.lists[a].begin(), h.lists[a].end(), x) == h.lists[a].end())
+                            return "a device that receives nothing lacks its new block";
+                h.lists = want;
+            }
+            held = std::move(next);
+            continue;
+        }
+        const int k = m.axis;
+        const auto size = p.axis_sizes[static_cast<std::size_t>(k)];
+        for (std::int64_t d = 0; d < n; ++d) {
+            const auto c = coords_of(p.axis_sizes, d);
+            const auto q = c[static_cast<std::size_t>(k)];
+            const auto group = group_of(p.axis_sizes, d, k);
+            auto& out = next[static_cast<std::size_t>(d)];
+            const auto& mine = held[static_cast<std::size_t>(d)];
+            auto same_except = [&](int atom, bool shares_too) {
+                for (auto g : group) {
+                    const auto& o = held[static_cast<std::size_t>(g)];
+                    for (std::size_t a = 0; a < o.lists.size(); ++a)
+                        if (static_cast<int>(a) != atom && o.lists[a] != mine.lists[a])
+                            return false;
+                    if (shares_too && o.shares != mine.shares) return false;
+                }
+                return true;
+            };
+            switch (m.kind) {
+            case MoveKind::AllReduce:
+            case MoveKind::ReduceScatter: {
+                if (!same_except(-1, false)) return "a reduction over misaligned buffers";
+                std::set<std::vector<int>> sum;
+                for (auto g : group)
+                    for (const auto& s : held[static_cast<std::size_t>(g)].shares)
+                        if (!sum.insert(s).second) return "a share is summed twice";
+                out.shares = sum;
+                if (m.kind == MoveKind::ReduceScatter) {
+                    auto& l = out.lists[static_cast<std::size_t>(m.to)];
+                    l = chunk_of(l, size, q);
+                }
+                break;
+            }
+            case MoveKind::AllGather: {
+                if (!same_except(m.from, true)) return "an all-gather of misaligned buffers";
+                std::vector<std::int64_t> cat;
+                for (auto g : group) {
+                    const auto& l =
+                        held[static_cast<std::size_t>(g)].lists[static_cast<std::size_t>(m.from)];
+                    cat.insert(cat.end(), l.begin(), l.end());
+                }
+                out.lists[static_cast<std::size_t>(m.from)] = cat;
+                break;
+            }
+            case MoveKind::AllToAll: {
+                if (!same_except(m.from, true)) return "an all-to-all of misaligned buffers";
+                std::vector<std::int64_t> cat;
+                for (auto g : group) {
+                    const auto& l =
+                        held[static_cast<std::size_t>(g)].lists[static_cast<std::size_t>(m.from)];
+                    cat.insert(cat.end(), l.begin(), l.end());
+                }
+                out.lists[static_cast<std::size_t>(m.from)] = cat;
+                auto& l = out.lists[static_cast<std::size_t>(m.to)];
+                l = chunk_of(l, size, q);
+                break;
+            }
+            case MoveKind::Slice: {
+                auto& l = out.lists[static_cast<std::size_t>(m.to)];
+                l = chunk_of(l, size, q);
+                break;
+            }
+            case MoveKind::KeepOne:
+                if (q != 0) out.shares.clear();
+                break;
+            case MoveKind::Permute:
+                break;
+            }
+        }
+        held = std::move(next);
+    }
+    // Every device holds its target block; within each group of the target's partial axes
+    // the shares partition the whole sum.
+    std::set<std::vector<int>> all = {{}};
+    for (int k : partial) {
+        std::set<std::vector<int>> more;
+        for (const auto& s : all)
+            for (int q = 0; q < p.axis_sizes[static_cast<std::size_t>(k)]; ++q) {
+                auto t = s;
+                t.push_back(q);
+                more.insert(t);
+            }
+        all = more;
+    }
+    const auto target_partial = partial_axes_of(to);
+    for (std::int64_t d = 0; d < n; ++d) {
+        const auto c = coords_of(p.axis_sizes, d);
+        if (held[static_cast<std::size_t>(d)].lists != expected(p, to, c))
+            return "device " + std::to_string(d) + " does not hold its target block";
+        std::vector<std::int64_t> members = {d};
+        for (int k : target_partial) {
+            std::vector<std::int64_t> wider;
+            for (auto x : members)
+                for (auto g : group_of(p.axis_sizes, x, k))
+                    wider.push_back(g);
+            std::sort(wider.begin(), wider.end());
+            wider.erase(std::unique(wider.begin(), wider.end()), wider.end());
+            members = wider;
+        }
+        std::set<std::vector<int>> sum;
+        for (auto g : members)
+            for (const auto& s : held[static_cast<std::size_t>(g)].shares)
+                if (!sum.insert(s).second) return "a share is counted twice";
+        if (sum != all) return "device " + std::to_string(d) + "'s group does not sum to the value";
+    }
+    return "";
+}
+
+/// Every layout of `atoms` atoms on a mesh of `axes` axes: each axis unused, partial (sum) or
+/// on one atom, in every order within an atom.
+std::vector<LayoutState> all_layouts(int axes, int atoms, bool with_partial) {
+    std::vector<LayoutState> out;
+    const int choices = atoms + 1 + (with_partial ? 1 : 0);
+    int total = 1;
+    for (int k = 0; k < axes; ++k)
+        total *= choices;
+    for (int code = 0; code < total; ++code) {
+        std::vector<int> where(static_cast<std::size_t>(axes));
+        int c = code;
+        for (int k = 0; k < axes; ++k) {
+            where[static_cast<std::size_t>(k)] = c % choices;
+            c /= choices;
+        }
+        // Axes in every order: permutations of 0..axes-1 decide the order within atoms.
+        std::vector<int> order(static_cast<std::size_t>(axes));
+        for (int k = 0; k < axes; ++k)
+            order[static_cast<std::size_t>(k)] = k;
+        std::set<LayoutState> seen;
+        do {
+            LayoutState s;
+            s.axes.resize(static_cast<std::size_t>(atoms));
+            s.partial.assign(static_cast<std::size_t>(axes), 0);
+            for (int k : order) {
+                const int w = where[static_cast<std::size_t>(k)];
+                if (w < atoms)
+                    s.axes[static_cast<std::size_t>(w)].push_back(k);
+                else if (w == atoms + 1)
+                    s.partial[static_cast<std::size_t>(k)] = 's';
+            }
+            if (seen.insert(s).second) out.push_back(s);
+        } while (std::next_permutation(order.begin(), order.end()));
+    }
+    return out;
+}
+
+std::string text(const LayoutState& s) {
+    std::ostringstream o;
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        o << "abc"[a] << "_{";
+        for (int k : s.axes[a])
+            o << k;
+        o << "} ";
+    }
+    for (std::size_t k = 0; k < s.partial.size(); ++k)
+        if (s.partial[k]) o << "P" << k << " ";
+    return o.str();
+}
+
+std::string text(const std::vector<Move>& moves) {
+    std::ostringstream o;
+    for (const auto& m : moves)
+        o << static_cast<int>(m.kind) << "(" << m.axis << "," << m.from << "," << m.to << ") ";
+    return o.str();
+}
+
+RedistributionProblem problem(std::vector<std::int64_t> sizes, std::vector<std::int64_t> extents) {
+    RedistributionProblem p;
+    p.axis_sizes = std::move(sizes);
+    p.extents = std::move(extents);
+    p.links.assign(p.axis_sizes.size(), Link{450e9, 5e-6});
+    return p;
+}
+
+/// Plans every pair of layouts and simulates each plan; returns the pairs checked.
+int check_all_pairs(const RedistributionProblem& p, bool with_partial) {
+    const auto layouts = all_layouts(static_cast<int>(p.axis_sizes.size()),
+                                     static_cast<int>(p.extents.size()), with_partial);
+    int checked = 0;
+    for (const auto& from : layouts)
+        for (const auto& to : layouts) {
+            const auto moves = plan_redistribution(p, from, to);
+            INFO("from ", text(from), " to ", text(to));
+            REQUIRE(moves.has_value());
+            const auto err = simulate(p, from, to, *moves);
+            CHECK_MESSAGE(err.empty(), err, " for plan ", text(*moves));
+            ++checked;
+        }
+    return checked;
+}
+
+} // namespace
+
+TEST_CASE("redistribution: every plan between every pair of layouts is exact (1-D meshes)") {
+    for (std::int64_t n : {2, 3, 4, 8}) {
+        CAPTURE(n);
+        CHECK(check_all_pairs(problem({n}, {8, 6}), true) > 0);
+    }
+}
+
+TEST_CASE("redistribution: every plan between every pair of layouts is exact (2-D meshes)") {
+    for (auto sizes : std::vector<std::vector<std::int64_t>>{{2, 2}, {2, 4}, {4, 2}, {4, 1}}) {
+        CAPTURE(sizes.size());
+        CHECK(check_all_pairs(problem(sizes, {8, 6}), true) > 0);
+    }
+    // Three atoms: a move between two of them past the third.
+    CHECK(check_all_pairs(problem({2, 2}, {4, 8, 2}), false) > 0);
+}
+
+TEST_CASE("redistribution: every plan between every pair of layouts is exact (3-D meshes)") {
+    CHECK(check_all_pairs(problem({2, 2, 2}, {8, 8}), true) > 0);
+    CHECK(check_all_pairs(problem({2, 1, 2}, {8, 6}), false) > 0);
+}
+
+TEST_CASE("redistribution: a mesh with its own device order") {
+    auto p = problem({2, 2}, {8, 8});
+    p.devices = {3, 1, 2, 0};
+    CHECK(check_all_pairs(p, false) > 0);
+}
+
+TEST_CASE("redistribution: the simulation refuses wrong plans") {
+    // The case: two per-axis all-to-alls do not swap i_0 j_1 into i_1 j_0.
+    auto p = problem({2, 2}, {8, 8});
+    LayoutState from{{{0}, {1}}, {0, 0}}, to{{{1}, {0}}, {0, 0}};
+    Move a;
+    a.kind = MoveKind::AllToAll;
+    a.axis = 0;
+    a.from = 0;
+    a.to = 1;
+    Move b = a;
+    b.axis = 1;
+    b.from = 1;
+    b.to = 0;
+    CHECK_FALSE(simulate(p, from, to, {a, b}).empty());
+    // An all-gather over an axis that is not the index's minor-most one.
+    LayoutState ab{{{0, 1}, {}}, {0, 0}}, b1{{{1}, {}}, {0, 0}};
+    Move g;
+    g.kind = MoveKind::AllGather;
+    g.axis = 0;
+    g.from = 0;
+    CHECK_FALSE(simulate(p, ab, b1, {g}).empty());
+    CHECK_FALSE(move_applies(ab, g));
+    // And accepts the planner's.
+    const auto plan = plan_redistribution(p, from, to);
+    REQUIRE(plan.has_value());
+    CHECK(simulate(p, from, to, *plan).empty());
+}
+
+TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
+    SUBCASE("a block swap on 2x2 is one permute of the two off-diagonal blocks") {
+        auto p = problem({2, 2}, {8, 8});
+        const auto plan = plan_redistribution(p, LayoutState{{{0}, {1}}, {0, 0}},
+                                              LayoutState{{{1}, {0}}, {0, 0}});
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 1);
+        CHECK(plan->front().kind == MoveKind::Permute);
+        CHECK(plan->front().pairs ==
+              std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 2}, {2, 1}});
+        CHECK(plan->front().bytes == 16 * 4);
+    }
+    SUBCASE("a_{01} -> a_{10} is a pairwise swap") {
+        auto p = problem({2, 2}, {8, 8});
+        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {}}, {0, 0}},
+                                              LayoutState{{{1, 0}, {}}, {0, 0}});
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 1);
+        CHECK(plan->front().kind == MoveKind::Permute);
+        CHECK(plan->front().pairs.size() == 2);
+    }
+    SUBCASE("right collectives in the right order: minor-most axis first") {
+        auto p = problem({2, 2, 2}, {8, 8, 8});
+        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {2}, {}}, {0, 0, 0}},
+                                              LayoutState{{{0}, {1}, {2}}, {0, 0, 0}});
+        REQUIRE(plan.has_value());
+        CHECK(simulate(p, LayoutState{{{0, 1}, {2}, {}}, {0, 0, 0}},
+                       LayoutState{{{0}, {1}, {2}}, {0, 0, 0}}, *plan)
+                  .empty());
+        std::vector<int> axes;
+        for (const auto& m : *plan)
+            if (!m.local) axes.push_back(m.axis);
+        CHECK(axes == std::vector<int>{2, 1});
+    }
+    SUBCASE("nothing moves over an axis of size 1") {
+        auto p = problem({4, 1}, {8, 8});
+        const auto plan = plan_redistribution(p, LayoutState{{{0}, {}}, {0, 's'}},
+                                              LayoutState{{{0}, {}}, {0, 0}});
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 1);
+        CHECK(plan->front().local);
+        CHECK(plan->front().bytes == 0);
+    }
+    SUBCASE("a shard moved to another axis is sliced and sent once, not gathered") {
+        auto p = problem({2, 4}, {512, 512});
+        const auto plan =
+            plan_redistribution(p, LayoutState{{{0}, {}}, {0, 0}}, LayoutState{{{1}, {}}, {0, 0}});
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 1);
+        CHECK(plan->front().kind == MoveKind::Permute);
+        CHECK(plan->front().bytes == 128 * 512 * 4); // one target block, not half the tensor
+    }
+}
