@@ -46,6 +46,21 @@ Outcome exec_once(const ast::Program& program, const semantics::Plan& plan, exec
         return out;
     }
     out.kind = Outcome::Kind::Pass;
+    // The collectives exec ran against those the plan prints (issue 21): reported, not failed.
+    for (std::size_t n = 0; n < report.statements.size() && n < plan.statements.size(); ++n) {
+        std::string planned, ran;
+        for (const auto& c : plan.statements[n].collectives)
+            planned += (planned.empty() ? "" : ", ") + c;
+        for (const auto& e : report.statements[n].collectives)
+            ran +=
+                (ran.empty() ? "" : ", ") + semantics::collective_text(plan.mesh, e.kind, e.axes);
+        if (planned == ran) continue;
+        out.mismatch = "line " + std::to_string(report.statements[n].line) + ": " +
+                       report.statements[n].source + ": planned " +
+                       (planned.empty() ? "none" : planned) + ", ran " +
+                       (ran.empty() ? "none" : ran);
+        break;
+    }
     for (const auto& s : report.statements) {
         // Integer data through a statement exec calls exact must match exactly.
         // A wrong plan is off by far more than kNoise, both absolutely (inputs are in [-1, 1))

@@ -4,7 +4,9 @@
 //
 // Environment: SHARDSCOPE_DIFF_SEED (default 22), SHARDSCOPE_DIFF_PROGRAMS (default 600),
 // SHARDSCOPE_DIFF_SECONDS (a time bound, default none), SHARDSCOPE_DIFF_OUT (a folder where
-// each minimised failure is written as a .ein file).
+// each minimised failure is written as a .ein file), SHARDSCOPE_DIFF_MISMATCH_OUT (a folder for
+// programs whose collectives as exec ran them differ from the plan's: issue 21's, reported in
+// the summary but not failed here).
 #include "tests/diff/program.hpp"
 
 #include <doctest/doctest.h>
@@ -41,9 +43,10 @@ TEST_CASE("diff: random programs that check accepts PASS exec (seeded, bounded)"
     const auto programs = env_number("SHARDSCOPE_DIFF_PROGRAMS", 600);
     const auto seconds = env_number("SHARDSCOPE_DIFF_SECONDS", 0);
     const char* out_dir = std::getenv("SHARDSCOPE_DIFF_OUT");
+    const char* mismatch_dir = std::getenv("SHARDSCOPE_DIFF_MISMATCH_OUT");
     const auto start = std::chrono::steady_clock::now();
     std::mt19937_64 rng(seed);
-    std::uint64_t generated = 0, accepted = 0, linear = 0, failures = 0;
+    std::uint64_t generated = 0, accepted = 0, linear = 0, failures = 0, mismatches = 0;
     for (; generated < programs; ++generated) {
         if (seconds && std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds))
             break;
@@ -54,6 +57,36 @@ TEST_CASE("diff: random programs that check accepts PASS exec (seeded, bounded)"
         if (o.kind == Outcome::Kind::Rejected) continue;
         ++accepted;
         linear += ints;
+        if (!o.mismatch.empty()) {
+            ++mismatches;
+            if (mismatch_dir) {
+                // Issue 21's: what the plan prints is not what exec ran. Minimised and kept
+                // for the planner's rewrite; not a failure of this test.
+                // The kinds planned and run, without axes: the minimiser may shrink the mesh.
+                const auto what = [](const std::string& m) {
+                    std::string out;
+                    int depth = 0;
+                    for (char ch : m.substr(m.find(": planned")))
+                        if (ch == '(')
+                            ++depth;
+                        else if (ch == ')')
+                            --depth;
+                        else if (depth == 0)
+                            out += ch;
+                    return out;
+                };
+                const auto want = what(o.mismatch);
+                const auto small = diff::minimise(p, [&](const std::string& text) {
+                    const auto again = diff::run(text, false);
+                    return !again.mismatch.empty() && what(again.mismatch) == want;
+                });
+                std::ofstream f(std::filesystem::path(mismatch_dir) /
+                                ("mismatch_" + std::to_string(seed) + "_" +
+                                 std::to_string(generated) + ".ein"));
+                f << "# " << diff::run(diff::print(small), false).mismatch << "\n"
+                  << diff::print(small);
+            }
+        }
         if (!o.failed()) continue;
         ++failures;
         const auto small = diff::print(diff::minimise(p, ints, o));
