@@ -332,6 +332,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
                       " dimensions and is used with " + std::to_string(v->dims.size()));
             return std::nullopt;
         }
+        if (!same_extents(r, *v, def, "used")) return std::nullopt;
         // The definition's layout, in this occurrence's index names (by position).
         Value have = *v;
         have.sharding.clear();
@@ -1255,6 +1256,22 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     return *lhs;
 }
 
+bool Evaluator::same_extents(const ast::TensorRef& r, const Value& v, const Value& def,
+                             const char* how) {
+    for (std::size_t d = 0; d < def.dims.size() && d < v.dims.size(); ++d) {
+        const auto was = global_extent(def.dims[d]), now = global_extent(v.dims[d]);
+        if (was == now) continue;
+        error("S105", r.range,
+              "dimension " + std::to_string(d) + " of " + v.name + " was defined as " +
+                  def.dims[d].text + " (" + std::to_string(was) + ") and is " + how + " as " +
+                  v.dims[d].text + " (" + std::to_string(now) + ")",
+              "use indices with the ranges of the definition (by position), or define a new "
+              "tensor");
+        return false;
+    }
+    return true;
+}
+
 std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Value& lhs,
                                               const Value& def) {
     if (def.dims.size() != lhs.dims.size()) {
@@ -1264,6 +1281,7 @@ std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Val
               "write the left-hand side with the dimensions of its definition");
         return std::nullopt;
     }
+    if (!same_extents(r, lhs, def, "accumulated into")) return std::nullopt;
     // The definition's layout, in this left-hand side's index names (by position).
     Value stored = lhs;
     stored.sharding.clear();

@@ -186,6 +186,10 @@ public:
     /// `+=`: the layout `def` (an earlier statement's result) in the index names of the
     /// left-hand side `lhs` as written at `r`; an error (S104, S203) when `r` has other
     /// dimensions or writes another placement.
+    /// S105: an earlier definition `def` used (or accumulated into) at `r` as `v` with another
+    /// extent in some dimension (exec could not read it).
+    bool same_extents(const ast::TensorRef& r, const Value& v, const Value& def, const char* how);
+
     std::optional<Value> stored_layout(const ast::TensorRef& r, const Value& lhs, const Value& def);
 
     /// Expands split indices (declared, or learned from groups in the chain) into parts.

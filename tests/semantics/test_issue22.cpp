@@ -187,3 +187,26 @@ TEST_CASE("issue 22: a chain that regroups an unevenly sharded index gathers it 
     CHECK_MESSAGE(cols(even.plan.statements.at(0)) == "none", even.text());
     CHECK_MESSAGE(!has_code(even.plan, "S216", Severity::Note), even.text());
 }
+
+TEST_CASE("issue 22: a definition used or accumulated into with other extents is S105") {
+    // exec refused these ('A is used with another size than it has'); check now does.
+    for (const std::string src : {"mesh 2\ndim i=4 j=8\nA_{i} = x_{i}\nB_{j} = A_{j}\n",
+                                  "mesh 2\ndim i=4 j=8\nA_{i} = x_{i}\nA_{j} += y_{j}\n",
+                                  "mesh 2\ndim i=4 j=8\nA_{i} = x_{i}\nA_{j} -> A_{j_0}\n"}) {
+        const auto c = run(src);
+        CAPTURE(src);
+        CHECK_MESSAGE(c.plan.errors() == 1, c.text());
+        const auto d = std::find_if(c.plan.diagnostics.begin(), c.plan.diagnostics.end(),
+                                    [](const auto& x) { return x.code == "S105"; });
+        REQUIRE_MESSAGE(d != c.plan.diagnostics.end(), c.text());
+        CHECK(d->range.line == 4u);
+        CHECK_MESSAGE(d->message.find("(4)") != std::string::npos, d->message);
+        CHECK_MESSAGE(d->message.find("(8)") != std::string::npos, d->message);
+        CHECK(!d->fix.empty());
+    }
+    // Other names with the same ranges are the same tensor, by position.
+    const auto ok = run("mesh 2\ndim i=4 k=4\nA_{i_0} = x_{i_0}\nB_{k} = A_{k}\nA_{k} += y_{k}\n");
+    CHECK_MESSAGE(ok.plan.errors() == 0, ok.text());
+    CHECK_MESSAGE(cols(ok.plan.statements.at(1)) == "all-gather(0)", ok.text());
+    CHECK_MESSAGE(pl(ok.plan.statements.at(2).result) == "S(0)", ok.text());
+}
