@@ -137,6 +137,15 @@ struct Gen {
         }
     }
 
+    /// Other index names, by position (the same ranges or not: check must refuse those
+    /// whose extents differ, S105).
+    void rename(Ref& r) {
+        auto ls = letters;
+        std::shuffle(ls.begin(), ls.end(), rng);
+        for (std::size_t d = 0; d < r.dims.size() && d < ls.size(); ++d)
+            if (r.group == 0) r.dims[d].name = ls[d];
+    }
+
     Ref fresh_input(std::vector<char> ls) {
         std::shuffle(ls.begin(), ls.end(), rng);
         Ref r;
@@ -154,6 +163,7 @@ struct Gen {
         // A use of an earlier definition: inherited (no subscripts) or asked for.
         if (!defined.empty() && coin(0.35)) {
             Ref r = pick(defined);
+            if (coin(0.25)) rename(r);
             if (coin(0.5)) shard(r, 0.4, false);
             e.ref = r;
             return e;
@@ -388,6 +398,7 @@ struct Gen {
             Ref target;
             if (!defined.empty()) {
                 target = pick(defined);
+                if (coin(0.2)) rename(target);
             } else {
                 target = fresh_input(some_letters(0, 2));
                 target.partial.clear();
