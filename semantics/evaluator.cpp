@@ -981,6 +981,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         return std::nullopt;
     }
     const std::string why = "written explicitly";
+    std::vector<int> gathered; // axes an AllGather already gathered
     for (const auto& target : targets) {
         const IndexId i = target.first; // named: lambdas below capture it (clang 14)
         const int k = target.second;
@@ -1006,12 +1007,19 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                 return std::nullopt;
             }
         } else if (c.function == "AllGather") {
+            // Gathering an index over a major axis gathers its minor axes too (all_gather):
+            // AllGather_{i_{01}} is done once axis 0 is.
+            if (std::find(gathered.begin(), gathered.end(), k) != gathered.end()) continue;
             if (!v.sharded_index(k)) {
                 error("S124", e.range,
                       "AllGather over " + ctx_.axis_label(k) + ", but " + v.name +
                           " is not sharded there");
                 return std::nullopt;
             }
+            if (auto it = v.sharding.find(*v.sharded_index(k)); it != v.sharding.end())
+                for (auto a = std::find(it->second.begin(), it->second.end(), k);
+                     a != it->second.end(); ++a)
+                    gathered.push_back(*a);
             all_gather(v, k, why);
         } else if (c.function == "ReduceScatter") {
             if (!v.partial.count(k) || !v.has(i)) {

@@ -210,3 +210,16 @@ TEST_CASE("issue 22: a definition used or accumulated into with other extents is
     CHECK_MESSAGE(cols(ok.plan.statements.at(1)) == "all-gather(0)", ok.text());
     CHECK_MESSAGE(pl(ok.plan.statements.at(2).result) == "S(0)", ok.text());
 }
+
+TEST_CASE("AllGather over both axes of an index sharded over two (found by tests/diff)") {
+    // It was refused: gathering over axis 0 gathers the minor axis 1 too, and the second
+    // target then found nothing sharded on axis 1 (S124).
+    const auto c = run("mesh 2x2\ndim i=8\nz_{i} = AllGather_{i_{01}}(x_{i_{01}})\n"
+                       "w_{i} = AllGather_{i_{10}}(x_{i_{01}})\n");
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    CHECK_MESSAGE(cols(c.plan.statements.at(0)) == "all-gather(1), all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "all-gather(1), all-gather(0)", c.text());
+    // An axis the value is not sharded on is still an error.
+    const auto bad = run("mesh 2x2\ndim i=8\nz_{i} = AllGather_{i_{01}}(x_{i_0})\n");
+    CHECK_MESSAGE(bad.plan.errors() == 1, bad.text());
+}
