@@ -273,6 +273,13 @@ struct Gen {
         case 10: { // explicit collectives
             const int k = uniform(0, axes() - 1);
             const int form = uniform(0, 2);
+            // Sometimes over two axes, in either order: AllGather_{i_{01}}, partial over both.
+            std::vector<int> ks{k};
+            if (axes() >= 2 && coin(0.35)) {
+                int k2 = uniform(0, axes() - 2);
+                if (k2 >= k) ++k2;
+                ks.push_back(k2);
+            }
             if (form == 0 && !others.empty()) {
                 // AllReduce_{c_k}(a_{.. c_k} b_{c_k ..})
                 const char c = pick(others);
@@ -288,11 +295,10 @@ struct Gen {
                     f.ref.dims.clear();
                     f.ref.partial.clear();
                     for (char l : *ls)
-                        f.ref.dims.push_back(
-                            {l, l == c ? std::vector<int>{k} : std::vector<int>{}});
+                        f.ref.dims.push_back({l, l == c ? ks : std::vector<int>{}});
                     prod.kids.push_back(f);
                 }
-                return call("AllReduce", prod, {Ix{c, {k}}});
+                return call("AllReduce", prod, {Ix{c, ks}});
             }
             if (form == 1 && !want.empty()) {
                 const char w = pick(want);
@@ -301,8 +307,8 @@ struct Gen {
                 f.ref = fresh_input({});
                 f.ref.partial.clear();
                 for (char l : want)
-                    f.ref.dims.push_back({l, l == w ? std::vector<int>{k} : std::vector<int>{}});
-                return call("AllGather", f, {Ix{w, {k}}});
+                    f.ref.dims.push_back({l, l == w ? ks : std::vector<int>{}});
+                return call("AllGather", f, {Ix{w, ks}});
             }
             if (!want.empty()) {
                 const char w = pick(want);
@@ -311,8 +317,8 @@ struct Gen {
                 f.ref = fresh_input({});
                 for (char l : want)
                     f.ref.dims.push_back({l, {}});
-                f.ref.partial = {k};
-                return call("ReduceScatter", f, {Ix{w, {k}}});
+                f.ref.partial = ks;
+                return call("ReduceScatter", f, {Ix{w, ks}});
             }
             return leaf(want);
         }
