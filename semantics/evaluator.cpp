@@ -378,6 +378,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
                       " dimensions and is used with " + std::to_string(v->dims.size()));
             return std::nullopt;
         }
+        if (!same_extents(r, *v, def, "used")) return std::nullopt;
         // The definition's layout, in this occurrence's index names (by position).
         Value have = *v;
         have.sharding.clear();
@@ -585,7 +586,12 @@ std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr
                                           const IndexSet& outside) {
     auto ops = eval_operands(p.factors, outside);
     if (!ops) return std::nullopt;
-    return einsum(*ops, outside, e.range);
+    // Numbers are never negative (a minus sign is a negated term): scaling by one keeps a
+    // partial max a partial max.
+    std::vector<bool> constant(p.factors.size());
+    for (std::size_t f = 0; f < p.factors.size(); ++f)
+        constant[f] = std::holds_alternative<ast::Number>(p.factors[f].node);
+    return einsum(*ops, outside, e.range, constant);
 }
 
 void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
@@ -594,6 +600,17 @@ void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::Source
                    "partial operand " + v.name + " needs a reduction on " + ctx_.axis_label(k) +
                        " " + where,
                    "reduce it in an earlier statement, or write the collective explicitly", false);
+}
+
+void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
+                                            const std::string& what) {
+    not_as_written("S215", at,
+                   v.name + " is a partial max over " + ctx_.axis_label(k) + "; " + what +
+                       " does not keep a maximum a maximum, so it is all-reduced first",
+                   "take the maximum in an earlier statement (all-reduced), or write AllReduce "
+                   "explicitly",
+                   true);
+    all_reduce(v, k, "a partial max must be complete before " + what);
 }
 
 void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
@@ -618,9 +635,24 @@ void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast
 }
 
 std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& outside,
-                                       const ast::SourceRange& at) {
+                                       const ast::SourceRange& at,
+                                       const std::vector<bool>& constant) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     for (int k = 0; k < axes; ++k) {
+        // A partial max survives a product only with non-negative numbers (positive scaling)
+        // and when none of its indices is summed: max(a) * y or sum_i max(a_i) is no max.
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+            auto pit = ops[o].partial.find(k);
+            if (pit == ops[o].partial.end() || pit->second != "max") continue;
+            bool keeps = true;
+            for (std::size_t q = 0; q < ops.size(); ++q)
+                if (q != o && !(q < constant.size() && constant[q])) keeps = false;
+            for (const auto& i : ops[o].indices())
+                if (!outside.count(i)) keeps = false;
+            if (keeps) continue;
+            fixed_up = true;
+            partial_max_needs_reduction(ops[o], k, at, "a product");
+        }
         // Rule 4: a partial operand may meet only replicated operands.
         std::vector<std::size_t> partials;
         std::optional<IndexId> any_sharded;
@@ -887,6 +919,11 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     };
     switch (kind) {
     case ast::FunctionKind::Linear:
+        // Only `scale` (by 1/2) is known to be a positive scaling that keeps a partial max.
+        if (c.function != "scale")
+            for (int k = 0; k < axes; ++k)
+                if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "max")
+                    partial_max_needs_reduction(v, k, e.range, c.function.c_str());
         return finish(c.function, OpKind::Linear);
     case ast::FunctionKind::Elementwise:
         for (int k = 0; k < axes; ++k)
@@ -1000,6 +1037,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         return std::nullopt;
     }
     const std::string why = "written explicitly";
+    std::vector<int> gathered; // axes an AllGather already gathered
     for (const auto& target : targets) {
         const IndexId i = target.first; // named: lambdas below capture it (clang 14)
         const int k = target.second;
@@ -1025,12 +1063,19 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                 return std::nullopt;
             }
         } else if (c.function == "AllGather") {
+            // Gathering an index over a major axis gathers its minor axes too (all_gather):
+            // AllGather_{i_{01}} is done once axis 0 is.
+            if (std::find(gathered.begin(), gathered.end(), k) != gathered.end()) continue;
             if (!v.sharded_index(k)) {
                 error("S124", e.range,
                       "AllGather over " + ctx_.axis_label(k) + ", but " + v.name +
                           " is not sharded there");
                 return std::nullopt;
             }
+            if (auto it = v.sharding.find(*v.sharded_index(k)); it != v.sharding.end())
+                for (auto a = std::find(it->second.begin(), it->second.end(), k);
+                     a != it->second.end(); ++a)
+                    gathered.push_back(*a);
             all_gather(v, k, why);
         } else if (c.function == "ReduceScatter") {
             if (!v.partial.count(k) || !v.has(i)) {
@@ -1059,21 +1104,29 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
             if (auto i = v.sharded_on(k)) sharded = i;
         // Partial operands: P + P -> P; otherwise reduce. A quotient's denominator is
         // reduced; its numerator may stay partial over a replicated denominator.
+        // Only P(sum) operands add up to a P(sum) (a partial max is reduced below).
         std::size_t partial_count = 0;
         for (const auto& v : ops)
-            partial_count += v.partial.count(k);
+            if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "sum")
+                ++partial_count;
         for (std::size_t o = 0; o < ops.size(); ++o) {
             auto& v = ops[o];
             if (!v.partial.count(k)) continue;
-            const bool keep =
-                quotient ? (o == 0 && !sharded) : (partial_count == ops.size() && !sharded);
+            // A sum of partial maxes (or a difference, or a quotient of one) is no partial max:
+            // only P(sum) is linear.
+            const bool summable = v.partial.at(k) == "sum";
+            const bool keep = summable && (quotient ? (o == 0 && !sharded)
+                                                    : (partial_count == ops.size() && !sharded));
             if (keep) continue;
-            const std::string why = quotient ? "a quotient may be partial only in its "
-                                               "numerator, over a replicated denominator"
-                                             : "partial and non-partial terms cannot be added";
+            const std::string why =
+                !summable  ? "a partial max is not a partial max once added to, subtracted from "
+                             "or divided"
+                : quotient ? "a quotient may be partial only in its numerator, over a "
+                             "replicated denominator"
+                           : "partial and non-partial terms cannot be added";
             fixed_up = true;
             partial_needs_reduction(v, k, at, "here");
-            if (sharded && v.has(*sharded)) {
+            if (sharded && v.has(*sharded) && summable) {
                 const int c = choose(2, false);
                 fixed_up = true;
                 if (c == 0)
@@ -1084,16 +1137,40 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
                 all_reduce(v, k, why);
             }
         }
-        if (sharded)
-            for (auto& v : ops)
-                if (v.has(*sharded) && !v.sharded_index(k)) {
-                    const int in = v.id;
-                    v.sharding[*sharded].push_back(k);
-                    add_local(StepKind::Slice, v, {},
-                              "slice " + v.name + " locally along " + sharded->text() + " (free)");
-                    steps.back().to_index = *sharded;
-                    flow(in, v);
-                }
+    }
+    // One common layout for every operand: per index, the longest axis list among the
+    // operands (major to minor), then the axes other operands shard it over. Each axis shards
+    // at most one index by now (keep_one_sharded_index). An operand lacking an axis slices
+    // locally; one holding the axes in another order (k_{10} against k_{01}) is redistributed.
+    FlatMap<IndexId, AxisList> target;
+    for (const auto& v : ops)
+        for (const auto& [i, list] : v.sharding)
+            if (list.size() > target[i].size()) target[i] = list;
+    for (const auto& v : ops)
+        for (const auto& [i, list] : v.sharding)
+            for (int k : list) {
+                auto& t = target[i];
+                if (std::find(t.begin(), t.end(), k) == t.end()) t.push_back(k);
+            }
+    for (auto& v : ops) {
+        Value want = v;
+        for (const auto& [i, list] : target)
+            if (v.has(i)) want.sharding[i] = list;
+        if (want.sharding == v.sharding) continue;
+        // Axes missing at the minor end slice locally, in the target's order (free).
+        for (const auto& [i, list] : target) {
+            if (!v.has(i)) continue;
+            auto it = v.sharding.find(i);
+            const std::size_t have = it == v.sharding.end() ? 0 : it->second.size();
+            if (have > list.size() ||
+                (have && !std::equal(it->second.begin(), it->second.end(), list.begin())))
+                continue;
+            for (std::size_t a = have; a < list.size(); ++a)
+                slice(v, list[a], i, "the operands of an elementwise operation share one layout");
+        }
+        if (want.sharding == v.sharding) continue;
+        transition(v, want, at, "the operands of an elementwise operation share one layout");
+        if (failed) return std::nullopt;
     }
     Value out;
     out.name = temp_name();
@@ -1128,6 +1205,12 @@ std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
     if (ops->size() == 1) {
         // Negation is linear: placements pass through.
         if (s.negated.empty() || !s.negated[0]) return std::move(ops->front());
+        // A negated partial max is a partial min: reduce first.
+        const int axes = static_cast<int>(ctx_.mesh.axes.size());
+        for (int k = 0; k < axes; ++k)
+            if (auto it = ops->front().partial.find(k);
+                it != ops->front().partial.end() && it->second == "max")
+                partial_max_needs_reduction(ops->front(), k, e.range, "a negation");
         const int in = ops->front().id;
         Value out = std::move(ops->front());
         out.name = temp_name();
@@ -1180,11 +1263,16 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
     return out;
 }
 
-void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep) {
+void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::SourceRange& at) {
     IndexSet gone;
     for (const auto& i : v.indices())
         if (!keep.count(i)) gone.insert(i);
     if (gone.empty()) return;
+    // A sum over a partial max is no partial max: reduce it first.
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    for (int k = 0; k < axes; ++k)
+        if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "max")
+            partial_max_needs_reduction(v, k, at, "a sum over the indices absent from the left");
     const double elems = local_elements(v);
     const double bytes = local_bytes(v);
     std::string names;
@@ -1213,11 +1301,84 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
                   "is not supported)");
             return std::nullopt;
         }
-    reduce_leftovers(*rhs, outside);
+    reduce_leftovers(*rhs, outside, eq.rhs.range);
+    // `+=` adds into the tensor as an earlier statement stored it: the right-hand side is
+    // brought to that layout. A left-hand side without mesh subscripts inherits it; one that
+    // writes another placement is refused (exec could not add the two).
+    if (eq.op == ast::AssignOp::Accumulate)
+        if (auto it = defined_.find(lhs->name); it != defined_.end()) {
+            auto stored = stored_layout(eq.lhs, *lhs, it->second);
+            if (!stored) return std::nullopt;
+            transition(*rhs, *stored, at, "+= adds into " + lhs->name + " as it is stored");
+            if (failed) return std::nullopt;
+            result_id = rhs->id;
+            return *stored;
+        }
     // The left-hand side states the result's placement.
     transition(*rhs, *lhs, at, "the left-hand side asks for it");
     result_id = rhs->id;
     return *lhs;
+}
+
+bool Evaluator::same_extents(const ast::TensorRef& r, const Value& v, const Value& def,
+                             const char* how) {
+    for (std::size_t d = 0; d < def.dims.size() && d < v.dims.size(); ++d) {
+        const auto was = global_extent(def.dims[d]), now = global_extent(v.dims[d]);
+        if (was == now) continue;
+        error("S105", r.range,
+              "dimension " + std::to_string(d) + " of " + v.name + " was defined as " +
+                  def.dims[d].text + " (" + std::to_string(was) + ") and is " + how + " as " +
+                  v.dims[d].text + " (" + std::to_string(now) + ")",
+              "use indices with the ranges of the definition (by position), or define a new "
+              "tensor");
+        return false;
+    }
+    return true;
+}
+
+std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Value& lhs,
+                                              const Value& def) {
+    if (def.dims.size() != lhs.dims.size()) {
+        error("S104", r.range,
+              "tensor " + lhs.name + " was defined with " + std::to_string(def.dims.size()) +
+                  " dimensions and '+=' adds " + std::to_string(lhs.dims.size()) + " to it",
+              "write the left-hand side with the dimensions of its definition");
+        return std::nullopt;
+    }
+    if (!same_extents(r, lhs, def, "accumulated into")) return std::nullopt;
+    // The definition's layout, in this left-hand side's index names (by position).
+    Value stored = lhs;
+    stored.sharding.clear();
+    stored.partial = def.partial;
+    for (std::size_t d = 0; d < def.dims.size(); ++d) {
+        const auto& dp = def.dims[d].parts;
+        const auto& up = lhs.dims[d].parts;
+        if (dp.size() != up.size()) {
+            error("S104", r.range,
+                  "dimension " + std::to_string(d) + " of " + lhs.name + " was defined as " +
+                      def.dims[d].text + " and '+=' writes it as " + lhs.dims[d].text,
+                  "write the left-hand side with the dimensions of its definition");
+            return std::nullopt;
+        }
+        for (std::size_t p = 0; p < dp.size(); ++p)
+            if (auto s = def.sharding.find(dp[p]); s != def.sharding.end())
+                stored.sharding[up[p]] = s->second;
+    }
+    if (writes_placement(r) && (stored.sharding != lhs.sharding || stored.partial != lhs.partial)) {
+        const auto have = layout(stored).placements;
+        std::string text;
+        for (const auto& pl : have)
+            text += (text.empty() ? "" : ", ") + pl.text();
+        error("S203", r.range,
+              "'+=' adds into " + lhs.name + " as an earlier statement stored it (" + text +
+                  "), but the left-hand side writes another placement",
+              "write " + lhs.name +
+                  " without mesh subscripts to add into it as stored, or "
+                  "redistribute it in a statement of its own first (" +
+                  lhs.name + " -> ...)");
+        return std::nullopt;
+    }
+    return stored;
 }
 
 std::vector<IndexId>
@@ -1303,10 +1464,6 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
         bool reshaped = cur->dims.size() != next->dims.size();
         for (std::size_t d = 0; !reshaped && d < cur->dims.size(); ++d)
             reshaped = cur->dims[d].parts != next->dims[d].parts;
-        // Express the current sharding in atoms, then move it to the next layout.
-        Value have = *next;
-        have.sharding.clear();
-        have.partial = cur->partial;
         // A sharded index shards its major atom; in the next layout, that is the index whose
         // own major atom it is (`g` of `(g n)` is `m` once `split m -> g n` merges them).
         auto major_atom = [&](const IndexId& x) {
@@ -1314,6 +1471,42 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             auto parts = atoms(one, learned);
             return parts.empty() ? x : parts.front();
         };
+        // A sharded index that is split or merged here stays a local reshape only when both it
+        // and the index that takes its sharding divide evenly over its devices (s_0 over 4
+        // devices is no r_0 when r = 2): otherwise it is gathered before the reshape.
+        if (reshaped) {
+            std::vector<std::pair<IndexId, int>> uneven;
+            for (const auto& [i, axes] : cur->sharding) {
+                const auto a0 = major_atom(i);
+                IndexId target = a0;
+                bool found = false; // a minor part merged into a whole is no local reshape
+                for (const auto& d : next->dims)
+                    for (const auto& p : d.parts)
+                        if (major_atom(p) == a0) target = p, found = true;
+                std::int64_t n = 1;
+                for (int k : axes)
+                    n *= ctx_.axis_size(k);
+                if (!found || ctx_.range(i) % n != 0 || ctx_.range(target) % n != 0)
+                    uneven.push_back({i, axes.front()});
+            }
+            for (const auto& [i, k] : uneven) {
+                all_gather(*cur, k,
+                           "reshaping needs " + i.text() + " evenly sharded (its parts too)");
+                not_as_written("S216", st.to.range,
+                               "this step splits or merges " + i.text() +
+                                   ", whose shards are not whole shards of the next layout "
+                                   "(uneven over its devices, or a minor part merged): it is "
+                                   "all-gathered before the reshape",
+                               "gather " + i.text() +
+                                   " in an earlier step, or shard a part "
+                                   "whose range the devices divide",
+                               true);
+            }
+        }
+        // Express the current sharding in atoms, then move it to the next layout.
+        Value have = *next;
+        have.sharding.clear();
+        have.partial = cur->partial;
         for (const auto& [i, axes] : cur->sharding) {
             const auto a0 = major_atom(i);
             IndexId target = a0;

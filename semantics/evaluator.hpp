@@ -151,12 +151,18 @@ public:
     /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
     /// computed locally; keep one index sharded (a choice of the search) and all-gather the
     /// operands that shard another.
+    /// S215: a P(max) value `v` is all-reduced on axis k before `what`, which only P(sum) or
+    /// a positive scaling passes through (NOTATION.md section 6).
+    void partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
+                                     const std::string& what);
+
     void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                 const char* what);
 
     /// One einsum node (NOTATION.md section 6, rules 1-4).
+    /// `constant[o]`: operand o is a number (non-negative: a minus sign is a negated term).
     std::optional<Value> einsum(std::vector<Value>& ops, const IndexSet& outside,
-                                const ast::SourceRange& at);
+                                const ast::SourceRange& at, const std::vector<bool>& constant = {});
 
     std::optional<Value> eval_node(const ast::Call& c, const ast::Expr& e, const IndexSet& outside);
 
@@ -179,9 +185,18 @@ public:
     Value without(const Value& v, const IndexSet& gone, const std::string& op);
 
     /// Sums away the indices of `v` that the left-hand side does not have.
-    void reduce_leftovers(Value& v, const IndexSet& keep);
+    void reduce_leftovers(Value& v, const IndexSet& keep, const ast::SourceRange& at);
 
     std::optional<Value> equation(const ast::Equation& eq, const ast::SourceRange& at);
+
+    /// `+=`: the layout `def` (an earlier statement's result) in the index names of the
+    /// left-hand side `lhs` as written at `r`; an error (S104, S203) when `r` has other
+    /// dimensions or writes another placement.
+    /// S105: an earlier definition `def` used (or accumulated into) at `r` as `v` with another
+    /// extent in some dimension (exec could not read it).
+    bool same_extents(const ast::TensorRef& r, const Value& v, const Value& def, const char* how);
+
+    std::optional<Value> stored_layout(const ast::TensorRef& r, const Value& lhs, const Value& def);
 
     /// Expands split indices (declared, or learned from groups in the chain) into parts.
     std::vector<IndexId> atoms(const std::vector<Dim>& dims,
