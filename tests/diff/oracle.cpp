@@ -46,7 +46,8 @@ Outcome exec_once(const ast::Program& program, const semantics::Plan& plan, exec
         return out;
     }
     out.kind = Outcome::Kind::Pass;
-    // The collectives exec ran against those the plan prints (issue 21): reported, not failed.
+    // The collectives exec ran against those the plan prints (issue 21): the caller fails a
+    // difference.
     for (std::size_t n = 0; n < report.statements.size() && n < plan.statements.size(); ++n) {
         std::string planned, ran;
         for (const auto& c : plan.statements[n].collectives)
