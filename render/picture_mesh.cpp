@@ -86,6 +86,9 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         return tip;
     };
 
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : axes)
+        sizes.push_back(a.size);
     std::vector<int> coords(rank, 0);
     for (std::int64_t p = 0; p < std::max<std::int64_t>(n, 1); ++p) {
         // Mesh coordinates of position p (row-major).
@@ -120,7 +123,7 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                          py + static_cast<float>(r + 1) * cell - cgap};
         const std::int64_t id =
             mesh.devices.empty() ? p : mesh.devices.at(static_cast<std::size_t>(p));
-        const Color col_c = device_color(id, n);
+        const Color col_c = mesh_device_color(sizes, coords, id);
         c.fill_rect(cellr, col_c);
         if (c.hovered(cellr)) c.stroke_rect(cellr, colors::kText, 3);
         if (cell > font * 2.2f) {

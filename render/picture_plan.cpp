@@ -148,12 +148,28 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     if (slots == 0) return;
     const float arrow_w = has_after && !before.empty() ? 48 : 0;
     const float w = (area.width() - 2 * pad - arrow_w) / static_cast<float>(slots);
-    const float sub = std::max(9.0f, font * 0.8f);
+    // Every tiling of the frame is drawn along the same logical dimensions (those of the
+    // first value the step reads, by index without mesh-axis subscripts: r_0 and r are one),
+    // so that a collective does not look like a change of axes.
+    const auto& ref =
+        s->values[static_cast<std::size_t>(before.empty() ? f.after : before.front())].layout;
+    const Drawn ref_drawn = default_drawn(ref);
+    const int rank = static_cast<int>(ref.indices.size());
+    const int rd = ref_drawn.row >= 0 ? ref_drawn.row : rank - 2;
+    const int cd = ref_drawn.col >= 0 ? ref_drawn.col : rank - 1;
+    const std::string row_name =
+        rd >= 0 && rd < rank ? logical_index(ref.indices[static_cast<std::size_t>(rd)]) : "";
+    const std::string col_name =
+        cd >= 0 && cd < rank ? logical_index(ref.indices[static_cast<std::size_t>(cd)]) : "";
+    auto drawn_for = [&](const semantics::TensorLayout& l) {
+        return rank >= 2 ? drawn_by_names(l, row_name, col_name) : default_drawn(l);
+    };
+    // Text no larger than the frame allows: the tiles keep most of the room.
+    const float sub = std::clamp(std::min(w, area.y1 - y) / 18.0f, 9.0f, font * 0.8f);
     float x = area.x0 + pad;
     for (int v : before) {
-        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
-                    s->values[static_cast<std::size_t>(v)].layout,
-                    default_drawn(s->values[static_cast<std::size_t>(v)].layout), sub);
+        const auto& l = s->values[static_cast<std::size_t>(v)].layout;
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
         x += w;
     }
     if (has_after) {
@@ -165,9 +181,8 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                   3);
             x += arrow_w;
         }
-        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
-                    s->values[static_cast<std::size_t>(f.after)].layout,
-                    default_drawn(s->values[static_cast<std::size_t>(f.after)].layout), sub);
+        const auto& l = s->values[static_cast<std::size_t>(f.after)].layout;
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
     }
 }
 

@@ -6,6 +6,7 @@
 #include "render/svg_canvas.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace shardscope::render {
@@ -151,7 +152,23 @@ std::string tile_text(const TileModel& m, const Tile& t) {
     std::string out;
     if (m.row) out += range_text(t.rows);
     if (m.col) out += (out.empty() ? "" : ", ") + range_text(t.cols);
-    return "[" + out + "]";
+    out = "[" + out + "]";
+    if (m.panels.size() > 1) out += " " + m.panels.at(static_cast<std::size_t>(t.panel)).label;
+    return out;
+}
+
+Drawn drawn_by_names(const semantics::TensorLayout& layout, const std::string& row,
+                     const std::string& col) {
+    int r = -1, c = -1;
+    for (std::size_t d = 0; d < layout.indices.size(); ++d) {
+        const auto name = logical_index(layout.indices[d]);
+        if (r < 0 && name == row)
+            r = static_cast<int>(d);
+        else if (c < 0 && name == col)
+            c = static_cast<int>(d);
+    }
+    if (r >= 0 && c >= 0 && r != c) return {r, c};
+    return default_drawn(layout);
 }
 
 std::string holding_text(const TileModel& m, std::int64_t device) {
@@ -166,8 +183,16 @@ std::string holding_text(const TileModel& m, std::int64_t device) {
             out += (i ? " " : "") + tile_text(m, m.tiles[static_cast<std::size_t>(d->tiles[i])]);
         if (d->tiles.size() > show) out += " … (" + std::to_string(d->tiles.size()) + " tiles)";
         out += " of " + shape_text(m.global_shape);
-        for (const auto& o : m.others)
-            if (o.shards > 1) out += ", its shard of " + o.index;
+        if (m.panels.size() > 1) {
+            // Its slice of the undrawn dimensions (every tile of a device is in one panel).
+            out += ", " + m.panels
+                              .at(static_cast<std::size_t>(
+                                  m.tiles[static_cast<std::size_t>(d->tiles.front())].panel))
+                              .label;
+        } else {
+            for (const auto& o : m.others)
+                if (o.shards > 1) out += ", its shard of " + o.index;
+        }
     }
     if (!m.partial.empty()) {
         out += "  Σ partial over";

@@ -65,10 +65,21 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
 std::shared_ptr<const TileModel>
 cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, Drawn drawn);
 
-/// The tiling of one layout: tiles coloured by their holders (stripes when replicated),
-/// hatched and marked Σ when partial, local and global shapes, the undrawn dimensions.
+/// The tiling of one layout: one tile per distinct block, in its holder's colour (by mesh
+/// coordinates on large meshes) or, held by several devices, one tile in a replica tint
+/// labelled with every holder and the axes it is replicated over; hatched and marked Σ when
+/// partial; one panel (small multiple) per slice of the sharded undrawn dimensions; local and
+/// global shapes, a legend. `compact` (the step-through's frames) leaves out the shape line
+/// and the legend so that the tiles keep the room.
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
-                 const semantics::TensorLayout& layout, Drawn drawn, float font = 14);
+                 const semantics::TensorLayout& layout, Drawn drawn, float font = 14,
+                 bool compact = false);
+
+/// The written dimensions of `layout` whose indices are, without their mesh-axis subscripts,
+/// `row` and `col` ("r_0" and "r" are the same logical dimension); default_drawn(layout) when
+/// it lacks one of them.
+Drawn drawn_by_names(const semantics::TensorLayout& layout, const std::string& row,
+                     const std::string& col);
 
 /// The mesh: every device as a cell of a grid (3-D and larger meshes as small multiples),
 /// with coordinates; hovering a device shows what it holds of each of `layouts`.
@@ -95,7 +106,8 @@ std::string holding_text(const TileModel& model, std::int64_t device);
 std::string device_holding_text(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
                                 const std::vector<int>& coords);
 
-/// "[0:2, 2:4]": a tile's ranges along the drawn dimensions.
+/// "[0:2, 2:4]": a tile's ranges along the drawn dimensions; with small multiples, its panel's
+/// slice after them: "[0:8, 0:2048] f[0:4096]".
 std::string tile_text(const TileModel& model, const Tile& tile);
 
 /// "4×8", "scalar".

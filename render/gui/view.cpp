@@ -167,9 +167,13 @@ ViewActions MainView::frame(const ViewInput& in) {
     ImGui::SameLine();
     ImGui::BeginChild("right", {0, 0}, false);
     const float h = ImGui::GetContentRegionAvail().y;
-    ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
-    tiling_panel(in);
-    ImGui::EndChild();
+    // Teaching mode's step-through takes the whole right side: its frames draw the tilings
+    // before and after each step, large enough for a projector (at 1280x720 and up).
+    if (!(teaching_ && panel_ == Panel::Steps)) {
+        ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
+        tiling_panel(in);
+        ImGui::EndChild();
+    }
     ImGui::BeginChild("lower", {0, 0}, true);
     if (ImGui::BeginTabBar("panels")) {
         auto tab = [&](const char* name, Panel p) {

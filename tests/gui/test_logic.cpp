@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -44,6 +45,53 @@ TEST_CASE("device colours are distinct for every mesh size up to 1024 and never 
     }
     // The same device keeps its colour between calls.
     CHECK(device_color(3, 4) == device_color(3, 4));
+}
+
+TEST_CASE("issue 16: large meshes are coloured by coordinates, neighbours distinct") {
+    // RGB distance between two colours.
+    auto distance = [](Color a, Color b) {
+        const double dr = a.r - b.r, dg = a.g - b.g, db = a.b - b.b;
+        return std::sqrt(dr * dr + dg * dg + db * db);
+    };
+    for (const auto& sizes : std::vector<std::vector<std::int64_t>>{
+             {16, 16}, {8, 8, 4}, {4, 4, 4, 4}, {2, 128}, {128, 2}, {4, 8}, {32, 32}}) {
+        std::int64_t n = 1;
+        for (auto s : sizes)
+            n *= s;
+        std::map<std::vector<int>, Color> colour;
+        std::set<Color> seen;
+        std::vector<int> c(sizes.size(), 0);
+        for (std::int64_t id = 0; id < n; ++id) {
+            const Color col = mesh_device_color(sizes, c, id);
+            CHECK(col != colors::kBackground);
+            colour[c] = col;
+            seen.insert(col);
+            for (std::size_t k = c.size(); k-- > 0;) {
+                if (++c[k] < sizes[k]) break;
+                c[k] = 0;
+            }
+        }
+        std::string name;
+        for (auto s : sizes)
+            name += (name.empty() ? "" : "x") + std::to_string(s);
+        CHECK_MESSAGE(seen.size() == static_cast<std::size_t>(n), name);
+        // Neighbours (one apart along one axis) are clearly different.
+        double closest = 1e9;
+        for (const auto& [at, col] : colour)
+            for (std::size_t k = 0; k < at.size(); ++k) {
+                auto next = at;
+                if (++next[k] >= sizes[k]) continue;
+                closest = std::min(closest, distance(col, colour.at(next)));
+            }
+        CHECK_MESSAGE(closest >= 40, name << ": neighbours " << closest << " apart");
+    }
+    // Small meshes keep Tableau's colours.
+    CHECK(mesh_device_color({2, 2}, {1, 1}, 3) == device_color(3, 4));
+    CHECK(mesh_device_color({256}, {7}, 7) == device_color(7, 256));
+    // Replica tints are none of the small meshes' device colours.
+    for (std::uint32_t mask = 1; mask < 8; ++mask)
+        for (std::int64_t d = 0; d < 20; ++d)
+            CHECK(replicated_color(mask) != device_color(d, 20));
 }
 
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {

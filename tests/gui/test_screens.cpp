@@ -95,8 +95,8 @@ TEST_CASE("gui: W_{r_0 c r'_1 d} on a 2x2 mesh shows four distinct device colour
     REQUIRE(img.ok());
     // Each device's tile in the tiling plus its cell in the mesh: well above 2% each.
     CHECK(large_device_colours(img, 4, 0.02) == 4);
-    // A 1-device-per-tile tiling has no stripes: nothing at all in the colours of a 16-mesh
-    // palette that the 4-mesh palette does not share.
+    // A 1-device-per-tile tiling has one holder per tile: nothing at all in the colours of a
+    // 16-mesh palette that the 4-mesh palette does not share.
     CHECK(img.count(device_color(1, 16)) == 0); // Tableau 20's light blue
 }
 
@@ -161,6 +161,60 @@ TEST_CASE("render: PNG pictures of the tiling, mesh and plan") {
     REQUIRE(img.ok());
     CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 1000);
     CHECK(img.count(render::step_color(semantics::StepKind::ReduceScatter)) > 1000);
+}
+
+TEST_CASE("issue 16: PNG pictures that do not mislead") {
+    const auto dir = out_dir("issue16");
+    // Cfull is replicated: one tile in the replica tint, no device colour but the legend's.
+    const auto cfull = dir / "cfull.png";
+    REQUIRE(run_shardscope("render " + sample("bracket_form.ein") + " --tensor Cfull -o " +
+                               quote(cfull.string()),
+                           dir / "log.txt") == 0);
+    auto img = test::load_png(cfull.string());
+    REQUIRE(img.ok());
+    CHECK(img.count(render::replicated_color(1)) > img.pixels() / 3);
+    for (std::int64_t d = 0; d < 4; ++d)
+        CHECK(img.count(device_color(d, 4)) < 400); // a legend swatch, not a band
+    // Cscat is a real split: four device colours over large areas.
+    const auto cscat = dir / "cscat.png";
+    REQUIRE(run_shardscope("render " + sample("bracket_form.ein") + " --tensor Cscat -o " +
+                               quote(cscat.string()),
+                           dir / "log.txt") == 0);
+    CHECK(large_device_colours(test::load_png(cscat.string()), 4, 0.05) == 4);
+
+    // h drawn as rows b, columns s: two panels, eight device colours, each a large tile.
+    const fs::path h = dir / "h.ein";
+    {
+        std::ofstream f(h);
+        f << "mesh dp=2 tp=2 sp=2\ndim b=8 s=4096 d=64 f=8192\n"
+             "h_{b_{dp} s_{sp} f_{tp}} = x_{b_{dp} s_{sp} d} W_{d f_{tp}}\n";
+    }
+    const auto hp = dir / "h.png";
+    REQUIRE(run_shardscope("render " + quote(h.string()) + " --rows 0 --cols 1 -o " +
+                               quote(hp.string()),
+                           dir / "log.txt") == 0);
+    img = test::load_png(hp.string());
+    REQUIRE(img.ok());
+    CHECK(large_device_colours(img, 8, 0.03) == 8);
+}
+
+TEST_CASE("issue 16: teaching mode's step-through at 1280x720 draws large tiles") {
+    const auto dir = out_dir("teaching16");
+    const auto png = dir / "steps.png";
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --statement 2 --panel steps --step 1 --size 1280x720 "
+                               "--frames 3 --screenshot " +
+                               quote(png.string()),
+                           dir / "log.txt") == 0);
+    const auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.width == 1280);
+    CHECK(img.height == 720);
+    // Before the all-gather: d0's and d1's halves of x, each at least 200x150 pixels (a
+    // hover tooltip may cover part of one); after: one replicated tile.
+    CHECK(img.count(device_color(0, 2)) > 200 * 150);
+    CHECK(img.count(device_color(1, 2)) > 200 * 100);
+    CHECK(img.count(render::replicated_color(1)) > 200 * 150);
 }
 
 TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {
