@@ -154,11 +154,18 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                 c.text({b.x0 + 3, b.y0 + 1}, partial ? colors::kText : fg, e, size);
             };
             label(band(0), tile_holders_label(h) + (partial ? " Σ" : ""), font);
-            if (lines == 3)
-                label(band(1),
-                      replicated.empty() ? std::string()
-                                         : "replicated over " + axes_text(m, replicated),
-                      small);
+            if (lines == 3) {
+                std::string middle;
+                if (!replicated.empty()) middle = "replicated over " + axes_text(m, replicated);
+                if (partial) {
+                    std::vector<int> axes;
+                    for (const auto& p : m.partial)
+                        axes.push_back(p.axis);
+                    middle += std::string(middle.empty() ? "" : " · ") + "Σ partial over " +
+                              axes_text(m, axes);
+                }
+                label(band(1), middle, small);
+            }
             if (lines >= 2) {
                 // The panel's title says the slice; the tile its ranges.
                 std::string ranges = tile_text(m, t);

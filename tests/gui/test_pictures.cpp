@@ -119,6 +119,16 @@ TEST_CASE("issue 16: Cfull (an all-reduced result) is exactly one tile with four
     const auto* ts = selected_layout(c.plan, *scat);
     draw_tiling(rs, {0, 0, 820, 620}, c.plan.mesh, *ts, drawn_of(*scat, *ts));
     CHECK(rs.tips.size() == 4);
+    // C{U_X} is partial: one tile, hatched, that says over which axis.
+    const auto part = resolve_selection(c.plan, 0, "C", error);
+    REQUIRE(part);
+    test::RecordingCanvas rp;
+    const auto* tp = selected_layout(c.plan, *part);
+    draw_tiling(rp, {0, 0, 820, 620}, c.plan.mesh, *tp, drawn_of(*part, *tp));
+    CHECK(rp.tips.size() == 1);
+    CHECK(rp.has_text("d0,1,2,3 Σ"));
+    CHECK(rp.has_text("Σ partial over X"));
+    CHECK(rp.lines > 10); // the hatching
     // A scalar is one cell.
     const auto sc = test::run("mesh X=4\ndim I=8 J=8\nz_{} = A[I, J_X] A[I, J_X]\n");
     test::RecordingCanvas rz;
