@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -42,6 +44,19 @@ std::vector<std::string> find_samples() {
         if (!out.empty()) break;
     }
     std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// The steps of --script, split at ';'.
+std::vector<std::string> split_script(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    while (from <= s.size() && !s.empty()) {
+        const auto to = s.find(';', from);
+        out.push_back(s.substr(from, to == std::string::npos ? std::string::npos : to - from));
+        if (to == std::string::npos) break;
+        from = to + 1;
+    }
     return out;
 }
 
@@ -134,8 +149,55 @@ private:
 
 /// The open program and its last check.
 struct Document {
-    std::string path;
+    std::string path; ///< "" for an untitled text (new, or a sample's copy)
+    std::string name; ///< what the title and toolbar call it
     std::string text;
+    std::string saved_text; ///< the text as last loaded or saved: dirty when it differs
+    std::string status;     ///< the last save's or open's outcome, shown in the window
+    bool status_error = false;
+    bool dirty() const { return text != saved_text; }
+    /// Loads `file` (a copy: untitled, never written back). False with the reason in status.
+    bool open(const std::string& file, bool copy) {
+        std::string read;
+        std::string why = read_whole_file(file, read);
+        if (why.empty()) why = utf8_problem(file, read);
+        if (!why.empty()) {
+            status = why;
+            status_error = true;
+            std::cerr << "shardscope: error: " << why << "\n";
+            return false;
+        }
+        // A UTF-8 byte order mark is not part of the program.
+        if (read.rfind("\xEF\xBB\xBF", 0) == 0) read.erase(0, 3);
+        const std::string base = fs::path(file).filename().string();
+        path = copy ? "" : file;
+        name = copy ? "untitled (copy of " + base + ")" : base;
+        text = std::move(read);
+        saved_text = text;
+        status = copy ? "a copy: Save asks where to write it" : "";
+        status_error = false;
+        return true;
+    }
+    /// Writes the text to `to`; on success it becomes the open file.
+    bool save(const std::string& to) {
+        std::error_code ec;
+        if (fs::is_directory(to, ec)) {
+            status = "cannot save: " + to + " is a directory";
+        } else if (errno = 0; !write_file_atomically(to, text)) {
+            status = "cannot save " + to + ": " + std::strerror(errno ? errno : EIO);
+        } else {
+            path = to;
+            name = fs::path(to).filename().string();
+            saved_text = text;
+            status = "saved " + to;
+            status_error = false;
+            return true;
+        }
+        status_error = true;
+        std::cerr << "shardscope: error: " << status << "\n";
+        return false;
+    }
+    std::string title() const { return name + (dirty() ? " *" : "") + " — shardscope"; }
     CheckedText checked;
     semantics::Plan shown; ///< the plan drawn: the last one whose text parsed
     double check_ms = 0;
@@ -154,17 +216,25 @@ struct Document {
 int run_gui(const GuiOptions& o) {
     Document doc;
     const auto samples = find_samples();
-    std::string file = o.file;
-    if (file.empty() && o.teaching && !samples.empty()) file = samples.front();
-    if (!file.empty()) {
-        auto source = load_source(file);
+    if (o.file == "-") {
+        auto source = load_source(o.file);
         if (!source) return kExitUsage;
-        doc.path = file == "-" ? "" : file;
+        doc.name = "untitled";
         doc.text = source->text();
+        doc.saved_text = "";
+    } else if (!o.file.empty()) {
+        if (!doc.open(o.file, false)) return kExitUsage;
+    } else if (o.teaching && !samples.empty()) {
+        doc.open(samples.front(), true); // a sample opens as an untitled copy
     } else {
+        doc.name = "untitled";
         doc.text = kNewProgram;
+        doc.saved_text = kNewProgram;
     }
     doc.recheck();
+    const auto script = split_script(o.script);
+    std::size_t script_at = 0;
+    bool script_key_down = false;
 
     render::GlStatus status;
     std::string error;
@@ -218,7 +288,19 @@ int run_gui(const GuiOptions& o) {
     int frame = 0;
     // A screenshot waits for a verify run to finish (at most a minute).
     const auto started = std::chrono::steady_clock::now();
-    while (!glfwWindowShouldClose(window)) {
+    std::string title;
+    bool quit = false;
+    while (!quit) {
+        if (glfwWindowShouldClose(window)) {
+            // Closing with unsaved changes asks first.
+            glfwSetWindowShouldClose(window, GLFW_FALSE);
+            if (!doc.dirty()) break;
+            view.request_quit();
+        }
+        if (doc.title() != title) {
+            title = doc.title();
+            glfwSetWindowTitle(window, title.c_str());
+        }
         const bool busy = verifier.running();
         if (!o.screenshot.empty())
             glfwPollEvents();
@@ -226,6 +308,50 @@ int run_gui(const GuiOptions& o) {
             glfwWaitEventsTimeout(busy ? 0.05 : 0.5);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        // Scripted interactions (tests): one a frame once the first frames are drawn.
+        render::Script step;
+        bool text_typed = false;
+        if (script_key_down) {
+            io.KeysDown[int{'S'}] = io.KeysDown[int{'O'}] = false;
+            io.KeyCtrl = false;
+            script_key_down = false;
+        } else if (frame >= o.frames && script_at < script.size()) {
+            const std::string& a = script[script_at++];
+            auto arg = [&](std::string_view prefix) {
+                return a.rfind(prefix, 0) == 0 ? a.substr(prefix.size()) : std::string();
+            };
+            if (a.rfind("type:", 0) == 0) {
+                std::string t = arg("type:");
+                for (std::size_t i; (i = t.find("\\n")) != std::string::npos;)
+                    t.replace(i, 2, "\n");
+                doc.text += t;
+                text_typed = true;
+            } else if (a == "key:ctrl+s" || a == "key:ctrl+o") {
+                io.KeyCtrl = true;
+                io.KeysDown[a.back() == 's' ? int{'S'} : int{'O'}] = true;
+                script_key_down = true;
+            } else if (a == "save") {
+                step.save = true;
+            } else if (a == "save-as") {
+                step.save_as = true;
+            } else if (a == "open") {
+                step.open = true;
+            } else if (a.rfind("pick:", 0) == 0) {
+                step.pick = arg("pick:");
+            } else if (a.rfind("answer:", 0) == 0) {
+                step.answer = arg("answer:");
+            } else if (a == "discard") {
+                step.confirm = 1;
+            } else if (a == "cancel") {
+                step.confirm = -1;
+            } else if (a == "close") {
+                glfwSetWindowShouldClose(window, GLFW_TRUE);
+            } else if (a != "wait") {
+                std::cerr << "shardscope: error: unknown script step '" << a << "'\n";
+                rc = kExitUsage;
+                break;
+            }
+        }
         ImGui::NewFrame();
         const auto vstate = verifier.snapshot();
         render::ViewInput in;
@@ -237,7 +363,13 @@ int run_gui(const GuiOptions& o) {
         in.verify = &vstate;
         in.samples = &samples;
         in.file = doc.path;
-        const auto act = view.frame(in);
+        in.name = doc.name;
+        in.dirty = doc.dirty();
+        in.status = doc.status;
+        in.status_error = doc.status_error;
+        in.script = &step;
+        auto act = view.frame(in);
+        act.text_changed = act.text_changed || text_typed;
         ImGui::Render();
         int w = 0, h = 0;
         glfwGetFramebufferSize(window, &w, &h);
@@ -246,7 +378,8 @@ int run_gui(const GuiOptions& o) {
         glClear(GL_COLOR_BUFFER_BIT);
         render::render_draw_data(ImGui::GetDrawData());
         ++frame;
-        if (!o.screenshot.empty() && frame >= o.frames) {
+        if (!o.screenshot.empty() && frame >= o.frames && script_at >= script.size() &&
+            !script_key_down) {
             const bool waiting =
                 busy && std::chrono::steady_clock::now() - started < std::chrono::seconds(60);
             if (!waiting) {
@@ -265,20 +398,17 @@ int run_gui(const GuiOptions& o) {
             view.fit_selection(doc.shown);
         }
         if (act.run_verify && !busy) verifier.start(doc.path, doc.text);
-        if (act.save && !doc.path.empty()) {
-            if (!write_file_atomically(doc.path, doc.text))
-                std::cerr << "shardscope: error: cannot write " << doc.path << "\n";
+        if (act.save && !doc.path.empty()) doc.save(doc.path);
+        if (!act.save_as.empty()) doc.save(act.save_as);
+        if (!act.open.empty() && doc.open(act.open, act.open_copy)) {
+            doc.recheck();
+            view.selection() = {};
+            view.fit_selection(doc.shown);
         }
-        if (!act.open.empty()) {
-            if (auto source = load_source(act.open)) {
-                doc.path = act.open;
-                doc.text = source->text();
-                doc.recheck();
-                view.selection() = {};
-                view.fit_selection(doc.shown);
-            }
-        }
+        if (act.quit) quit = true;
     }
+    if (!o.script.empty())
+        std::cout << "title: " << doc.title() << "\nstatus: " << doc.status << "\n";
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

@@ -16,6 +16,13 @@ struct GuiOptions {
     int step = 0;
     bool teaching = false;
     bool verify = false; ///< start the verify run at once (screenshots wait for it)
+    /// Hidden, for the tests: interactions played one per frame after the first `frames`
+    /// frames, separated by ';': `type:TEXT` (appended to the text, as typed; \n for a new
+    /// line), `key:ctrl+s`, `key:ctrl+o`, `save`, `save-as`, `open`, `pick:FILE` (the sample
+    /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
+    /// `close` (the window's close button), `wait`. The final title and status are printed
+    /// to stdout.
+    std::string script;
 };
 
 /// Runs the window until it is closed (or the screenshot is written). Returns the exit code.

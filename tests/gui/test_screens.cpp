@@ -217,6 +217,105 @@ TEST_CASE("issue 16: teaching mode's step-through at 1280x720 draws large tiles"
     CHECK(img.count(render::replicated_color(1)) > 200 * 150);
 }
 
+TEST_CASE("gui: work is never lost (scripted interactions, then the file system)") {
+    const auto dir = out_dir("work");
+    const fs::path mine = dir / "mine.ein";
+    const std::string original = test::read_file(fs::path(SHARDSCOPE_SAMPLES_DIR) / "ddp.ein");
+    const fs::path sample_path = fs::path(SHARDSCOPE_SAMPLES_DIR) / "dot_product.ein";
+    const std::string sample_text = test::read_file(sample_path);
+    auto reset = [&] { std::ofstream(mine, std::ios::binary) << original; };
+    // Runs the window on `file` with a script; returns its stdout (title and status).
+    auto gui = [&](const std::string& file, const std::string& script, int* rc = nullptr) {
+        const auto png = dir / "ss.png";
+        const int code = run_shardscope("gui " + file + " --frames 2 --script " + quote(script) +
+                                            " --screenshot " + quote(png.string()),
+                                        dir / "log.txt");
+        if (rc) *rc = code;
+        CHECK(code == 0);
+        return test::read_file(dir / "log.txt");
+    };
+    const std::string sample = quote(sample_path.string());
+
+    SUBCASE("Ctrl+S saves the edited file; the title has its name and a dirty marker") {
+        reset();
+        auto out = gui(quote(mine.string()), "type:# edited\\n;wait");
+        CHECK(out.find("title: mine.ein * — shardscope") != std::string::npos);
+        CHECK(test::read_file(mine) == original); // not saved without asking
+        out = gui(quote(mine.string()), "type:# edited\\n;key:ctrl+s;wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        CHECK(out.find("status: saved") != std::string::npos);
+        CHECK(test::read_file(mine) == original + "# edited\n");
+    }
+    SUBCASE("choosing a sample asks before replacing edited text; Cancel keeps it") {
+        reset();
+        auto out = gui(quote(mine.string()), "type:# mine\\n;pick:" + sample_path.string() +
+                                                 ";wait;cancel;wait;key:ctrl+s;wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        CHECK(test::read_file(mine) == original + "# mine\n");
+        // Discard: the sample opens as an untitled copy, the file keeps what was saved.
+        reset();
+        out = gui(quote(mine.string()),
+                  "type:# lost\\n;pick:" + sample_path.string() + ";wait;discard;wait");
+        CHECK(out.find("title: untitled (copy of dot_product.ein) — shardscope") !=
+              std::string::npos);
+        CHECK(test::read_file(mine) == original);
+    }
+    SUBCASE("a sample is an untitled copy: Save asks where, the sample is never written") {
+        const fs::path copy = dir / "copy.ein";
+        fs::remove(copy);
+        const auto out =
+            gui(sample, "pick:" + sample_path.string() +
+                            ";wait;type:# mine\\n;save;wait;answer:" + copy.string() + ";wait");
+        CHECK(out.find("title: copy.ein — shardscope") != std::string::npos);
+        CHECK(test::read_file(copy) == sample_text + "# mine\n");
+        CHECK(test::read_file(sample_path) == sample_text);
+        // Save on the copy now writes the new file; Save as another name writes that one.
+        const fs::path other = dir / "other.ein";
+        fs::remove(other);
+        gui(quote(copy.string()),
+            "type:# more\\n;save;wait;save-as;answer:" + other.string() + ";wait");
+        CHECK(test::read_file(copy) == sample_text + "# mine\n# more\n");
+        CHECK(test::read_file(other) == sample_text + "# mine\n# more\n");
+        // Teaching mode starts on a sample: as a copy too.
+        const auto t =
+            gui("--teaching",
+                "type:# x\\n;key:ctrl+s;wait;answer:" + (dir / "t.ein").string() + ";wait");
+        CHECK(t.find("title: t.ein — shardscope") != std::string::npos);
+        CHECK(fs::exists(dir / "t.ein"));
+    }
+    SUBCASE("a failed save is shown in the window, the text stays dirty") {
+        const auto png = dir / "ss.png";
+        REQUIRE(run_shardscope("gui --frames 2 --script " +
+                                   quote("type:# x\\n;save-as;answer:" +
+                                         (dir / "no" / "such" / "x.ein").string() + ";wait") +
+                                   " --screenshot " + quote(png.string()),
+                               dir / "log.txt") == 0);
+        const std::string out = test::read_file(dir / "log.txt");
+        CHECK(out.find("status: cannot save ") != std::string::npos);
+        CHECK(out.find("No such file or directory") != std::string::npos);
+        CHECK(out.find("title: untitled * — shardscope") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "no"));
+        // The message in red in the toolbar (the program itself has no errors).
+        const auto img = test::load_png(png.string());
+        REQUIRE(img.ok());
+        // Strongly red pixels (anti-aliased text) in the toolbar's first row, above the
+        // pictures (whose device colours include a red).
+        long red = 0;
+        for (std::size_t i = 0; i + 3 < static_cast<std::size_t>(img.width) * 30 * 4; i += 4)
+            red += img.rgba[i] > 180 && img.rgba[i + 1] < 110 && img.rgba[i + 2] < 110;
+        CHECK(red > 100);
+    }
+    SUBCASE("Ctrl+O opens a path; closing with unsaved changes asks first") {
+        reset();
+        auto out = gui("", "key:ctrl+o;wait;answer:" + mine.string() + ";wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        // Close, Cancel, then Ctrl+S: the edit is saved; closing a clean window just closes.
+        out = gui(quote(mine.string()), "type:# kept\\n;close;wait;cancel;wait;key:ctrl+s;wait");
+        CHECK(test::read_file(mine) == original + "# kept\n");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+    }
+}
+
 TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {
     const auto dir = out_dir("nodisplay");
     const auto png = dir / "x.png";
