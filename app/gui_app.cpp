@@ -65,6 +65,29 @@ const char* kNewProgram = "# A new program: a 2x2 mesh, a matrix cut over both a
                           "dim a=8 b=8\n"
                           "W_{a_0 b_1} = X_{a_0 b_1}\n";
 
+} // namespace
+
+/// Why a verify run could not start: the errors of the program as checked for it (small
+/// sizes, `dim` ignored, as `exec --small`), each with its line, code and fix. The editor's
+/// diagnostics are those of the program as written, which may have none.
+std::string verify_errors(const CheckedText& checked) {
+    std::string out = "nothing ran: at the small sizes of a verify run (dim declarations "
+                      "ignored, as exec --small) the program has errors:";
+    int shown = 0, errors = 0;
+    for (const auto& d : checked.plan.diagnostics) {
+        if (d.severity != Severity::Error) continue;
+        if (++errors > 5) continue;
+        ++shown;
+        out += "\nline " + std::to_string(d.range.line) + ": " + d.message + " [" + d.code + "]";
+        if (!d.fix.empty()) out += "\n    fix: " + d.fix;
+    }
+    if (errors > shown) out += "\n… and " + std::to_string(errors - shown) + " more";
+    if (errors == 0) out += "\n(no error was reported; the syntax did not parse)";
+    return out;
+}
+
+namespace {
+
 /// The verification running in the background and its state.
 class Verifier {
 public:
@@ -104,7 +127,7 @@ private:
         co.ignore_dims = true;
         const auto checked = check_text(name, text, co);
         if (!checked.syntax_ok() || checked.plan.errors() > 0) {
-            s.error = "the program has errors; nothing ran";
+            s.error = verify_errors(checked);
         } else if (checked.plan.mesh.device_count() > 4096) {
             s.error = "the mesh has more than 4096 devices; the sim backend runs at most 4096";
         } else {
@@ -407,8 +430,17 @@ int run_gui(const GuiOptions& o) {
         }
         if (act.quit) quit = true;
     }
-    if (!o.script.empty())
+    if (!o.script.empty()) {
         std::cout << "title: " << doc.title() << "\nstatus: " << doc.status << "\n";
+        const auto v = verifier.snapshot();
+        if (!v.error.empty()) {
+            std::cout << "verify: " << v.error << "\n";
+        } else if (v.finished) {
+            const auto passed =
+                std::count_if(v.rows.begin(), v.rows.end(), [](const auto& r) { return r.pass; });
+            std::cout << "verify: " << passed << " of " << v.rows.size() << " passed\n";
+        }
+    }
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();

@@ -20,10 +20,16 @@ struct GuiOptions {
     /// frames, separated by ';': `type:TEXT` (appended to the text, as typed; \n for a new
     /// line), `key:ctrl+s`, `key:ctrl+o`, `save`, `save-as`, `open`, `pick:FILE` (the sample
     /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
-    /// `close` (the window's close button), `wait`. The final title and status are printed
-    /// to stdout.
+    /// `close` (the window's close button), `wait`. The final title and status (and why a
+    /// verify run could not start) are printed to stdout.
     std::string script;
 };
+
+struct CheckedText;
+
+/// Why a verify run could not start, for the verify panel: the errors of the program as
+/// checked at small sizes, with their lines, codes and fixes (never just "it has errors").
+std::string verify_errors(const CheckedText& checked);
 
 /// Runs the window until it is closed (or the screenshot is written). Returns the exit code.
 int run_gui(const GuiOptions& options);

@@ -62,5 +62,20 @@ expect "syntax errors" 1 'nothing drawn' -- render "$tmp/bad.ein" -o "$tmp/a.svg
 printf 'mesh 2\n' >"$tmp/empty.ein"
 expect "no statement" 2 'no statement to draw' -- render "$tmp/empty.ein" -o "$tmp/a.svg"
 
+# The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
+# `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
+# sizes, with the declaration ignored, it was a conflicting device index, S005, issue 16).
+for f in "$samples"/*.ein; do
+    expect "exec --small $(basename "$f")" 0 'verified' -- exec --small "$f"
+done
+printf '%s\n' 'mesh sp=2 tp=2' 'dim b=4 s=64 d=16' 'y_{b s_{sp} d} = x_{b s_{sp} d}' \
+    'z_{b s_{sp,tp} d} = y_{b s_{sp} d}' >"$tmp/groups.ein"
+expect "check accepts s over sp and sp,tp" 0 '0 errors' -- check "$tmp/groups.ein"
+expect "exec --small runs it" 0 '2 of 2 statements verified' -- exec --small "$tmp/groups.ein"
+# Undeclared, the same index is two device indices of different sizes: check and exec agree.
+grep -v '^dim' "$tmp/groups.ein" >"$tmp/undeclared.ein"
+expect "check refuses an undeclared device index of two sizes" 1 'S005' -- check "$tmp/undeclared.ein"
+expect "exec --small refuses it too" 1 'S005' -- exec --small "$tmp/undeclared.ein"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -316,6 +316,32 @@ TEST_CASE("gui: work is never lost (scripted interactions, then the file system)
     }
 }
 
+TEST_CASE("gui: verify runs what check accepts, and says why when it cannot") {
+    const auto dir = out_dir("verify16");
+    const auto png = dir / "ss.png";
+    auto verify = [&](const std::string& program) {
+        const fs::path f = dir / "p.ein";
+        std::ofstream(f) << program;
+        REQUIRE(run_shardscope("gui " + quote(f.string()) +
+                                   " --verify --panel verify --frames 3 --script wait "
+                                   "--screenshot " +
+                                   quote(png.string()),
+                               dir / "log.txt") == 0);
+        return test::read_file(dir / "log.txt");
+    };
+    // s declared, sharded over sp in one statement and over sp,tp in the next (issue 16).
+    auto out = verify("mesh sp=2 tp=2\ndim b=4 s=64 d=16\ny_{b s_{sp} d} = x_{b s_{sp} d}\n"
+                      "z_{b s_{sp,tp} d} = y_{b s_{sp} d}\n");
+    CHECK(out.find("verify: 2 of 2 passed") != std::string::npos);
+    // Undeclared, s is two device indices of different sizes: the reason, with its line.
+    out = verify("mesh sp=2 tp=2\ny_{b s_{sp} d} = x_{b s_{sp} d}\n"
+                 "z_{b s_{sp,tp} d} = y_{b s_{sp} d}\n");
+    CHECK(out.find("verify: nothing ran") != std::string::npos);
+    CHECK(out.find("line 3: index s has no declared range") != std::string::npos);
+    CHECK(out.find("[S005]") != std::string::npos);
+    CHECK(out.find("fix: declare its range with 'dim s=N'") != std::string::npos);
+}
+
 TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {
     const auto dir = out_dir("nodisplay");
     const auto png = dir / "x.png";
