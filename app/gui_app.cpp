@@ -47,6 +47,24 @@ std::vector<std::string> find_samples() {
     return out;
 }
 
+/// The GLFW key code of a --script key ("ctrl+s", "pagedown", "f11"); -1 for none.
+int script_key(const std::string& name) {
+    const std::string k = name.rfind("ctrl+", 0) == 0 ? name.substr(5) : name;
+    if (k.size() == 1) {
+        const char c = k[0];
+        if (c >= 'a' && c <= 'z') return GLFW_KEY_A + (c - 'a');
+        if (c == '=') return GLFW_KEY_EQUAL;
+        if (c == '-') return GLFW_KEY_MINUS;
+        if (c == '0') return GLFW_KEY_0;
+    }
+    if (k == "pagedown") return GLFW_KEY_PAGE_DOWN;
+    if (k == "pageup") return GLFW_KEY_PAGE_UP;
+    if (k == "left") return GLFW_KEY_LEFT;
+    if (k == "right") return GLFW_KEY_RIGHT;
+    if (k == "f11") return GLFW_KEY_F11;
+    return -1;
+}
+
 /// The steps of --script, split at ';'.
 std::vector<std::string> split_script(const std::string& s) {
     std::vector<std::string> out;
@@ -313,6 +331,7 @@ int run_gui(const GuiOptions& o) {
     const auto started = std::chrono::steady_clock::now();
     std::string title;
     bool quit = false;
+    int windowed[4] = {0, 0, o.width, o.height}; ///< position and size before full screen
     while (!quit) {
         if (glfwWindowShouldClose(window)) {
             // Closing with unsaved changes asks first.
@@ -335,7 +354,8 @@ int run_gui(const GuiOptions& o) {
         render::Script step;
         bool text_typed = false;
         if (script_key_down) {
-            io.KeysDown[int{'S'}] = io.KeysDown[int{'O'}] = false;
+            for (bool& k : io.KeysDown)
+                k = false;
             io.KeyCtrl = false;
             script_key_down = false;
         } else if (frame >= o.frames && script_at < script.size()) {
@@ -349,9 +369,9 @@ int run_gui(const GuiOptions& o) {
                     t.replace(i, 2, "\n");
                 doc.text += t;
                 text_typed = true;
-            } else if (a == "key:ctrl+s" || a == "key:ctrl+o") {
-                io.KeyCtrl = true;
-                io.KeysDown[a.back() == 's' ? int{'S'} : int{'O'}] = true;
+            } else if (const int key = script_key(arg("key:")); key >= 0) {
+                io.KeyCtrl = arg("key:").rfind("ctrl+", 0) == 0;
+                io.KeysDown[key] = true;
                 script_key_down = true;
             } else if (a == "save") {
                 step.save = true;
@@ -429,9 +449,26 @@ int run_gui(const GuiOptions& o) {
             view.fit_selection(doc.shown);
         }
         if (act.quit) quit = true;
+        if (act.toggle_fullscreen) {
+            // Presenter mode: the primary monitor's whole screen, and back.
+            if (glfwGetWindowMonitor(window)) {
+                glfwSetWindowMonitor(window, nullptr, windowed[0], windowed[1], windowed[2],
+                                     windowed[3], GLFW_DONT_CARE);
+            } else if (GLFWmonitor* m = glfwGetPrimaryMonitor()) {
+                glfwGetWindowPos(window, &windowed[0], &windowed[1]);
+                glfwGetWindowSize(window, &windowed[2], &windowed[3]);
+                const GLFWvidmode* mode = glfwGetVideoMode(m);
+                if (mode)
+                    glfwSetWindowMonitor(window, m, 0, 0, mode->width, mode->height,
+                                         mode->refreshRate);
+            }
+        }
     }
     if (!o.script.empty()) {
         std::cout << "title: " << doc.title() << "\nstatus: " << doc.status << "\n";
+        std::cout << "statement: " << view.selection().statement + 1
+                  << " step: " << view.selection().step << " scale: " << view.scale()
+                  << " fullscreen: " << (glfwGetWindowMonitor(window) ? "yes" : "no") << "\n";
         const auto v = verifier.snapshot();
         if (!v.error.empty()) {
             std::cout << "verify: " << v.error << "\n";

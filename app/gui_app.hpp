@@ -18,10 +18,12 @@ struct GuiOptions {
     bool verify = false; ///< start the verify run at once (screenshots wait for it)
     /// Hidden, for the tests: interactions played one per frame after the first `frames`
     /// frames, separated by ';': `type:TEXT` (appended to the text, as typed; \n for a new
-    /// line), `key:ctrl+s`, `key:ctrl+o`, `save`, `save-as`, `open`, `pick:FILE` (the sample
+    /// line), `key:K` (K: a letter, `=`, `-`, `0`, `pagedown`, `pageup`, `left`, `right`,
+    /// `f11`, each optionally after `ctrl+`), `save`, `save-as`, `open`, `pick:FILE` (the sample
     /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
     /// `close` (the window's close button), `wait`. The final title and status (and why a
-    /// verify run could not start) are printed to stdout.
+    /// verify run could not start), the statement, step, scale and full screen are printed
+    /// to stdout.
     std::string script;
 };
 

@@ -24,7 +24,8 @@ void MainView::steps_panel(const ViewInput& in) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
     ImGui::SliderInt("##frame", &sel_.step, 0, last, "step %d");
-    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) &&
+    // (Teaching mode takes the arrows everywhere: presenter_keys.)
+    if (!teaching_ && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) &&
         !ImGui::GetIO().WantTextInput) {
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) && sel_.step > 0)
             --sel_.step;

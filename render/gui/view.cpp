@@ -3,6 +3,7 @@
 
 #include "render/gui/imgui_canvas.hpp"
 #include "render/palette.hpp"
+#include "render/stepthrough.hpp"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -13,7 +14,38 @@
 namespace shardscope::render {
 
 float MainView::font_size() const {
-    return teaching_ ? 24.0f : 15.0f;
+    return (teaching_ ? 24.0f : 15.0f) * scale_;
+}
+
+void MainView::presenter_keys(const semantics::Plan& plan, ViewActions& out) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!teaching_ || io.WantTextInput || prompt_ != Prompt::None ||
+        pending_.kind != PendingKind::None)
+        return;
+    const int n = static_cast<int>(plan.statements.size());
+    auto go = [&](int statement) {
+        if (n == 0) return;
+        sel_.statement = std::clamp(statement, 0, n - 1);
+        sel_.tensor.clear();
+        sel_.step = 0;
+        fit_selection(plan);
+    };
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) go(sel_.statement + 1);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) go(sel_.statement - 1);
+    const bool left = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow));
+    const bool right = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
+    if ((left || right) && n > 0) {
+        const auto& s = plan.statements[static_cast<std::size_t>(sel_.statement)];
+        const int last = static_cast<int>(step_frames(plan, s).size()) - 1;
+        sel_.step = std::clamp(sel_.step + (right ? 1 : -1), 0, last);
+        show_panel(Panel::Steps);
+    }
+    // The GLFW backend indexes KeysDown by GLFW key codes: '=', '-', '0' are ASCII; F11 is
+    // GLFW_KEY_F11 (300).
+    if (io.KeyCtrl && ImGui::IsKeyPressed('=')) scale_ = std::min(scale_ + 0.1f, 2.5f);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('-')) scale_ = std::max(scale_ - 0.1f, 0.6f);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('0')) scale_ = 1.0f;
+    if (ImGui::IsKeyPressed(300, false)) out.toggle_fullscreen = true;
 }
 
 void MainView::fit_selection(const semantics::Plan& plan) {
@@ -172,6 +204,8 @@ ViewActions MainView::frame(const ViewInput& in) {
     ImGui::Begin("shardscope", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    presenter_keys(*in.plan, out);
+    ImGui::GetIO().FontGlobalScale = teaching_ ? scale_ : 1.0f;
     ImGui::PushFont(teaching_ ? fonts_.ui_large : fonts_.ui);
     toolbar(in, out);
     const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -64,11 +64,12 @@ struct ViewInput {
 struct ViewActions {
     bool text_changed = false;
     bool run_verify = false;
-    bool save = false;      ///< save to the open file (never asked for an untitled text)
-    std::string save_as;    ///< save to this path (and keep it as the open file)
-    std::string open;       ///< open this file (the confirmation, if any, was given)
-    bool open_copy = false; ///< open it as an untitled copy (a sample: never written back)
-    bool quit = false;      ///< close the window (the confirmation, if any, was given)
+    bool save = false;              ///< save to the open file (never asked for an untitled text)
+    std::string save_as;            ///< save to this path (and keep it as the open file)
+    std::string open;               ///< open this file (the confirmation, if any, was given)
+    bool open_copy = false;         ///< open it as an untitled copy (a sample: never written back)
+    bool quit = false;              ///< close the window (the confirmation, if any, was given)
+    bool toggle_fullscreen = false; ///< presenter mode's F11
 };
 
 class MainView {
@@ -89,6 +90,9 @@ public:
     /// The window is being closed: with unsaved changes asks first (ViewActions::quit).
     void request_quit() { pending_ = Pending{PendingKind::Quit, {}, false}; }
     bool teaching() const { return teaching_; }
+    /// The presenter's text scale (teaching mode's Ctrl+= / Ctrl+- / Ctrl+0): pictures and
+    /// the window's text.
+    float scale() const { return scale_; }
     /// Keeps the selection valid for a new plan (statement in range, tensor present).
     void fit_selection(const semantics::Plan& plan);
 
@@ -107,6 +111,10 @@ private:
     /// Save, Save as, Open, the sample picker, Ctrl+S and Ctrl+O: prompts for a path and
     /// confirmation before replacing edited text.
     void file_actions(const ViewInput& in, ViewActions& out);
+    /// Teaching mode's presenter keys (not while typing): PageDown/PageUp the next/previous
+    /// statement, ←/→ the step-through's frames (showing it), Ctrl+= / Ctrl+- / Ctrl+0 the
+    /// text scale, F11 full screen.
+    void presenter_keys(const semantics::Plan& plan, ViewActions& out);
     /// Opening `path` (a copy when `copy`): at once, or after confirmation when edited.
     void ask_open(const ViewInput& in, const std::string& path, bool copy, ViewActions& out);
 
@@ -125,7 +133,8 @@ private:
     bool teaching_ = false;
     int cursor_line_ = 0; ///< 1-based line of the editor's cursor
     int follow_line_ = 0; ///< the line last used to pick the statement
-    Pending pending_;     ///< waiting for the user's confirmation
+    float scale_ = 1.0f;
+    Pending pending_; ///< waiting for the user's confirmation
     Prompt prompt_ = Prompt::None;
     bool prompt_opened_ = false;
     std::string prompt_text_; ///< the path typed into the prompt

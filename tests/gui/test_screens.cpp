@@ -316,6 +316,33 @@ TEST_CASE("gui: work is never lost (scripted interactions, then the file system)
     }
 }
 
+TEST_CASE("gui: presenter keys in teaching mode") {
+    const auto dir = out_dir("presenter");
+    const auto png = dir / "p.png";
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --frames 2 --script " +
+                               quote("key:pagedown;wait;key:right;wait;key:ctrl+=;wait;key:ctrl+=;"
+                                     "wait;key:f11;wait;wait") +
+                               " --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    auto out = test::read_file(dir / "log.txt");
+    // PageDown: statement 2; →: its step-through's frame 1; Ctrl+= twice; F11: full screen.
+    CHECK(out.find("statement: 2 step: 1 scale: 1.2 fullscreen: yes") != std::string::npos);
+    const auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.width > 1400); // the whole screen of Xvfb, not the 1400x900 window
+    // The step-through is shown: frame 1 is the all-gather's, its arrow in its colour.
+    CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 20);
+    // PageUp past the first statement stays there; Ctrl+0 resets the scale; ← stops at 0.
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --frames 2 --script " +
+                               quote("key:pageup;wait;key:left;wait;key:ctrl+-;wait;key:ctrl+0") +
+                               " --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    out = test::read_file(dir / "log.txt");
+    CHECK(out.find("statement: 1 step: 0 scale: 1 fullscreen: no") != std::string::npos);
+}
+
 TEST_CASE("gui: verify runs what check accepts, and says why when it cannot") {
     const auto dir = out_dir("verify16");
     const auto png = dir / "ss.png";
