@@ -40,7 +40,7 @@ std::string tile_holders_label(const std::vector<std::int64_t>& h) {
 }
 
 std::string dim_text(const TileDim& d) {
-    std::string out = d.index + " (" + std::to_string(d.extent) + ", " +
+    std::string out = typeset_index(d.index) + " (" + std::to_string(d.extent) + ", " +
                       std::to_string(d.cuts.size()) + (d.cuts.size() == 1 ? " piece" : " pieces");
     if (d.folded) {
         std::string f;
@@ -237,7 +237,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         placements += (placements.empty() ? "" : ", ") + p.text();
     std::string idx;
     for (const auto& i : layout.indices)
-        idx += (idx.empty() ? "" : " ") + i;
+        idx += (idx.empty() ? "" : " ") + typeset_index(i);
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
                  layout.tensor + "_{" + idx + "}   (" +
                      (placements.empty() ? "scalar mesh" : placements) + ")",
@@ -260,7 +260,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     if (!m.others.empty()) {
         std::string o = "not drawn:";
         for (const auto& d : m.others) {
-            o += " " + d.index + " (" + std::to_string(d.extent);
+            o += " " + typeset_index(d.index) + " (" + std::to_string(d.extent);
             if (d.shards > 1) {
                 std::string axes;
                 for (const auto& a : d.axes)

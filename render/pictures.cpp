@@ -125,6 +125,60 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
     return out;
 }
 
+namespace {
+
+/// The subscript form of one character of a mesh-axis subscript: digits and commas (named
+/// axes stay as written: Unicode has subscripts for few letters); "" for any other.
+std::string subscript_of(char c) {
+    static const char* const kDigits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+    if (c >= '0' && c <= '9') return kDigits[c - '0'];
+    return c == ',' ? "," : "";
+}
+
+} // namespace
+
+std::string typeset_index(const std::string& index) {
+    std::string out;
+    for (std::size_t i = 0; i < index.size();) {
+        const char c = index[i];
+        if (c == '\'') {
+            out += "′";
+            ++i;
+            continue;
+        }
+        if (c != '_' || i + 1 >= index.size()) {
+            out += c;
+            ++i;
+            continue;
+        }
+        // The subscript: {...} or a run of letters, digits and commas.
+        std::size_t begin = i + 1, end = begin;
+        while (end < index.size() &&
+               (std::isalnum(static_cast<unsigned char>(index[end])) || index[end] == ','))
+            ++end;
+        if (index[begin] == '{') {
+            const auto close = index.find('}', begin);
+            if (close == std::string::npos) {
+                out += index.substr(i);
+                break;
+            }
+            begin = begin + 1;
+            end = close;
+        }
+        std::string sub;
+        bool ok = end > begin;
+        for (std::size_t k = begin; k < end && ok; ++k) {
+            const std::string s = subscript_of(index[k]);
+            ok = !s.empty();
+            sub += s;
+        }
+        const std::size_t next = index[i + 1] == '{' ? end + 1 : end;
+        out += ok ? sub : index.substr(i, next - i);
+        i = next;
+    }
+    return out;
+}
+
 std::string shape_text(const std::vector<std::int64_t>& shape) {
     if (shape.empty()) return "scalar";
     std::string out;

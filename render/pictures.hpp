@@ -110,6 +110,11 @@ std::string device_holding_text(const semantics::Mesh& mesh, const semantics::Te
 /// slice after them: "[0:8, 0:2048] f[0:4096]".
 std::string tile_text(const TileModel& model, const Tile& tile);
 
+/// An index as the pictures show it, mesh-axis numbers typeset as subscripts: "r_0" -> "r₀",
+/// "j_{1,2}" -> "j₁,₂", "r'_1" -> "r′₁"; named axes ("b_{dp}", "f_tp", "seq_X") stay as
+/// written (Unicode has subscripts for few letters).
+std::string typeset_index(const std::string& index);
+
 /// "4×8", "scalar".
 std::string shape_text(const std::vector<std::int64_t>& shape);
 

@@ -188,7 +188,7 @@ TEST_CASE("issue 16: a step-through frame draws before and after along the same 
     int r0 = 0, r = 0, t = 0;
     for (const auto& x : rec.texts) {
         r0 +=
-            x.text.rfind("rows: r_0 (", 0) == 0 && x.text.find("columns: d (") != std::string::npos;
+            x.text.rfind("rows: r₀ (", 0) == 0 && x.text.find("columns: d (") != std::string::npos;
         r += x.text.rfind("rows: r (", 0) == 0 && x.text.find("columns: d (") != std::string::npos;
         t += x.text.rfind("rows: t", 0) == 0;
     }
@@ -200,6 +200,16 @@ TEST_CASE("issue 16: a step-through frame draws before and after along the same 
     CHECK(logical_index("(r_0 c)") == "(r c)");
     CHECK(logical_index("seq_X") == "seq");
     CHECK(logical_index("r'_1") == "r'");
+    // Mesh-axis numbers typeset as subscripts; named axes as written.
+    CHECK(typeset_index("r_0") == "r₀");
+    CHECK(typeset_index("j_{1,2}") == "j₁,₂");
+    CHECK(typeset_index("j_{12}") == "j₁₂");
+    CHECK(typeset_index("r'_1") == "r′₁");
+    CHECK(typeset_index("(r_0 c)") == "(r₀ c)");
+    CHECK(typeset_index("b_{dp}") == "b_{dp}");
+    CHECK(typeset_index("f_tp") == "f_tp");
+    CHECK(typeset_index("seq_X") == "seq_X");
+    CHECK(rec.has_text("x_{b r₀ t d}"));
 }
 
 TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
