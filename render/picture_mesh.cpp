@@ -67,7 +67,7 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     const float ph = (avail_h - gap * static_cast<float>(prows - 1)) / static_cast<float>(prows) -
                      (panels > 1 ? line : 0);
     float cell = std::min(pw / static_cast<float>(cols), ph / static_cast<float>(rows));
-    cell = std::min(cell, 120.0f);
+    cell = std::min(cell, font * (120.0f / 14.0f)); // 120 px at the default font
     if (cell < 2) {
         const std::string why = std::to_string(n) +
                                 " devices are too many to draw a cell each in " +

@@ -392,10 +392,11 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
 }
 
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
-                       std::string* problem) {
+                       std::string* problem, float scale, bool tight) {
     const Vec2 size = picture_size(plan, view, sel);
-    SvgCanvas c(size.x, size.y);
-    draw_picture(c, {0, 0, size.x, size.y}, plan, view, sel);
+    SvgCanvas c(size.x * scale, size.y * scale);
+    c.set_tight(tight);
+    draw_picture(c, {0, 0, size.x * scale, size.y * scale}, plan, view, sel, 14 * scale);
     if (problem) *problem = c.problem();
     return c.str();
 }

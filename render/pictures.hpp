@@ -127,7 +127,9 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
 
 /// The SVG document of a picture at its natural size; `problem`, if given, receives why the
 /// picture cannot show what was asked ("" when it can: Canvas::report_problem).
+/// `scale` draws it that much larger (the picture's size and its text); `tight` crops the
+/// document to what was drawn (a margin of 8).
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
-                       std::string* problem = nullptr);
+                       std::string* problem = nullptr, float scale = 1, bool tight = false);
 
 } // namespace shardscope::render

@@ -62,6 +62,15 @@ expect "syntax errors" 1 'nothing drawn' -- render "$tmp/bad.ein" -o "$tmp/a.svg
 printf 'mesh 2\n' >"$tmp/empty.ein"
 expect "no statement" 2 'no statement to draw' -- render "$tmp/empty.ein" -o "$tmp/a.svg"
 
+# --scale and --tight (publication output): twice the size, text included; cropped to the ink.
+expect "svg --scale 2" 0 '^$' -- render "$samples/placements_2x2.ein" --view mesh --scale 2 -o "$tmp/s2.svg"
+grep -q '<svg [^>]*width="1520" height="1120"' "$tmp/s2.svg" || { echo "FAIL: --scale 2 is not 1520x1120"; fails=$((fails + 1)); }
+grep -q 'font-size="28"' "$tmp/s2.svg" || { echo "FAIL: --scale 2 text is not 28 px"; fails=$((fails + 1)); }
+expect "svg --tight" 0 '^$' -- render "$samples/placements_2x2.ein" --view mesh --tight -o "$tmp/t.svg"
+width=$(sed -n 's/.*<svg [^>]*width="\([0-9.]*\)".*/\1/p' "$tmp/t.svg")
+awk -v w="$width" 'BEGIN { exit !(w > 100 && w < 500) }' || { echo "FAIL: --tight width $width (natural 760)"; fails=$((fails + 1)); }
+expect "--scale out of range" 2 'scale.*not in range' -- render "$samples/placements_2x2.ein" --scale 0 -o "$tmp/x.svg"
+
 # The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
 # `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
 # sizes, with the declaration ignored, it was a conflicting device index, S005, issue 16).

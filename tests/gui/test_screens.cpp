@@ -198,6 +198,35 @@ TEST_CASE("issue 16: PNG pictures that do not mislead") {
     CHECK(large_device_colours(img, 8, 0.03) == 8);
 }
 
+TEST_CASE("issue 16: PNG at --scale 2 and --tight") {
+    const auto dir = out_dir("scale16");
+    const auto one = dir / "one.png", two = dir / "two.png", tight = dir / "tight.png";
+    for (const auto& [png, args] :
+         {std::pair{one, std::string()}, std::pair{two, std::string(" --scale 2")},
+          std::pair{tight, std::string(" --tight")}})
+        REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --view mesh" + args +
+                                   " -o " + quote(png.string()),
+                               dir / "log.txt") == 0);
+    const auto a = test::load_png(one.string()), b = test::load_png(two.string()),
+               t = test::load_png(tight.string());
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(t.ok());
+    CHECK(b.width == 2 * a.width);
+    CHECK(b.height == 2 * a.height);
+    // Every device colour covers about four times the pixels.
+    for (std::int64_t d = 0; d < 4; ++d) {
+        const double ratio = static_cast<double>(b.count(device_color(d, 4))) /
+                             static_cast<double>(a.count(device_color(d, 4)));
+        CHECK(ratio == doctest::Approx(4).epsilon(0.1));
+    }
+    // Tight: the mesh's cells and title only, the cells' pixels all kept.
+    CHECK(t.width < a.width / 2);
+    CHECK(t.height < a.height);
+    for (std::int64_t d = 0; d < 4; ++d)
+        CHECK(t.count(device_color(d, 4)) == a.count(device_color(d, 4)));
+}
+
 TEST_CASE("issue 16: teaching mode's step-through at 1280x720 draws large tiles") {
     const auto dir = out_dir("teaching16");
     const auto png = dir / "steps.png";
