@@ -313,8 +313,54 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         const int rows = (static_cast<int>(m.devices.size()) + per_row - 1) / per_row;
         legend_h = static_cast<float>(rows) * line + pad;
     }
-    if (!compact && (!tints.empty() || n > 64))
-        legend_h += line * static_cast<float>(std::max<std::size_t>(1, tints.size()));
+    // The legend's explanations, one line each: what a tint, the hatching, a grey tile, the
+    // panels and the colours of a large mesh mean.
+    enum class Swatch { None, Tint, Hatch, Empty };
+    struct Explained {
+        Swatch swatch;
+        Color color;
+        std::string text;
+    };
+    std::vector<Explained> explained;
+    for (const auto& [mask, axes] : tints)
+        explained.push_back({Swatch::Tint, replicated_color(mask),
+                             "replicated over " + axes_text(m, axes) +
+                                 ": every listed device holds the whole block"});
+    if (!m.partial.empty()) {
+        std::vector<int> axes;
+        for (const auto& p : m.partial)
+            axes.push_back(p.axis);
+        explained.push_back({Swatch::Hatch, colors::kBackground,
+                             "hatched, Σ: partial over " + axes_text(m, axes) +
+                                 ": each holder has a part of the sum, still to be reduced"});
+    }
+    if (std::any_of(m.tiles.begin(), m.tiles.end(),
+                    [](const Tile& t) { return t.holders.empty(); }))
+        explained.push_back({Swatch::Empty,
+                             {235, 235, 235, 255},
+                             "grey, —: no device holds it (torch.chunk leaves a shard empty)"});
+    {
+        std::vector<std::int64_t> idle;
+        for (const auto& d : m.devices)
+            if (d.tiles.empty()) idle.push_back(d.device);
+        if (!idle.empty())
+            explained.push_back({Swatch::None, colors::kText,
+                                 tile_holders_label(idle) +
+                                     (idle.size() == 1 ? " holds" : " hold") +
+                                     " nothing: torch.chunk leaves the shard empty"});
+    }
+    if (m.panels.size() > 1)
+        explained.push_back({Swatch::None, colors::kText,
+                             "one panel per slice of the undrawn sharded dimensions: a device "
+                             "is in exactly one"});
+    if (n > 64)
+        explained.push_back(
+            {Swatch::None, colors::kMuted,
+             mesh.axes.size() >= 2
+                 ? "device colours: hue by the leading mesh axes, lightness by the last; "
+                   "hover a tile for its devices"
+                 : "device colours: one hue per device; hover a tile for its devices"});
+    if (!compact) legend_h += line * static_cast<float>(explained.size());
 
     // The panels (one per slice of the undrawn sharded dimensions), each a grid with room for
     // its title and its row and column labels.
@@ -357,23 +403,17 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     }
     if (compact) return;
     float ly = area.y1 - legend_h;
-    for (const auto& [mask, axes] : tints) {
+    for (const auto& e : explained) {
         const Rect sq{area.x0 + pad, ly + 2, area.x0 + pad + sw, ly + 2 + sw};
-        c.fill_rect(sq, replicated_color(mask));
-        c.stroke_rect(sq, colors::kGrid, 1);
-        c.text({sq.x1 + 6, ly + 2}, colors::kText,
-               "replicated over " + axes_text(m, axes) +
-                   ": every listed device holds the whole block",
-               small);
-        ly += line;
-    }
-    if (n > 64) {
-        c.text({area.x0 + pad, ly + 2}, colors::kMuted,
-               mesh.axes.size() >= 2
-                   ? "device colours: hue by the leading mesh axes, lightness by the last; hover "
-                     "a tile for its devices"
-                   : "device colours: one hue per device; hover a tile for its devices",
-               small);
+        float tx = area.x0 + pad;
+        if (e.swatch != Swatch::None) {
+            c.fill_rect(sq, e.color);
+            if (e.swatch == Swatch::Hatch) hatch(c, sq, colors::kHatch, 4);
+            c.stroke_rect(sq, colors::kGrid, 1);
+            tx = sq.x1 + 6;
+        }
+        text_clipped(c, {tx, ly + 2}, e.swatch == Swatch::None ? colors::kMuted : colors::kText,
+                     e.text, small, area.x1 - pad - tx);
         ly += line;
     }
     if (legend) {

@@ -129,6 +129,15 @@ TEST_CASE("issue 16: Cfull (an all-reduced result) is exactly one tile with four
     CHECK(rp.has_text("d0,1,2,3 Σ"));
     CHECK(rp.has_text("Σ partial over X"));
     CHECK(rp.lines > 10); // the hatching
+    // The legend explains the tint, the hatching and (where a shard is empty) the grey.
+    CHECK(rec.has_text("replicated over X: every listed device holds the whole block"));
+    CHECK(rp.has_text("hatched, Σ: partial over X: each holder has a part of the sum"));
+    CHECK_FALSE(rec.has_text("hatched"));
+    const auto uneven = test::run("mesh 4\ndim n=6\ny_{n_0} = x_{n_0}\n");
+    test::RecordingCanvas ru;
+    draw_tiling(ru, {0, 0, 820, 620}, uneven.plan.mesh, uneven.plan.statements.at(0).result, {});
+    CHECK(ru.has_text("d3 holds nothing: torch.chunk leaves the shard empty"));
+    CHECK_FALSE(rec.has_text("holds nothing"));
     // A scalar is one cell.
     const auto sc = test::run("mesh X=4\ndim I=8 J=8\nz_{} = A[I, J_X] A[I, J_X]\n");
     test::RecordingCanvas rz;
@@ -149,6 +158,7 @@ TEST_CASE("issue 16: a sharded undrawn dimension is drawn as small multiples") {
     draw_tiling(rec, {0, 0, 820, 620}, c.plan.mesh, h, {0, 1});
     CHECK(rec.has_text("f[0:4096]"));
     CHECK(rec.has_text("f[4096:8192]"));
+    CHECK(rec.has_text("one panel per slice of the undrawn sharded dimensions"));
     REQUIRE(rec.tips.size() == 8);
     // Every tile has one holder, all eight distinct, and says which slice of f it is.
     std::set<std::string> holders;
