@@ -189,6 +189,13 @@ TEST_CASE("narration: comment blocks attached to the statements after them") {
     CHECK(n[1].line == 6);
     CHECK(n[2].comment == "second\n\nafter a blank comment");
     CHECK(n[2].line == 11);
+    // "Source:" lines and their indented continuations are for the file's reader, not the class.
+    const auto src = narration("# Title\n# Source: a.txt, section \"X\";\n#         b.md "
+                               "section 9.\n# Next line.\n#\n# Source: c.txt\nmesh 2\n");
+    REQUIRE(src.size() == 1);
+    CHECK(src[0].comment == "Title Next line.");
+    for (const auto& b : narration(read_sample("sequence_parallel.ein")))
+        CHECK(b.comment.find("Source:") == std::string::npos);
     // Every sample's narration covers each of its statements.
     const std::string sample = read_sample("placements_2x2.ein");
     const auto blocks = narration(sample);
