@@ -26,6 +26,7 @@ struct RenderOptions {
     std::string tensor;
     int statement = 0;
     int step = 0;
+    int substep = 0;
     int rows = -1, cols = -1;
     float scale = 1;
     bool tight = false;
@@ -87,6 +88,27 @@ int run_render(const RenderOptions& o) {
                       << frames - 1 << "\n";
             return kExitUsage;
         }
+    }
+    if (o.substep > 0) {
+        const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
+        const auto frames = render::step_frames(checked.plan, s);
+        const auto& f = frames.at(static_cast<std::size_t>(o.step));
+        const int subs = *view != render::View::Steps || !f.collective
+                             ? 0
+                             : static_cast<int>(render::collective_schedule(
+                                                    checked.plan.mesh,
+                                                    s.steps.at(static_cast<std::size_t>(f.step)))
+                                                    .steps.size());
+        if (o.substep > subs) {
+            std::cerr << "shardscope: error: --message " << o.substep
+                      << (subs == 0 ? " needs the steps view's frame of an all-gather, "
+                                      "reduce-scatter, all-reduce or all-to-all"
+                                    : " is out of range: the collective has " +
+                                          std::to_string(subs) + " message steps")
+                      << "\n";
+            return kExitUsage;
+        }
+        sel->substep = o.substep;
     }
     sel->row_dim = o.rows;
     sel->col_dim = o.cols;
@@ -165,6 +187,10 @@ void add_render_command(CLI::App& app, int& exit_code) {
                     "The tensor to tile (default: the statement's result)")
         ->check([](const std::string& s) { return s.empty() ? "a tensor name, not ''" : ""; });
     cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
+    cmd->add_option("--message", opts->substep,
+                    "steps view, a collective's frame: its K-th message step (who sends which "
+                    "block to whom)")
+        ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
     cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");
     cmd->add_option("--scale", opts->scale,

@@ -116,8 +116,86 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     }
 }
 
+namespace {
+
+/// One step of a collective's schedule: the group's devices in a row, each message an arrow
+/// below them from sender to receiver, labelled with its block.
+void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan,
+                        const Schedule& sched, int substep, float font) {
+    const float pad = 8, small = font * 0.85f, line = font * 1.45f;
+    const auto& st = sched.steps[static_cast<std::size_t>(substep - 1)];
+    float y = area.y0;
+    text_clipped(c, {area.x0 + pad, y}, colors::kText, st.title, font, area.width() - 2 * pad);
+    y += line;
+    const auto n = static_cast<int>(sched.group.size());
+    std::string note = "the devices of one group, in ring order";
+    if (sched.groups > 1)
+        note += "; the " + std::to_string(sched.groups - 1) + " other groups do the same at once";
+    note += "; block j: the j-th of " + std::to_string(n) + " parts of the tensor";
+    text_clipped(c, {area.x0 + pad, y}, colors::kMuted, note, small, area.width() - 2 * pad);
+    y += line * 1.2f;
+    const float gap = font;
+    const float box_w =
+        std::min(font * 6, (area.width() - 2 * pad - gap * static_cast<float>(n - 1)) /
+                               static_cast<float>(n));
+    if (box_w < font * 1.5f) {
+        text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
+                     std::to_string(n) + " devices are too many to draw each message here", small,
+                     area.width() - 2 * pad);
+        return;
+    }
+    const float box_h = std::min(font * 3.5f, (area.y1 - y) * 0.35f);
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : plan.mesh.axes)
+        sizes.push_back(a.size);
+    std::vector<Rect> boxes;
+    for (int i = 0; i < n; ++i) {
+        const float x0 = area.x0 + pad + static_cast<float>(i) * (box_w + gap);
+        const Rect r{x0, y, x0 + box_w, y + box_h};
+        boxes.push_back(r);
+        // The device's colour as the tilings and the mesh draw it (by coordinates on a
+        // large mesh).
+        const std::int64_t id = sched.group[static_cast<std::size_t>(i)];
+        std::int64_t pos = id;
+        for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
+            if (plan.mesh.devices[q] == id) pos = static_cast<std::int64_t>(q);
+        std::vector<int> coords(sizes.size(), 0);
+        for (std::size_t k = sizes.size(); k-- > 0;) {
+            coords[k] = static_cast<int>(pos % sizes[k]);
+            pos /= sizes[k];
+        }
+        const Color col = mesh_device_color(sizes, coords, id);
+        c.fill_rect(r, col);
+        text_centered(c, r, "d" + std::to_string(sched.group[static_cast<std::size_t>(i)]),
+                      text_on(col), font);
+    }
+    auto index_of = [&](std::int64_t id) {
+        for (int i = 0; i < n; ++i)
+            if (sched.group[static_cast<std::size_t>(i)] == id) return i;
+        return 0;
+    };
+    // Each message: down from the sender, across, up into the receiver, at its own depth.
+    const float depth0 = y + box_h + line * 1.1f;
+    const float step_h = std::max(line * 1.1f, 6.0f);
+    for (std::size_t t = 0; t < st.transfers.size(); ++t) {
+        const auto& m = st.transfers[t];
+        const Rect& a = boxes[static_cast<std::size_t>(index_of(m.from))];
+        const Rect& b = boxes[static_cast<std::size_t>(index_of(m.to))];
+        const float ax = a.x0 + a.width() * 0.65f, bx = b.x0 + b.width() * 0.35f;
+        const float dy = depth0 + step_h * static_cast<float>(t);
+        const Color col = colors::kText;
+        c.line({ax, a.y1}, {ax, dy}, col, 2);
+        c.line({ax, dy}, {bx, dy}, col, 2);
+        arrow(c, {bx, dy}, {bx, b.y1 + 1}, col, 2);
+        const std::string label = "block " + std::to_string(m.block) + (m.reduce ? " Σ" : "");
+        c.text({std::min(ax, bx) + 4, dy - small - 1}, colors::kText, label, small);
+    }
+}
+
+} // namespace
+
 void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
-               float font) {
+               float font, int substep) {
     const float pad = 8, line = font * 1.45f;
     const auto* s = statement_at(plan, statement);
     if (!s) {
@@ -137,6 +215,15 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
         text_clipped(c, {area.x0 + pad, y}, colors::kMuted, f.explanation, font * 0.85f,
                      area.width() - 2 * pad);
         y += line;
+    }
+    if (substep > 0 && f.collective) {
+        const auto sched =
+            collective_schedule(plan.mesh, s->steps[static_cast<std::size_t>(f.step)]);
+        if (!sched.steps.empty()) {
+            draw_schedule_step(c, {area.x0, y, area.x1, area.y1}, plan, sched,
+                               std::min(substep, static_cast<int>(sched.steps.size())), font);
+            return;
+        }
     }
     // Before (up to three values) -> after.
     std::vector<int> before;

@@ -386,7 +386,7 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
         draw_plan(c, area, plan, sel.statement, font);
         return;
     case View::Steps:
-        draw_step(c, area, plan, sel.statement, sel.step, font);
+        draw_step(c, area, plan, sel.statement, sel.step, font, sel.substep);
         return;
     }
 }

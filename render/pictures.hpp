@@ -26,6 +26,9 @@ struct Selection {
     int row_dim = -1;   ///< drawn dimensions (-1: the defaults, the last two)
     int col_dim = -1;
     int step = 0; ///< Steps view: the frame of the step-through
+    /// Steps view: 0 the frame; k >= 1 the k-th step of its collective's schedule
+    /// (collective_schedule: who sends which block to whom)
+    int substep = 0;
 };
 
 /// The layouts of a statement a user can pick, in order: the result, then each operand
@@ -91,9 +94,11 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
 void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
                float font = 14);
 
-/// One frame of the step-through: the tilings before and after a step.
+/// One frame of the step-through: the tilings before and after a step; with `substep` >= 1
+/// on a collective's frame, that step of its schedule: one group's devices in ring order,
+/// an arrow per message labelled with its block (Σ where the receiver adds it).
 void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
-               float font = 14);
+               float font = 14, int substep = 0);
 
 /// What a device holds of a layout, in words: "[0:2, 0:2] of 4×4", "nothing", with "Σ"
 /// when partial.

@@ -134,6 +134,9 @@ private:
     int cursor_line_ = 0; ///< 1-based line of the editor's cursor
     int follow_line_ = 0; ///< the line last used to pick the statement
     float scale_ = 1.0f;
+    bool playing_ = false; ///< the step-through plays a collective's schedule
+    float speed_ = 1.0f;   ///< its steps per second
+    double last_tick_ = 0;
     Pending pending_; ///< waiting for the user's confirmation
     Prompt prompt_ = Prompt::None;
     bool prompt_opened_ = false;

@@ -94,6 +94,90 @@ TEST_CASE("issue 16: large meshes are coloured by coordinates, neighbours distin
             CHECK(replicated_color(mask) != device_color(d, 20));
 }
 
+TEST_CASE("collective schedules: ring steps and pairs that deliver every block") {
+    auto step = [](semantics::StepKind k, std::vector<int> axes) {
+        semantics::Step s;
+        s.kind = k;
+        s.mesh_axes = std::move(axes);
+        return s;
+    };
+    const auto c = test::run("mesh 2x4\ndim a=8\nA_{a_1} = B_{a_1}\n");
+    const auto& mesh = c.plan.mesh;
+    using K = semantics::StepKind;
+    {
+        const auto s = collective_schedule(mesh, step(K::AllGather, {1}));
+        CHECK(s.group == std::vector<std::int64_t>{0, 1, 2, 3});
+        CHECK(s.groups == 2);
+        REQUIRE(s.steps.size() == 3);
+        // Each device starts with its own block and only passes on what it holds: after the
+        // n-1 steps every device holds every block.
+        std::map<std::int64_t, std::set<int>> held;
+        for (int i = 0; i < 4; ++i)
+            held[i] = {i};
+        for (const auto& st : s.steps) {
+            CHECK(st.transfers.size() == 4);
+            auto next = held;
+            for (const auto& t : st.transfers) {
+                CHECK(t.to == (t.from + 1) % 4); // a ring
+                CHECK(held[t.from].count(t.block) == 1);
+                CHECK_FALSE(t.reduce);
+                next[t.to].insert(t.block);
+            }
+            held = next;
+        }
+        for (const auto& entry : held) // (clang 14 cannot capture structured bindings)
+            CHECK_MESSAGE(entry.second.size() == 4, "device " << entry.first);
+        CHECK(s.steps[0].title.find("ring step 1 of 3") == 0);
+    }
+    {
+        // Reduce-scatter: partial sums travel the ring; device i ends with block i complete.
+        const auto s = collective_schedule(mesh, step(K::ReduceScatter, {1}));
+        REQUIRE(s.steps.size() == 3);
+        std::map<std::pair<std::int64_t, int>, std::set<std::int64_t>> parts; // (device, block)
+        for (int d = 0; d < 4; ++d)
+            for (int b = 0; b < 4; ++b)
+                parts[{d, b}] = {d};
+        for (const auto& st : s.steps) {
+            auto next = parts;
+            for (const auto& t : st.transfers) {
+                CHECK(t.reduce);
+                for (auto p : parts[{t.from, t.block}])
+                    next[{t.to, t.block}].insert(p);
+            }
+            parts = next;
+        }
+        for (int d = 0; d < 4; ++d) {
+            const std::size_t whole = parts[std::pair<std::int64_t, int>{d, d}].size();
+            CHECK_MESSAGE(whole == 4, "device " << d);
+        }
+    }
+    {
+        const auto s = collective_schedule(mesh, step(K::AllReduce, {1}));
+        REQUIRE(s.steps.size() == 6);
+        CHECK(s.steps[0].title.find("reduce-scatter ring step 1 of 3") == 0);
+        CHECK(s.steps[3].title.find("all-gather ring step 1 of 3") == 0);
+        // Over axis 0: groups of two (d0, d4), four of them.
+        const auto t = collective_schedule(mesh, step(K::AllReduce, {0}));
+        CHECK(t.group == std::vector<std::int64_t>{0, 4});
+        CHECK(t.groups == 4);
+        CHECK(t.steps.size() == 2);
+    }
+    {
+        // All-to-all: every ordered pair exchanges its block once.
+        const auto s = collective_schedule(mesh, step(K::AllToAll, {1}));
+        REQUIRE(s.steps.size() == 3);
+        std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+        for (const auto& st : s.steps)
+            for (const auto& t : st.transfers) {
+                CHECK(t.block == t.to); // the block that belongs to the receiver
+                pairs.insert({t.from, t.to});
+            }
+        CHECK(pairs.size() == 12);
+    }
+    CHECK(collective_schedule(mesh, step(K::Compute, {})).steps.empty());
+    CHECK(collective_schedule(mesh, step(K::Permute, {1})).steps.empty());
+}
+
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {
     CHECK(text_on({31, 119, 180, 255}) == Color{255, 255, 255, 255});
     CHECK(text_on({255, 187, 120, 255}) == colors::kText);

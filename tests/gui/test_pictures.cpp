@@ -3,6 +3,7 @@
 // and Σ for partial tensors, the mesh's cells, the plan's timeline proportional to time.
 #include "render/palette.hpp"
 #include "render/pictures.hpp"
+#include "render/stepthrough.hpp"
 #include "render/svg_canvas.hpp"
 #include "render/timeline.hpp"
 
@@ -220,6 +221,29 @@ TEST_CASE("issue 16: a step-through frame draws before and after along the same 
     CHECK(typeset_index("f_tp") == "f_tp");
     CHECK(typeset_index("seq_X") == "seq_X");
     CHECK(rec.has_text("x_{b r₀ t d}"));
+}
+
+TEST_CASE("issue 16: a collective's frame, message step by message step") {
+    const auto c = test::run(read_sample("fsdp_tp.ein"));
+    // Statement 4's frame 2: the all-reduce over axis 1 (groups of four devices).
+    const auto frames = step_frames(c.plan, c.plan.statements.at(3));
+    REQUIRE(frames.size() > 2);
+    REQUIRE(frames[2].collective);
+    test::RecordingCanvas whole, first;
+    draw_step(whole, {0, 0, 1100, 560}, c.plan, 3, 2);
+    draw_step(first, {0, 0, 1100, 560}, c.plan, 3, 2, 14, 1);
+    CHECK_FALSE(whole.has_text("ring step"));
+    CHECK(first.has_text("reduce-scatter ring step 1 of 3"));
+    CHECK(first.has_text("the 1 other groups do the same at once"));
+    int labels = 0;
+    for (const auto& t : first.texts)
+        labels += t.text.rfind("block ", 0) == 0 && t.text.find(" Σ") != std::string::npos;
+    CHECK(labels == 4); // one message per device of the group
+    CHECK(device_fills(first, 8).size() == 4);
+    // Past the last step: the last one.
+    test::RecordingCanvas last;
+    draw_step(last, {0, 0, 1100, 560}, c.plan, 3, 2, 14, 99);
+    CHECK(last.has_text("all-gather ring step 3 of 3"));
 }
 
 TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {

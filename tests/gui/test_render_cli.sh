@@ -71,6 +71,12 @@ width=$(sed -n 's/.*<svg [^>]*width="\([0-9.]*\)".*/\1/p' "$tmp/t.svg")
 awk -v w="$width" 'BEGIN { exit !(w > 100 && w < 500) }' || { echo "FAIL: --tight width $width (natural 760)"; fails=$((fails + 1)); }
 expect "--scale out of range" 2 'scale.*not in range' -- render "$samples/placements_2x2.ein" --scale 0 -o "$tmp/x.svg"
 
+# A collective's message steps (--message K): the all-reduce of fsdp_tp's statement 4.
+expect "steps --message 1" 0 '^$' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 2 --message 1 -o "$tmp/m1.svg"
+grep -q 'reduce-scatter ring step 1 of 3' "$tmp/m1.svg" || { echo "FAIL: --message 1 lacks its title"; fails=$((fails + 1)); }
+expect "--message past the schedule" 2 'out of range: the collective has 6 message steps' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 2 --message 7 -o "$tmp/m7.svg"
+expect "--message on a frame without a collective" 2 'needs the steps view' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 1 --message 1 -o "$tmp/m0.svg"
+
 # The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
 # `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
 # sizes, with the declaration ignored, it was a conflicting device index, S005, issue 16).
