@@ -383,6 +383,10 @@ int run_gui(const GuiOptions& o) {
                 step.pick = arg("pick:");
             } else if (a.rfind("answer:", 0) == 0) {
                 step.answer = arg("answer:");
+            } else if (a == "play") {
+                step.play = true;
+            } else if (a.rfind("sleep:", 0) == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(a.c_str() + 6)));
             } else if (a == "discard") {
                 step.confirm = 1;
             } else if (a == "cancel") {
@@ -467,7 +471,8 @@ int run_gui(const GuiOptions& o) {
     if (!o.script.empty()) {
         std::cout << "title: " << doc.title() << "\nstatus: " << doc.status << "\n";
         std::cout << "statement: " << view.selection().statement + 1
-                  << " step: " << view.selection().step << " scale: " << view.scale()
+                  << " step: " << view.selection().step << " message: " << view.selection().substep
+                  << " scale: " << view.scale()
                   << " fullscreen: " << (glfwGetWindowMonitor(window) ? "yes" : "no") << "\n";
         const auto v = verifier.snapshot();
         if (!v.error.empty()) {

@@ -21,7 +21,8 @@ struct GuiOptions {
     /// line), `key:K` (K: a letter, `=`, `-`, `0`, `pagedown`, `pageup`, `left`, `right`,
     /// `f11`, each optionally after `ctrl+`), `save`, `save-as`, `open`, `pick:FILE` (the sample
     /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
-    /// `close` (the window's close button), `wait`. The final title and status (and why a
+    /// `close` (the window's close button), `play` (the step-through's play/pause),
+    /// `sleep:MS`, `wait`. The final title and status (and why a
     /// verify run could not start), the statement, step, scale and full screen are printed
     /// to stdout.
     std::string script;

@@ -44,7 +44,7 @@ void MainView::steps_panel(const ViewInput& in) {
     if (subs > 0) {
         sel_.substep = std::clamp(sel_.substep, 0, subs);
         ImGui::SameLine();
-        if (ImGui::SmallButton(playing_ ? "pause" : "play")) {
+        if (ImGui::SmallButton(playing_ ? "pause" : "play") || script_play_) {
             playing_ = !playing_;
             if (playing_ && sel_.substep >= subs) sel_.substep = 0;
             last_tick_ = ImGui::GetTime();

@@ -204,6 +204,7 @@ ViewActions MainView::frame(const ViewInput& in) {
     ImGui::Begin("shardscope", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    script_play_ = in.script && in.script->play;
     presenter_keys(*in.plan, out);
     ImGui::GetIO().FontGlobalScale = teaching_ ? scale_ : 1.0f;
     ImGui::PushFont(teaching_ ? fonts_.ui_large : fonts_.ui);

@@ -40,6 +40,7 @@ struct Script {
     bool open = false;    ///< press Open…
     std::string answer;   ///< type this path into the open prompt and press its OK
     int confirm = 0;      ///< the confirmation: 1 discard the changes, -1 cancel
+    bool play = false;    ///< press the step-through's play/pause
 };
 
 /// What the view is given each frame.
@@ -103,6 +104,7 @@ private:
     void tiling_panel(const ViewInput& in);
     void plan_panel(const ViewInput& in);
     void steps_panel(const ViewInput& in);
+    bool script_play_ = false; ///< this frame's scripted play/pause
     void verify_panel(const ViewInput& in, ViewActions& out);
     void teaching_panel(const ViewInput& in, ViewActions& out);
     /// Draws a picture filling the rest of the current window (or `height` px of it).

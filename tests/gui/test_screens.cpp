@@ -356,7 +356,8 @@ TEST_CASE("gui: presenter keys in teaching mode") {
                            dir / "log.txt") == 0);
     auto out = test::read_file(dir / "log.txt");
     // PageDown: statement 2; →: its step-through's frame 1; Ctrl+= twice; F11: full screen.
-    CHECK(out.find("statement: 2 step: 1 scale: 1.2 fullscreen: yes") != std::string::npos);
+    CHECK(out.find("statement: 2 step: 1 message: 0 scale: 1.2 fullscreen: yes") !=
+          std::string::npos);
     const auto img = test::load_png(png.string());
     REQUIRE(img.ok());
     CHECK(img.width > 1400); // the whole screen of Xvfb, not the 1400x900 window
@@ -369,7 +370,21 @@ TEST_CASE("gui: presenter keys in teaching mode") {
                                " --screenshot " + quote(png.string()),
                            dir / "log.txt") == 0);
     out = test::read_file(dir / "log.txt");
-    CHECK(out.find("statement: 1 step: 0 scale: 1 fullscreen: no") != std::string::npos);
+    CHECK(out.find("statement: 1 step: 0 message: 0 scale: 1 fullscreen: no") != std::string::npos);
+}
+
+TEST_CASE("gui: the step-through plays a collective's messages") {
+    const auto dir = out_dir("play");
+    const auto png = dir / "p.png";
+    // fsdp_tp's statement 4, frame 2: an all-reduce over groups of four (6 message steps);
+    // played at one step a second, 2.5 s later it shows message step 2.
+    REQUIRE(run_shardscope("gui " + sample("fsdp_tp.ein") +
+                               " --statement 4 --panel steps --step 2 --frames 2 --script " +
+                               quote("play;sleep:1200;wait;sleep:1300;wait") + " --screenshot " +
+                               quote(png.string()),
+                           dir / "log.txt") == 0);
+    const auto out = test::read_file(dir / "log.txt");
+    CHECK(out.find("statement: 4 step: 2 message: 2 ") != std::string::npos);
 }
 
 TEST_CASE("gui: verify runs what check accepts, and says why when it cannot") {
