@@ -36,6 +36,13 @@ void MainView::steps_panel(const ViewInput& in) {
     // played at a chosen speed.
     const auto frames = step_frames(plan, s);
     const auto& f = frames[static_cast<std::size_t>(sel_.step)];
+    if (sel_.step != shown_step_ || sel_.statement != shown_statement_) {
+        // Another frame: it starts as the whole collective, not playing.
+        if (shown_step_ >= 0) sel_.substep = 0;
+        playing_ = false;
+        shown_step_ = sel_.step;
+        shown_statement_ = sel_.statement;
+    }
     const int subs =
         f.collective ? static_cast<int>(
                            collective_schedule(plan.mesh, s.steps[static_cast<std::size_t>(f.step)])

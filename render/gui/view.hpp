@@ -139,7 +139,8 @@ private:
     bool playing_ = false; ///< the step-through plays a collective's schedule
     float speed_ = 1.0f;   ///< its steps per second
     double last_tick_ = 0;
-    Pending pending_; ///< waiting for the user's confirmation
+    int shown_step_ = -1, shown_statement_ = -1; ///< the frame the message steps belong to
+    Pending pending_;                            ///< waiting for the user's confirmation
     Prompt prompt_ = Prompt::None;
     bool prompt_opened_ = false;
     std::string prompt_text_; ///< the path typed into the prompt
