@@ -38,6 +38,7 @@ void add_gui_command(CLI::App& app, int& exit_code) {
     // Hidden, for the screenshot tests: render N frames, save the window as PNG, exit.
     cmd->add_option("--screenshot", opts->screenshot)->group("");
     cmd->add_option("--frames", opts->frames)->group("")->check(CLI::Range(1, 100000));
+    cmd->add_option("--script", opts->script)->group("");
     cmd->callback([opts, &exit_code] {
 #ifdef SHARDSCOPE_HAVE_GUI
         exit_code = run_gui(*opts);

@@ -26,7 +26,10 @@ struct RenderOptions {
     std::string tensor;
     int statement = 0;
     int step = 0;
+    int substep = 0;
     int rows = -1, cols = -1;
+    float scale = 1;
+    bool tight = false;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -86,6 +89,27 @@ int run_render(const RenderOptions& o) {
             return kExitUsage;
         }
     }
+    if (o.substep > 0) {
+        const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
+        const auto frames = render::step_frames(checked.plan, s);
+        const auto& f = frames.at(static_cast<std::size_t>(o.step));
+        const int subs = *view != render::View::Steps || !f.collective
+                             ? 0
+                             : static_cast<int>(render::collective_schedule(
+                                                    checked.plan.mesh,
+                                                    s.steps.at(static_cast<std::size_t>(f.step)))
+                                                    .steps.size());
+        if (o.substep > subs) {
+            std::cerr << "shardscope: error: --message " << o.substep
+                      << (subs == 0 ? " needs the steps view's frame of an all-gather, "
+                                      "reduce-scatter, all-reduce or all-to-all"
+                                    : " is out of range: the collective has " +
+                                          std::to_string(subs) + " message steps")
+                      << "\n";
+            return kExitUsage;
+        }
+        sel->substep = o.substep;
+    }
     sel->row_dim = o.rows;
     sel->col_dim = o.cols;
     if (*view == render::View::Tiling) {
@@ -106,18 +130,19 @@ int run_render(const RenderOptions& o) {
     }
     std::string bytes, problem;
     if (svg) {
-        bytes = render::render_svg(checked.plan, *view, *sel, &problem);
+        bytes = render::render_svg(checked.plan, *view, *sel, &problem, o.scale, o.tight);
     } else {
 #ifdef SHARDSCOPE_HAVE_GUI
         const render::Vec2 size = render::picture_size(checked.plan, *view, *sel);
-        const int w = static_cast<int>(size.x), h = static_cast<int>(size.y);
+        const float sw = size.x * o.scale, sh = size.y * o.scale;
+        const int w = static_cast<int>(sw), h = static_cast<int>(sh);
         const auto status = render::render_png(
             w, h,
             [&](render::Canvas& c) {
-                render::draw_picture(c, {0, 0, size.x, size.y}, checked.plan, *view, *sel);
+                render::draw_picture(c, {0, 0, sw, sh}, checked.plan, *view, *sel, 14 * o.scale);
                 problem = c.problem();
             },
-            bytes, error);
+            bytes, error, o.scale, o.tight);
         if (status == render::GlStatus::NoDisplay) {
             std::cerr << "shardscope: error: PNG output needs an OpenGL context, and there is "
                       << error << ": write "
@@ -162,8 +187,16 @@ void add_render_command(CLI::App& app, int& exit_code) {
                     "The tensor to tile (default: the statement's result)")
         ->check([](const std::string& s) { return s.empty() ? "a tensor name, not ''" : ""; });
     cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
+    cmd->add_option("--message", opts->substep,
+                    "steps view, a collective's frame: its K-th message step (who sends which "
+                    "block to whom)")
+        ->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
     cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");
+    cmd->add_option("--scale", opts->scale,
+                    "Draw the picture this much larger, text included (0.25 to 8; default 1)")
+        ->check(CLI::Range(0.25, 8.0));
+    cmd->add_flag("--tight", opts->tight, "Crop the picture to what is drawn (8 px margin)");
     cmd->callback([opts, &exit_code] { exit_code = run_render(*opts); });
 }
 

@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -45,10 +47,64 @@ std::vector<std::string> find_samples() {
     return out;
 }
 
+/// The GLFW key code of a --script key ("ctrl+s", "pagedown", "f11"); -1 for none.
+int script_key(const std::string& name) {
+    const std::string k = name.rfind("ctrl+", 0) == 0 ? name.substr(5) : name;
+    if (k.size() == 1) {
+        const char c = k[0];
+        if (c >= 'a' && c <= 'z') return GLFW_KEY_A + (c - 'a');
+        if (c == '=') return GLFW_KEY_EQUAL;
+        if (c == '-') return GLFW_KEY_MINUS;
+        if (c == '0') return GLFW_KEY_0;
+    }
+    if (k == "pagedown") return GLFW_KEY_PAGE_DOWN;
+    if (k == "pageup") return GLFW_KEY_PAGE_UP;
+    if (k == "left") return GLFW_KEY_LEFT;
+    if (k == "right") return GLFW_KEY_RIGHT;
+    if (k == "f11") return GLFW_KEY_F11;
+    return -1;
+}
+
+/// The steps of --script, split at ';'.
+std::vector<std::string> split_script(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    while (from <= s.size() && !s.empty()) {
+        const auto to = s.find(';', from);
+        out.push_back(s.substr(from, to == std::string::npos ? std::string::npos : to - from));
+        if (to == std::string::npos) break;
+        from = to + 1;
+    }
+    return out;
+}
+
 const char* kNewProgram = "# A new program: a 2x2 mesh, a matrix cut over both axes.\n"
                           "mesh 2x2\n"
                           "dim a=8 b=8\n"
                           "W_{a_0 b_1} = X_{a_0 b_1}\n";
+
+} // namespace
+
+/// Why a verify run could not start: the errors of the program as checked for it (small
+/// sizes, `dim` ignored, as `exec --small`), each with its line, code and fix. The editor's
+/// diagnostics are those of the program as written, which may have none.
+std::string verify_errors(const CheckedText& checked) {
+    std::string out = "nothing ran: at the small sizes of a verify run (dim declarations "
+                      "ignored, as exec --small) the program has errors:";
+    int shown = 0, errors = 0;
+    for (const auto& d : checked.plan.diagnostics) {
+        if (d.severity != Severity::Error) continue;
+        if (++errors > 5) continue;
+        ++shown;
+        out += "\nline " + std::to_string(d.range.line) + ": " + d.message + " [" + d.code + "]";
+        if (!d.fix.empty()) out += "\n    fix: " + d.fix;
+    }
+    if (errors > shown) out += "\n… and " + std::to_string(errors - shown) + " more";
+    if (errors == 0) out += "\n(no error was reported; the syntax did not parse)";
+    return out;
+}
+
+namespace {
 
 /// The verification running in the background and its state.
 class Verifier {
@@ -89,7 +145,7 @@ private:
         co.ignore_dims = true;
         const auto checked = check_text(name, text, co);
         if (!checked.syntax_ok() || checked.plan.errors() > 0) {
-            s.error = "the program has errors; nothing ran";
+            s.error = verify_errors(checked);
         } else if (checked.plan.mesh.device_count() > 4096) {
             s.error = "the mesh has more than 4096 devices; the sim backend runs at most 4096";
         } else {
@@ -134,8 +190,55 @@ private:
 
 /// The open program and its last check.
 struct Document {
-    std::string path;
+    std::string path; ///< "" for an untitled text (new, or a sample's copy)
+    std::string name; ///< what the title and toolbar call it
     std::string text;
+    std::string saved_text; ///< the text as last loaded or saved: dirty when it differs
+    std::string status;     ///< the last save's or open's outcome, shown in the window
+    bool status_error = false;
+    bool dirty() const { return text != saved_text; }
+    /// Loads `file` (a copy: untitled, never written back). False with the reason in status.
+    bool open(const std::string& file, bool copy) {
+        std::string read;
+        std::string why = read_whole_file(file, read);
+        if (why.empty()) why = utf8_problem(file, read);
+        if (!why.empty()) {
+            status = why;
+            status_error = true;
+            std::cerr << "shardscope: error: " << why << "\n";
+            return false;
+        }
+        // A UTF-8 byte order mark is not part of the program.
+        if (read.rfind("\xEF\xBB\xBF", 0) == 0) read.erase(0, 3);
+        const std::string base = fs::path(file).filename().string();
+        path = copy ? "" : file;
+        name = copy ? "untitled (copy of " + base + ")" : base;
+        text = std::move(read);
+        saved_text = text;
+        status = copy ? "a copy: Save asks where to write it" : "";
+        status_error = false;
+        return true;
+    }
+    /// Writes the text to `to`; on success it becomes the open file.
+    bool save(const std::string& to) {
+        std::error_code ec;
+        if (fs::is_directory(to, ec)) {
+            status = "cannot save: " + to + " is a directory";
+        } else if (errno = 0; !write_file_atomically(to, text)) {
+            status = "cannot save " + to + ": " + std::strerror(errno ? errno : EIO);
+        } else {
+            path = to;
+            name = fs::path(to).filename().string();
+            saved_text = text;
+            status = "saved " + to;
+            status_error = false;
+            return true;
+        }
+        status_error = true;
+        std::cerr << "shardscope: error: " << status << "\n";
+        return false;
+    }
+    std::string title() const { return name + (dirty() ? " *" : "") + " — shardscope"; }
     CheckedText checked;
     semantics::Plan shown; ///< the plan drawn: the last one whose text parsed
     double check_ms = 0;
@@ -154,17 +257,25 @@ struct Document {
 int run_gui(const GuiOptions& o) {
     Document doc;
     const auto samples = find_samples();
-    std::string file = o.file;
-    if (file.empty() && o.teaching && !samples.empty()) file = samples.front();
-    if (!file.empty()) {
-        auto source = load_source(file);
+    if (o.file == "-") {
+        auto source = load_source(o.file);
         if (!source) return kExitUsage;
-        doc.path = file == "-" ? "" : file;
+        doc.name = "untitled";
         doc.text = source->text();
+        doc.saved_text = "";
+    } else if (!o.file.empty()) {
+        if (!doc.open(o.file, false)) return kExitUsage;
+    } else if (o.teaching && !samples.empty()) {
+        doc.open(samples.front(), true); // a sample opens as an untitled copy
     } else {
+        doc.name = "untitled";
         doc.text = kNewProgram;
+        doc.saved_text = kNewProgram;
     }
     doc.recheck();
+    const auto script = split_script(o.script);
+    std::size_t script_at = 0;
+    bool script_key_down = false;
 
     render::GlStatus status;
     std::string error;
@@ -218,7 +329,20 @@ int run_gui(const GuiOptions& o) {
     int frame = 0;
     // A screenshot waits for a verify run to finish (at most a minute).
     const auto started = std::chrono::steady_clock::now();
-    while (!glfwWindowShouldClose(window)) {
+    std::string title;
+    bool quit = false;
+    int windowed[4] = {0, 0, o.width, o.height}; ///< position and size before full screen
+    while (!quit) {
+        if (glfwWindowShouldClose(window)) {
+            // Closing with unsaved changes asks first.
+            glfwSetWindowShouldClose(window, GLFW_FALSE);
+            if (!doc.dirty()) break;
+            view.request_quit();
+        }
+        if (doc.title() != title) {
+            title = doc.title();
+            glfwSetWindowTitle(window, title.c_str());
+        }
         const bool busy = verifier.running();
         if (!o.screenshot.empty())
             glfwPollEvents();
@@ -226,6 +350,55 @@ int run_gui(const GuiOptions& o) {
             glfwWaitEventsTimeout(busy ? 0.05 : 0.5);
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        // Scripted interactions (tests): one a frame once the first frames are drawn.
+        render::Script step;
+        bool text_typed = false;
+        if (script_key_down) {
+            for (bool& k : io.KeysDown)
+                k = false;
+            io.KeyCtrl = false;
+            script_key_down = false;
+        } else if (frame >= o.frames && script_at < script.size()) {
+            const std::string& a = script[script_at++];
+            auto arg = [&](std::string_view prefix) {
+                return a.rfind(prefix, 0) == 0 ? a.substr(prefix.size()) : std::string();
+            };
+            if (a.rfind("type:", 0) == 0) {
+                std::string t = arg("type:");
+                for (std::size_t i; (i = t.find("\\n")) != std::string::npos;)
+                    t.replace(i, 2, "\n");
+                doc.text += t;
+                text_typed = true;
+            } else if (const int key = script_key(arg("key:")); key >= 0) {
+                io.KeyCtrl = arg("key:").rfind("ctrl+", 0) == 0;
+                io.KeysDown[key] = true;
+                script_key_down = true;
+            } else if (a == "save") {
+                step.save = true;
+            } else if (a == "save-as") {
+                step.save_as = true;
+            } else if (a == "open") {
+                step.open = true;
+            } else if (a.rfind("pick:", 0) == 0) {
+                step.pick = arg("pick:");
+            } else if (a.rfind("answer:", 0) == 0) {
+                step.answer = arg("answer:");
+            } else if (a == "play") {
+                step.play = true;
+            } else if (a.rfind("sleep:", 0) == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(a.c_str() + 6)));
+            } else if (a == "discard") {
+                step.confirm = 1;
+            } else if (a == "cancel") {
+                step.confirm = -1;
+            } else if (a == "close") {
+                glfwSetWindowShouldClose(window, GLFW_TRUE);
+            } else if (a != "wait") {
+                std::cerr << "shardscope: error: unknown script step '" << a << "'\n";
+                rc = kExitUsage;
+                break;
+            }
+        }
         ImGui::NewFrame();
         const auto vstate = verifier.snapshot();
         render::ViewInput in;
@@ -237,7 +410,13 @@ int run_gui(const GuiOptions& o) {
         in.verify = &vstate;
         in.samples = &samples;
         in.file = doc.path;
-        const auto act = view.frame(in);
+        in.name = doc.name;
+        in.dirty = doc.dirty();
+        in.status = doc.status;
+        in.status_error = doc.status_error;
+        in.script = &step;
+        auto act = view.frame(in);
+        act.text_changed = act.text_changed || text_typed;
         ImGui::Render();
         int w = 0, h = 0;
         glfwGetFramebufferSize(window, &w, &h);
@@ -246,7 +425,8 @@ int run_gui(const GuiOptions& o) {
         glClear(GL_COLOR_BUFFER_BIT);
         render::render_draw_data(ImGui::GetDrawData());
         ++frame;
-        if (!o.screenshot.empty() && frame >= o.frames) {
+        if (!o.screenshot.empty() && frame >= o.frames && script_at >= script.size() &&
+            !script_key_down) {
             const bool waiting =
                 busy && std::chrono::steady_clock::now() - started < std::chrono::seconds(60);
             if (!waiting) {
@@ -265,18 +445,42 @@ int run_gui(const GuiOptions& o) {
             view.fit_selection(doc.shown);
         }
         if (act.run_verify && !busy) verifier.start(doc.path, doc.text);
-        if (act.save && !doc.path.empty()) {
-            if (!write_file_atomically(doc.path, doc.text))
-                std::cerr << "shardscope: error: cannot write " << doc.path << "\n";
+        if (act.save && !doc.path.empty()) doc.save(doc.path);
+        if (!act.save_as.empty()) doc.save(act.save_as);
+        if (!act.open.empty() && doc.open(act.open, act.open_copy)) {
+            doc.recheck();
+            view.selection() = {};
+            view.fit_selection(doc.shown);
         }
-        if (!act.open.empty()) {
-            if (auto source = load_source(act.open)) {
-                doc.path = act.open;
-                doc.text = source->text();
-                doc.recheck();
-                view.selection() = {};
-                view.fit_selection(doc.shown);
+        if (act.quit) quit = true;
+        if (act.toggle_fullscreen) {
+            // Presenter mode: the primary monitor's whole screen, and back.
+            if (glfwGetWindowMonitor(window)) {
+                glfwSetWindowMonitor(window, nullptr, windowed[0], windowed[1], windowed[2],
+                                     windowed[3], GLFW_DONT_CARE);
+            } else if (GLFWmonitor* m = glfwGetPrimaryMonitor()) {
+                glfwGetWindowPos(window, &windowed[0], &windowed[1]);
+                glfwGetWindowSize(window, &windowed[2], &windowed[3]);
+                const GLFWvidmode* mode = glfwGetVideoMode(m);
+                if (mode)
+                    glfwSetWindowMonitor(window, m, 0, 0, mode->width, mode->height,
+                                         mode->refreshRate);
             }
+        }
+    }
+    if (!o.script.empty()) {
+        std::cout << "title: " << doc.title() << "\nstatus: " << doc.status << "\n";
+        std::cout << "statement: " << view.selection().statement + 1
+                  << " step: " << view.selection().step << " message: " << view.selection().substep
+                  << " scale: " << view.scale()
+                  << " fullscreen: " << (glfwGetWindowMonitor(window) ? "yes" : "no") << "\n";
+        const auto v = verifier.snapshot();
+        if (!v.error.empty()) {
+            std::cout << "verify: " << v.error << "\n";
+        } else if (v.finished) {
+            const auto passed =
+                std::count_if(v.rows.begin(), v.rows.end(), [](const auto& r) { return r.pass; });
+            std::cout << "verify: " << passed << " of " << v.rows.size() << " passed\n";
         }
     }
     ImGui_ImplOpenGL3_Shutdown();

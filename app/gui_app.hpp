@@ -16,7 +16,23 @@ struct GuiOptions {
     int step = 0;
     bool teaching = false;
     bool verify = false; ///< start the verify run at once (screenshots wait for it)
+    /// Hidden, for the tests: interactions played one per frame after the first `frames`
+    /// frames, separated by ';': `type:TEXT` (appended to the text, as typed; \n for a new
+    /// line), `key:K` (K: a letter, `=`, `-`, `0`, `pagedown`, `pageup`, `left`, `right`,
+    /// `f11`, each optionally after `ctrl+`), `save`, `save-as`, `open`, `pick:FILE` (the sample
+    /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
+    /// `close` (the window's close button), `play` (the step-through's play/pause),
+    /// `sleep:MS`, `wait`. The final title and status (and why a
+    /// verify run could not start), the statement, step, scale and full screen are printed
+    /// to stdout.
+    std::string script;
 };
+
+struct CheckedText;
+
+/// Why a verify run could not start, for the verify panel: the errors of the program as
+/// checked at small sizes, with their lines, codes and fixes (never just "it has errors").
+std::string verify_errors(const CheckedText& checked);
 
 /// Runs the window until it is closed (or the screenshot is written). Returns the exit code.
 int run_gui(const GuiOptions& options);

@@ -2,6 +2,8 @@
 #include "render/draw.hpp"
 #include "render/svg_canvas.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 
@@ -82,9 +84,24 @@ std::string opacity(Color c) {
 
 SvgCanvas::SvgCanvas(float width, float height, Color background) : width_(width), height_(height) {
     fill_rect({0, 0, width, height}, background);
+    drawn_ = true; // what follows is the picture
+}
+
+void SvgCanvas::ink(const Rect& r) {
+    if (!drawn_) return;
+    if (!have_ink_) {
+        ink_ = r;
+        have_ink_ = true;
+        return;
+    }
+    ink_.x0 = std::min(ink_.x0, r.x0);
+    ink_.y0 = std::min(ink_.y0, r.y0);
+    ink_.x1 = std::max(ink_.x1, r.x1);
+    ink_.y1 = std::max(ink_.y1, r.y1);
 }
 
 void SvgCanvas::fill_rect(const Rect& r, Color c) {
+    ink(r);
     body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\"" << num(r.width())
           << "\" height=\"" << num(r.height()) << "\" fill=\"" << c.hex() << "\"";
     if (c.a != 255) body_ << " fill-opacity=\"" << opacity(c) << "\"";
@@ -92,6 +109,7 @@ void SvgCanvas::fill_rect(const Rect& r, Color c) {
 }
 
 void SvgCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
+    ink({r.x0 - thickness / 2, r.y0 - thickness / 2, r.x1 + thickness / 2, r.y1 + thickness / 2});
     body_ << "<rect x=\"" << num(r.x0) << "\" y=\"" << num(r.y0) << "\" width=\"" << num(r.width())
           << "\" height=\"" << num(r.height()) << "\" fill=\"none\" stroke=\"" << c.hex()
           << "\" stroke-width=\"" << num(thickness) << "\"";
@@ -100,6 +118,8 @@ void SvgCanvas::stroke_rect(const Rect& r, Color c, float thickness) {
 }
 
 void SvgCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
+    ink({std::min(a.x, b.x) - thickness / 2, std::min(a.y, b.y) - thickness / 2,
+         std::max(a.x, b.x) + thickness / 2, std::max(a.y, b.y) + thickness / 2});
     body_ << "<line x1=\"" << num(a.x) << "\" y1=\"" << num(a.y) << "\" x2=\"" << num(b.x)
           << "\" y2=\"" << num(b.y) << "\" stroke=\"" << c.hex() << "\" stroke-width=\""
           << num(thickness) << "\"";
@@ -108,6 +128,8 @@ void SvgCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
 }
 
 void SvgCanvas::text(Vec2 pos, Color c, std::string_view s, float size) {
+    const Vec2 e = text_size(s, size);
+    ink({pos.x, pos.y, pos.x + e.x, pos.y + e.y});
     // SVG places text by its baseline: DejaVu's ascent is about 0.76 em (ImGui's top-left).
     body_ << "<text x=\"" << num(pos.x) << "\" y=\"" << num(pos.y + 0.76f * size)
           << "\" font-size=\"" << num(size) << "\" fill=\"" << c.hex() << "\"";
@@ -127,9 +149,14 @@ void SvgCanvas::tip(const Rect& r, std::string_view tip) {
 
 std::string SvgCanvas::str() const {
     std::ostringstream out;
+    Rect box{0, 0, width_, height_};
+    if (tight_ && have_ink_)
+        box = {std::max(0.0f, ink_.x0 - 8), std::max(0.0f, ink_.y0 - 8),
+               std::min(width_, ink_.x1 + 8), std::min(height_, ink_.y1 + 8)};
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width_) << "\" height=\""
-        << num(height_) << "\" viewBox=\"0 0 " << num(width_) << " " << num(height_) << "\" "
+        << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(box.width())
+        << "\" height=\"" << num(box.height()) << "\" viewBox=\"" << num(box.x0) << " "
+        << num(box.y0) << " " << num(box.width()) << " " << num(box.height()) << "\" "
         << "font-family=\"DejaVu Sans Mono, monospace\">\n"
         << body_.str() << "</svg>\n";
     return out.str();

@@ -18,6 +18,7 @@ std::vector<Narration> narration(std::string_view text) {
     std::vector<Narration> out;
     Narration cur;
     bool in_statement = false;
+    bool in_source = false; // in a "Source:" line's continuation lines
     auto flush = [&] {
         while (!cur.comment.empty() && cur.comment.back() == '\n')
             cur.comment.pop_back();
@@ -37,16 +38,22 @@ std::vector<Narration> narration(std::string_view text) {
             if (in_statement) flush();
             std::string_view body = line.substr(1);
             if (!body.empty() && body.front() == ' ') body.remove_prefix(1);
-            // Lines of a paragraph join with spaces; an empty comment line starts a new one.
-            if (body.empty() || trim(body).empty())
+            // A "Source:" line and its indented continuation lines are for the file's reader,
+            // not the class: left out of the narration.
+            const bool continued = !body.empty() && (body.front() == ' ' || body.front() == '\t');
+            if (trim(body).starts_with("Source:") || (in_source && continued)) {
+                in_source = true;
+            } else if (in_source = false; body.empty() || trim(body).empty())
                 cur.comment += "\n\n";
             else if (cur.comment.empty() || cur.comment.back() == '\n')
                 cur.comment += std::string(trim(body));
             else
                 cur.comment += " " + std::string(trim(body));
         } else if (line.empty()) {
+            in_source = false;
             if (in_statement) flush();
         } else {
+            in_source = false;
             if (!in_statement && cur.line == 0) cur.line = line_no;
             cur.statement += (cur.statement.empty() ? "" : "\n") + std::string(line);
             in_statement = true;

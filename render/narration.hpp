@@ -17,7 +17,8 @@ struct Narration {
 };
 
 /// Blocks of `#` comments and the statement lines after each. The file's first block (its
-/// title) is a block too, with the lines after it.
+/// title) is a block too, with the lines after it. A "Source:" line and its indented
+/// continuation lines are left out (references for the file's reader, not narration).
 std::vector<Narration> narration(std::string_view text);
 
 } // namespace shardscope::render

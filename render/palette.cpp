@@ -1,5 +1,6 @@
 #include "render/palette.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -83,6 +84,72 @@ Color device_color(std::int64_t id, std::int64_t count) {
     return hsv(static_cast<double>(j) / static_cast<double>(hues) +
                    0.1 * static_cast<double>(level),
                kSat[level], kVal[level]);
+}
+
+namespace {
+
+/// k coprime with n near n * golden (1 for n <= 2).
+std::int64_t golden_step(std::int64_t n) {
+    auto gcd = [](std::int64_t a, std::int64_t b) {
+        while (b) {
+            const std::int64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
+    };
+    std::int64_t step = static_cast<std::int64_t>(static_cast<double>(n) * 0.618033988749895);
+    while (step > 1 && gcd(step, n) != 1)
+        --step;
+    return std::max<std::int64_t>(step, 1);
+}
+
+} // namespace
+
+Color mesh_device_color(const std::vector<std::int64_t>& sizes, const std::vector<int>& coords,
+                        std::int64_t id) {
+    std::int64_t count = 1, wide = 0;
+    for (auto s : sizes) {
+        count *= s;
+        wide += s > 1;
+    }
+    if (count <= 20 || wide < 2 || coords.size() != sizes.size() || sizes.back() < 2)
+        return device_color(id, count);
+    const std::int64_t lights = sizes.back();
+    const std::int64_t hues = count / lights;
+    std::int64_t major = 0;
+    for (std::size_t k = 0; k + 1 < sizes.size(); ++k)
+        major = major * sizes[k] + coords[k];
+    const std::int64_t hue = hues <= 12 ? major : (major * golden_step(hues)) % hues;
+    // Lightness levels visited 0, n-1, 1, n-2, ... would put neighbours at the ends; instead
+    // level j of the axis goes to (j * step) mod n with step about n/2, coprime with n.
+    std::int64_t step = lights / 2 + (lights > 3 ? 1 : 0);
+    auto coprime = [](std::int64_t a, std::int64_t b) {
+        while (b) {
+            const std::int64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        return a == 1;
+    };
+    while (step > 1 && !coprime(step, lights))
+        ++step;
+    const std::int64_t level = (coords.back() * step) % lights;
+    const double t = static_cast<double>(level) / static_cast<double>(lights - 1); // 0 dark
+    return hsv(static_cast<double>(hue) / static_cast<double>(hues), 0.95 - 0.6 * t,
+               0.50 + 0.48 * t);
+}
+
+Color replicated_color(std::uint32_t mask) {
+    static constexpr std::array<Color, 8> kTints{{{228, 228, 240, 255},
+                                                  {240, 232, 212, 255},
+                                                  {220, 238, 220, 255},
+                                                  {242, 222, 232, 255},
+                                                  {218, 236, 242, 255},
+                                                  {236, 226, 246, 255},
+                                                  {244, 242, 210, 255},
+                                                  {232, 232, 232, 255}}};
+    return kTints[mask % kTints.size()];
 }
 
 Color text_on(Color bg) {

@@ -6,6 +6,7 @@
 #include "semantics/plan.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace shardscope::render {
 
@@ -14,6 +15,21 @@ namespace shardscope::render {
 /// saturation/value levels. Distinct for every id below `count` for meshes of up to 1024
 /// devices (tested; larger meshes may repeat a few); never white or black.
 Color device_color(std::int64_t id, std::int64_t count);
+
+/// The colour of the device at mesh coordinates `coords` on a mesh of axis sizes `sizes`.
+/// Up to 20 devices, or on a mesh with one axis of more than one device, device_color(id,
+/// count). Larger meshes are coloured by coordinates, so that a device's colour says where
+/// it is: the hue by the leading axes (flattened, major to minor; consecutive hues up to 12,
+/// else a golden-ratio order so that neighbours differ), the lightness by the last axis (its
+/// levels interleaved, so neighbours along it differ by about half the range). Distinct for
+/// every device and for any two neighbours (coordinates one apart on one axis) of meshes up
+/// to 256 devices (tested).
+Color mesh_device_color(const std::vector<std::int64_t>& sizes, const std::vector<int>& coords,
+                        std::int64_t id);
+
+/// The fill of a replicated tile (several holders): a pale tint per set of mesh axes it is
+/// replicated over (a bit mask of axis indices), unlike every device colour.
+Color replicated_color(std::uint32_t axes_mask);
 
 /// Black or white, whichever reads better on `background`.
 Color text_on(Color background);

@@ -67,7 +67,7 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     const float ph = (avail_h - gap * static_cast<float>(prows - 1)) / static_cast<float>(prows) -
                      (panels > 1 ? line : 0);
     float cell = std::min(pw / static_cast<float>(cols), ph / static_cast<float>(rows));
-    cell = std::min(cell, 120.0f);
+    cell = std::min(cell, font * (120.0f / 14.0f)); // 120 px at the default font
     if (cell < 2) {
         const std::string why = std::to_string(n) +
                                 " devices are too many to draw a cell each in " +
@@ -86,6 +86,9 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         return tip;
     };
 
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : axes)
+        sizes.push_back(a.size);
     std::vector<int> coords(rank, 0);
     for (std::int64_t p = 0; p < std::max<std::int64_t>(n, 1); ++p) {
         // Mesh coordinates of position p (row-major).
@@ -120,7 +123,7 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                          py + static_cast<float>(r + 1) * cell - cgap};
         const std::int64_t id =
             mesh.devices.empty() ? p : mesh.devices.at(static_cast<std::size_t>(p));
-        const Color col_c = device_color(id, n);
+        const Color col_c = mesh_device_color(sizes, coords, id);
         c.fill_rect(cellr, col_c);
         if (c.hovered(cellr)) c.stroke_rect(cellr, colors::kText, 3);
         if (cell > font * 2.2f) {

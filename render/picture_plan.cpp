@@ -116,8 +116,86 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     }
 }
 
+namespace {
+
+/// One step of a collective's schedule: the group's devices in a row, each message an arrow
+/// below them from sender to receiver, labelled with its block.
+void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan,
+                        const Schedule& sched, int substep, float font) {
+    const float pad = 8, small = font * 0.85f, line = font * 1.45f;
+    const auto& st = sched.steps[static_cast<std::size_t>(substep - 1)];
+    float y = area.y0;
+    text_clipped(c, {area.x0 + pad, y}, colors::kText, st.title, font, area.width() - 2 * pad);
+    y += line;
+    const auto n = static_cast<int>(sched.group.size());
+    std::string note = "the devices of one group, in ring order";
+    if (sched.groups > 1)
+        note += "; the " + std::to_string(sched.groups - 1) + " other groups do the same at once";
+    note += "; block j: the j-th of " + std::to_string(n) + " parts of the tensor";
+    text_clipped(c, {area.x0 + pad, y}, colors::kMuted, note, small, area.width() - 2 * pad);
+    y += line * 1.2f;
+    const float gap = font;
+    const float box_w =
+        std::min(font * 6, (area.width() - 2 * pad - gap * static_cast<float>(n - 1)) /
+                               static_cast<float>(n));
+    if (box_w < font * 1.5f) {
+        text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
+                     std::to_string(n) + " devices are too many to draw each message here", small,
+                     area.width() - 2 * pad);
+        return;
+    }
+    const float box_h = std::min(font * 3.5f, (area.y1 - y) * 0.35f);
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : plan.mesh.axes)
+        sizes.push_back(a.size);
+    std::vector<Rect> boxes;
+    for (int i = 0; i < n; ++i) {
+        const float x0 = area.x0 + pad + static_cast<float>(i) * (box_w + gap);
+        const Rect r{x0, y, x0 + box_w, y + box_h};
+        boxes.push_back(r);
+        // The device's colour as the tilings and the mesh draw it (by coordinates on a
+        // large mesh).
+        const std::int64_t id = sched.group[static_cast<std::size_t>(i)];
+        std::int64_t pos = id;
+        for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
+            if (plan.mesh.devices[q] == id) pos = static_cast<std::int64_t>(q);
+        std::vector<int> coords(sizes.size(), 0);
+        for (std::size_t k = sizes.size(); k-- > 0;) {
+            coords[k] = static_cast<int>(pos % sizes[k]);
+            pos /= sizes[k];
+        }
+        const Color col = mesh_device_color(sizes, coords, id);
+        c.fill_rect(r, col);
+        text_centered(c, r, "d" + std::to_string(sched.group[static_cast<std::size_t>(i)]),
+                      text_on(col), font);
+    }
+    auto index_of = [&](std::int64_t id) {
+        for (int i = 0; i < n; ++i)
+            if (sched.group[static_cast<std::size_t>(i)] == id) return i;
+        return 0;
+    };
+    // Each message: down from the sender, across, up into the receiver, at its own depth.
+    const float depth0 = y + box_h + line * 1.1f;
+    const float step_h = std::max(line * 1.1f, 6.0f);
+    for (std::size_t t = 0; t < st.transfers.size(); ++t) {
+        const auto& m = st.transfers[t];
+        const Rect& a = boxes[static_cast<std::size_t>(index_of(m.from))];
+        const Rect& b = boxes[static_cast<std::size_t>(index_of(m.to))];
+        const float ax = a.x0 + a.width() * 0.65f, bx = b.x0 + b.width() * 0.35f;
+        const float dy = depth0 + step_h * static_cast<float>(t);
+        const Color col = colors::kText;
+        c.line({ax, a.y1}, {ax, dy}, col, 2);
+        c.line({ax, dy}, {bx, dy}, col, 2);
+        arrow(c, {bx, dy}, {bx, b.y1 + 1}, col, 2);
+        const std::string label = "block " + std::to_string(m.block) + (m.reduce ? " Σ" : "");
+        c.text({std::min(ax, bx) + 4, dy - small - 1}, colors::kText, label, small);
+    }
+}
+
+} // namespace
+
 void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
-               float font) {
+               float font, int substep) {
     const float pad = 8, line = font * 1.45f;
     const auto* s = statement_at(plan, statement);
     if (!s) {
@@ -138,6 +216,15 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                      area.width() - 2 * pad);
         y += line;
     }
+    if (substep > 0 && f.collective) {
+        const auto sched =
+            collective_schedule(plan.mesh, s->steps[static_cast<std::size_t>(f.step)]);
+        if (!sched.steps.empty()) {
+            draw_schedule_step(c, {area.x0, y, area.x1, area.y1}, plan, sched,
+                               std::min(substep, static_cast<int>(sched.steps.size())), font);
+            return;
+        }
+    }
     // Before (up to three values) -> after.
     std::vector<int> before;
     for (int v : f.before)
@@ -148,12 +235,28 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     if (slots == 0) return;
     const float arrow_w = has_after && !before.empty() ? 48 : 0;
     const float w = (area.width() - 2 * pad - arrow_w) / static_cast<float>(slots);
-    const float sub = std::max(9.0f, font * 0.8f);
+    // Every tiling of the frame is drawn along the same logical dimensions (those of the
+    // first value the step reads, by index without mesh-axis subscripts: r_0 and r are one),
+    // so that a collective does not look like a change of axes.
+    const auto& ref =
+        s->values[static_cast<std::size_t>(before.empty() ? f.after : before.front())].layout;
+    const Drawn ref_drawn = default_drawn(ref);
+    const int rank = static_cast<int>(ref.indices.size());
+    const int rd = ref_drawn.row >= 0 ? ref_drawn.row : rank - 2;
+    const int cd = ref_drawn.col >= 0 ? ref_drawn.col : rank - 1;
+    const std::string row_name =
+        rd >= 0 && rd < rank ? logical_index(ref.indices[static_cast<std::size_t>(rd)]) : "";
+    const std::string col_name =
+        cd >= 0 && cd < rank ? logical_index(ref.indices[static_cast<std::size_t>(cd)]) : "";
+    auto drawn_for = [&](const semantics::TensorLayout& l) {
+        return rank >= 2 ? drawn_by_names(l, row_name, col_name) : default_drawn(l);
+    };
+    // Text no larger than the frame allows: the tiles keep most of the room.
+    const float sub = std::clamp(std::min(w, area.y1 - y) / 18.0f, 9.0f, font * 0.8f);
     float x = area.x0 + pad;
     for (int v : before) {
-        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
-                    s->values[static_cast<std::size_t>(v)].layout,
-                    default_drawn(s->values[static_cast<std::size_t>(v)].layout), sub);
+        const auto& l = s->values[static_cast<std::size_t>(v)].layout;
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
         x += w;
     }
     if (has_after) {
@@ -165,9 +268,8 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                   3);
             x += arrow_w;
         }
-        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh,
-                    s->values[static_cast<std::size_t>(f.after)].layout,
-                    default_drawn(s->values[static_cast<std::size_t>(f.after)].layout), sub);
+        const auto& l = s->values[static_cast<std::size_t>(f.after)].layout;
+        draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
     }
 }
 

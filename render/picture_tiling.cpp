@@ -2,6 +2,7 @@
 #include "render/draw.hpp"
 #include "render/palette.hpp"
 #include "render/pictures.hpp"
+#include "render/text_tiles.hpp"
 #include "render/timeline.hpp"
 
 #include <algorithm>
@@ -25,20 +26,21 @@ std::vector<Span> cut_spans(const std::optional<TileDim>& dim, float length) {
     return timeline_spans(sizes, length, std::min(3.0f, length / static_cast<float>(sizes.size())));
 }
 
-std::string holders_label(const std::vector<std::int64_t>& h) {
+/// "d3", "d0,1,2,3" (as jax's visualize_array_sharding labels a replicated array "CPU
+/// 0,1,2,3"); above 8 holders runs of ids as ranges, "d0-7,16-23 ×16".
+std::string tile_holders_label(const std::vector<std::int64_t>& h) {
     if (h.empty()) return "—";
-    if (h.size() <= 4) {
+    if (h.size() <= 8) {
         std::string out;
         for (auto d : h)
-            out += (out.empty() ? "d" : " d") + std::to_string(d);
+            out += (out.empty() ? "d" : ",") + std::to_string(d);
         return out;
     }
-    return "d" + std::to_string(h.front()) + "…d" + std::to_string(h.back()) + " ×" +
-           std::to_string(h.size());
+    return "d" + render::holders_label(h) + " ×" + std::to_string(h.size());
 }
 
 std::string dim_text(const TileDim& d) {
-    std::string out = d.index + " (" + std::to_string(d.extent) + ", " +
+    std::string out = typeset_index(d.index) + " (" + std::to_string(d.extent) + ", " +
                       std::to_string(d.cuts.size()) + (d.cuts.size() == 1 ? " piece" : " pieces");
     if (d.folded) {
         std::string f;
@@ -73,8 +75,148 @@ cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& la
     return model;
 }
 
+namespace {
+
+/// The fill of a tile: its holder's colour, a replica tint for several holders.
+Color tile_fill(const TileModel& m, const Tile& t, const std::vector<std::int64_t>& sizes) {
+    if (t.holders.empty()) return {235, 235, 235, 255};
+    if (t.holders.size() == 1) {
+        const auto* d = m.device(t.holders.front());
+        return mesh_device_color(sizes, d ? d->coords : std::vector<int>{}, t.holders.front());
+    }
+    std::uint32_t mask = 0;
+    for (int k : replicated_axes(m, t))
+        mask |= 1u << (k % 32);
+    return replicated_color(mask);
+}
+
+std::string axes_text(const TileModel& m, const std::vector<int>& axes) {
+    std::string out;
+    for (int k : axes)
+        out += (out.empty() ? "" : ",") + m.axis_names.at(static_cast<std::size_t>(k));
+    return out;
+}
+
+/// One panel's grid: fills, hatching, cuts, labels, hover texts, range labels.
+void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
+               const semantics::Mesh& mesh, float font) {
+    const float small = font * 0.85f, line = font * 1.35f;
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : mesh.axes)
+        sizes.push_back(a.size);
+    const auto xs = cut_spans(m.col, grid.width());
+    const auto ys = cut_spans(m.row, grid.height());
+    const bool partial = !m.partial.empty();
+    const std::size_t per_panel = static_cast<std::size_t>(m.rows() * m.cols());
+    const auto first = m.tiles.begin() + static_cast<std::ptrdiff_t>(per_panel) * panel;
+    const auto last = first + static_cast<std::ptrdiff_t>(per_panel);
+    auto rect_of = [&](const Tile& t) {
+        const auto& xsp = xs[static_cast<std::size_t>(t.col)];
+        const auto& ysp = ys[static_cast<std::size_t>(t.row)];
+        return Rect{grid.x0 + xsp.x0, grid.y0 + ysp.x0, grid.x0 + xsp.x1, grid.y0 + ysp.x1};
+    };
+    // One fill per tile: a replicated tile is one block, never bands that read as a split.
+    for (auto it = first; it != last; ++it)
+        c.fill_rect(rect_of(*it), tile_fill(m, *it, sizes));
+    // Partial: every tile holds a part of the sum, so the whole grid is hatched at once.
+    if (partial) hatch(c, grid, colors::kHatch, std::max(6.0f, font * 0.6f));
+    // The cuts as lines across the grid (one per cut, not an outline per tile: software GL
+    // pays per triangle, and a 32x32 tiling would have 1024 outlines).
+    for (std::size_t i = 1; i < xs.size(); ++i)
+        c.line({grid.x0 + xs[i].x0, grid.y0}, {grid.x0 + xs[i].x0, grid.y1}, colors::kGrid, 1);
+    for (std::size_t i = 1; i < ys.size(); ++i)
+        c.line({grid.x0, grid.y0 + ys[i].x0}, {grid.x1, grid.y0 + ys[i].x0}, colors::kGrid, 1);
+    c.stroke_rect(grid, colors::kGrid, 2);
+    for (auto it = first; it != last; ++it) {
+        const Tile& t = *it;
+        const Rect r = rect_of(t);
+        const auto& h = t.holders;
+        const auto replicated = replicated_axes(m, t);
+        // Labels: holders (and what they are replicated over), the tile's ranges, Σ.
+        if (r.width() > font * 2.5f && r.height() > font * 1.2f) {
+            const Color bg = tile_fill(m, t, sizes);
+            const Color fg = text_on(bg);
+            const int lines = r.height() > font * 4.2f ? 3 : r.height() > font * 3 ? 2 : 1;
+            auto band = [&](int i) {
+                Rect b = r;
+                b.y0 = r.y0 + r.height() * static_cast<float>(i) / static_cast<float>(lines);
+                b.y1 = r.y0 + r.height() * static_cast<float>(i + 1) / static_cast<float>(lines);
+                return b;
+            };
+            // A label box keeps text readable over hatching.
+            auto label = [&](const Rect& where, const std::string& s, float size) {
+                const std::string e = elide(c, s, size, where.width() - 6);
+                if (e.empty()) return;
+                const Vec2 ext = c.text_size(e, size);
+                const Rect b{where.center().x - ext.x / 2 - 3, where.center().y - ext.y / 2 - 1,
+                             where.center().x + ext.x / 2 + 3, where.center().y + ext.y / 2 + 1};
+                if (partial) c.fill_rect(b, {255, 255, 255, 210});
+                c.text({b.x0 + 3, b.y0 + 1}, partial ? colors::kText : fg, e, size);
+            };
+            label(band(0), tile_holders_label(h) + (partial ? " Σ" : ""), font);
+            if (lines == 3) {
+                std::string middle;
+                if (!replicated.empty()) middle = "replicated over " + axes_text(m, replicated);
+                if (partial) {
+                    std::vector<int> axes;
+                    for (const auto& p : m.partial)
+                        axes.push_back(p.axis);
+                    middle += std::string(middle.empty() ? "" : " · ") + "Σ partial over " +
+                              axes_text(m, axes);
+                }
+                label(band(1), middle, small);
+            }
+            if (lines >= 2) {
+                // The panel's title says the slice; the tile its ranges.
+                std::string ranges = tile_text(m, t);
+                ranges = ranges.substr(0, ranges.find(']') + 1);
+                label(band(lines - 1), ranges, small);
+            }
+        }
+        if (c.wants_tip(r)) {
+            std::string tip = m.tensor + " " + tile_text(m, t);
+            if (!replicated.empty()) tip += "\nreplicated over " + axes_text(m, replicated);
+            tip += "\nheld by:";
+            std::size_t shown = 0;
+            for (auto d : h) {
+                if (++shown > 16) {
+                    tip += "\n  … " + std::to_string(h.size()) + " devices";
+                    break;
+                }
+                const auto* dt = m.device(d);
+                tip += "\n  " + device_text(d, dt ? dt->coords : std::vector<int>{});
+            }
+            if (partial) tip += "\nΣ each holds a partial sum";
+            c.tip(r, tip);
+        }
+    }
+    // Range labels along the edges, where they fit.
+    if (m.col) {
+        float last_x = -1e9f;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            const std::string s = std::to_string(m.col->cuts[i].begin);
+            const float x = grid.x0 + xs[i].x0;
+            if (x - last_x < c.text_size(s, small).x + 6) continue;
+            c.text({x + 2, grid.y0 - line}, colors::kMuted, s, small);
+            last_x = x;
+        }
+    }
+    if (m.row) {
+        float last_y = -1e9f;
+        for (std::size_t i = 0; i < ys.size(); ++i) {
+            const float yy = grid.y0 + ys[i].x0;
+            if (yy - last_y < line) continue;
+            const std::string s = std::to_string(m.row->cuts[i].begin);
+            c.text({grid.x0 - c.text_size(s, small).x - 4, yy + 1}, colors::kMuted, s, small);
+            last_y = yy;
+        }
+    }
+}
+
+} // namespace
+
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
-                 const semantics::TensorLayout& layout, Drawn drawn, float font) {
+                 const semantics::TensorLayout& layout, Drawn drawn, float font, bool compact) {
     std::shared_ptr<const TileModel> model;
     try {
         model = cached_tile_model(mesh, layout, drawn);
@@ -95,17 +237,19 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         placements += (placements.empty() ? "" : ", ") + p.text();
     std::string idx;
     for (const auto& i : layout.indices)
-        idx += (idx.empty() ? "" : " ") + i;
+        idx += (idx.empty() ? "" : " ") + typeset_index(i);
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
                  layout.tensor + "_{" + idx + "}   (" +
                      (placements.empty() ? "scalar mesh" : placements) + ")",
                  font * 1.15f, maxw);
     y += line * 1.15f;
-    text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
-                 "global " + shape_text(layout.global_shape) + " · local " +
-                     shape_text(layout.local_shape) + " per device",
-                 small, maxw);
-    y += line;
+    if (!compact) {
+        text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
+                     "global " + shape_text(layout.global_shape) + " · local " +
+                         shape_text(layout.local_shape) + " per device",
+                     small, maxw);
+        y += line;
+    }
     std::string dims;
     if (m.row) dims += "rows: " + dim_text(*m.row);
     if (m.col) dims += (dims.empty() ? "" : "   ") + std::string("columns: ") + dim_text(*m.col);
@@ -116,7 +260,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     if (!m.others.empty()) {
         std::string o = "not drawn:";
         for (const auto& d : m.others) {
-            o += " " + d.index + " (" + std::to_string(d.extent);
+            o += " " + typeset_index(d.index) + " (" + std::to_string(d.extent);
             if (d.shards > 1) {
                 std::string axes;
                 for (const auto& a : d.axes)
@@ -125,7 +269,11 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
             }
             o += ")";
         }
-        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, o, small, maxw);
+        if (m.panels.size() > 1) o += " · one panel per slice";
+        if (m.panels_folded)
+            o += " · too many slices for panels: a tile lists every device holding it in any";
+        text_clipped(c, {area.x0 + pad, y}, m.panels_folded ? colors::kError : colors::kMuted, o,
+                     small, maxw);
         y += line;
     }
     if (!m.partial.empty()) {
@@ -137,10 +285,22 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         y += line;
     }
 
-    // Legend of the devices (up to 64), at the bottom.
+    // Legend at the bottom: the devices (up to 64) and the replica tints in use.
     const std::int64_t n = mesh.device_count();
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : mesh.axes)
+        sizes.push_back(a.size);
+    std::map<std::uint32_t, std::vector<int>> tints; // mask -> axes
+    for (const auto& t : m.tiles) {
+        const auto axes = replicated_axes(m, t);
+        if (axes.empty()) continue;
+        std::uint32_t mask = 0;
+        for (int k : axes)
+            mask |= 1u << (k % 32);
+        tints.emplace(mask, axes);
+    }
     float legend_h = 0;
-    const bool legend = n <= 64;
+    const bool legend = !compact && n <= 64;
     const float sw = small;
     float cell_w = 0;
     int per_row = 1;
@@ -153,118 +313,115 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         const int rows = (static_cast<int>(m.devices.size()) + per_row - 1) / per_row;
         legend_h = static_cast<float>(rows) * line + pad;
     }
+    // The legend's explanations, one line each: what a tint, the hatching, a grey tile, the
+    // panels and the colours of a large mesh mean.
+    enum class Swatch { None, Tint, Hatch, Empty };
+    struct Explained {
+        Swatch swatch;
+        Color color;
+        std::string text;
+    };
+    std::vector<Explained> explained;
+    for (const auto& [mask, axes] : tints)
+        explained.push_back({Swatch::Tint, replicated_color(mask),
+                             "replicated over " + axes_text(m, axes) +
+                                 ": every listed device holds the whole block"});
+    if (!m.partial.empty()) {
+        std::vector<int> axes;
+        for (const auto& p : m.partial)
+            axes.push_back(p.axis);
+        explained.push_back({Swatch::Hatch, colors::kBackground,
+                             "hatched, Σ: partial over " + axes_text(m, axes) +
+                                 ": each holder has a part of the sum, still to be reduced"});
+    }
+    if (std::any_of(m.tiles.begin(), m.tiles.end(),
+                    [](const Tile& t) { return t.holders.empty(); }))
+        explained.push_back({Swatch::Empty,
+                             {235, 235, 235, 255},
+                             "grey, —: no device holds it (torch.chunk leaves a shard empty)"});
+    {
+        std::vector<std::int64_t> idle;
+        for (const auto& d : m.devices)
+            if (d.tiles.empty()) idle.push_back(d.device);
+        if (!idle.empty())
+            explained.push_back({Swatch::None, colors::kText,
+                                 tile_holders_label(idle) +
+                                     (idle.size() == 1 ? " holds" : " hold") +
+                                     " nothing: torch.chunk leaves the shard empty"});
+    }
+    if (m.panels.size() > 1)
+        explained.push_back({Swatch::None, colors::kText,
+                             "one panel per slice of the undrawn sharded dimensions: a device "
+                             "is in exactly one"});
+    if (n > 64)
+        explained.push_back(
+            {Swatch::None, colors::kMuted,
+             mesh.axes.size() >= 2
+                 ? "device colours: hue by the leading mesh axes, lightness by the last; "
+                   "hover a tile for its devices"
+                 : "device colours: one hue per device; hover a tile for its devices"});
+    if (!compact) legend_h += line * static_cast<float>(explained.size());
 
-    // The grid, with room for the row and column labels.
+    // The panels (one per slice of the undrawn sharded dimensions), each a grid with room for
+    // its title and its row and column labels.
     const float label_w = m.row ? c.text_size("0000:0000", small).x + 6 : 0;
     const float label_h = m.col ? line : 0;
-    Rect grid{area.x0 + pad + label_w, y + label_h, area.x1 - pad, area.y1 - pad - legend_h};
-    if (grid.width() < 20 || grid.height() < 20) return;
-    // Keep the grid from turning into a sliver: at most 3:1 either way.
-    if (grid.width() > 3 * grid.height()) grid.x1 = grid.x0 + 3 * grid.height();
-    if (grid.height() > 3 * grid.width()) grid.y1 = grid.y0 + 3 * grid.width();
-    const auto xs = cut_spans(m.col, grid.width());
-    const auto ys = cut_spans(m.row, grid.height());
-    const bool partial = !m.partial.empty();
-    for (const auto& t : m.tiles) {
-        const auto& xsp = xs[static_cast<std::size_t>(t.col)];
-        const auto& ysp = ys[static_cast<std::size_t>(t.row)];
-        const Rect r{grid.x0 + xsp.x0, grid.y0 + ysp.x0, grid.x0 + xsp.x1, grid.y0 + ysp.x1};
-        // One stripe per holder, as many as fit 2 px each.
-        const auto& h = t.holders;
-        if (h.empty()) {
-            c.fill_rect(r, {235, 235, 235, 255});
-        } else {
-            const std::size_t fit =
-                std::max<std::size_t>(1, static_cast<std::size_t>(r.width() / 2));
-            const std::size_t k = std::min(h.size(), fit);
-            for (std::size_t i = 0; i < k; ++i) {
-                const float x0 = r.x0 + r.width() * static_cast<float>(i) / static_cast<float>(k);
-                const float x1 =
-                    r.x0 + r.width() * static_cast<float>(i + 1) / static_cast<float>(k);
-                c.fill_rect({x0, r.y0, x1, r.y1}, device_color(h[i], n));
-            }
+    const bool multiples = m.panels.size() > 1;
+    const float title_h = multiples ? line : 0;
+    const Rect room{area.x0 + pad, y, area.x1 - pad, area.y1 - pad - legend_h};
+    const int count = static_cast<int>(m.panels.size());
+    int best_cols = 1;
+    float best = -1;
+    for (int pc = 1; pc <= count; ++pc) {
+        const int pr = (count + pc - 1) / pc;
+        const float w =
+            (room.width() - static_cast<float>(pc - 1) * pad) / static_cast<float>(pc) - label_w;
+        const float h =
+            (room.height() - static_cast<float>(pr - 1) * pad) / static_cast<float>(pr) - label_h -
+            title_h;
+        const float score = std::min(w, h);
+        if (score > best) {
+            best = score;
+            best_cols = pc;
         }
     }
-    // Partial: every tile holds a part of the sum, so the whole grid is hatched at once.
-    if (partial) hatch(c, grid, colors::kHatch, std::max(6.0f, font * 0.6f));
-    // The cuts as lines across the grid (one per cut, not an outline per tile: software GL
-    // pays per triangle, and a 32x32 tiling would have 1024 outlines).
-    for (std::size_t i = 1; i < xs.size(); ++i)
-        c.line({grid.x0 + xs[i].x0, grid.y0}, {grid.x0 + xs[i].x0, grid.y1}, colors::kGrid, 1);
-    for (std::size_t i = 1; i < ys.size(); ++i)
-        c.line({grid.x0, grid.y0 + ys[i].x0}, {grid.x1, grid.y0 + ys[i].x0}, colors::kGrid, 1);
-    c.stroke_rect(grid, colors::kGrid, 2);
-    for (const auto& t : m.tiles) {
-        const auto& xsp = xs[static_cast<std::size_t>(t.col)];
-        const auto& ysp = ys[static_cast<std::size_t>(t.row)];
-        const Rect r{grid.x0 + xsp.x0, grid.y0 + ysp.x0, grid.x0 + xsp.x1, grid.y0 + ysp.x1};
-        const auto& h = t.holders;
-        // Labels: holders, the tile's ranges, Σ.
-        if (r.width() > font * 2.5f && r.height() > font * 1.2f) {
-            const Color bg = h.empty() ? Color{235, 235, 235, 255} : device_color(h.front(), n);
-            const Color fg = text_on(bg);
-            const bool two = r.height() > font * 3;
-            Rect top = r, bottom = r;
-            if (two) {
-                top.y1 = r.center().y;
-                bottom.y0 = r.center().y;
-            }
-            // A label box keeps text readable over stripes and hatching.
-            auto label = [&](const Rect& where, const std::string& s, float size) {
-                const std::string e = elide(c, s, size, where.width() - 6);
-                if (e.empty()) return;
-                const Vec2 ext = c.text_size(e, size);
-                const Rect b{where.center().x - ext.x / 2 - 3, where.center().y - ext.y / 2 - 1,
-                             where.center().x + ext.x / 2 + 3, where.center().y + ext.y / 2 + 1};
-                if (h.size() > 1 || partial) c.fill_rect(b, {255, 255, 255, 210});
-                c.text({b.x0 + 3, b.y0 + 1}, (h.size() > 1 || partial) ? colors::kText : fg, e,
-                       size);
-            };
-            label(top, holders_label(h) + (partial ? " Σ" : ""), font);
-            if (two) label(bottom, tile_text(m, t), small);
-        }
-        if (c.wants_tip(r)) {
-            std::string tip = layout.tensor + " " + tile_text(m, t) + "\nheld by:";
-            std::size_t shown = 0;
-            for (auto d : h) {
-                if (++shown > 16) {
-                    tip += "\n  … " + std::to_string(h.size()) + " devices";
-                    break;
-                }
-                const auto* dt = m.device(d);
-                tip += "\n  " + device_text(d, dt ? dt->coords : std::vector<int>{});
-            }
-            if (partial) tip += "\nΣ each holds a partial sum";
-            c.tip(r, tip);
-        }
+    const int pc = best_cols, pr = (count + pc - 1) / pc;
+    const float cw = (room.width() - static_cast<float>(pc - 1) * pad) / static_cast<float>(pc);
+    const float chh = (room.height() - static_cast<float>(pr - 1) * pad) / static_cast<float>(pr);
+    for (int p = 0; p < count; ++p) {
+        const float x0 = room.x0 + static_cast<float>(p % pc) * (cw + pad);
+        const float y0 = room.y0 + static_cast<float>(p / pc) * (chh + pad);
+        if (multiples)
+            text_clipped(c, {x0, y0}, colors::kText, m.panels[static_cast<std::size_t>(p)].label,
+                         font, cw);
+        Rect grid{x0 + label_w, y0 + title_h + label_h, x0 + cw, y0 + chh};
+        if (grid.width() < 20 || grid.height() < 20) continue;
+        // Keep the grid from turning into a sliver: at most 3:1 either way.
+        if (grid.width() > 3 * grid.height()) grid.x1 = grid.x0 + 3 * grid.height();
+        if (grid.height() > 3 * grid.width()) grid.y1 = grid.y0 + 3 * grid.width();
+        draw_grid(c, grid, m, p, mesh, font);
     }
-    // Range labels along the edges, where they fit.
-    if (m.col) {
-        float last = -1e9f;
-        for (std::size_t i = 0; i < xs.size(); ++i) {
-            const std::string s = std::to_string(m.col->cuts[i].begin);
-            const float x = grid.x0 + xs[i].x0;
-            if (x - last < c.text_size(s, small).x + 6) continue;
-            c.text({x + 2, grid.y0 - line}, colors::kMuted, s, small);
-            last = x;
+    if (compact) return;
+    float ly = area.y1 - legend_h;
+    for (const auto& e : explained) {
+        const Rect sq{area.x0 + pad, ly + 2, area.x0 + pad + sw, ly + 2 + sw};
+        float tx = area.x0 + pad;
+        if (e.swatch != Swatch::None) {
+            c.fill_rect(sq, e.color);
+            if (e.swatch == Swatch::Hatch) hatch(c, sq, colors::kHatch, 4);
+            c.stroke_rect(sq, colors::kGrid, 1);
+            tx = sq.x1 + 6;
         }
-    }
-    if (m.row) {
-        float last = -1e9f;
-        for (std::size_t i = 0; i < ys.size(); ++i) {
-            const float yy = grid.y0 + ys[i].x0;
-            if (yy - last < line) continue;
-            const std::string s = std::to_string(m.row->cuts[i].begin);
-            c.text({grid.x0 - c.text_size(s, small).x - 4, yy + 1}, colors::kMuted, s, small);
-            last = yy;
-        }
+        text_clipped(c, {tx, ly + 2}, e.swatch == Swatch::None ? colors::kMuted : colors::kText,
+                     e.text, small, area.x1 - pad - tx);
+        ly += line;
     }
     if (legend) {
-        float ly = area.y1 - legend_h;
         int col = 0;
         for (const auto& d : m.devices) {
             const float lx = area.x0 + pad + static_cast<float>(col) * cell_w;
-            c.fill_rect({lx, ly + 2, lx + sw, ly + 2 + sw}, device_color(d.device, n));
+            c.fill_rect({lx, ly + 2, lx + sw, ly + 2 + sw},
+                        mesh_device_color(sizes, d.coords, d.device));
             c.stroke_rect({lx, ly + 2, lx + sw, ly + 2 + sw}, colors::kGrid, 1);
             c.text({lx + sw + 6, ly + 2}, colors::kText, device_text(d.device, d.coords), small);
             if (++col == per_row) {

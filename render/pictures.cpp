@@ -6,6 +6,7 @@
 #include "render/svg_canvas.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace shardscope::render {
@@ -124,6 +125,60 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
     return out;
 }
 
+namespace {
+
+/// The subscript form of one character of a mesh-axis subscript: digits and commas (named
+/// axes stay as written: Unicode has subscripts for few letters); "" for any other.
+std::string subscript_of(char c) {
+    static const char* const kDigits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+    if (c >= '0' && c <= '9') return kDigits[c - '0'];
+    return c == ',' ? "," : "";
+}
+
+} // namespace
+
+std::string typeset_index(const std::string& index) {
+    std::string out;
+    for (std::size_t i = 0; i < index.size();) {
+        const char c = index[i];
+        if (c == '\'') {
+            out += "′";
+            ++i;
+            continue;
+        }
+        if (c != '_' || i + 1 >= index.size()) {
+            out += c;
+            ++i;
+            continue;
+        }
+        // The subscript: {...} or a run of letters, digits and commas.
+        std::size_t begin = i + 1, end = begin;
+        while (end < index.size() &&
+               (std::isalnum(static_cast<unsigned char>(index[end])) || index[end] == ','))
+            ++end;
+        if (index[begin] == '{') {
+            const auto close = index.find('}', begin);
+            if (close == std::string::npos) {
+                out += index.substr(i);
+                break;
+            }
+            begin = begin + 1;
+            end = close;
+        }
+        std::string sub;
+        bool ok = end > begin;
+        for (std::size_t k = begin; k < end && ok; ++k) {
+            const std::string s = subscript_of(index[k]);
+            ok = !s.empty();
+            sub += s;
+        }
+        const std::size_t next = index[i + 1] == '{' ? end + 1 : end;
+        out += ok ? sub : index.substr(i, next - i);
+        i = next;
+    }
+    return out;
+}
+
 std::string shape_text(const std::vector<std::int64_t>& shape) {
     if (shape.empty()) return "scalar";
     std::string out;
@@ -151,7 +206,23 @@ std::string tile_text(const TileModel& m, const Tile& t) {
     std::string out;
     if (m.row) out += range_text(t.rows);
     if (m.col) out += (out.empty() ? "" : ", ") + range_text(t.cols);
-    return "[" + out + "]";
+    out = "[" + out + "]";
+    if (m.panels.size() > 1) out += " " + m.panels.at(static_cast<std::size_t>(t.panel)).label;
+    return out;
+}
+
+Drawn drawn_by_names(const semantics::TensorLayout& layout, const std::string& row,
+                     const std::string& col) {
+    int r = -1, c = -1;
+    for (std::size_t d = 0; d < layout.indices.size(); ++d) {
+        const auto name = logical_index(layout.indices[d]);
+        if (r < 0 && name == row)
+            r = static_cast<int>(d);
+        else if (c < 0 && name == col)
+            c = static_cast<int>(d);
+    }
+    if (r >= 0 && c >= 0 && r != c) return {r, c};
+    return default_drawn(layout);
 }
 
 std::string holding_text(const TileModel& m, std::int64_t device) {
@@ -166,8 +237,16 @@ std::string holding_text(const TileModel& m, std::int64_t device) {
             out += (i ? " " : "") + tile_text(m, m.tiles[static_cast<std::size_t>(d->tiles[i])]);
         if (d->tiles.size() > show) out += " … (" + std::to_string(d->tiles.size()) + " tiles)";
         out += " of " + shape_text(m.global_shape);
-        for (const auto& o : m.others)
-            if (o.shards > 1) out += ", its shard of " + o.index;
+        if (m.panels.size() > 1) {
+            // Its slice of the undrawn dimensions (every tile of a device is in one panel).
+            out += ", " + m.panels
+                              .at(static_cast<std::size_t>(
+                                  m.tiles[static_cast<std::size_t>(d->tiles.front())].panel))
+                              .label;
+        } else {
+            for (const auto& o : m.others)
+                if (o.shards > 1) out += ", its shard of " + o.index;
+        }
     }
     if (!m.partial.empty()) {
         out += "  Σ partial over";
@@ -307,16 +386,17 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
         draw_plan(c, area, plan, sel.statement, font);
         return;
     case View::Steps:
-        draw_step(c, area, plan, sel.statement, sel.step, font);
+        draw_step(c, area, plan, sel.statement, sel.step, font, sel.substep);
         return;
     }
 }
 
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
-                       std::string* problem) {
+                       std::string* problem, float scale, bool tight) {
     const Vec2 size = picture_size(plan, view, sel);
-    SvgCanvas c(size.x, size.y);
-    draw_picture(c, {0, 0, size.x, size.y}, plan, view, sel);
+    SvgCanvas c(size.x * scale, size.y * scale);
+    c.set_tight(tight);
+    draw_picture(c, {0, 0, size.x * scale, size.y * scale}, plan, view, sel, 14 * scale);
     if (problem) *problem = c.problem();
     return c.str();
 }

@@ -26,6 +26,9 @@ struct Selection {
     int row_dim = -1;   ///< drawn dimensions (-1: the defaults, the last two)
     int col_dim = -1;
     int step = 0; ///< Steps view: the frame of the step-through
+    /// Steps view: 0 the frame; k >= 1 the k-th step of its collective's schedule
+    /// (collective_schedule: who sends which block to whom)
+    int substep = 0;
 };
 
 /// The layouts of a statement a user can pick, in order: the result, then each operand
@@ -65,10 +68,21 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
 std::shared_ptr<const TileModel>
 cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, Drawn drawn);
 
-/// The tiling of one layout: tiles coloured by their holders (stripes when replicated),
-/// hatched and marked Σ when partial, local and global shapes, the undrawn dimensions.
+/// The tiling of one layout: one tile per distinct block, in its holder's colour (by mesh
+/// coordinates on large meshes) or, held by several devices, one tile in a replica tint
+/// labelled with every holder and the axes it is replicated over; hatched and marked Σ when
+/// partial; one panel (small multiple) per slice of the sharded undrawn dimensions; local and
+/// global shapes, a legend. `compact` (the step-through's frames) leaves out the shape line
+/// and the legend so that the tiles keep the room.
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
-                 const semantics::TensorLayout& layout, Drawn drawn, float font = 14);
+                 const semantics::TensorLayout& layout, Drawn drawn, float font = 14,
+                 bool compact = false);
+
+/// The written dimensions of `layout` whose indices are, without their mesh-axis subscripts,
+/// `row` and `col` ("r_0" and "r" are the same logical dimension); default_drawn(layout) when
+/// it lacks one of them.
+Drawn drawn_by_names(const semantics::TensorLayout& layout, const std::string& row,
+                     const std::string& col);
 
 /// The mesh: every device as a cell of a grid (3-D and larger meshes as small multiples),
 /// with coordinates; hovering a device shows what it holds of each of `layouts`.
@@ -80,9 +94,11 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
 void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement,
                float font = 14);
 
-/// One frame of the step-through: the tilings before and after a step.
+/// One frame of the step-through: the tilings before and after a step; with `substep` >= 1
+/// on a collective's frame, that step of its schedule: one group's devices in ring order,
+/// an arrow per message labelled with its block (Σ where the receiver adds it).
 void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int statement, int frame,
-               float font = 14);
+               float font = 14, int substep = 0);
 
 /// What a device holds of a layout, in words: "[0:2, 0:2] of 4×4", "nothing", with "Σ"
 /// when partial.
@@ -95,8 +111,14 @@ std::string holding_text(const TileModel& model, std::int64_t device);
 std::string device_holding_text(const semantics::Mesh& mesh, const semantics::TensorLayout& layout,
                                 const std::vector<int>& coords);
 
-/// "[0:2, 2:4]": a tile's ranges along the drawn dimensions.
+/// "[0:2, 2:4]": a tile's ranges along the drawn dimensions; with small multiples, its panel's
+/// slice after them: "[0:8, 0:2048] f[0:4096]".
 std::string tile_text(const TileModel& model, const Tile& tile);
+
+/// An index as the pictures show it, mesh-axis numbers typeset as subscripts: "r_0" -> "r₀",
+/// "j_{1,2}" -> "j₁,₂", "r'_1" -> "r′₁"; named axes ("b_{dp}", "f_tp", "seq_X") stay as
+/// written (Unicode has subscripts for few letters).
+std::string typeset_index(const std::string& index);
 
 /// "4×8", "scalar".
 std::string shape_text(const std::vector<std::int64_t>& shape);
@@ -110,7 +132,9 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
 
 /// The SVG document of a picture at its natural size; `problem`, if given, receives why the
 /// picture cannot show what was asked ("" when it can: Canvas::report_problem).
+/// `scale` draws it that much larger (the picture's size and its text); `tight` crops the
+/// document to what was drawn (a margin of 8).
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
-                       std::string* problem = nullptr);
+                       std::string* problem = nullptr, float scale = 1, bool tight = false);
 
 } // namespace shardscope::render

@@ -2,6 +2,87 @@
 
 namespace shardscope::render {
 
+Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& st) {
+    using K = semantics::StepKind;
+    Schedule out;
+    if (st.kind != K::AllGather && st.kind != K::ReduceScatter && st.kind != K::AllReduce &&
+        st.kind != K::AllToAll)
+        return out;
+    const std::size_t rank = mesh.axes.size();
+    std::vector<bool> in_group(rank, false);
+    for (int k : st.mesh_axes)
+        if (k >= 0 && static_cast<std::size_t>(k) < rank)
+            in_group[static_cast<std::size_t>(k)] = true;
+    // Mesh positions row-major; the group: every other coordinate 0.
+    const std::int64_t count = mesh.device_count();
+    std::vector<int> c(rank, 0);
+    for (std::int64_t p = 0; p < count; ++p) {
+        bool first = true;
+        for (std::size_t k = 0; k < rank; ++k)
+            first = first && (in_group[k] || c[k] == 0);
+        if (first)
+            out.group.push_back(
+                mesh.devices.empty() ? p : mesh.devices.at(static_cast<std::size_t>(p)));
+        for (std::size_t k = rank; k-- > 0;) {
+            if (++c[k] < mesh.axes[k].size) break;
+            c[k] = 0;
+        }
+    }
+    const auto n = static_cast<std::int64_t>(out.group.size());
+    if (n < 2) return out;
+    out.groups = count / n;
+    auto id = [&](std::int64_t i) {
+        return out.group[static_cast<std::size_t>(((i % n) + n) % n)];
+    };
+    auto mod = [&](std::int64_t i) { return static_cast<int>(((i % n) + n) % n); };
+    const std::string r = std::to_string(n - 1);
+    auto reduce_phase = [&](const std::string& prefix) {
+        for (std::int64_t k = 1; k < n; ++k) {
+            ScheduleStep s;
+            s.title = prefix + "ring step " + std::to_string(k) + " of " + r +
+                      ": each device sends a partial block to the next, which adds its own part";
+            for (std::int64_t i = 0; i < n; ++i)
+                s.transfers.push_back({id(i), id(i + 1), mod(i - k), true});
+            out.steps.push_back(std::move(s));
+        }
+    };
+    auto gather_phase = [&](const std::string& prefix) {
+        for (std::int64_t k = 1; k < n; ++k) {
+            ScheduleStep s;
+            s.title = prefix + "ring step " + std::to_string(k) + " of " + r +
+                      (k == 1 ? ": each device sends its own block to the next"
+                              : ": each device passes on the block it received last");
+            for (std::int64_t i = 0; i < n; ++i)
+                s.transfers.push_back({id(i), id(i + 1), mod(i - k + 1), false});
+            out.steps.push_back(std::move(s));
+        }
+    };
+    switch (st.kind) {
+    case K::AllGather:
+        gather_phase("");
+        break;
+    case K::ReduceScatter:
+        reduce_phase("");
+        break;
+    case K::AllReduce:
+        reduce_phase("reduce-scatter ");
+        gather_phase("all-gather ");
+        break;
+    default: // all-to-all: pairs at distance k
+        for (std::int64_t k = 1; k < n; ++k) {
+            ScheduleStep s;
+            s.title = "step " + std::to_string(k) + " of " + r +
+                      ": each device sends the block of the device " + std::to_string(k) +
+                      " ahead to it";
+            for (std::int64_t i = 0; i < n; ++i)
+                s.transfers.push_back({id(i), id(i + k), mod(i + k), false});
+            out.steps.push_back(std::move(s));
+        }
+        break;
+    }
+    return out;
+}
+
 std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics::StatementPlan& s) {
     std::vector<StepFrame> out;
     StepFrame inputs;

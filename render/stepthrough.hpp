@@ -4,6 +4,7 @@
 
 #include "semantics/plan.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,34 @@ struct StepFrame {
     std::vector<int> before; ///< values shown on the left (read by the step)
     int after = -1;          ///< the value written (-1: none drawn)
 };
+
+/// One message of a collective's schedule: `from` sends block `block` (of the group's n
+/// blocks: the tensor cut along the collective) to `to`; `reduce`: the receiver adds it to
+/// its own part.
+struct Transfer {
+    std::int64_t from = 0, to = 0; ///< device ids
+    int block = 0;
+    bool reduce = false;
+};
+
+struct ScheduleStep {
+    std::string title; ///< "ring step 2 of 3: each device passes on the block it received"
+    std::vector<Transfer> transfers;
+};
+
+/// How a collective moves data, for the step-through's animation: over the devices of one
+/// group (those at coordinate 0 on every axis the collective does not use, in ring order:
+/// row-major over its axes; `groups` such groups do the same at once). All-gather: n-1 ring
+/// steps, each device passing on the block it received last; reduce-scatter: n-1 ring steps
+/// adding partial blocks, device i ending with block i whole; all-reduce: both; all-to-all:
+/// n-1 steps of pairs, device i sending block j to device j. Empty (no steps) for other steps
+/// and for permutes.
+struct Schedule {
+    std::vector<std::int64_t> group; ///< device ids in ring order
+    std::int64_t groups = 1;
+    std::vector<ScheduleStep> steps;
+};
+Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step);
 
 /// Frame 0: the inputs (values loaded from the program or constants); then one frame per step
 /// (its inputs before, its output after; a step performed inside the next shows the next

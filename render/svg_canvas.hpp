@@ -18,12 +18,17 @@ public:
     Vec2 text_size(std::string_view s, float size) const override;
     bool wants_tip(const Rect&) const override { return true; }
     void tip(const Rect& r, std::string_view text) override;
-    /// The whole document.
+    /// The whole document (tight: its size and viewBox are what was drawn, background and
+    /// hover areas aside, with a margin of 8).
     std::string str() const;
+    void set_tight(bool tight) { tight_ = tight; }
 
 private:
+    void ink(const Rect& r);
     float width_, height_;
     std::ostringstream body_;
+    bool tight_ = false, drawn_ = false, have_ink_ = false;
+    Rect ink_{};
 };
 
 /// `s` with &, <, >, " escaped for XML.

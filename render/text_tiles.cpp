@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace shardscope::render {
 
@@ -56,6 +57,9 @@ std::vector<int> shown(int count, int fit) {
 // Light backgrounds (xterm 256 colours) with black text: readable on dark and light themes.
 constexpr int kPalette[] = {153, 217, 187, 223, 183, 152, 229, 189,
                             210, 158, 222, 195, 181, 194, 225, 230};
+
+/// Slices (small multiples) drawn before the rest are elided.
+constexpr int kMaxTextPanels = 8;
 
 std::string dim_text(const TileDim& d) {
     return d.index + " (" + std::to_string(d.extent) + ", " + std::to_string(d.cuts.size()) +
@@ -119,6 +123,9 @@ std::string draw_tiles(const TileModel& m, const TextTileOptions& o) {
             out += d->index + " is folded: its shards are strided; " + left_out +
                    " left out, ranges count elements of a shard, not positions\n";
         }
+    if (m.panels_folded)
+        out += "the undrawn dimensions have more than " + std::to_string(kMaxPanels) +
+               " slices: a tile lists every device holding it in some slice of them\n";
     for (const auto& d : m.others) {
         std::string axes;
         for (const auto& a : d.axes)
@@ -128,6 +135,26 @@ std::string draw_tiles(const TileModel& m, const TextTileOptions& o) {
                (axes.empty() ? "" : " over mesh axis " + axes) + ")\n";
     }
 
+    if (m.panels.size() > 1) {
+        std::string names;
+        for (const auto& d : m.others)
+            if (d.shards > 1) names += (names.empty() ? "" : ", ") + logical_index(d.index);
+        out += "one grid per slice of " + names + " (each device holds one slice)\n";
+    }
+    {
+        std::set<std::vector<int>> sets;
+        for (const auto& t : m.tiles) {
+            auto axes = replicated_axes(m, t);
+            if (!axes.empty()) sets.insert(std::move(axes));
+        }
+        for (const auto& axes : sets) {
+            std::string names;
+            for (int k : axes)
+                names += (names.empty() ? "" : ",") + m.axis_names.at(static_cast<std::size_t>(k));
+            out += "replicated over mesh axis " + names +
+                   ": every device of a box holds the same block\n";
+        }
+    }
     // Cells: labels and sizes.
     const int rows = m.rows(), cols = m.cols();
     std::vector<std::string> labels;
@@ -174,43 +201,56 @@ std::string draw_tiles(const TileModel& m, const TextTileOptions& o) {
             line += repeat("─", cell) + (i + 1 < show_cols.size() ? mid : r);
         return line + "\n";
     };
-    if (m.col) {
-        std::string line = blank_margin + " ";
-        for (int c : show_cols)
-            line += pad_center(c < 0 ? "⋯" : col_labels[static_cast<std::size_t>(c)], cell) + " ";
-        while (!line.empty() && line.back() == ' ')
-            line.pop_back();
-        out += line + "\n";
-    }
-    out += border("┌", "┬", "┐");
-    for (std::size_t ri = 0; ri < show_rows.size(); ++ri) {
-        const int r = show_rows[ri];
-        const int h = r < 0 ? 1 : height;
-        for (int line_no = 0; line_no < h; ++line_no) {
-            const bool middle = line_no == h / 2;
-            std::string line;
-            if (left > 0)
+    const bool multiples = m.panels.size() > 1;
+    const int panels_shown = std::min(static_cast<int>(m.panels.size()), kMaxTextPanels);
+    for (int panel = 0; panel < panels_shown; ++panel) {
+        if (multiples)
+            out += "slice " + std::to_string(panel + 1) + " of " + std::to_string(m.panels.size()) +
+                   ": " + m.panels[static_cast<std::size_t>(panel)].label + "\n";
+        if (m.col) {
+            std::string line = blank_margin + " ";
+            for (int c : show_cols)
                 line +=
-                    pad_left(middle ? (r < 0 ? "⋮" : row_labels[static_cast<std::size_t>(r)]) : "",
-                             margin) +
-                    " ";
-            line += "│";
-            for (int c : show_cols) {
-                std::string text;
-                const Tile* t = nullptr;
-                if (r >= 0 && c >= 0) {
-                    t = &m.at(r, c);
-                    if (middle) text = labels[static_cast<std::size_t>(r * cols + c)];
-                } else if (middle) {
-                    text = r < 0 ? "⋮" : "⋯";
-                }
-                line += paint(pad_center(text, cell), t) + "│";
-            }
+                    pad_center(c < 0 ? "⋯" : col_labels[static_cast<std::size_t>(c)], cell) + " ";
+            while (!line.empty() && line.back() == ' ')
+                line.pop_back();
             out += line + "\n";
         }
-        if (ri + 1 < show_rows.size()) out += border("├", "┼", "┤");
+        out += border("┌", "┬", "┐");
+        for (std::size_t ri = 0; ri < show_rows.size(); ++ri) {
+            const int r = show_rows[ri];
+            const int h = r < 0 ? 1 : height;
+            for (int line_no = 0; line_no < h; ++line_no) {
+                const bool middle = line_no == h / 2;
+                std::string line;
+                if (left > 0)
+                    line +=
+                        pad_left(middle ? (r < 0 ? "⋮" : row_labels[static_cast<std::size_t>(r)])
+                                        : "",
+                                 margin) +
+                        " ";
+                line += "│";
+                for (int c : show_cols) {
+                    std::string text;
+                    const Tile* t = nullptr;
+                    if (r >= 0 && c >= 0) {
+                        t = &m.at(r, c, panel);
+                        if (middle)
+                            text = labels[static_cast<std::size_t>((panel * rows + r) * cols + c)];
+                    } else if (middle) {
+                        text = r < 0 ? "⋮" : "⋯";
+                    }
+                    line += paint(pad_center(text, cell), t) + "│";
+                }
+                out += line + "\n";
+            }
+            if (ri + 1 < show_rows.size()) out += border("├", "┼", "┤");
+        }
+        out += border("└", "┴", "┘");
     }
-    out += border("└", "┴", "┘");
+    if (panels_shown < static_cast<int>(m.panels.size()))
+        out += "… " + std::to_string(static_cast<int>(m.panels.size()) - panels_shown) +
+               " more slices not shown\n";
 
     std::string empty;
     for (const auto& d : m.devices)

@@ -1,6 +1,8 @@
 #include "render/tiles.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
 
 namespace shardscope::render {
@@ -205,7 +207,89 @@ OtherDim other_dimension(const TensorLayout& t, int d, const MeshView& m,
     return o;
 }
 
+/// "f[0:8192]": the slice of an undrawn dimension given by its atoms' ranges. A group cut only
+/// in its major atom (every atom minor of the cut one whole) is one contiguous range; else
+/// each atom's range is given, "(r 0:1, c 0:2)".
+std::string slice_label(const TensorLayout& t, int d, const std::vector<Range>& ranges) {
+    std::vector<const AtomLayout*> atoms;
+    for (const auto& a : t.atoms)
+        if (a.dim == d) atoms.push_back(&a);
+    std::size_t first_cut = atoms.size();
+    for (std::size_t k = 0; k < atoms.size(); ++k)
+        if (ranges[k].size() != atoms[k]->extent) {
+            first_cut = k;
+            break;
+        }
+    bool contiguous = first_cut == 0 || first_cut == atoms.size();
+    for (std::size_t k = first_cut + 1; k < atoms.size(); ++k)
+        contiguous = contiguous && ranges[k].size() == atoms[k]->extent;
+    const std::string index = logical_index(t.indices.at(static_cast<std::size_t>(d)));
+    if (contiguous) {
+        std::int64_t inner = 1, total = 1;
+        for (std::size_t k = 0; k < atoms.size(); ++k) {
+            total *= atoms[k]->extent;
+            if (k > first_cut) inner *= atoms[k]->extent;
+        }
+        if (first_cut == atoms.size()) return index + "[0:" + std::to_string(total) + "]";
+        return index + "[" + std::to_string(ranges[first_cut].begin * inner) + ":" +
+               std::to_string(ranges[first_cut].end * inner) + "]";
+    }
+    std::string out = index + "[(";
+    for (std::size_t k = 0; k < atoms.size(); ++k)
+        out += (k ? ", " : "") + atoms[k]->index.text() + " " + std::to_string(ranges[k].begin) +
+               ":" + std::to_string(ranges[k].end);
+    return out + ")]";
+}
+
 } // namespace
+
+std::string logical_index(const std::string& index) {
+    std::string out;
+    for (std::size_t i = 0; i < index.size();) {
+        if (index[i] != '_') {
+            out += index[i++];
+            continue;
+        }
+        ++i;
+        if (i < index.size() && index[i] == '{') {
+            int depth = 0;
+            for (; i < index.size(); ++i) {
+                depth += index[i] == '{';
+                depth -= index[i] == '}';
+                if (depth == 0) {
+                    ++i;
+                    break;
+                }
+            }
+        } else {
+            while (i < index.size() &&
+                   (std::isalnum(static_cast<unsigned char>(index[i])) || index[i] == ','))
+                ++i;
+        }
+    }
+    return out;
+}
+
+std::vector<int> replicated_axes(const TileModel& m, const Tile& t) {
+    std::vector<int> out;
+    if (t.holders.size() < 2) return out;
+    const auto* first = m.device(t.holders.front());
+    if (!first) return out;
+    for (std::size_t k = 0; k < first->coords.size(); ++k) {
+        // Holders along a partial axis hold different parts of a sum, not copies.
+        if (std::any_of(m.partial.begin(), m.partial.end(),
+                        [&](const PartialAxis& p) { return p.axis == static_cast<int>(k); }))
+            continue;
+        for (auto h : t.holders) {
+            const auto* d = m.device(h);
+            if (d && d->coords[k] != first->coords[k]) {
+                out.push_back(static_cast<int>(k));
+                break;
+            }
+        }
+    }
+    return out;
+}
 
 TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) {
     const int rank = static_cast<int>(layout.indices.size());
@@ -279,29 +363,86 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
             out.partial.push_back(
                 {static_cast<int>(k), mesh.axes[k].name, layout.placements[k].reduce});
 
+    // Panels: per mesh position, its slice of every sharded undrawn dimension (-1: it holds
+    // nothing of one of them).
+    std::vector<int> sharded_others;
+    for (const auto& o : out.others)
+        if (o.shards > 1) sharded_others.push_back(o.dim);
+    std::vector<int> panel_of(m.coords.size(), 0);
+    out.panels.push_back({});
+    if (!sharded_others.empty()) {
+        std::map<std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>, int> index;
+        std::vector<std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>> keys(
+            m.coords.size());
+        for (std::size_t p = 0; p < m.coords.size(); ++p) {
+            bool empty = false;
+            for (int d : sharded_others) {
+                std::vector<std::pair<std::int64_t, std::int64_t>> k;
+                for (const auto& a : layout.atoms) {
+                    if (a.dim != d) continue;
+                    const auto r = semantics::atom_range(a.extent, a.axes, m.sizes, m.coords[p]);
+                    empty |= r.size() == 0;
+                    k.push_back({r.begin, r.end});
+                }
+                keys[p].push_back(std::move(k));
+            }
+            if (empty) {
+                panel_of[p] = -1;
+            } else {
+                index.emplace(keys[p], 0);
+            }
+        }
+        if (index.size() > 1 && index.size() <= kMaxPanels) {
+            out.panels.clear();
+            for (auto& [key, i] : index) {
+                i = static_cast<int>(out.panels.size());
+                Panel panel;
+                std::string label;
+                for (std::size_t j = 0; j < key.size(); ++j) {
+                    std::vector<Range> ranges;
+                    for (const auto& [b, e] : key[j])
+                        ranges.push_back({b, e});
+                    label += (label.empty() ? "" : ", ") +
+                             slice_label(layout, sharded_others[j], ranges);
+                    panel.slices.push_back(std::move(ranges));
+                }
+                panel.label = std::move(label);
+                out.panels.push_back(std::move(panel));
+            }
+            for (std::size_t p = 0; p < m.coords.size(); ++p)
+                if (panel_of[p] >= 0) panel_of[p] = index.at(keys[p]);
+        } else {
+            out.panels_folded = index.size() > kMaxPanels;
+            std::fill(panel_of.begin(), panel_of.end(), 0);
+        }
+    }
+
     for (std::size_t p = 0; p < m.coords.size(); ++p)
         out.devices.push_back({m.ids[p], m.coords[p], {}});
-    for (int r = 0; r < out.rows(); ++r)
-        for (int c = 0; c < out.cols(); ++c) {
-            Tile t;
-            t.row = r;
-            t.col = c;
-            if (out.row) t.rows = out.row->cuts[static_cast<std::size_t>(r)];
-            if (out.col) t.cols = out.col->cuts[static_cast<std::size_t>(c)];
-            std::vector<std::size_t> both;
-            std::set_intersection(row_holders[static_cast<std::size_t>(r)].begin(),
-                                  row_holders[static_cast<std::size_t>(r)].end(),
-                                  col_holders[static_cast<std::size_t>(c)].begin(),
-                                  col_holders[static_cast<std::size_t>(c)].end(),
-                                  std::back_inserter(both));
-            const int index = static_cast<int>(out.tiles.size());
-            for (auto p : both) {
-                t.holders.push_back(m.ids[p]);
-                out.devices[p].tiles.push_back(index);
+    for (int pi = 0; pi < static_cast<int>(out.panels.size()); ++pi)
+        for (int r = 0; r < out.rows(); ++r)
+            for (int c = 0; c < out.cols(); ++c) {
+                Tile t;
+                t.panel = pi;
+                t.row = r;
+                t.col = c;
+                if (out.row) t.rows = out.row->cuts[static_cast<std::size_t>(r)];
+                if (out.col) t.cols = out.col->cuts[static_cast<std::size_t>(c)];
+                std::vector<std::size_t> both;
+                std::set_intersection(row_holders[static_cast<std::size_t>(r)].begin(),
+                                      row_holders[static_cast<std::size_t>(r)].end(),
+                                      col_holders[static_cast<std::size_t>(c)].begin(),
+                                      col_holders[static_cast<std::size_t>(c)].end(),
+                                      std::back_inserter(both));
+                const int index = static_cast<int>(out.tiles.size());
+                for (auto p : both) {
+                    if (panel_of[p] != pi) continue;
+                    t.holders.push_back(m.ids[p]);
+                    out.devices[p].tiles.push_back(index);
+                }
+                std::sort(t.holders.begin(), t.holders.end());
+                out.tiles.push_back(std::move(t));
             }
-            std::sort(t.holders.begin(), t.holders.end());
-            out.tiles.push_back(std::move(t));
-        }
     return out;
 }
 

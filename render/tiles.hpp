@@ -24,9 +24,14 @@
 // a global position (each such tile stands for prod(folded extents) strided runs).
 //
 // Undrawn dimensions are listed (`others`) with the number of distinct shards they are cut
-// into and the mesh axes cutting them. A tile's holders hold the whole tile along the drawn
-// dimensions, each with its own shard of the undrawn ones: devices that differ only in the
-// shard of an undrawn dimension are listed together.
+// into and the mesh axes cutting them. When an undrawn dimension is sharded, the drawing is
+// split into small multiples (`panels`): one panel per distinct combination of the undrawn
+// dimensions' shards (`f[0:8192]`), each with its own rows x cols tiles whose holders are
+// exactly the devices holding that slice. A tile's holders therefore hold the very same block
+// (a tile with several holders is truly replicated) unless the undrawn dimensions would make
+// more than kMaxPanels panels: then there is one panel, `panels_folded` is set, and devices
+// that differ only in the shard of an undrawn dimension are listed together (the pictures say
+// so).
 #pragma once
 
 #include "semantics/chunks.hpp"
@@ -44,6 +49,8 @@ using semantics::Range;
 
 /// Above this many pieces a drawn dimension is folded (see above).
 inline constexpr std::size_t kMaxCuts = 256;
+/// Above this many slices of the undrawn dimensions, they are not drawn as panels.
+inline constexpr std::size_t kMaxPanels = 64;
 /// Meshes with more devices are not modelled (std::invalid_argument): every device is listed.
 inline constexpr std::int64_t kMaxDevices = 65536;
 
@@ -75,8 +82,19 @@ struct PartialAxis {
     std::string reduce = "sum"; ///< "sum" or "max"
 };
 
+/// One small multiple: a slice of the sharded undrawn dimensions.
+struct Panel {
+    /// Per sharded undrawn dimension (in the order of TileModel::others with shards > 1): the
+    /// range of each of its atoms, major to minor.
+    std::vector<std::vector<Range>> slices;
+    /// "f[0:8192]", "f[0:4096], e[0:2]" (indices without their mesh-axis subscripts); ""
+    /// when there is one panel
+    std::string label;
+};
+
 /// One block of the drawing.
 struct Tile {
+    int panel = 0;                     ///< index into TileModel::panels
     int row = 0, col = 0;              ///< position in the grid
     Range rows{0, 1};                  ///< along the row dimension ({0, 1} when there is none)
     Range cols{0, 1};                  ///< along the column dimension ({0, 1} when there is none)
@@ -99,19 +117,31 @@ struct TileModel {
     std::optional<TileDim> row;          ///< absent below rank 2
     std::optional<TileDim> col;          ///< absent for a scalar
     std::vector<OtherDim> others;        ///< undrawn dimensions, in order
-    std::vector<Tile> tiles;             ///< row-major, rows() x cols()
+    std::vector<Panel> panels;           ///< at least one
+    bool panels_folded = false;          ///< more than kMaxPanels slices: one panel (above)
+    std::vector<Tile> tiles;             ///< panel-major, then row-major: rows() x cols() each
     std::vector<PartialAxis> partial;    ///< empty when not partial
     std::vector<DeviceTiles> devices;    ///< every device, row-major over mesh coordinates
 
     int rows() const { return row ? static_cast<int>(row->cuts.size()) : 1; }
     int cols() const { return col ? static_cast<int>(col->cuts.size()) : 1; }
-    const Tile& at(int r, int c) const {
-        return tiles.at(static_cast<std::size_t>(r) * static_cast<std::size_t>(cols()) +
+    const Tile& at(int r, int c, int panel = 0) const {
+        return tiles.at((static_cast<std::size_t>(panel) * static_cast<std::size_t>(rows()) +
+                         static_cast<std::size_t>(r)) *
+                            static_cast<std::size_t>(cols()) +
                         static_cast<std::size_t>(c));
     }
     /// The tiles held by device `id` (nullptr if the mesh has no such device).
     const DeviceTiles* device(std::int64_t id) const;
 };
+
+/// The mesh axes (indices) along which a tile's holders differ, partial axes left out: the
+/// axes it is replicated over. Empty for a single holder.
+std::vector<int> replicated_axes(const TileModel& model, const Tile& tile);
+
+/// An index without its mesh-axis subscripts: "r_0" -> "r", "b_{dp}" -> "b", "(r_0 c)" ->
+/// "(r c)", "seq_X" -> "seq".
+std::string logical_index(const std::string& index);
 
 /// Which written dimensions to draw.
 struct Drawn {

@@ -98,7 +98,11 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
             ctx.mesh = mesh_of(*m);
             ctx.has_mesh = true;
         } else if (const auto* d = std::get_if<ast::DimDecl>(&s->node)) {
-            if (options.ignore_dims) continue;
+            if (options.ignore_dims) {
+                for (const auto& b : d->bindings)
+                    ctx.ignored_dims.insert(id_of(b.index));
+                continue;
+            }
             for (const auto& b : d->bindings) {
                 const auto id = id_of(b.index);
                 if (auto it = ctx.ranges.find(id); it != ctx.ranges.end() && it->second != b.size)
@@ -183,6 +187,12 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 if (auto o = ctx.range_origin.find(id); o != ctx.range_origin.end() &&
                                                         o->second.rfind("device index", 0) == 0 &&
                                                         ctx.range(id) != size) {
+                    if (ctx.ignored_dims.count(id) || ctx.ignored_dims.count({id.name, 0})) {
+                        // Declared (and accepted so) but ignored for small sizes: a range
+                        // every one of its shardings divides.
+                        ctx.ranges[id] = std::lcm(ctx.range(id), size);
+                        continue;
+                    }
                     if (ctx.conflicts.insert(id).second)
                         ctx.diag(Severity::Error, "S005", p.range,
                                  "index " + id.text() +

@@ -75,6 +75,11 @@ struct Context {
     /// of the device counts the index is sharded over, so every sharding divides evenly.
     bool small_defaults = false;
     FlatMap<IndexId, std::int64_t> shard_lcm; ///< per index name (primes 0)
+    /// Indices whose `dim` declaration was ignored (CheckOptions::ignore_dims: small sizes).
+    /// Sharded over device groups of different sizes, such an index takes the least common
+    /// multiple of their sizes instead of being a conflicting device index (S005): `check`
+    /// accepted it with its declared range.
+    std::set<IndexId> ignored_dims;
     std::vector<Diagnostic>* diagnostics = nullptr;
     std::set<IndexId> defaulted;                  ///< ranges that took the default (noted once)
     std::set<IndexId> conflicts;                  ///< ranges already reported as conflicting

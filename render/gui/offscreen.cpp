@@ -1,5 +1,7 @@
 #include "render/gui/offscreen.hpp"
 
+#include <algorithm>
+
 #include "render/gui/imgui_canvas.hpp"
 #include "render/gui/solid_fill.hpp"
 #include "render/palette.hpp"
@@ -110,8 +112,26 @@ Fonts setup_fonts(float size) {
     return f;
 }
 
+PixelBox ink_box(int width, int height, const std::vector<std::uint8_t>& rgba, int margin) {
+    PixelBox b{width, height, 0, 0};
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            const auto* p = &rgba[(static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                                   static_cast<std::size_t>(x)) *
+                                  4];
+            if (p[0] == 255 && p[1] == 255 && p[2] == 255) continue;
+            b.x0 = std::min(b.x0, x);
+            b.y0 = std::min(b.y0, y);
+            b.x1 = std::max(b.x1, x + 1);
+            b.y1 = std::max(b.y1, y + 1);
+        }
+    if (b.x1 <= b.x0 || b.y1 <= b.y0) return {0, 0, width, height};
+    return {std::max(0, b.x0 - margin), std::max(0, b.y0 - margin), std::min(width, b.x1 + margin),
+            std::min(height, b.y1 + margin)};
+}
+
 GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& draw,
-                    std::string& png, std::string& error) {
+                    std::string& png, std::string& error, float font_scale, bool tight) {
     GlStatus status = GlStatus::Ok;
     GLFWwindow* window = create_gl_window(64, 64, "shardscope render", false, status, error);
     if (!window) return status;
@@ -169,7 +189,7 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
     io.LogFilename = nullptr;
-    const Fonts fonts = setup_fonts(17.0f);
+    const Fonts fonts = setup_fonts(17.0f * std::clamp(font_scale, 0.25f, 8.0f));
     ImGui_ImplOpenGL3_Init("#version 330");
     io.DisplaySize = {static_cast<float>(width), static_cast<float>(height)};
     io.DeltaTime = 1.0f / 60;
@@ -195,7 +215,26 @@ GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& d
     del_rbos(1, &rbo);
     del_fbos(1, &fbo);
     glfwDestroyWindow(window);
-    png = encode_png(width, height, px, true);
+    if (tight) {
+        const PixelBox b = ink_box(width, height, px, 8);
+        std::vector<std::uint8_t> crop;
+        crop.reserve(static_cast<std::size_t>(b.x1 - b.x0) * static_cast<std::size_t>(b.y1 - b.y0) *
+                     4);
+        for (int y = b.y0; y < b.y1; ++y)
+            crop.insert(
+                crop.end(),
+                px.begin() + static_cast<std::ptrdiff_t>(
+                                 (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                                  static_cast<std::size_t>(b.x0)) *
+                                 4),
+                px.begin() + static_cast<std::ptrdiff_t>(
+                                 (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                                  static_cast<std::size_t>(b.x1)) *
+                                 4));
+        png = encode_png(b.x1 - b.x0, b.y1 - b.y0, crop, true);
+    } else {
+        png = encode_png(width, height, px, true);
+    }
     if (png.empty()) {
         error = "cannot encode the PNG";
         return GlStatus::Failed;

@@ -37,9 +37,19 @@ std::vector<std::uint8_t> read_pixels(int width, int height);
 
 /// Draws a picture offscreen: a hidden window's context, an ImGui frame whose background
 /// draw list the ImGuiCanvas fills, rendered into a framebuffer object and read back.
-/// Returns the PNG bytes in `png`.
+/// Returns the PNG bytes in `png`. `font_scale` builds the fonts that much larger (a
+/// picture drawn at a larger scale stays crisp); `tight` crops the image to what was drawn
+/// (every pixel that is not white) and a margin of 8 px.
 GlStatus render_png(int width, int height, const std::function<void(Canvas&)>& draw,
-                    std::string& png, std::string& error);
+                    std::string& png, std::string& error, float font_scale = 1.0f,
+                    bool tight = false);
+
+/// The rectangle [x0, x1) x [y0, y1) of `rgba` (width x height) that holds every pixel that
+/// is not white, grown by `margin` (clamped to the image); the whole image when all white.
+struct PixelBox {
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+PixelBox ink_box(int width, int height, const std::vector<std::uint8_t>& rgba, int margin);
 
 /// Builds the picture fonts into the current ImGui context (for render_png and the window).
 Fonts setup_fonts(float size);

@@ -3,8 +3,10 @@
 
 #include "render/gui/imgui_canvas.hpp"
 #include "render/palette.hpp"
+#include "render/stepthrough.hpp"
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,7 +14,38 @@
 namespace shardscope::render {
 
 float MainView::font_size() const {
-    return teaching_ ? 24.0f : 15.0f;
+    return (teaching_ ? 24.0f : 15.0f) * scale_;
+}
+
+void MainView::presenter_keys(const semantics::Plan& plan, ViewActions& out) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!teaching_ || io.WantTextInput || prompt_ != Prompt::None ||
+        pending_.kind != PendingKind::None)
+        return;
+    const int n = static_cast<int>(plan.statements.size());
+    auto go = [&](int statement) {
+        if (n == 0) return;
+        sel_.statement = std::clamp(statement, 0, n - 1);
+        sel_.tensor.clear();
+        sel_.step = 0;
+        fit_selection(plan);
+    };
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) go(sel_.statement + 1);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) go(sel_.statement - 1);
+    const bool left = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow));
+    const bool right = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
+    if ((left || right) && n > 0) {
+        const auto& s = plan.statements[static_cast<std::size_t>(sel_.statement)];
+        const int last = static_cast<int>(step_frames(plan, s).size()) - 1;
+        sel_.step = std::clamp(sel_.step + (right ? 1 : -1), 0, last);
+        show_panel(Panel::Steps);
+    }
+    // The GLFW backend indexes KeysDown by GLFW key codes: '=', '-', '0' are ASCII; F11 is
+    // GLFW_KEY_F11 (300).
+    if (io.KeyCtrl && ImGui::IsKeyPressed('=')) scale_ = std::min(scale_ + 0.1f, 2.5f);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('-')) scale_ = std::max(scale_ - 0.1f, 0.6f);
+    if (io.KeyCtrl && ImGui::IsKeyPressed('0')) scale_ = 1.0f;
+    if (ImGui::IsKeyPressed(300, false)) out.toggle_fullscreen = true;
 }
 
 void MainView::fit_selection(const semantics::Plan& plan) {
@@ -46,22 +79,38 @@ void MainView::picture(const semantics::Plan& plan, View view, float height) {
 }
 
 void MainView::toolbar(const ViewInput& in, ViewActions& out) {
+    (void)out; // the file actions are taken in file_actions()
     const auto& plan = *in.plan;
-    const std::string name =
-        in.file.empty() ? "(new program)" : std::filesystem::path(in.file).filename().string();
+    std::string name =
+        in.name.empty()
+            ? (in.file.empty() ? "untitled" : std::filesystem::path(in.file).filename().string())
+            : in.name;
+    if (in.dirty) name += " *"; // unsaved changes
     ImGui::TextUnformatted(name.c_str());
     ImGui::SameLine();
-    if (ImGui::SmallButton("Save")) out.save = true;
+    save_clicked_ = ImGui::SmallButton("Save");
+    ImGui::SameLine();
+    save_as_clicked_ = ImGui::SmallButton("Save as…");
+    ImGui::SameLine();
+    open_clicked_ = ImGui::SmallButton("Open…");
+    picked_.clear();
     if (in.samples && !in.samples->empty()) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
         if (ImGui::BeginCombo("##sample", "open a sample…")) {
             for (const auto& s : *in.samples) {
                 const std::string n = std::filesystem::path(s).stem().string();
-                if (ImGui::Selectable(n.c_str(), s == in.file)) out.open = s;
+                if (ImGui::Selectable(n.c_str(), false)) picked_ = s;
             }
             ImGui::EndCombo();
         }
+    }
+    if (!in.status.empty()) {
+        ImGui::SameLine();
+        if (in.status_error)
+            ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%s", in.status.c_str());
+        else
+            ImGui::TextDisabled("%s", in.status.c_str());
     }
     ImGui::SameLine();
     bool teaching = teaching_;
@@ -155,6 +204,9 @@ ViewActions MainView::frame(const ViewInput& in) {
     ImGui::Begin("shardscope", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    script_play_ = in.script && in.script->play;
+    presenter_keys(*in.plan, out);
+    ImGui::GetIO().FontGlobalScale = teaching_ ? scale_ : 1.0f;
     ImGui::PushFont(teaching_ ? fonts_.ui_large : fonts_.ui);
     toolbar(in, out);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -167,9 +219,13 @@ ViewActions MainView::frame(const ViewInput& in) {
     ImGui::SameLine();
     ImGui::BeginChild("right", {0, 0}, false);
     const float h = ImGui::GetContentRegionAvail().y;
-    ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
-    tiling_panel(in);
-    ImGui::EndChild();
+    // Teaching mode's step-through takes the whole right side: its frames draw the tilings
+    // before and after each step, large enough for a projector (at 1280x720 and up).
+    if (!(teaching_ && panel_ == Panel::Steps)) {
+        ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
+        tiling_panel(in);
+        ImGui::EndChild();
+    }
     ImGui::BeginChild("lower", {0, 0}, true);
     if (ImGui::BeginTabBar("panels")) {
         auto tab = [&](const char* name, Panel p) {
@@ -200,9 +256,119 @@ ViewActions MainView::frame(const ViewInput& in) {
     }
     ImGui::EndChild();
     ImGui::EndChild();
+    file_actions(in, out);
     ImGui::PopFont();
     ImGui::End();
     return out;
+}
+
+void MainView::ask_open(const ViewInput& in, const std::string& path, bool copy, ViewActions& out) {
+    if (in.dirty) {
+        pending_ = Pending{PendingKind::Open, path, copy};
+        return;
+    }
+    out.open = path;
+    out.open_copy = copy;
+}
+
+void MainView::file_actions(const ViewInput& in, ViewActions& out) {
+    Script none;
+    Script& script = in.script ? *in.script : none;
+    const ImGuiIO& io = ImGui::GetIO();
+    // The GLFW backend indexes KeysDown by GLFW key codes: ASCII for letters.
+    const bool ctrl_s = io.KeyCtrl && ImGui::IsKeyPressed('S', false);
+    const bool ctrl_o = io.KeyCtrl && ImGui::IsKeyPressed('O', false);
+    const bool no_dialog = prompt_ == Prompt::None && pending_.kind == PendingKind::None;
+    if (no_dialog) {
+        if (save_clicked_ || script.save || ctrl_s) {
+            if (in.file.empty()) {
+                prompt_ = Prompt::SaveAs; // an untitled text (a sample's copy): ask where
+            } else {
+                out.save = true;
+            }
+        }
+        if (save_as_clicked_ || script.save_as) prompt_ = Prompt::SaveAs;
+        if (open_clicked_ || script.open || ctrl_o) prompt_ = Prompt::Open;
+        const std::string pick = !script.pick.empty() ? script.pick : picked_;
+        if (!pick.empty()) ask_open(in, pick, true, out);
+        if (prompt_ != Prompt::None) {
+            prompt_opened_ = false;
+            prompt_text_ = prompt_ == Prompt::SaveAs && !in.file.empty() ? in.file
+                           : prompt_ == Prompt::SaveAs                   ? "untitled.ein"
+                                                                         : "";
+        }
+    }
+    // The path prompt.
+    if (prompt_ != Prompt::None) {
+        const char* id = prompt_ == Prompt::SaveAs ? "Save as" : "Open";
+        if (!prompt_opened_) {
+            ImGui::OpenPopup(id);
+            prompt_opened_ = true;
+        }
+        ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
+        if (ImGui::BeginPopupModal(id, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+            ImGui::TextUnformatted(prompt_ == Prompt::SaveAs ? "Save the program to the file:"
+                                                             : "Open the file:");
+            if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+            ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
+            bool ok =
+                ImGui::InputText("##path", &prompt_text_, ImGuiInputTextFlags_EnterReturnsTrue);
+            ok = ImGui::Button(prompt_ == Prompt::SaveAs ? "Save" : "Open") || ok;
+            ImGui::SameLine();
+            bool cancel = ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape);
+            if (!script.answer.empty()) {
+                prompt_text_ = script.answer;
+                ok = true;
+            }
+            if (script.confirm < 0) cancel = true;
+            if (ok && !prompt_text_.empty()) {
+                if (prompt_ == Prompt::SaveAs)
+                    out.save_as = prompt_text_;
+                else
+                    ask_open(in, prompt_text_, false, out);
+                cancel = true;
+            }
+            if (cancel) {
+                prompt_ = Prompt::None;
+                ImGui::CloseCurrentPopup();
+            }
+            ImGui::EndPopup();
+        } else {
+            prompt_ = Prompt::None;
+        }
+        return;
+    }
+    // Confirmation before replacing or closing edited text.
+    if (pending_.kind != PendingKind::None) {
+        const char* id = "Unsaved changes";
+        if (!ImGui::IsPopupOpen(id)) ImGui::OpenPopup(id);
+        if (ImGui::BeginPopupModal(id, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+            const std::string what =
+                pending_.kind == PendingKind::Quit
+                    ? "Close the window?"
+                    : "Open " + std::filesystem::path(pending_.path).filename().string() +
+                          " instead?";
+            ImGui::TextUnformatted(("The program has unsaved changes. " + what).c_str());
+            ImGui::TextDisabled("Discarding them loses the edits; Cancel keeps them (then Save).");
+            const bool discard = ImGui::Button("Discard changes") || script.confirm > 0;
+            ImGui::SameLine();
+            const bool cancel = ImGui::Button("Cancel") || script.confirm < 0 ||
+                                ImGui::IsKeyPressed(ImGuiKey_Escape);
+            if (discard) {
+                if (pending_.kind == PendingKind::Quit) {
+                    out.quit = true;
+                } else {
+                    out.open = pending_.path;
+                    out.open_copy = pending_.copy;
+                }
+            }
+            if (discard || cancel) {
+                pending_ = {};
+                ImGui::CloseCurrentPopup();
+            }
+            ImGui::EndPopup();
+        }
+    }
 }
 
 } // namespace shardscope::render

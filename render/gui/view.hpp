@@ -32,6 +32,17 @@ struct VerifyState {
     std::vector<VerifyRow> rows;
 };
 
+/// One frame's scripted input, as if clicked or typed (consumed by MainView::frame).
+struct Script {
+    std::string pick;     ///< choose this file in the sample picker
+    bool save = false;    ///< press Save
+    bool save_as = false; ///< press Save as…
+    bool open = false;    ///< press Open…
+    std::string answer;   ///< type this path into the open prompt and press its OK
+    int confirm = 0;      ///< the confirmation: 1 discard the changes, -1 cancel
+    bool play = false;    ///< press the step-through's play/pause
+};
+
 /// What the view is given each frame.
 struct ViewInput {
     std::string* text = nullptr;           ///< the editor's text (edited in place)
@@ -42,14 +53,24 @@ struct ViewInput {
     const VerifyState* verify = nullptr;
     const std::vector<std::string>* samples = nullptr; ///< sample files for the picker
     std::string file;                                  ///< the open file ("" for a new one)
+    std::string name;   ///< what the toolbar calls it: the file name, "untitled (copy of X)"
+    bool dirty = false; ///< the text differs from the file (or is an unsaved copy, edited)
+    std::string status; ///< the last save's or open's outcome ("" for none)
+    bool status_error = false;
+    /// Scripted interactions (the screenshot tests' --script): consumed like user input.
+    Script* script = nullptr;
 };
 
 /// What the user asked for this frame.
 struct ViewActions {
     bool text_changed = false;
     bool run_verify = false;
-    bool save = false;
-    std::string open; ///< a sample to open
+    bool save = false;              ///< save to the open file (never asked for an untitled text)
+    std::string save_as;            ///< save to this path (and keep it as the open file)
+    std::string open;               ///< open this file (the confirmation, if any, was given)
+    bool open_copy = false;         ///< open it as an untitled copy (a sample: never written back)
+    bool quit = false;              ///< close the window (the confirmation, if any, was given)
+    bool toggle_fullscreen = false; ///< presenter mode's F11
 };
 
 class MainView {
@@ -67,7 +88,12 @@ public:
         force_panel_ = true;
     }
     void set_teaching(bool on) { teaching_ = on; }
+    /// The window is being closed: with unsaved changes asks first (ViewActions::quit).
+    void request_quit() { pending_ = Pending{PendingKind::Quit, {}, false}; }
     bool teaching() const { return teaching_; }
+    /// The presenter's text scale (teaching mode's Ctrl+= / Ctrl+- / Ctrl+0): pictures and
+    /// the window's text.
+    float scale() const { return scale_; }
     /// Keeps the selection valid for a new plan (statement in range, tensor present).
     void fit_selection(const semantics::Plan& plan);
 
@@ -78,11 +104,29 @@ private:
     void tiling_panel(const ViewInput& in);
     void plan_panel(const ViewInput& in);
     void steps_panel(const ViewInput& in);
+    bool script_play_ = false; ///< this frame's scripted play/pause
     void verify_panel(const ViewInput& in, ViewActions& out);
     void teaching_panel(const ViewInput& in, ViewActions& out);
     /// Draws a picture filling the rest of the current window (or `height` px of it).
     void picture(const semantics::Plan& plan, View view, float height = -1);
     float font_size() const;
+    /// Save, Save as, Open, the sample picker, Ctrl+S and Ctrl+O: prompts for a path and
+    /// confirmation before replacing edited text.
+    void file_actions(const ViewInput& in, ViewActions& out);
+    /// Teaching mode's presenter keys (not while typing): PageDown/PageUp the next/previous
+    /// statement, ←/→ the step-through's frames (showing it), Ctrl+= / Ctrl+- / Ctrl+0 the
+    /// text scale, F11 full screen.
+    void presenter_keys(const semantics::Plan& plan, ViewActions& out);
+    /// Opening `path` (a copy when `copy`): at once, or after confirmation when edited.
+    void ask_open(const ViewInput& in, const std::string& path, bool copy, ViewActions& out);
+
+    enum class PendingKind { None, Open, Quit };
+    struct Pending {
+        PendingKind kind = PendingKind::None;
+        std::string path;
+        bool copy = false;
+    };
+    enum class Prompt { None, SaveAs, Open };
 
     Fonts fonts_;
     Selection sel_;
@@ -91,6 +135,17 @@ private:
     bool teaching_ = false;
     int cursor_line_ = 0; ///< 1-based line of the editor's cursor
     int follow_line_ = 0; ///< the line last used to pick the statement
+    float scale_ = 1.0f;
+    bool playing_ = false; ///< the step-through plays a collective's schedule
+    float speed_ = 1.0f;   ///< its steps per second
+    double last_tick_ = 0;
+    int shown_step_ = -1, shown_statement_ = -1; ///< the frame the message steps belong to
+    Pending pending_;                            ///< waiting for the user's confirmation
+    Prompt prompt_ = Prompt::None;
+    bool prompt_opened_ = false;
+    std::string prompt_text_; ///< the path typed into the prompt
+    bool save_clicked_ = false, save_as_clicked_ = false, open_clicked_ = false;
+    std::string picked_; ///< the sample chosen in the picker this frame
 };
 
 } // namespace shardscope::render

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -44,6 +45,137 @@ TEST_CASE("device colours are distinct for every mesh size up to 1024 and never 
     }
     // The same device keeps its colour between calls.
     CHECK(device_color(3, 4) == device_color(3, 4));
+}
+
+TEST_CASE("issue 16: large meshes are coloured by coordinates, neighbours distinct") {
+    // RGB distance between two colours.
+    auto distance = [](Color a, Color b) {
+        const double dr = a.r - b.r, dg = a.g - b.g, db = a.b - b.b;
+        return std::sqrt(dr * dr + dg * dg + db * db);
+    };
+    for (const auto& sizes : std::vector<std::vector<std::int64_t>>{
+             {16, 16}, {8, 8, 4}, {4, 4, 4, 4}, {2, 128}, {128, 2}, {4, 8}, {32, 32}}) {
+        std::int64_t n = 1;
+        for (auto s : sizes)
+            n *= s;
+        std::map<std::vector<int>, Color> colour;
+        std::set<Color> seen;
+        std::vector<int> c(sizes.size(), 0);
+        for (std::int64_t id = 0; id < n; ++id) {
+            const Color col = mesh_device_color(sizes, c, id);
+            CHECK(col != colors::kBackground);
+            colour[c] = col;
+            seen.insert(col);
+            for (std::size_t k = c.size(); k-- > 0;) {
+                if (++c[k] < sizes[k]) break;
+                c[k] = 0;
+            }
+        }
+        std::string name;
+        for (auto s : sizes)
+            name += (name.empty() ? "" : "x") + std::to_string(s);
+        CHECK_MESSAGE(seen.size() == static_cast<std::size_t>(n), name);
+        // Neighbours (one apart along one axis) are clearly different.
+        double closest = 1e9;
+        for (const auto& [at, col] : colour)
+            for (std::size_t k = 0; k < at.size(); ++k) {
+                auto next = at;
+                if (++next[k] >= sizes[k]) continue;
+                closest = std::min(closest, distance(col, colour.at(next)));
+            }
+        CHECK_MESSAGE(closest >= 40, name << ": neighbours " << closest << " apart");
+    }
+    // Small meshes keep Tableau's colours.
+    CHECK(mesh_device_color({2, 2}, {1, 1}, 3) == device_color(3, 4));
+    CHECK(mesh_device_color({256}, {7}, 7) == device_color(7, 256));
+    // Replica tints are none of the small meshes' device colours.
+    for (std::uint32_t mask = 1; mask < 8; ++mask)
+        for (std::int64_t d = 0; d < 20; ++d)
+            CHECK(replicated_color(mask) != device_color(d, 20));
+}
+
+TEST_CASE("collective schedules: ring steps and pairs that deliver every block") {
+    auto step = [](semantics::StepKind k, std::vector<int> axes) {
+        semantics::Step s;
+        s.kind = k;
+        s.mesh_axes = std::move(axes);
+        return s;
+    };
+    const auto c = test::run("mesh 2x4\ndim a=8\nA_{a_1} = B_{a_1}\n");
+    const auto& mesh = c.plan.mesh;
+    using K = semantics::StepKind;
+    {
+        const auto s = collective_schedule(mesh, step(K::AllGather, {1}));
+        CHECK(s.group == std::vector<std::int64_t>{0, 1, 2, 3});
+        CHECK(s.groups == 2);
+        REQUIRE(s.steps.size() == 3);
+        // Each device starts with its own block and only passes on what it holds: after the
+        // n-1 steps every device holds every block.
+        std::map<std::int64_t, std::set<int>> held;
+        for (int i = 0; i < 4; ++i)
+            held[i] = {i};
+        for (const auto& st : s.steps) {
+            CHECK(st.transfers.size() == 4);
+            auto next = held;
+            for (const auto& t : st.transfers) {
+                CHECK(t.to == (t.from + 1) % 4); // a ring
+                CHECK(held[t.from].count(t.block) == 1);
+                CHECK_FALSE(t.reduce);
+                next[t.to].insert(t.block);
+            }
+            held = next;
+        }
+        for (const auto& entry : held) // (clang 14 cannot capture structured bindings)
+            CHECK_MESSAGE(entry.second.size() == 4, "device " << entry.first);
+        CHECK(s.steps[0].title.find("ring step 1 of 3") == 0);
+    }
+    {
+        // Reduce-scatter: partial sums travel the ring; device i ends with block i complete.
+        const auto s = collective_schedule(mesh, step(K::ReduceScatter, {1}));
+        REQUIRE(s.steps.size() == 3);
+        std::map<std::pair<std::int64_t, int>, std::set<std::int64_t>> parts; // (device, block)
+        for (int d = 0; d < 4; ++d)
+            for (int b = 0; b < 4; ++b)
+                parts[{d, b}] = {d};
+        for (const auto& st : s.steps) {
+            auto next = parts;
+            for (const auto& t : st.transfers) {
+                CHECK(t.reduce);
+                for (auto p : parts[{t.from, t.block}])
+                    next[{t.to, t.block}].insert(p);
+            }
+            parts = next;
+        }
+        for (int d = 0; d < 4; ++d) {
+            const std::size_t whole = parts[std::pair<std::int64_t, int>{d, d}].size();
+            CHECK_MESSAGE(whole == 4, "device " << d);
+        }
+    }
+    {
+        const auto s = collective_schedule(mesh, step(K::AllReduce, {1}));
+        REQUIRE(s.steps.size() == 6);
+        CHECK(s.steps[0].title.find("reduce-scatter ring step 1 of 3") == 0);
+        CHECK(s.steps[3].title.find("all-gather ring step 1 of 3") == 0);
+        // Over axis 0: groups of two (d0, d4), four of them.
+        const auto t = collective_schedule(mesh, step(K::AllReduce, {0}));
+        CHECK(t.group == std::vector<std::int64_t>{0, 4});
+        CHECK(t.groups == 4);
+        CHECK(t.steps.size() == 2);
+    }
+    {
+        // All-to-all: every ordered pair exchanges its block once.
+        const auto s = collective_schedule(mesh, step(K::AllToAll, {1}));
+        REQUIRE(s.steps.size() == 3);
+        std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+        for (const auto& st : s.steps)
+            for (const auto& t : st.transfers) {
+                CHECK(t.block == t.to); // the block that belongs to the receiver
+                pairs.insert({t.from, t.to});
+            }
+        CHECK(pairs.size() == 12);
+    }
+    CHECK(collective_schedule(mesh, step(K::Compute, {})).steps.empty());
+    CHECK(collective_schedule(mesh, step(K::Permute, {1})).steps.empty());
 }
 
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {
@@ -141,6 +273,13 @@ TEST_CASE("narration: comment blocks attached to the statements after them") {
     CHECK(n[1].line == 6);
     CHECK(n[2].comment == "second\n\nafter a blank comment");
     CHECK(n[2].line == 11);
+    // "Source:" lines and their indented continuations are for the file's reader, not the class.
+    const auto src = narration("# Title\n# Source: a.txt, section \"X\";\n#         b.md "
+                               "section 9.\n# Next line.\n#\n# Source: c.txt\nmesh 2\n");
+    REQUIRE(src.size() == 1);
+    CHECK(src[0].comment == "Title Next line.");
+    for (const auto& b : narration(read_sample("sequence_parallel.ein")))
+        CHECK(b.comment.find("Source:") == std::string::npos);
     // Every sample's narration covers each of its statements.
     const std::string sample = read_sample("placements_2x2.ein");
     const auto blocks = narration(sample);

@@ -1,8 +1,9 @@
 // The pictures drawn on a recording canvas and as SVG (no GL, no display): tiles coloured by
-// their holders, stripes for replicas, hatching and Σ for partial tensors, the mesh's cells,
-// the plan's timeline proportional to time.
+// their holders, one tinted tile listing the holders of a replica, small multiples, hatching
+// and Σ for partial tensors, the mesh's cells, the plan's timeline proportional to time.
 #include "render/palette.hpp"
 #include "render/pictures.hpp"
+#include "render/stepthrough.hpp"
 #include "render/svg_canvas.hpp"
 #include "render/timeline.hpp"
 
@@ -68,22 +69,201 @@ TEST_CASE("tiling of W_{r_0 c r'_1 d} on a 2x2 mesh: four tiles, four device col
     CHECK(rec.tips[0].second.find("held by:\n  d0 (0,0)") != std::string::npos);
 }
 
-TEST_CASE("tiling of a replicated tensor: one tile striped with every holder") {
+TEST_CASE("tiling of a replicated tensor: one tile in a replica tint listing every holder") {
     const auto c = test::run(read_sample("placements_2x2.ein"));
     const auto& t = c.plan.statements.at(0).result; // W^{RR}
     test::RecordingCanvas rec;
     draw_tiling(rec, {0, 0, 800, 600}, c.plan.mesh, t, default_drawn(t));
     CHECK(rec.tips.size() == 1);
-    const auto fills = device_fills(rec, 4);
-    CHECK(fills.size() == 4);
-    // Four stripes side by side, of equal width.
-    std::vector<Rect> stripes;
+    // One fill covers the tile (no bands that read as a split), in the tint of "replicated
+    // over axes 0 and 1"; device colours only in the legend's small swatches.
+    std::vector<Rect> large;
     for (const auto& f : rec.fills)
-        if (f.rect.height() > 100) stripes.push_back(f.rect);
-    std::erase_if(stripes, [](const Rect& r) { return r.width() > 400; }); // the background
-    REQUIRE(stripes.size() == 4);
-    for (const auto& s : stripes)
-        CHECK(s.width() == doctest::Approx(stripes[0].width()));
+        if (f.rect.width() * f.rect.height() > 2000) large.push_back(f.rect);
+    REQUIRE(large.size() == 1);
+    for (const auto& f : rec.fills)
+        if (f.rect.width() * f.rect.height() > 2000) CHECK(f.color == replicated_color(3));
+    for (const auto& f : rec.fills)
+        for (std::int64_t d = 0; d < 4; ++d)
+            if (f.color == device_color(d, 4)) CHECK(f.rect.width() * f.rect.height() < 400);
+    CHECK(rec.has_text("d0,1,2,3"));
+    CHECK(rec.has_text("replicated over 0,1"));
+}
+
+TEST_CASE("issue 16: Cfull (an all-reduced result) is exactly one tile with four holders") {
+    const auto c = test::run(read_sample("bracket_form.ein"));
+    std::string error;
+    const auto sel = resolve_selection(c.plan, 0, "Cfull", error);
+    REQUIRE(sel);
+    const auto* t = selected_layout(c.plan, *sel);
+    REQUIRE(t != nullptr);
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 820, 620}, c.plan.mesh, *t, drawn_of(*sel, *t));
+    REQUIRE(rec.tips.size() == 1); // one tile
+    CHECK(rec.tips[0].second.find("replicated over X") != std::string::npos);
+    for (const char* d : {"d0 (0)", "d1 (1)", "d2 (2)", "d3 (3)"})
+        CHECK(rec.tips[0].second.find(d) != std::string::npos);
+    int labels = 0, large = 0;
+    for (const auto& x : rec.texts)
+        labels += x.text == "d0,1,2,3";
+    for (const auto& f : rec.fills)
+        if (f.rect.width() * f.rect.height() > 2000) {
+            ++large;
+            CHECK(f.color == replicated_color(1));
+        }
+    CHECK(labels == 1);
+    CHECK(large == 1);
+    // Cscat (a real column split) is four tiles in four device colours: not the same picture.
+    const auto scat = resolve_selection(c.plan, 0, "Cscat", error);
+    REQUIRE(scat);
+    test::RecordingCanvas rs;
+    const auto* ts = selected_layout(c.plan, *scat);
+    draw_tiling(rs, {0, 0, 820, 620}, c.plan.mesh, *ts, drawn_of(*scat, *ts));
+    CHECK(rs.tips.size() == 4);
+    // C{U_X} is partial: one tile, hatched, that says over which axis.
+    const auto part = resolve_selection(c.plan, 0, "C", error);
+    REQUIRE(part);
+    test::RecordingCanvas rp;
+    const auto* tp = selected_layout(c.plan, *part);
+    draw_tiling(rp, {0, 0, 820, 620}, c.plan.mesh, *tp, drawn_of(*part, *tp));
+    CHECK(rp.tips.size() == 1);
+    CHECK(rp.has_text("d0,1,2,3 Σ"));
+    CHECK(rp.has_text("Σ partial over X"));
+    CHECK(rp.lines > 10); // the hatching
+    // The legend explains the tint, the hatching and (where a shard is empty) the grey.
+    CHECK(rec.has_text("replicated over X: every listed device holds the whole block"));
+    CHECK(rp.has_text("hatched, Σ: partial over X: each holder has a part of the sum"));
+    CHECK_FALSE(rec.has_text("hatched"));
+    const auto uneven = test::run("mesh 4\ndim n=6\ny_{n_0} = x_{n_0}\n");
+    test::RecordingCanvas ru;
+    draw_tiling(ru, {0, 0, 820, 620}, uneven.plan.mesh, uneven.plan.statements.at(0).result, {});
+    CHECK(ru.has_text("d3 holds nothing: torch.chunk leaves the shard empty"));
+    CHECK_FALSE(rec.has_text("holds nothing"));
+    // A scalar is one cell.
+    const auto sc = test::run("mesh X=4\ndim I=8 J=8\nz_{} = A[I, J_X] A[I, J_X]\n");
+    test::RecordingCanvas rz;
+    draw_tiling(rz, {0, 0, 820, 620}, sc.plan.mesh, sc.plan.statements.at(0).result, {});
+    CHECK(rz.tips.size() == 1);
+    int zl = 0;
+    for (const auto& x : rz.texts)
+        zl += x.text == "d0,1,2,3";
+    CHECK(zl == 1);
+}
+
+TEST_CASE("issue 16: a sharded undrawn dimension is drawn as small multiples") {
+    const auto c = test::run("mesh dp=2 tp=2 sp=2\ndim b=8 s=4096 d=64 f=8192\n"
+                             "h_{b_{dp} s_{sp} f_{tp}} = x_{b_{dp} s_{sp} d} W_{d f_{tp}}\n"
+                             "z_{b_{dp} s_{sp} d} = x_{b_{dp} s_{sp} d}\n");
+    const auto& h = c.plan.statements.at(0).result;
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 820, 620}, c.plan.mesh, h, {0, 1});
+    CHECK(rec.has_text("f[0:4096]"));
+    CHECK(rec.has_text("f[4096:8192]"));
+    CHECK(rec.has_text("one panel per slice of the undrawn sharded dimensions"));
+    REQUIRE(rec.tips.size() == 8);
+    // Every tile has one holder, all eight distinct, and says which slice of f it is.
+    std::set<std::string> holders;
+    for (const auto& [r, tip] : rec.tips) {
+        CHECK(tip.find("replicated") == std::string::npos);
+        CHECK(tip.find(" f[") != std::string::npos);
+        const auto at = tip.find("held by:\n  ");
+        REQUIRE(at != std::string::npos);
+        CHECK(tip.find('\n', at + 12) == std::string::npos); // one holder
+        holders.insert(tip.substr(at + 11));
+    }
+    CHECK(holders.size() == 8);
+    CHECK(rec.tips[0].second.rfind("h [0:4, 0:2048] f[0:4096]\nheld by:\n  d0 (0,0,0)", 0) == 0);
+    // The two panels' tiles are in eight device colours, one fill each.
+    const auto fills = device_fills(rec, 8);
+    CHECK(fills.size() == 8);
+    // z is truly replicated over tp: four tiles of two holders, in a replica tint.
+    test::RecordingCanvas rz;
+    draw_tiling(rz, {0, 0, 820, 620}, c.plan.mesh, c.plan.statements.at(1).result, {0, 1});
+    CHECK(rz.tips.size() == 4);
+    CHECK(rz.has_text("d0,2"));
+    CHECK(rz.has_text("replicated over tp"));
+    CHECK_FALSE(rz.has_text("f["));
+    // The mesh's hover says which slice of f a device holds.
+    test::RecordingCanvas rm;
+    draw_mesh(rm, {0, 0, 760, 560}, c.plan.mesh, {&h});
+    REQUIRE(rm.tips.size() == 8);
+    CHECK(rm.tips[2].second.find("h: [0:4, 0:2048, 4096:8192] of 8×4096×8192") !=
+          std::string::npos);
+}
+
+TEST_CASE("issue 16: a step-through frame draws before and after along the same dimensions") {
+    const auto c = test::run(read_sample("sequence_parallel.ein"));
+    // Statement 2: x_{b r_0 t d} -> x_{b r t d}, the all-gather.
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, c.plan, 1, 1);
+    int r0 = 0, r = 0, t = 0;
+    for (const auto& x : rec.texts) {
+        r0 +=
+            x.text.rfind("rows: r₀ (", 0) == 0 && x.text.find("columns: d (") != std::string::npos;
+        r += x.text.rfind("rows: r (", 0) == 0 && x.text.find("columns: d (") != std::string::npos;
+        t += x.text.rfind("rows: t", 0) == 0;
+    }
+    CHECK(r0 == 1); // before
+    CHECK(r == 1);  // after: the same logical rows (r_0 is r cut over axis 0)
+    CHECK(t == 0);
+    CHECK(logical_index("r_0") == "r");
+    CHECK(logical_index("b_{dp}") == "b");
+    CHECK(logical_index("(r_0 c)") == "(r c)");
+    CHECK(logical_index("seq_X") == "seq");
+    CHECK(logical_index("r'_1") == "r'");
+    // Mesh-axis numbers typeset as subscripts; named axes as written.
+    CHECK(typeset_index("r_0") == "r₀");
+    CHECK(typeset_index("j_{1,2}") == "j₁,₂");
+    CHECK(typeset_index("j_{12}") == "j₁₂");
+    CHECK(typeset_index("r'_1") == "r′₁");
+    CHECK(typeset_index("(r_0 c)") == "(r₀ c)");
+    CHECK(typeset_index("b_{dp}") == "b_{dp}");
+    CHECK(typeset_index("f_tp") == "f_tp");
+    CHECK(typeset_index("seq_X") == "seq_X");
+    CHECK(rec.has_text("x_{b r₀ t d}"));
+}
+
+TEST_CASE("issue 16: a collective's frame, message step by message step") {
+    const auto c = test::run(read_sample("fsdp_tp.ein"));
+    // Statement 4's frame 2: the all-reduce over axis 1 (groups of four devices).
+    const auto frames = step_frames(c.plan, c.plan.statements.at(3));
+    REQUIRE(frames.size() > 2);
+    REQUIRE(frames[2].collective);
+    test::RecordingCanvas whole, first;
+    draw_step(whole, {0, 0, 1100, 560}, c.plan, 3, 2);
+    draw_step(first, {0, 0, 1100, 560}, c.plan, 3, 2, 14, 1);
+    CHECK_FALSE(whole.has_text("ring step"));
+    CHECK(first.has_text("reduce-scatter ring step 1 of 3"));
+    CHECK(first.has_text("the 1 other groups do the same at once"));
+    int labels = 0;
+    for (const auto& t : first.texts)
+        labels += t.text.rfind("block ", 0) == 0 && t.text.find(" Σ") != std::string::npos;
+    CHECK(labels == 4); // one message per device of the group
+    CHECK(device_fills(first, 8).size() == 4);
+    // Past the last step: the last one.
+    test::RecordingCanvas last;
+    draw_step(last, {0, 0, 1100, 560}, c.plan, 3, 2, 14, 99);
+    CHECK(last.has_text("all-gather ring step 3 of 3"));
+}
+
+TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
+    const auto c = test::run(read_sample("sequence_parallel.ein"));
+    // The step-through's area in teaching mode at 1280x720 (the right side, below the
+    // toolbar and the step controls), and teaching's font.
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 730, 540}, c.plan, 1, 1, 24);
+    const auto fills = device_fills(rec, 2);
+    REQUIRE(fills.size() == 2);
+    int tiles = 0;
+    for (const auto& f : rec.fills)
+        for (std::int64_t d = 0; d < 2; ++d)
+            if (f.color == device_color(d, 2)) {
+                ++tiles;
+                CHECK(f.rect.width() >= 150);
+                CHECK(f.rect.height() >= 80);
+            }
+    CHECK(tiles == 2); // before: r's two halves; after: one replicated tile, tinted
+    CHECK(rec.tips.size() == 3);
 }
 
 TEST_CASE("tiling of a partial tensor: hatched and marked Σ") {
@@ -126,8 +306,15 @@ TEST_CASE("mesh: one cell per device, 3-D meshes as small multiples, 1024 device
         const auto c = test::run("mesh 32x32\ndim a=1024 b=1024\nA_{a_0 b_1} = B_{a_0 b_1}\n");
         test::RecordingCanvas rec;
         draw_mesh(rec, {0, 0, 980, 1020}, c.plan.mesh, program_layouts(c.plan));
-        const auto fills = device_fills(rec, 1024);
-        CHECK(fills.size() == 1024);
+        // Coloured by coordinates (hue by the rows' axis, lightness by the columns').
+        std::set<std::int64_t> found;
+        for (std::int64_t id = 0; id < 1024; ++id) {
+            const Color want = mesh_device_color(
+                {32, 32}, {static_cast<int>(id / 32), static_cast<int>(id % 32)}, id);
+            for (const auto& f : rec.fills)
+                if (f.color == want) found.insert(id);
+        }
+        CHECK(found.size() == 1024);
         CHECK(rec.tips.size() == 1024);
     }
 }

@@ -62,5 +62,35 @@ expect "syntax errors" 1 'nothing drawn' -- render "$tmp/bad.ein" -o "$tmp/a.svg
 printf 'mesh 2\n' >"$tmp/empty.ein"
 expect "no statement" 2 'no statement to draw' -- render "$tmp/empty.ein" -o "$tmp/a.svg"
 
+# --scale and --tight (publication output): twice the size, text included; cropped to the ink.
+expect "svg --scale 2" 0 '^$' -- render "$samples/placements_2x2.ein" --view mesh --scale 2 -o "$tmp/s2.svg"
+grep -q '<svg [^>]*width="1520" height="1120"' "$tmp/s2.svg" || { echo "FAIL: --scale 2 is not 1520x1120"; fails=$((fails + 1)); }
+grep -q 'font-size="28"' "$tmp/s2.svg" || { echo "FAIL: --scale 2 text is not 28 px"; fails=$((fails + 1)); }
+expect "svg --tight" 0 '^$' -- render "$samples/placements_2x2.ein" --view mesh --tight -o "$tmp/t.svg"
+width=$(sed -n 's/.*<svg [^>]*width="\([0-9.]*\)".*/\1/p' "$tmp/t.svg")
+awk -v w="$width" 'BEGIN { exit !(w > 100 && w < 500) }' || { echo "FAIL: --tight width $width (natural 760)"; fails=$((fails + 1)); }
+expect "--scale out of range" 2 'scale.*not in range' -- render "$samples/placements_2x2.ein" --scale 0 -o "$tmp/x.svg"
+
+# A collective's message steps (--message K): the all-reduce of fsdp_tp's statement 4.
+expect "steps --message 1" 0 '^$' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 2 --message 1 -o "$tmp/m1.svg"
+grep -q 'reduce-scatter ring step 1 of 3' "$tmp/m1.svg" || { echo "FAIL: --message 1 lacks its title"; fails=$((fails + 1)); }
+expect "--message past the schedule" 2 'out of range: the collective has 6 message steps' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 2 --message 7 -o "$tmp/m7.svg"
+expect "--message on a frame without a collective" 2 'needs the steps view' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 1 --message 1 -o "$tmp/m0.svg"
+
+# The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
+# `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
+# sizes, with the declaration ignored, it was a conflicting device index, S005, issue 16).
+for f in "$samples"/*.ein; do
+    expect "exec --small $(basename "$f")" 0 'verified' -- exec --small "$f"
+done
+printf '%s\n' 'mesh sp=2 tp=2' 'dim b=4 s=64 d=16' 'y_{b s_{sp} d} = x_{b s_{sp} d}' \
+    'z_{b s_{sp,tp} d} = y_{b s_{sp} d}' >"$tmp/groups.ein"
+expect "check accepts s over sp and sp,tp" 0 '0 errors' -- check "$tmp/groups.ein"
+expect "exec --small runs it" 0 '2 of 2 statements verified' -- exec --small "$tmp/groups.ein"
+# Undeclared, the same index is two device indices of different sizes: check and exec agree.
+grep -v '^dim' "$tmp/groups.ein" >"$tmp/undeclared.ein"
+expect "check refuses an undeclared device index of two sizes" 1 'S005' -- check "$tmp/undeclared.ein"
+expect "exec --small refuses it too" 1 'S005' -- exec --small "$tmp/undeclared.ein"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

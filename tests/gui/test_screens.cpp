@@ -95,8 +95,8 @@ TEST_CASE("gui: W_{r_0 c r'_1 d} on a 2x2 mesh shows four distinct device colour
     REQUIRE(img.ok());
     // Each device's tile in the tiling plus its cell in the mesh: well above 2% each.
     CHECK(large_device_colours(img, 4, 0.02) == 4);
-    // A 1-device-per-tile tiling has no stripes: nothing at all in the colours of a 16-mesh
-    // palette that the 4-mesh palette does not share.
+    // A 1-device-per-tile tiling has one holder per tile: nothing at all in the colours of a
+    // 16-mesh palette that the 4-mesh palette does not share.
     CHECK(img.count(device_color(1, 16)) == 0); // Tableau 20's light blue
 }
 
@@ -161,6 +161,256 @@ TEST_CASE("render: PNG pictures of the tiling, mesh and plan") {
     REQUIRE(img.ok());
     CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 1000);
     CHECK(img.count(render::step_color(semantics::StepKind::ReduceScatter)) > 1000);
+}
+
+TEST_CASE("issue 16: PNG pictures that do not mislead") {
+    const auto dir = out_dir("issue16");
+    // Cfull is replicated: one tile in the replica tint, no device colour but the legend's.
+    const auto cfull = dir / "cfull.png";
+    REQUIRE(run_shardscope("render " + sample("bracket_form.ein") + " --tensor Cfull -o " +
+                               quote(cfull.string()),
+                           dir / "log.txt") == 0);
+    auto img = test::load_png(cfull.string());
+    REQUIRE(img.ok());
+    CHECK(img.count(render::replicated_color(1)) > img.pixels() / 3);
+    for (std::int64_t d = 0; d < 4; ++d)
+        CHECK(img.count(device_color(d, 4)) < 400); // a legend swatch, not a band
+    // Cscat is a real split: four device colours over large areas.
+    const auto cscat = dir / "cscat.png";
+    REQUIRE(run_shardscope("render " + sample("bracket_form.ein") + " --tensor Cscat -o " +
+                               quote(cscat.string()),
+                           dir / "log.txt") == 0);
+    CHECK(large_device_colours(test::load_png(cscat.string()), 4, 0.05) == 4);
+
+    // h drawn as rows b, columns s: two panels, eight device colours, each a large tile.
+    const fs::path h = dir / "h.ein";
+    {
+        std::ofstream f(h);
+        f << "mesh dp=2 tp=2 sp=2\ndim b=8 s=4096 d=64 f=8192\n"
+             "h_{b_{dp} s_{sp} f_{tp}} = x_{b_{dp} s_{sp} d} W_{d f_{tp}}\n";
+    }
+    const auto hp = dir / "h.png";
+    REQUIRE(run_shardscope("render " + quote(h.string()) + " --rows 0 --cols 1 -o " +
+                               quote(hp.string()),
+                           dir / "log.txt") == 0);
+    img = test::load_png(hp.string());
+    REQUIRE(img.ok());
+    CHECK(large_device_colours(img, 8, 0.03) == 8);
+}
+
+TEST_CASE("issue 16: PNG at --scale 2 and --tight") {
+    const auto dir = out_dir("scale16");
+    const auto one = dir / "one.png", two = dir / "two.png", tight = dir / "tight.png";
+    for (const auto& [png, args] :
+         {std::pair{one, std::string()}, std::pair{two, std::string(" --scale 2")},
+          std::pair{tight, std::string(" --tight")}})
+        REQUIRE(run_shardscope("render " + sample("placements_2x2.ein") + " --view mesh" + args +
+                                   " -o " + quote(png.string()),
+                               dir / "log.txt") == 0);
+    const auto a = test::load_png(one.string()), b = test::load_png(two.string()),
+               t = test::load_png(tight.string());
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(t.ok());
+    CHECK(b.width == 2 * a.width);
+    CHECK(b.height == 2 * a.height);
+    // Every device colour covers about four times the pixels.
+    for (std::int64_t d = 0; d < 4; ++d) {
+        const double ratio = static_cast<double>(b.count(device_color(d, 4))) /
+                             static_cast<double>(a.count(device_color(d, 4)));
+        CHECK(ratio == doctest::Approx(4).epsilon(0.1));
+    }
+    // Tight: the mesh's cells and title only, the cells' pixels all kept.
+    CHECK(t.width < a.width / 2);
+    CHECK(t.height < a.height);
+    for (std::int64_t d = 0; d < 4; ++d)
+        CHECK(t.count(device_color(d, 4)) == a.count(device_color(d, 4)));
+}
+
+TEST_CASE("issue 16: teaching mode's step-through at 1280x720 draws large tiles") {
+    const auto dir = out_dir("teaching16");
+    const auto png = dir / "steps.png";
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --statement 2 --panel steps --step 1 --size 1280x720 "
+                               "--frames 3 --screenshot " +
+                               quote(png.string()),
+                           dir / "log.txt") == 0);
+    const auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.width == 1280);
+    CHECK(img.height == 720);
+    // Before the all-gather: d0's and d1's halves of x, each at least 200x150 pixels (a
+    // hover tooltip may cover part of one); after: one replicated tile.
+    CHECK(img.count(device_color(0, 2)) > 200 * 150);
+    CHECK(img.count(device_color(1, 2)) > 200 * 100);
+    CHECK(img.count(render::replicated_color(1)) > 200 * 150);
+}
+
+TEST_CASE("gui: work is never lost (scripted interactions, then the file system)") {
+    const auto dir = out_dir("work");
+    const fs::path mine = dir / "mine.ein";
+    const std::string original = test::read_file(fs::path(SHARDSCOPE_SAMPLES_DIR) / "ddp.ein");
+    const fs::path sample_path = fs::path(SHARDSCOPE_SAMPLES_DIR) / "dot_product.ein";
+    const std::string sample_text = test::read_file(sample_path);
+    auto reset = [&] { std::ofstream(mine, std::ios::binary) << original; };
+    // Runs the window on `file` with a script; returns its stdout (title and status).
+    auto gui = [&](const std::string& file, const std::string& script, int* rc = nullptr) {
+        const auto png = dir / "ss.png";
+        const int code = run_shardscope("gui " + file + " --frames 2 --script " + quote(script) +
+                                            " --screenshot " + quote(png.string()),
+                                        dir / "log.txt");
+        if (rc) *rc = code;
+        CHECK(code == 0);
+        return test::read_file(dir / "log.txt");
+    };
+    const std::string sample = quote(sample_path.string());
+
+    SUBCASE("Ctrl+S saves the edited file; the title has its name and a dirty marker") {
+        reset();
+        auto out = gui(quote(mine.string()), "type:# edited\\n;wait");
+        CHECK(out.find("title: mine.ein * — shardscope") != std::string::npos);
+        CHECK(test::read_file(mine) == original); // not saved without asking
+        out = gui(quote(mine.string()), "type:# edited\\n;key:ctrl+s;wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        CHECK(out.find("status: saved") != std::string::npos);
+        CHECK(test::read_file(mine) == original + "# edited\n");
+    }
+    SUBCASE("choosing a sample asks before replacing edited text; Cancel keeps it") {
+        reset();
+        auto out = gui(quote(mine.string()), "type:# mine\\n;pick:" + sample_path.string() +
+                                                 ";wait;cancel;wait;key:ctrl+s;wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        CHECK(test::read_file(mine) == original + "# mine\n");
+        // Discard: the sample opens as an untitled copy, the file keeps what was saved.
+        reset();
+        out = gui(quote(mine.string()),
+                  "type:# lost\\n;pick:" + sample_path.string() + ";wait;discard;wait");
+        CHECK(out.find("title: untitled (copy of dot_product.ein) — shardscope") !=
+              std::string::npos);
+        CHECK(test::read_file(mine) == original);
+    }
+    SUBCASE("a sample is an untitled copy: Save asks where, the sample is never written") {
+        const fs::path copy = dir / "copy.ein";
+        fs::remove(copy);
+        const auto out =
+            gui(sample, "pick:" + sample_path.string() +
+                            ";wait;type:# mine\\n;save;wait;answer:" + copy.string() + ";wait");
+        CHECK(out.find("title: copy.ein — shardscope") != std::string::npos);
+        CHECK(test::read_file(copy) == sample_text + "# mine\n");
+        CHECK(test::read_file(sample_path) == sample_text);
+        // Save on the copy now writes the new file; Save as another name writes that one.
+        const fs::path other = dir / "other.ein";
+        fs::remove(other);
+        gui(quote(copy.string()),
+            "type:# more\\n;save;wait;save-as;answer:" + other.string() + ";wait");
+        CHECK(test::read_file(copy) == sample_text + "# mine\n# more\n");
+        CHECK(test::read_file(other) == sample_text + "# mine\n# more\n");
+        // Teaching mode starts on a sample: as a copy too.
+        const auto t =
+            gui("--teaching",
+                "type:# x\\n;key:ctrl+s;wait;answer:" + (dir / "t.ein").string() + ";wait");
+        CHECK(t.find("title: t.ein — shardscope") != std::string::npos);
+        CHECK(fs::exists(dir / "t.ein"));
+    }
+    SUBCASE("a failed save is shown in the window, the text stays dirty") {
+        const auto png = dir / "ss.png";
+        REQUIRE(run_shardscope("gui --frames 2 --script " +
+                                   quote("type:# x\\n;save-as;answer:" +
+                                         (dir / "no" / "such" / "x.ein").string() + ";wait") +
+                                   " --screenshot " + quote(png.string()),
+                               dir / "log.txt") == 0);
+        const std::string out = test::read_file(dir / "log.txt");
+        CHECK(out.find("status: cannot save ") != std::string::npos);
+        CHECK(out.find("No such file or directory") != std::string::npos);
+        CHECK(out.find("title: untitled * — shardscope") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "no"));
+        // The message in red in the toolbar (the program itself has no errors).
+        const auto img = test::load_png(png.string());
+        REQUIRE(img.ok());
+        // Strongly red pixels (anti-aliased text) in the toolbar's first row, above the
+        // pictures (whose device colours include a red).
+        long red = 0;
+        for (std::size_t i = 0; i + 3 < static_cast<std::size_t>(img.width) * 30 * 4; i += 4)
+            red += img.rgba[i] > 180 && img.rgba[i + 1] < 110 && img.rgba[i + 2] < 110;
+        CHECK(red > 100);
+    }
+    SUBCASE("Ctrl+O opens a path; closing with unsaved changes asks first") {
+        reset();
+        auto out = gui("", "key:ctrl+o;wait;answer:" + mine.string() + ";wait");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+        // Close, Cancel, then Ctrl+S: the edit is saved; closing a clean window just closes.
+        out = gui(quote(mine.string()), "type:# kept\\n;close;wait;cancel;wait;key:ctrl+s;wait");
+        CHECK(test::read_file(mine) == original + "# kept\n");
+        CHECK(out.find("title: mine.ein — shardscope") != std::string::npos);
+    }
+}
+
+TEST_CASE("gui: presenter keys in teaching mode") {
+    const auto dir = out_dir("presenter");
+    const auto png = dir / "p.png";
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --frames 2 --script " +
+                               quote("key:pagedown;wait;key:right;wait;key:ctrl+=;wait;key:ctrl+=;"
+                                     "wait;key:f11;wait;wait") +
+                               " --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    auto out = test::read_file(dir / "log.txt");
+    // PageDown: statement 2; →: its step-through's frame 1; Ctrl+= twice; F11: full screen.
+    CHECK(out.find("statement: 2 step: 1 message: 0 scale: 1.2 fullscreen: yes") !=
+          std::string::npos);
+    const auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.width > 1400); // the whole screen of Xvfb, not the 1400x900 window
+    // The step-through is shown: frame 1 is the all-gather's, its arrow in its colour.
+    CHECK(img.count(render::step_color(semantics::StepKind::AllGather)) > 20);
+    // PageUp past the first statement stays there; Ctrl+0 resets the scale; ← stops at 0.
+    REQUIRE(run_shardscope("gui --teaching " + sample("sequence_parallel.ein") +
+                               " --frames 2 --script " +
+                               quote("key:pageup;wait;key:left;wait;key:ctrl+-;wait;key:ctrl+0") +
+                               " --screenshot " + quote(png.string()),
+                           dir / "log.txt") == 0);
+    out = test::read_file(dir / "log.txt");
+    CHECK(out.find("statement: 1 step: 0 message: 0 scale: 1 fullscreen: no") != std::string::npos);
+}
+
+TEST_CASE("gui: the step-through plays a collective's messages") {
+    const auto dir = out_dir("play");
+    const auto png = dir / "p.png";
+    // fsdp_tp's statement 4, frame 2: an all-reduce over groups of four (6 message steps);
+    // played at one step a second, 2.5 s later it shows message step 2.
+    REQUIRE(run_shardscope("gui " + sample("fsdp_tp.ein") +
+                               " --statement 4 --panel steps --step 2 --frames 2 --script " +
+                               quote("play;sleep:1200;wait;sleep:1300;wait") + " --screenshot " +
+                               quote(png.string()),
+                           dir / "log.txt") == 0);
+    const auto out = test::read_file(dir / "log.txt");
+    CHECK(out.find("statement: 4 step: 2 message: 2 ") != std::string::npos);
+}
+
+TEST_CASE("gui: verify runs what check accepts, and says why when it cannot") {
+    const auto dir = out_dir("verify16");
+    const auto png = dir / "ss.png";
+    auto verify = [&](const std::string& program) {
+        const fs::path f = dir / "p.ein";
+        std::ofstream(f) << program;
+        REQUIRE(run_shardscope("gui " + quote(f.string()) +
+                                   " --verify --panel verify --frames 3 --script wait "
+                                   "--screenshot " +
+                                   quote(png.string()),
+                               dir / "log.txt") == 0);
+        return test::read_file(dir / "log.txt");
+    };
+    // s declared, sharded over sp in one statement and over sp,tp in the next (issue 16).
+    auto out = verify("mesh sp=2 tp=2\ndim b=4 s=64 d=16\ny_{b s_{sp} d} = x_{b s_{sp} d}\n"
+                      "z_{b s_{sp,tp} d} = y_{b s_{sp} d}\n");
+    CHECK(out.find("verify: 2 of 2 passed") != std::string::npos);
+    // Undeclared, s is two device indices of different sizes: the reason, with its line.
+    out = verify("mesh sp=2 tp=2\ny_{b s_{sp} d} = x_{b s_{sp} d}\n"
+                 "z_{b s_{sp,tp} d} = y_{b s_{sp} d}\n");
+    CHECK(out.find("verify: nothing ran") != std::string::npos);
+    CHECK(out.find("line 3: index s has no declared range") != std::string::npos);
+    CHECK(out.find("[S005]") != std::string::npos);
+    CHECK(out.find("fix: declare its range with 'dim s=N'") != std::string::npos);
 }
 
 TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") {

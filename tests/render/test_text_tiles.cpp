@@ -55,15 +55,28 @@ TEST_CASE("3-D mesh: replicas along an undrawn dimension, and the two chosen dim
 rows: j_{1,2} (8, 4 tiles)
 columns: k (2, 1 tile)
 not drawn: i_0 (8, 2 shards over mesh axis 0)
+one grid per slice of i (each device holds one slice)
+slice 1 of 2: i[0:4]
       0:2
     ┌─────┐
-0:2 │ 0,4 │
+0:2 │  0  │
     ├─────┤
-2:4 │ 1,5 │
+2:4 │  1  │
     ├─────┤
-4:6 │ 2,6 │
+4:6 │  2  │
     ├─────┤
-6:8 │ 3,7 │
+6:8 │  3  │
+    └─────┘
+slice 2 of 2: i[4:8]
+      0:2
+    ┌─────┐
+0:2 │  4  │
+    ├─────┤
+2:4 │  5  │
+    ├─────┤
+4:6 │  6  │
+    ├─────┤
+6:8 │  7  │
     └─────┘
 )");
     CHECK(draw(program, "y", {0, 1}) == R"(y [i_0 j_{1,2} k]  8×8×2  (S(0), S(1), S(1))
@@ -130,4 +143,24 @@ TEST_CASE("holder labels: runs of three or more as ranges") {
     CHECK(render::holders_label({0, 1}) == "0,1");
     CHECK(render::holders_label({0, 1, 2, 3, 6, 8, 9, 10}) == "0-3,6,8-10");
     CHECK(render::holders_label({}) == "-");
+}
+
+TEST_CASE("issue 16: :viz draws a sharded undrawn dimension as one grid per slice") {
+    const std::string program = "mesh dp=2 tp=2 sp=2\ndim b=8 s=4096 d=64 f=8192\n"
+                                "h_{b_{dp} s_{sp} f_{tp}} = x_{b_{dp} s_{sp} d} W_{d f_{tp}}\n"
+                                "z_{b_{dp} s_{sp} d} = x_{b_{dp} s_{sp} d}\n";
+    const auto h = draw(program, "h", {0, 1});
+    CHECK(h.find("one grid per slice of f (each device holds one slice)\n") != std::string::npos);
+    CHECK(h.find("slice 1 of 2: f[0:4096]\n") != std::string::npos);
+    CHECK(h.find("slice 2 of 2: f[4096:8192]\n") != std::string::npos);
+    CHECK(h.find("│     0     │     1     │") != std::string::npos);
+    CHECK(h.find("│     2     │     3     │") != std::string::npos);
+    CHECK(h.find("0,2") == std::string::npos); // no tile lists devices holding different blocks
+    CHECK(h.find("replicated") == std::string::npos);
+    // z is replicated over tp: one grid, two devices a box, and said so.
+    const auto z = draw(program, "z", {0, 1});
+    CHECK(z.find("slice") == std::string::npos);
+    CHECK(z.find("│    0,2    │    1,3    │") != std::string::npos);
+    CHECK(z.find("replicated over mesh axis tp: every device of a box holds the same block\n") !=
+          std::string::npos);
 }

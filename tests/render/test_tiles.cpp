@@ -50,13 +50,13 @@ std::string ids(const std::vector<std::int64_t>& v) {
     return "{" + out + "}";
 }
 
-/// Every tile's holders, row by row: "{0} {1} / {2} {3}".
-std::string grid(const TileModel& m) {
+/// Every tile's holders of one panel, row by row: "{0} {1} / {2} {3}".
+std::string grid(const TileModel& m, int panel = 0) {
     std::string out;
     for (int r = 0; r < m.rows(); ++r) {
         if (r > 0) out += " / ";
         for (int c = 0; c < m.cols(); ++c)
-            out += (c > 0 ? " " : "") + ids(m.at(r, c).holders);
+            out += (c > 0 ? " " : "") + ids(m.at(r, c, panel).holders);
     }
     return out;
 }
@@ -114,8 +114,13 @@ TEST_CASE("2x2 mesh, (Shard, Shard): four tiles, four distinct holders") {
         CHECK(m.col->dim == 3);
         CHECK(ranges(m.row->cuts) == "[0,1) [1,2)");
         CHECK(ranges(m.col->cuts) == "[0,2)");
-        // Devices along axis 0 differ only in r, an undrawn dimension.
-        CHECK(grid(m) == "{0,2} / {1,3}");
+        // Devices along axis 0 differ only in r, an undrawn dimension: one panel per half
+        // of r, so that no tile lists devices that hold different blocks.
+        REQUIRE(m.panels.size() == 2);
+        CHECK(m.panels[0].label == "r[0:1]");
+        CHECK(m.panels[1].label == "r[1:2]");
+        CHECK(grid(m, 0) == "{0} / {1}");
+        CHECK(grid(m, 1) == "{2} / {3}");
         REQUIRE(m.others.size() == 2);
         CHECK(m.others[0].index == "r_0");
         CHECK(m.others[0].shards == 2);
@@ -238,7 +243,10 @@ TEST_CASE("3-D mesh with a device list: holders are device ids, not positions") 
     }
     SUBCASE("by default j and k: the devices along axis 0 share a tile") {
         const auto m = tiles(c, "y");
-        CHECK(grid(m) == "{3,7} / {2,6} / {1,5} / {0,4}");
+        REQUIRE(m.panels.size() == 2);
+        CHECK(m.panels[0].label == "i[0:4]");
+        CHECK(grid(m, 0) == "{7} / {6} / {5} / {4}");
+        CHECK(grid(m, 1) == "{3} / {2} / {1} / {0}");
         REQUIRE(m.others.size() == 1);
         CHECK(m.others[0].index == "i_0");
         CHECK(m.others[0].shards == 2);
@@ -265,4 +273,46 @@ TEST_CASE("dimensions to draw: defaults by rank, errors") {
     // Too many devices to list.
     const auto big = run("mesh 256x512\ndim i=512\ny_{i_1} = x_{i_1}\n");
     CHECK_THROWS_AS(render::tile_model(big.plan.mesh, layout_of(big, "y")), std::invalid_argument);
+}
+
+TEST_CASE("a sharded dimension that is not drawn: one panel per slice, distinct holders") {
+    // Issue 16: drawn as rows b and columns s, h's tiles once listed d0 and d2 together
+    // although they hold different halves of f; a truly replicated z drew the same picture.
+    const auto c = run("mesh dp=2 tp=2 sp=2\ndim b=8 s=4096 d=64 f=8192\n"
+                       "h_{b_{dp} s_{sp} f_{tp}} = x_{b_{dp} s_{sp} d} W_{d f_{tp}}\n"
+                       "z_{b_{dp} s_{sp} d} = x_{b_{dp} s_{sp} d}\n");
+    const auto h = tiles(c, "h", {0, 1});
+    REQUIRE(h.panels.size() == 2);
+    CHECK(h.panels[0].label == "f[0:4096]");
+    CHECK(h.panels[1].label == "f[4096:8192]");
+    CHECK(h.tiles.size() == 8);
+    // Mesh dp=2 tp=2 sp=2: device = 4 dp + 2 tp + sp; tp picks the panel.
+    CHECK(grid(h, 0) == "{0} {1} / {4} {5}");
+    CHECK(grid(h, 1) == "{2} {3} / {6} {7}");
+    for (const auto& t : h.tiles)
+        CHECK(render::replicated_axes(h, t).empty());
+    const auto* d2 = h.device(2);
+    REQUIRE(d2 != nullptr);
+    REQUIRE(d2->tiles.size() == 1);
+    CHECK(h.tiles[static_cast<std::size_t>(d2->tiles[0])].panel == 1);
+
+    // z is replicated over tp: one panel, two holders per tile, replicated over tp.
+    const auto z = tiles(c, "z", {0, 1});
+    CHECK(z.panels.size() == 1);
+    CHECK(z.panels[0].label.empty());
+    CHECK(grid(z) == "{0,2} {1,3} / {4,6} {5,7}");
+    CHECK(render::replicated_axes(z, z.at(0, 0)) == std::vector<int>{1});
+}
+
+TEST_CASE("a replicated result is one tile with every holder; a scalar is one tile") {
+    const auto c = run("mesh X=4\ndim I=1024 J=4096 K=1024\n"
+                       "Cfull[I, K] = A[I, J_X] B[J_X, K]\n"
+                       "z_{} = A[I, J_X] A[I, J_X]\n");
+    const auto m = tiles(c, "Cfull");
+    REQUIRE(m.tiles.size() == 1);
+    CHECK(ids(m.tiles[0].holders) == "{0,1,2,3}");
+    CHECK(render::replicated_axes(m, m.tiles[0]) == std::vector<int>{0});
+    const auto z = tiles(c, "z");
+    REQUIRE(z.tiles.size() == 1);
+    CHECK(z.tiles[0].holders.size() == 4);
 }
