@@ -389,6 +389,25 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
                                                      const LayoutState& from, const LayoutState& to,
                                                      const std::vector<Move>& preferred) {
     if (from == to) return std::vector<Move>{};
+    // The common case needs no search: an exact axis-by-axis order of one collective and
+    // nothing else that changes the blocks' sizes (a slice before a gather would shrink it).
+    // Nothing beats it: a second step adds a latency, and a permute needs every new block
+    // inside an old one, which no single all-gather's or all-to-all's target is.
+    if (preferred.empty()) {
+        auto moves = axis_by_axis(from, to);
+        int collectives = 0, resizing = 0;
+        LayoutState s = from;
+        for (auto& m : moves) {
+            price(p, s, m);
+            s = apply_move(s, m);
+            if (!m.local)
+                ++collectives;
+            else if (m.kind == MoveKind::Slice &&
+                     p.axis_sizes.at(static_cast<std::size_t>(m.axis)) > 1)
+                ++resizing;
+        }
+        if (!moves.empty() && collectives <= 1 && resizing == 0) return moves;
+    }
     // Dijkstra over layouts. Moves are priced where they apply; a permute goes straight to
     // the target. Bounded: a mesh of many axes falls back to the axis-by-axis order.
     struct Node {

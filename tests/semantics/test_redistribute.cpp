@@ -343,9 +343,9 @@ std::vector<std::vector<std::int64_t>> meshes(int axes) {
         out = more;
     }
     // A mesh of one device has nothing to move.
-    out.erase(std::remove_if(out.begin(), out.end(),
-                             [](const auto& m) { return count_of(m) == 1; }),
-              out.end());
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [](const auto& m) { return count_of(m) == 1; }),
+        out.end());
     return out;
 }
 
