@@ -1,4 +1,5 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
+#include "check_formats.hpp"
 #include "commands.hpp"
 #include "inputs.hpp"
 
@@ -7,6 +8,9 @@
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -17,23 +21,45 @@ namespace {
 struct CheckOptions {
     std::vector<std::string> files;
     bool json = false;
+    std::string format = "text";
     bool strict = false;
     bool quiet = false;
+    bool werror = false;
+    std::vector<std::string> fail_on;
     std::string mesh;
 };
+
+/// The `expect` lines of a program, for JUnit's cases.
+std::vector<CheckedExpect> expect_lines(const ast::Program& program, const SourceFile& source) {
+    std::vector<CheckedExpect> out;
+    for (const auto& item : program.items) {
+        const auto* st = std::get_if<ast::Statement>(&item);
+        if (st == nullptr || !std::holds_alternative<ast::Expect>(st->node)) continue;
+        const auto& text = source.text();
+        const std::size_t begin = std::min<std::size_t>(st->range.offset, text.size());
+        const std::size_t length = std::min<std::size_t>(st->range.length, text.size() - begin);
+        out.push_back({st->range.line, text.substr(begin, length)});
+    }
+    return out;
+}
 
 int run_check(const CheckOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
+    const std::string format = o.json ? "json" : o.format;
+    const bool text = format == "text";
     int rc = kExitOk;
     const bool color = stderr_color();
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
     int total_errors = 0, total_warnings = 0, total_statements = 0;
+    std::vector<CheckedFile> checked;
+    const auto run_start = std::chrono::steady_clock::now();
     for (const auto& path : *files) {
         auto source = load_source(path);
         if (!source) return kExitUsage;
+        const auto start = std::chrono::steady_clock::now();
         const auto parsed = parser::parse(*source);
         semantics::Plan plan;
         if (parsed.has_errors()) {
@@ -54,26 +80,63 @@ int run_check(const CheckOptions& o) {
         }
         std::stable_sort(plan.diagnostics.begin(), plan.diagnostics.end(),
                          [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         total_errors += plan.errors();
         total_warnings += plan.warnings();
         total_statements += static_cast<int>(plan.statements.size());
-        if (plan.errors() > 0) rc = kExitInputErrors;
-        if (o.json) {
-            doc["files"].push_back(semantics::plan_to_json(plan, path));
+        for (const auto& d : plan.diagnostics)
+            if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
+        if (format == "json") {
+            auto file = semantics::plan_to_json(plan, path);
+            file["totals"] = plan_totals(plan);
+            file["totals"]["check_time_s"] = seconds;
+            doc["files"].push_back(std::move(file));
+            continue;
+        }
+        if (!text) {
+            checked.push_back(
+                {path, std::move(plan), expect_lines(parsed.program, *source), seconds});
             continue;
         }
         if (!o.quiet) std::cout << semantics::format_plan(plan, path, out_color) << std::flush;
         for (const auto& d : plan.diagnostics)
-            if (!o.quiet || d.severity != Severity::Note)
+            if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
                 std::cerr << format_diagnostic(*source, d, color);
     }
-    if (o.json) {
+    if (format == "json") {
+        double time = 0, bytes = 0, flops = 0;
+        int notes = 0;
+        for (const auto& f : doc["files"]) {
+            time += f["totals"]["time_s"].get<double>();
+            bytes += f["totals"]["comm_bytes_per_device"].get<double>();
+            flops += f["totals"]["flops_per_device"].get<double>();
+            notes += f["totals"]["notes"].get<int>();
+        }
+        doc["totals"] = {
+            {"files", files->size()},
+            {"statements", total_statements},
+            {"errors", total_errors},
+            {"warnings", total_warnings},
+            {"notes", notes},
+            {"time_s", time},
+            {"comm_bytes_per_device", bytes},
+            {"flops_per_device", flops},
+            {"check_time_s",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count()},
+            {"failed", rc != kExitOk}};
         std::cout << doc.dump(2) << "\n";
+    } else if (format == "github") {
+        std::cout << format_github(checked, o.werror) << std::flush;
+    } else if (format == "sarif") {
+        std::cout << format_sarif(checked, o.werror).dump(2) << "\n";
+    } else if (format == "junit") {
+        std::cout << format_junit(checked, o.werror) << std::flush;
     } else {
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
-                  << total_statements << " statements: " << total_errors
-                  << (total_errors == 1 ? " error, " : " errors, ") << total_warnings
-                  << (total_warnings == 1 ? " warning\n" : " warnings\n");
+                  << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
+                  << total_errors << (total_errors == 1 ? " error, " : " errors, ")
+                  << total_warnings << (total_warnings == 1 ? " warning\n" : " warnings\n");
     }
     return rc;
 }
@@ -86,7 +149,26 @@ void add_check_command(CLI::App& app, int& exit_code) {
         app.add_subcommand("check", "Infer placements, collectives and costs; check expectations");
     cmd->add_option("files", opts->files, "Files or directories (searched for .ein); - for stdin")
         ->required();
-    cmd->add_flag("--json", opts->json, "Print one JSON document (schema version 1)");
+    cmd->add_flag("--json", opts->json,
+                  "Print one JSON document (schema version 1, docs/check-json-v1.schema.json); "
+                  "the same as --format json");
+    cmd->add_option("--format", opts->format,
+                    "text (default), json, github (workflow-command annotations), sarif (SARIF "
+                    "2.1.0, for code scanning) or junit (JUnit XML: a case per statement and "
+                    "per expect)")
+        ->check(CLI::IsMember({"text", "json", "github", "sarif", "junit"}));
+    cmd->add_flag("--werror", opts->werror, "Warnings fail the check too (exit 1)");
+    cmd->add_option("--fail-on", opts->fail_on,
+                    "Diagnostics with these codes fail the check (exit 1), whatever their "
+                    "severity: --fail-on S301 S302, or S301,S302")
+        ->delimiter(',')
+        ->type_name("CODE")
+        ->check([](const std::string& c) -> std::string {
+            const bool ok = c.size() >= 2 && std::isupper(static_cast<unsigned char>(c[0])) &&
+                            std::all_of(c.begin() + 1, c.end(),
+                                        [](unsigned char ch) { return std::isdigit(ch); });
+            return ok ? "" : "expected a diagnostic code such as S301, not '" + c + "'";
+        });
     cmd->add_flag(
         "--strict", opts->strict,
         "Every implicit redistribution or chosen fix is an error: collectives must follow "
