@@ -121,3 +121,40 @@ TEST_CASE("documents: an unclosed fence keeps its notation to the end") {
     CHECK(doc.fences[0].end == std::string("```ein\nmesh 2\ny = x\n").size());
     CHECK(lines(doc.text)[2] == "y = x");
 }
+
+// Not documents, but the same binary: the reviewer-facing helpers of check's text output.
+#include "parser/suggest.hpp"
+#include "semantics/report.hpp"
+
+TEST_CASE("did you mean: the closest known name, only when close") {
+    const std::vector<std::string> fns = {"exp", "log", "softmax", "relu", "phi"};
+    CHECK(shardscope::closest_name("exq", fns) == "exp");
+    CHECK(shardscope::closest_name("sofmtax", fns) == "softmax"); // a transposition
+    CHECK(shardscope::closest_name("rleu", fns) == "relu");       // a transposition
+    CHECK(shardscope::closest_name("foo", fns).empty());
+    CHECK(shardscope::closest_name("exp", fns).empty()); // itself is not a suggestion
+    CHECK(shardscope::edit_distance("hidden", "hiden") == 1);
+    CHECK(shardscope::edit_distance("ab", "ba") == 1);
+}
+
+TEST_CASE("report: placements by axis name on named meshes; alternatives name tensors") {
+    using namespace shardscope::semantics;
+    Placement s0;
+    s0.kind = Placement::Kind::Shard;
+    s0.dim = 0;
+    const Placement r{};
+    Mesh named;
+    named.axes = {{"dp", 2}, {"tp", 4}};
+    CHECK(placements_text({s0, r}, &named) == "dp:S(0) tp:R");
+    Mesh numbered;
+    numbered.axes = {{"0", 2}, {"1", 4}};
+    CHECK(placements_text({s0, r}, &numbered) == "S(0), R");
+    CHECK(placements_text({s0, r}) == "S(0), R");
+    Alternative a;
+    a.collectives = {"all-gather(tp)", "all-gather(tp)"};
+    a.description = "all-gather W^1 over axis tp (unshard r): gather first; all-gather %2 over "
+                    "axis tp (unshard r): gather first";
+    CHECK(alternative_text(a) == "all-gather W^1 over axis tp, all-gather %2 over axis tp");
+    a.description = "no communication";
+    CHECK(alternative_text(a) == "all-gather(tp), all-gather(tp)");
+}

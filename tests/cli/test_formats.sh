@@ -27,7 +27,7 @@ pyok() { # pyok NAME SCRIPT ARGS... : the script asserts
 }
 
 # A file with a statement, an expect, a syntax error and a warning-free rest.
-printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} y_{k_0}\nexpect none\nq = foo(x_{i})\n' >"$tmp/bad.ein"
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} y_{k_0}\nexpect all-reduce(0)\nq = foo(x_{i})\n' >"$tmp/bad.ein"
 printf 'mesh 4\ndim i=8\ny_{i} = x_{i}\n' >"$tmp/one.ein"
 
 check "json of every sample" 0 "$bin" check --format json "$root/samples"
@@ -110,7 +110,8 @@ bad = ET.parse(sys.argv[2]).getroot().find("testsuite")
 fails = [c for c in bad.findall("testcase") if c.find("failure") is not None]
 assert len(fails) == 1 and fails[0].find("failure").get("type") == "P108", ET.tostring(bad)
 assert bad.get("failures") == "1"
-assert any(c.get("name") == "line 4: expect none" for c in bad.findall("testcase"))
+assert any(c.get("name") == "line 4: expect all-reduce(0)" for c in bad.findall("testcase"))
+assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} y_{k_0}" for c in bad.findall("testcase"))
 ' "$tmp/out" "$tmp/bad.xml" "$root/samples/bracket_form.ein"
 
 check "github annotations" 1 "$bin" check --format github "$tmp/bad.ein"
