@@ -165,6 +165,12 @@ contains "did you mean for a misspelt tensor" "$tmp/err" "hiden is read but no s
 printf 'mesh 2\ndim i=4\ngx_{i} = x_{i}\nW^1_{i} = W^0_{i}\n' >"$tmp/notypo.ein"
 check "conventions are not misspellings" 0 "$bin" check "$tmp/notypo.ein"
 if grep -q S132 "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: S132 on x/gx or W^0/W^1"; else passed=$((passed + 1)); fi
+printf 'mesh 4\ndim i=8 k=8\ny_{i} = relu(x_{i k_0} w_{k_0})\n' >"$tmp/partial.ein"
+check "a partial input to a non-linear function passes" 0 "$bin" check -q "$tmp/partial.ein"
+contains "it is a warning that -q shows" "$tmp/err" "warning: the input of relu is partial over axis 0"
+contains "counted as a warning" "$tmp/err" "0 errors, 1 warning"
+check "--werror fails on it" 1 "$bin" check -q --werror "$tmp/partial.ein"
+check "--strict makes it an error" 1 "$bin" check -q --strict "$tmp/partial.ein"
 printf 'mesh dp=2 tp=2\ndim b=4 f=4\nh_{b_{dp} f_{tp}} = x_{b_{dp} f_{tp}}\n' >"$tmp/named.ein"
 check "placements on a named mesh" 0 "$bin" check "$tmp/named.ein"
 contains "placements labelled by axis" "$tmp/out" "(dp:S(0) tp:S(1))"
