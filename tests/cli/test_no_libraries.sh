@@ -37,16 +37,32 @@ grep -o '/[^ ]*' "$tmp/ldd" | while read -r lib; do cp -L --parents "$lib" "$jai
 cp "$root/samples/megatron_mlp.ein" "$root/samples/placements_2x2.ein" "$jail/work/"
 
 chroot=$(command -v chroot || echo /usr/sbin/chroot)
-if [ "$(id -u)" = 0 ] && "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
+unshare=$(command -v unshare || echo /usr/bin/unshare)
+mkdir -p "$jail/proc"
+# Best: a private mount and pid namespace with /proc mounted in the root (the plugins are then
+# found next to the binary through /proc/self/exe, and a sanitizer build finds its maps); it
+# goes away with the process. Else a plain chroot (root), or one in a user namespace, without
+# /proc: the plugins are found through SHARDSCOPE_LIBEXEC_DIR.
+env_dir=()
+if "$unshare" -m -p -f --mount-proc="$jail/proc" "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
+    enter=("$unshare" -m -p -f --mount-proc="$jail/proc" "$chroot" "$jail")
+elif "$unshare" -r -m -p -f --mount-proc="$jail/proc" "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
+    enter=("$unshare" -r -m -p -f --mount-proc="$jail/proc" "$chroot" "$jail")
+elif grep -q AddressSanitizer "$bin"; then
+    echo "SKIP: a sanitizer build needs /proc, and no mount namespace is possible here"
+    exit 77
+elif [ "$(id -u)" = 0 ] && "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
     enter=("$chroot" "$jail")
-elif unshare -r "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
-    enter=("$(command -v unshare)" -r "$chroot" "$jail")
+    env_dir=(SHARDSCOPE_LIBEXEC_DIR=/opt/shardscope)
+elif "$unshare" -r "$chroot" "$jail" /opt/shardscope/shardscope --version >/dev/null 2>&1; then
+    enter=("$unshare" -r "$chroot" "$jail")
+    env_dir=(SHARDSCOPE_LIBEXEC_DIR=/opt/shardscope)
 else
     echo "SKIP: cannot chroot here (not root, and no user namespaces)"
     exit 77
 fi
-# No /proc in the root: the plugins are found through SHARDSCOPE_LIBEXEC_DIR.
-run() { env -i SHARDSCOPE_LIBEXEC_DIR=/opt/shardscope "${enter[@]}" /opt/shardscope/shardscope "$@"; }
+echo "entering the root with: ${enter[*]}"
+run() { env -i "${env_dir[@]}" ASAN_OPTIONS=detect_leaks=0 "${enter[@]}" /opt/shardscope/shardscope "$@"; }
 
 check "version" 0 run --version
 check "check" 0 run check /work/megatron_mlp.ein
