@@ -1,6 +1,7 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
 #include "check_formats.hpp"
 #include "commands.hpp"
+#include "documents.hpp"
 #include "inputs.hpp"
 
 #include "parser/json.hpp"
@@ -176,10 +177,16 @@ int run_check(const CheckOptions& o) {
                 {path, std::move(plan), expect_lines(parsed.program, *source), seconds});
             continue;
         }
+        // A document's diagnostics quote its own lines (the extracted notation keeps their
+        // lines and columns, so the positions hold for both).
+        SourceFile shown = *source;
+        if (std::string raw; path != "-" && is_document(path) &&
+                             read_whole_file(path, raw).empty() && read_as_document(path, raw))
+            shown = SourceFile(path, std::move(raw));
         if (!o.quiet) std::cout << semantics::format_plan(plan, path, out_color) << std::flush;
         for (const auto& d : plan.diagnostics)
             if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
-                std::cerr << format_diagnostic(*source, d, color);
+                std::cerr << format_diagnostic(shown, d, color);
     }
     if (format == "json") {
         double time = 0, bytes = 0, flops = 0;

@@ -52,6 +52,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [s["line"] f
 check "check a LaTeX paper with an error" 1 "$bin" check -q "$tmp/docs/sub/paper.tex"
 # foo is at line 9, column 22 of the paper: '\begin{equation} w = ' is 21 characters.
 contains "the error at the paper's line and column" "$tmp/err" "paper.tex:9:22: error: unknown function 'foo' [P108]"
+contains "the caret under the paper's own line" "$tmp/err" '\begin{equation} w = foo(z_{i}) \end{equation}'
 check "sarif of the paper" 1 "$bin" check --format sarif "$tmp/docs/sub/paper.tex"
 contains "sarif region" "$tmp/out" '"startColumn": 22'
 check "a directory: .md and .tex with notation, not other maths" 1 "$bin" check -q "$tmp/docs"
