@@ -29,6 +29,25 @@ measure() { # measure LABEL ARGS...
         END { printf "%-22s wall: mean %.1f ms, median %.0f ms, worst %.0f ms; CPU (user+sys) mean %.1f ms; max RSS %.1f MB (%d runs)\n",
                      label, mean_ms / 1000, t[int((NR + 1) / 2)] * 1000, t[NR] * 1000, cpu / NR * 1000, rss / 1024, runs }'
 }
+# Wall time to the microsecond (python's perf_counter around each run, the spawn included).
+precise() { # precise LABEL ARGS...
+    local label=$1
+    shift
+    python3 - "$runs" "$label" "$bin" "$@" <<'PY'
+import statistics, subprocess, sys, time
+runs, label, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+ts = []
+for _ in range(runs):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ts.append(time.perf_counter() - t)
+ts.sort()
+print("%-22s wall: median %.2f ms, mean %.2f ms, 90th percentile %.2f ms (%d runs, perf_counter)"
+      % (label, statistics.median(ts) * 1e3, statistics.mean(ts) * 1e3,
+         ts[min(len(ts) - 1, int(len(ts) * 0.9))] * 1e3, runs))
+PY
+}
+precise "check, one statement" check "$tmp/one.ein"
 measure "check, one statement" check "$tmp/one.ein"
 measure "--version" --version
 echo "libraries loaded at start: $(ldd "$bin" | wc -l) ($(ldd "$bin" | awk '{print $1}' | tr '\n' ' '))"
