@@ -143,9 +143,7 @@ nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) 
             if (added)
                 rules.push_back({{"id", d.code},
                                  {"name", d.code},
-                                 {"shortDescription", {{"text", "shardscope " + d.code}}},
-                                 {"helpUri", "https://github.com/shardscope/shardscope/blob/main/"
-                                             "NOTATION.md"}});
+                                 {"shortDescription", {{"text", "shardscope " + d.code}}}});
             json location = {{"artifactLocation", {{"uri", path_uri(f.path)}, {"index", fi}}}};
             // Code scanning wants a region on every result: a whole-file diagnostic (line 0)
             // points at line 1.
@@ -165,10 +163,7 @@ nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) 
             results.push_back(result);
         }
     }
-    json driver = {{"name", "shardscope"},
-                   {"version", SHARDSCOPE_VERSION},
-                   {"informationUri", "https://github.com/shardscope/shardscope"},
-                   {"rules", rules}};
+    json driver = {{"name", "shardscope"}, {"version", SHARDSCOPE_VERSION}, {"rules", rules}};
     return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
             {"version", "2.1.0"},
             {"runs", json::array({{{"tool", {{"driver", driver}}},
