@@ -1,12 +1,19 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
+#include "check_formats.hpp"
 #include "commands.hpp"
+#include "documents.hpp"
 #include "inputs.hpp"
 
 #include "parser/json.hpp"
 #include "parser/parser.hpp"
+#include "parser/suggest.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
 #include <iostream>
 #include <memory>
 
@@ -17,32 +24,121 @@ namespace {
 struct CheckOptions {
     std::vector<std::string> files;
     bool json = false;
+    std::string format = "text";
     bool strict = false;
     bool quiet = false;
+    bool werror = false;
+    std::vector<std::string> fail_on;
     std::string mesh;
 };
+
+/// The `expect` lines of a program, for JUnit's cases.
+std::vector<CheckedExpect> expect_lines(const ast::Program& program, const SourceFile& source) {
+    std::vector<CheckedExpect> out;
+    for (const auto& item : program.items) {
+        const auto* st = std::get_if<ast::Statement>(&item);
+        if (st == nullptr || !std::holds_alternative<ast::Expect>(st->node)) continue;
+        const auto& text = source.text();
+        const std::size_t begin = std::min<std::size_t>(st->range.offset, text.size());
+        const std::size_t length = std::min<std::size_t>(st->range.length, text.size() - begin);
+        out.push_back({st->range.line, text.substr(begin, length)});
+    }
+    return out;
+}
+
+/// Whether a syntax error is on a declaration line (mesh, dim, split, dtype, tensor, hw, link,
+/// fn): then the statements around it cannot be checked meaningfully.
+bool declaration_failed(const parser::ParseResult& parsed, const SourceFile& source) {
+    static const char* const kDeclarations[] = {"mesh",   "dim", "split", "dtype",
+                                                "tensor", "hw",  "link",  "fn"};
+    const std::string& text = source.text();
+    for (const auto& d : parsed.diagnostics) {
+        if (d.severity != Severity::Error) continue;
+        // The start of the diagnostic's line.
+        std::size_t at = std::min<std::size_t>(d.range.offset, text.size());
+        while (at > 0 && text[at - 1] != '\n')
+            --at;
+        while (at < text.size() && (text[at] == ' ' || text[at] == '\t'))
+            ++at;
+        for (const char* kw : kDeclarations) {
+            const std::size_t n = std::strlen(kw);
+            if (text.compare(at, n, kw) == 0 &&
+                (at + n == text.size() || std::isspace(static_cast<unsigned char>(text[at + n]))))
+                return true;
+        }
+    }
+    return false;
+}
+
+/// "Did you mean" for tensors (S132, a note): a tensor that a statement reads but no
+/// statement defines (so a program input) whose name is one edit or two from a tensor that
+/// one does define, as a misspelling would be.
+void misspelt_tensor_notes(semantics::Plan& plan) {
+    std::vector<std::string> defined;
+    for (const auto& s : plan.statements)
+        if (!s.target.empty()) defined.push_back(s.target);
+    std::vector<std::string> reported;
+    for (const auto& s : plan.statements)
+        for (const auto& op : s.operands) {
+            const std::string& name = op.tensor;
+            if (name.empty() || name[0] == '%') continue;
+            if (std::find(defined.begin(), defined.end(), name) != defined.end()) continue;
+            if (std::find(reported.begin(), reported.end(), name) != reported.end()) continue;
+            // Only names long enough for a misspelling to be unlikely a convention (x and gx,
+            // W^0 and W^1 are different tensors on purpose), with the same label.
+            const auto base = [](const std::string& n) { return n.substr(0, n.find('^')); };
+            const auto label = [](const std::string& n) {
+                const auto hat = n.find('^');
+                return hat == std::string::npos ? std::string() : n.substr(hat);
+            };
+            if (base(name).size() < 4) continue;
+            std::vector<std::string> alike;
+            for (const auto& d : defined)
+                if (label(d) == label(name) && base(d).size() >= 4) alike.push_back(base(d));
+            const std::string near_base = closest_name(base(name), alike);
+            if (near_base.empty()) continue;
+            const std::string near = near_base + label(name);
+            reported.push_back(name);
+            plan.diagnostics.push_back(
+                {Severity::Note, "S132", s.range,
+                 name +
+                     " is read but no statement defines it, so it is a program input; did "
+                     "you mean " +
+                     near + ", which a statement defines?",
+                 "write " + near + " if that is the tensor meant"});
+        }
+}
 
 int run_check(const CheckOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
+    const std::string format = o.json ? "json" : o.format;
+    const bool text = format == "text";
     int rc = kExitOk;
     const bool color = stderr_color();
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
     int total_errors = 0, total_warnings = 0, total_statements = 0;
+    std::vector<CheckedFile> checked;
+    const auto run_start = std::chrono::steady_clock::now();
     for (const auto& path : *files) {
         auto source = load_source(path);
         if (!source) return kExitUsage;
+        const auto start = std::chrono::steady_clock::now();
         const auto parsed = parser::parse(*source);
         semantics::Plan plan;
-        if (parsed.has_errors()) {
+        // Statements that parse are checked even where others have syntax errors, unless a
+        // declaration failed (the mesh or a range missing would make every check wrong).
+        const bool bad_declaration = parsed.has_errors() && declaration_failed(parsed, *source);
+        if (bad_declaration) {
             plan.diagnostics = parsed.diagnostics;
-            plan.diagnostics.push_back({Severity::Note,
-                                        "S999",
-                                        {},
-                                        "the checker did not run: fix the syntax errors first",
-                                        {}});
+            plan.diagnostics.push_back(
+                {Severity::Note,
+                 "S999",
+                 {},
+                 "the checker did not run: a declaration has a syntax error; fix it first",
+                 {}});
         } else {
             semantics::CheckOptions co;
             co.strict = o.strict;
@@ -51,29 +147,80 @@ int run_check(const CheckOptions& o) {
             plan = semantics::check(parsed.program, co);
             plan.diagnostics.insert(plan.diagnostics.begin(), parsed.diagnostics.begin(),
                                     parsed.diagnostics.end());
+            misspelt_tensor_notes(plan);
+            if (parsed.has_errors())
+                plan.diagnostics.push_back({Severity::Note,
+                                            "S999",
+                                            {},
+                                            "the statements with syntax errors were not checked; "
+                                            "the others were",
+                                            {}});
         }
         std::stable_sort(plan.diagnostics.begin(), plan.diagnostics.end(),
                          [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         total_errors += plan.errors();
         total_warnings += plan.warnings();
         total_statements += static_cast<int>(plan.statements.size());
-        if (plan.errors() > 0) rc = kExitInputErrors;
-        if (o.json) {
-            doc["files"].push_back(semantics::plan_to_json(plan, path));
+        for (const auto& d : plan.diagnostics)
+            if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
+        if (format == "json") {
+            auto file = semantics::plan_to_json(plan, path);
+            file["totals"] = plan_totals(plan);
+            file["totals"]["check_time_s"] = seconds;
+            doc["files"].push_back(std::move(file));
             continue;
         }
+        if (!text) {
+            checked.push_back(
+                {path, std::move(plan), expect_lines(parsed.program, *source), seconds});
+            continue;
+        }
+        // A document's diagnostics quote its own lines (the extracted notation keeps their
+        // lines and columns, so the positions hold for both).
+        SourceFile shown = *source;
+        if (std::string raw; path != "-" && is_document(path) &&
+                             read_whole_file(path, raw).empty() && read_as_document(path, raw))
+            shown = SourceFile(path, std::move(raw));
         if (!o.quiet) std::cout << semantics::format_plan(plan, path, out_color) << std::flush;
         for (const auto& d : plan.diagnostics)
-            if (!o.quiet || d.severity != Severity::Note)
-                std::cerr << format_diagnostic(*source, d, color);
+            if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
+                std::cerr << format_diagnostic(shown, d, color);
     }
-    if (o.json) {
+    if (format == "json") {
+        double time = 0, bytes = 0, flops = 0;
+        int notes = 0;
+        for (const auto& f : doc["files"]) {
+            time += f["totals"]["time_s"].get<double>();
+            bytes += f["totals"]["comm_bytes_per_device"].get<double>();
+            flops += f["totals"]["flops_per_device"].get<double>();
+            notes += f["totals"]["notes"].get<int>();
+        }
+        doc["totals"] = {
+            {"files", files->size()},
+            {"statements", total_statements},
+            {"errors", total_errors},
+            {"warnings", total_warnings},
+            {"notes", notes},
+            {"time_s", time},
+            {"comm_bytes_per_device", bytes},
+            {"flops_per_device", flops},
+            {"check_time_s",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count()},
+            {"failed", rc != kExitOk}};
         std::cout << doc.dump(2) << "\n";
+    } else if (format == "github") {
+        std::cout << format_github(checked, o.werror) << std::flush;
+    } else if (format == "sarif") {
+        std::cout << format_sarif(checked, o.werror).dump(2) << "\n";
+    } else if (format == "junit") {
+        std::cout << format_junit(checked, o.werror) << std::flush;
     } else {
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
-                  << total_statements << " statements: " << total_errors
-                  << (total_errors == 1 ? " error, " : " errors, ") << total_warnings
-                  << (total_warnings == 1 ? " warning\n" : " warnings\n");
+                  << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
+                  << total_errors << (total_errors == 1 ? " error, " : " errors, ")
+                  << total_warnings << (total_warnings == 1 ? " warning\n" : " warnings\n");
     }
     return rc;
 }
@@ -86,7 +233,26 @@ void add_check_command(CLI::App& app, int& exit_code) {
         app.add_subcommand("check", "Infer placements, collectives and costs; check expectations");
     cmd->add_option("files", opts->files, "Files or directories (searched for .ein); - for stdin")
         ->required();
-    cmd->add_flag("--json", opts->json, "Print one JSON document (schema version 1)");
+    cmd->add_flag("--json", opts->json,
+                  "Print one JSON document (schema version 1, docs/check-json-v1.schema.json); "
+                  "the same as --format json");
+    cmd->add_option("--format", opts->format,
+                    "text (default), json, github (workflow-command annotations), sarif (SARIF "
+                    "2.1.0, for code scanning) or junit (JUnit XML: a case per statement and "
+                    "per expect)")
+        ->check(CLI::IsMember({"text", "json", "github", "sarif", "junit"}));
+    cmd->add_flag("--werror", opts->werror, "Warnings fail the check too (exit 1)");
+    cmd->add_option("--fail-on", opts->fail_on,
+                    "Diagnostics with these codes fail the check (exit 1), whatever their "
+                    "severity: --fail-on S301 S302, or S301,S302")
+        ->delimiter(',')
+        ->type_name("CODE")
+        ->check([](const std::string& c) -> std::string {
+            const bool ok = c.size() >= 2 && std::isupper(static_cast<unsigned char>(c[0])) &&
+                            std::all_of(c.begin() + 1, c.end(),
+                                        [](unsigned char ch) { return std::isdigit(ch); });
+            return ok ? "" : "expected a diagnostic code such as S301, not '" + c + "'";
+        });
     cmd->add_flag(
         "--strict", opts->strict,
         "Every implicit redistribution or chosen fix is an error: collectives must follow "

@@ -4,6 +4,7 @@
 #include "exec_cli.hpp"
 #include "inputs.hpp"
 
+#include "exec/backend_plugins.hpp"
 #include "exec/comm.hpp"
 #include "exec/device.hpp"
 #include "exec/kernels.hpp"
@@ -257,6 +258,14 @@ int run_exec(const ExecCliOptions& o, const std::string& file) {
                                          : " or CUDA (nvcc was not found when it was configured)")
                   << "\n";
         return kExitUsage;
+    }
+    if (per_process) {
+        // MPI is a plugin, loaded here (exec/backend_plugins.hpp): its libraries may be missing.
+        const std::string why = exec::load_mpi_backend();
+        if (!why.empty()) {
+            std::cerr << "shardscope: error: --backend " << o.backend << ": " << why << "\n";
+            return kExitUsage;
+        }
     }
     if (per_process && !exec::launched_by_mpirun()) {
         std::cerr << "shardscope: error: --backend " << o.backend

@@ -1,5 +1,6 @@
 // `shardscope fmt`: print programs in canonical ASCII (or Unicode) form.
 #include "commands.hpp"
+#include "documents.hpp"
 #include "inputs.hpp"
 
 #include "parser/parser.hpp"
@@ -19,6 +20,39 @@ struct FmtOptions {
     bool write = false;
     bool check = false;
 };
+
+/// fmt --check / --write of a Markdown document's ```ein blocks; -1 where `path` is not read
+/// as a document.
+int fmt_document(const std::string& path, const FmtOptions& o) {
+    std::string raw;
+    if (const auto why = read_whole_file(path, raw); !why.empty()) {
+        std::cerr << "shardscope: error: " << why << "\n";
+        return kExitUsage;
+    }
+    if (!read_as_document(path, raw)) return -1;
+    const auto doc = extract_notation(path, raw);
+    std::string rewritten = raw;
+    int rc = kExitOk;
+    // Last block first, so that earlier offsets stay valid while rewriting.
+    for (auto it = doc.fences.rbegin(); it != doc.fences.rend(); ++it) {
+        const std::string block = raw.substr(it->begin, it->end - it->begin);
+        const auto parsed = parser::parse(SourceFile(path, block));
+        if (parsed.has_errors()) continue; // reported with the whole document's parse
+        const auto canonical = parser::print(parsed.program, {o.unicode});
+        if (canonical == block) continue;
+        if (o.check) {
+            std::cout << path << ":" << it->first_line
+                      << ": the ```ein block is not in canonical form\n";
+            rc = kExitInputErrors;
+        }
+        rewritten.replace(it->begin, it->end - it->begin, canonical);
+    }
+    if (o.write && rewritten != raw && !write_file_atomically(path, rewritten)) {
+        std::cerr << "shardscope: error: cannot write '" << path << "'\n";
+        return kExitUsage;
+    }
+    return rc;
+}
 
 int run_fmt(const FmtOptions& o) {
     if (o.write && std::find(o.files.begin(), o.files.end(), "-") != o.files.end()) {
@@ -43,6 +77,16 @@ int run_fmt(const FmtOptions& o) {
             continue;
         }
         const auto text = parser::print(result.program, {o.unicode});
+        if (is_document(path) && (o.check || o.write)) {
+            // A document: its ```ein blocks are checked or rewritten one by one, in place; its
+            // LaTeX maths stays as written. (-1: a .tex of plain notation, formatted below.)
+            const int doc_rc = fmt_document(path, o);
+            if (doc_rc == kExitUsage) return kExitUsage;
+            if (doc_rc >= 0) {
+                rc = std::max(rc, doc_rc);
+                continue;
+            }
+        }
         if (o.check) {
             if (text != source->text()) {
                 std::cout << path << ": not in canonical form\n";

@@ -3,6 +3,7 @@
 #include "inputs.hpp"
 
 #include "app/gui_app.hpp"
+#include "app/gui_helper.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -42,6 +43,9 @@ void add_gui_command(CLI::App& app, int& exit_code) {
     cmd->callback([opts, &exit_code] {
 #ifdef SHARDSCOPE_HAVE_GUI
         exit_code = run_gui(*opts);
+#elif defined(SHARDSCOPE_GUI_HELPER)
+        // The main binary: the window is shardscope-gui's (gui_helper.hpp).
+        exit_code = run_gui_helper();
 #else
         std::cerr << "shardscope: error: this shardscope was built without the GUI "
                      "(SHARDSCOPE_GUI=OFF, or libimgui-dev, libglfw3-dev and libgl-dev were "

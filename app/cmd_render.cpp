@@ -5,6 +5,7 @@
 #include "inputs.hpp"
 
 #include "app/document.hpp"
+#include "app/gui_helper.hpp"
 #include "render/pictures.hpp"
 #include "render/stepthrough.hpp"
 #ifdef SHARDSCOPE_HAVE_GUI
@@ -51,7 +52,10 @@ int run_render(const RenderOptions& o) {
                   << "': expected tiling, mesh, plan or steps\n";
         return kExitUsage;
     }
-#ifndef SHARDSCOPE_HAVE_GUI
+#if !defined(SHARDSCOPE_HAVE_GUI) && defined(SHARDSCOPE_GUI_HELPER)
+    // The main binary: PNG is drawn by shardscope-gui, which links OpenGL (gui_helper.hpp).
+    if (png) return run_gui_helper();
+#elif !defined(SHARDSCOPE_HAVE_GUI)
     if (png) {
         std::cerr << "shardscope: error: this shardscope was built without the GUI "
                      "(SHARDSCOPE_GUI=OFF), which PNG output needs: write "

@@ -1,4 +1,5 @@
 #include "inputs.hpp"
+#include "documents.hpp"
 
 #include "semantics/checker.hpp"
 
@@ -19,6 +20,20 @@ namespace shardscope::app {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// A directory's files that hold notation: every .ein file, and the .md and .tex documents
+/// whose notation contains_notation() recognises.
+bool wanted_in_directory(const std::string& path) {
+    if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".ein") == 0) return true;
+    if (!is_document(path)) return false;
+    std::string text;
+    if (!read_whole_file(path, text).empty()) return false;
+    return read_as_document(path, text) && contains_notation(extract_notation(path, text));
+}
+
+} // namespace
+
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths) {
     std::vector<std::string> out;
     for (const auto& p : paths) {
@@ -27,7 +42,7 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
             std::vector<std::string> found;
             for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
                  it.increment(ec))
-                if (it->is_regular_file() && it->path().extension() == ".ein")
+                if (it->is_regular_file() && wanted_in_directory(it->path().string()))
                     found.push_back(it->path().string());
             if (ec) {
                 std::cerr << "shardscope: error: cannot read directory '" << p
@@ -35,7 +50,9 @@ std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::str
                 return std::nullopt;
             }
             if (found.empty()) {
-                std::cerr << "shardscope: error: no .ein files in directory '" << p << "'\n";
+                std::cerr << "shardscope: error: no .ein files (nor .md or .tex documents with "
+                             "notation) in directory '"
+                          << p << "'\n";
                 return std::nullopt;
             }
             std::sort(found.begin(), found.end());
@@ -88,6 +105,8 @@ std::optional<SourceFile> load_source(const std::string& path) {
     }
     // A UTF-8 byte order mark is not part of the program.
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.replace(0, 3, "   ");
+    // A Markdown or LaTeX document: its notation, at the document's lines and columns.
+    if (path != "-" && read_as_document(path, text)) text = extract_notation(path, text).text;
     return SourceFile(name, std::move(text));
 }
 

@@ -1,6 +1,7 @@
 // The shardscope command line: one subcommand per job.
 #include "allocator.hpp"
 #include "commands.hpp"
+#include "gui_helper.hpp"
 #include "inputs.hpp"
 
 #include "exec/device.hpp"
@@ -22,6 +23,7 @@ __attribute__((init_priority(101))) const OutOfMemoryHandling out_of_memory_hand
 
 int main(int argc, char** argv) {
     using namespace shardscope::app;
+    remember_command_line(argc, argv);
     CLI::App app{"shardscope: sharded Einstein notation — placements, collectives, costs"};
     namespace ex = shardscope::exec;
     std::string gpu = !ex::cuda_built() ? "none" : ex::nccl_built() ? "cuda, nccl" : "cuda";

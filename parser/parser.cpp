@@ -6,6 +6,7 @@
 #include "functions.hpp"
 #include "grammar.hpp"
 #include "splitter.hpp"
+#include "suggest.hpp"
 
 #include <tao/pegtl/contrib/analyze.hpp>
 
@@ -862,7 +863,12 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                     const auto [name_off, name] = function_name_at(text, off);
                     d.message = "unknown function '" + name + "'";
                     d.range = file.range(off, name_off + name.size() - off);
+                    std::vector<std::string_view> known;
+                    for (const auto& f : builtin_functions())
+                        known.push_back(f.name);
+                    const std::string near = closest_name(name, known);
                     d.fix = "declare it with 'fn " + name + " elementwise' (or linear)";
+                    if (!near.empty()) d.fix = "did you mean '" + near + "'? Or " + d.fix;
                     if (name_off == off) d.fix += ", or write '" + name + " * (...)' for a product";
                 } else if (word.size() > 1 && word[0] == '\\' &&
                            !is_known_latex_command(std::string_view(word).substr(1))) {

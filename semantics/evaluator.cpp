@@ -931,10 +931,14 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                 const auto msg = "the input of " + c.function + " is partial over " +
                                  ctx_.axis_label(k) + "; " + c.function +
                                  " is non-linear, so it is all-reduced first";
-                not_as_written("S214", e.range, msg,
-                               "reduce the input in an earlier statement, or write AllReduce "
-                               "explicitly",
-                               true);
+                // A warning, not a note: the all-reduce changes the data, not only its
+                // placement, and a note is hidden by check -q (issue 20).
+                const char* fix = "reduce the input in an earlier statement, or write "
+                                  "AllReduce explicitly";
+                if (ctx_.strict)
+                    not_as_written("S214", e.range, msg, fix, true);
+                else
+                    warning("S214", e.range, msg, fix);
                 all_reduce(v, k, c.function + " is non-linear and needs a complete input");
             }
         return finish(c.function);

@@ -2,6 +2,7 @@
 
 #include "parser/json.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 namespace shardscope::semantics {
@@ -56,11 +57,46 @@ std::string join_or_none(const std::vector<std::string>& items) {
     return out;
 }
 
-std::string placements_text(const std::vector<Placement>& placements) {
+std::string placements_text(const std::vector<Placement>& placements, const Mesh* mesh) {
+    // Named axes (not the default 0, 1, ...) label each placement.
+    bool named = mesh != nullptr && mesh->axes.size() == placements.size();
+    if (named) {
+        named = false;
+        for (const auto& a : mesh->axes)
+            if (!a.name.empty() && !std::isdigit(static_cast<unsigned char>(a.name[0])))
+                named = true;
+    }
     std::string out;
-    for (const auto& p : placements)
-        out += (out.empty() ? "" : ", ") + p.text();
+    for (std::size_t k = 0; k < placements.size(); ++k) {
+        if (named)
+            out += (out.empty() ? "" : " ") + mesh->axes[k].name + ":" + placements[k].text();
+        else
+            out += (out.empty() ? "" : ", ") + placements[k].text();
+    }
     return out.empty() ? "-" : out;
+}
+
+std::string alternative_text(const Alternative& a) {
+    // The description is "KIND TENSOR over axis N (why): reason; ...": keep what comes
+    // before the parenthesis or colon of each part.
+    std::string out;
+    std::size_t start = 0;
+    int parts = 0;
+    while (start < a.description.size()) {
+        std::size_t end = a.description.find("; ", start);
+        if (end == std::string::npos) end = a.description.size();
+        std::string part = a.description.substr(start, end - start);
+        const std::size_t cut = std::min(part.find(" ("), part.find(':'));
+        if (cut != std::string::npos) part.resize(cut);
+        if (!part.empty()) {
+            out += (out.empty() ? "" : ", ") + part;
+            ++parts;
+        }
+        start = end + 2;
+    }
+    if (parts != static_cast<int>(a.collectives.size()) || a.collectives.empty())
+        return join_or_none(a.collectives);
+    return out;
 }
 
 namespace {
@@ -86,11 +122,11 @@ json layout_json(const TensorLayout& t, bool global) {
 
 } // namespace
 
-std::string format_tensor_line(const TensorLayout& t, const std::string& role) {
+std::string format_tensor_line(const TensorLayout& t, const std::string& role, const Mesh* mesh) {
     char buf[512];
     std::snprintf(buf, sizeof buf, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role.c_str(),
                   t.tensor.c_str(), indices_text(t.indices).c_str(),
-                  placements_text(t.placements).c_str(), shape_text(t.local_shape).c_str(),
+                  placements_text(t.placements, mesh).c_str(), shape_text(t.local_shape).c_str(),
                   shape_text(t.global_shape).c_str());
     return buf;
 }
@@ -112,7 +148,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
         out += std::string(bold) + path + ":" + std::to_string(s.range.line) + ": " + s.pretty +
                reset + "\n";
         auto tensor_line = [&](const TensorLayout& t, const char* role) {
-            out += format_tensor_line(t, role);
+            out += format_tensor_line(t, role, &plan.mesh);
         };
         for (const auto& op : s.operands)
             tensor_line(op, "operand");
@@ -150,7 +186,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
                format_seconds(s.cost.time_s) + ", " + format_bytes(s.cost.comm_bytes_per_device) +
                " sent/device\n";
         for (const auto& a : s.alternatives)
-            out += std::string("  ") + dim + "alternative: " + join_or_none(a.collectives) + "  " +
+            out += std::string("  ") + dim + "alternative: " + alternative_text(a) + "  " +
                    format_seconds(a.time_s) + reset + "\n";
         out += "\n";
     }

@@ -13,8 +13,10 @@ namespace shardscope::semantics {
 /// the steps with costs, the collectives and the alternatives.
 std::string format_plan(const Plan& plan, const std::string& path, bool color = false);
 
-/// One tensor line of format_plan: "  operand  W  [a b]  (R, S(0))  local 4×2 of 4×4".
-std::string format_tensor_line(const TensorLayout& t, const std::string& role);
+/// One tensor line of format_plan: "  operand  W  [a b]  (R, S(0))  local 4×2 of 4×4"; on a
+/// mesh with named axes, each placement is labelled by its axis: "(dp:S(0) tp:R)".
+std::string format_tensor_line(const TensorLayout& t, const std::string& role,
+                               const Mesh* mesh = nullptr);
 
 /// "4×1024", or "scalar".
 std::string shape_text(const std::vector<std::int64_t>& shape);
@@ -24,8 +26,13 @@ std::string shape_text(const std::vector<std::int64_t>& shape);
 nlohmann::json plan_to_json(const Plan& plan, const std::string& path,
                             const std::vector<std::string>* wrt = nullptr);
 
-/// "R, S(1)" — a placement tuple as DTensor prints it.
-std::string placements_text(const std::vector<Placement>& placements);
+/// "R, S(1)" — a placement tuple as DTensor prints it; with a `mesh` whose axes are named
+/// (mesh dp=4 tp=8), "dp:R tp:S(1)".
+std::string placements_text(const std::vector<Placement>& placements, const Mesh* mesh = nullptr);
+
+/// An alternative as text that names what each collective moves: "all-gather W^1 over
+/// axis 0, all-gather %2 over axis 0" (its collectives where its description says nothing).
+std::string alternative_text(const Alternative& a);
 
 /// "1.23 us", "4.5 ms".
 std::string format_seconds(double seconds);

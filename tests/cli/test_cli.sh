@@ -150,8 +150,35 @@ printf 'mesh é=2\n' >"$tmp/mesh_name.ein"
 check "a non-ASCII mesh name in a file" 1 "$bin" check "$tmp/mesh_name.ein"
 check "--mesh with more than a mesh" 2 "$bin" check --mesh '4; dim a=2' "$root/samples/dot_product.ein"
 check "--mesh with a device order" 0 "$bin" check --json --mesh '2x2 devices [0 2 1 3]' "$root/samples/dot_product.ein"
-check "syntax errors stop the checker" 1 "$bin" check "$tmp/bad.ein"
-contains "checker did not run" "$tmp/err" "the checker did not run"
+# bad.ein: mesh 4, a broken statement, ok = x, w = foo(x): the statements that parse are
+# still checked; a broken declaration stops the checker.
+check "syntax errors: the other statements are checked" 1 "$bin" check "$tmp/bad.ein"
+contains "the others were checked" "$tmp/err" "the statements with syntax errors were not checked; the others were [S999]"
+contains "the good statement's plan" "$tmp/out" "bad.ein:3: ok = x"
+contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 2 errors"
+printf 'mesh 2\ndim i=4\ny_{i} = exq(x_{i})\n' >"$tmp/typo.ein"
+check "a misspelt function" 1 "$bin" check -q "$tmp/typo.ein"
+contains "did you mean for a misspelt function" "$tmp/err" "fix: did you mean 'exp'? Or declare it with 'fn exq elementwise'"
+printf 'mesh 2\ndim i=4\nhidden_{i} = x_{i}\ny_{i} = hiden_{i}\n' >"$tmp/typo2.ein"
+check "a misspelt tensor is a note" 0 "$bin" check "$tmp/typo2.ein"
+contains "did you mean for a misspelt tensor" "$tmp/err" "hiden is read but no statement defines it, so it is a program input; did you mean hidden, which a statement defines? [S132]"
+printf 'mesh 2\ndim i=4\ngx_{i} = x_{i}\nW^1_{i} = W^0_{i}\n' >"$tmp/notypo.ein"
+check "conventions are not misspellings" 0 "$bin" check "$tmp/notypo.ein"
+if grep -q S132 "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: S132 on x/gx or W^0/W^1"; else passed=$((passed + 1)); fi
+printf 'mesh 4\ndim i=8 k=8\ny_{i} = relu(x_{i k_0} w_{k_0})\n' >"$tmp/partial.ein"
+check "a partial input to a non-linear function passes" 0 "$bin" check -q "$tmp/partial.ein"
+contains "it is a warning that -q shows" "$tmp/err" "warning: the input of relu is partial over axis 0"
+contains "counted as a warning" "$tmp/err" "0 errors, 1 warning"
+check "--werror fails on it" 1 "$bin" check -q --werror "$tmp/partial.ein"
+check "--strict makes it an error" 1 "$bin" check -q --strict "$tmp/partial.ein"
+printf 'mesh dp=2 tp=2\ndim b=4 f=4\nh_{b_{dp} f_{tp}} = x_{b_{dp} f_{tp}}\n' >"$tmp/named.ein"
+check "placements on a named mesh" 0 "$bin" check "$tmp/named.ein"
+contains "placements labelled by axis" "$tmp/out" "(dp:S(0) tp:S(1))"
+printf 'mesh 4 x
+z_{i} = x_{i_0}
+' >"$tmp/baddecl.ein"
+check "a broken declaration stops the checker" 1 "$bin" check "$tmp/baddecl.ein"
+contains "checker did not run" "$tmp/err" "the checker did not run: a declaration has a syntax error"
 
 # exec: run plans on ranks and verify them.
 check "exec help" 0 "$bin" exec --help

@@ -1,0 +1,283 @@
+#include "app/check_formats.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace shardscope::app {
+
+namespace {
+
+/// Workflow-command escaping: the message (data) and the properties.
+std::string escape_data(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '%')
+            out += "%25";
+        else if (c == '\r')
+            out += "%0D";
+        else if (c == '\n')
+            out += "%0A";
+        else
+            out += c;
+    }
+    return out;
+}
+std::string escape_property(const std::string& s) {
+    std::string out;
+    for (char c : escape_data(s)) {
+        if (c == ':')
+            out += "%3A";
+        else if (c == ',')
+            out += "%2C";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&apos;";
+            break;
+        default:
+            // XML 1.0 forbids most control characters, even escaped.
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                out += ' ';
+            else
+                out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+/// A relative path as a URI reference (RFC 3986): unreserved characters and '/' as they
+/// are, the rest percent-encoded.
+std::string path_uri(const std::string& path) {
+    // An absolute path as a file URI; a relative one stays relative (to the repository root
+    // in code scanning).
+    std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+            out += static_cast<char>(c);
+        } else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
+std::string text_with_fix(const Diagnostic& d) {
+    return d.fix.empty() ? d.message : d.message + " (fix: " + d.fix + ")";
+}
+
+const char* level(const Diagnostic& d, bool werror) {
+    switch (d.severity) {
+    case Severity::Error:
+        return "error";
+    case Severity::Warning:
+        return werror ? "error" : "warning";
+    case Severity::Note:
+        return "note";
+    }
+    return "note";
+}
+
+} // namespace
+
+bool fails(const Diagnostic& d, bool werror, const std::vector<std::string>& fail_on) {
+    if (d.severity == Severity::Error) return true;
+    if (werror && d.severity == Severity::Warning) return true;
+    return std::find(fail_on.begin(), fail_on.end(), d.code) != fail_on.end();
+}
+
+std::string format_github(const std::vector<CheckedFile>& files, bool werror) {
+    std::string out;
+    for (const auto& f : files)
+        for (const auto& d : f.plan.diagnostics) {
+            const std::string kind = d.severity == Severity::Note ? "notice" : level(d, werror);
+            out += "::" + kind + " file=" + escape_property(f.path);
+            if (d.range.line > 0) {
+                out += ",line=" + std::to_string(d.range.line);
+                if (d.range.column > 0) out += ",col=" + std::to_string(d.range.column);
+                if (d.range.end_line > 0) out += ",endLine=" + std::to_string(d.range.end_line);
+                if (d.range.end_column > 0 && d.range.end_line == d.range.line)
+                    out += ",endColumn=" + std::to_string(d.range.end_column);
+            }
+            out += ",title=" + escape_property("shardscope " + d.code);
+            out += "::" + escape_data("[" + d.code + "] " + text_with_fix(d)) + "\n";
+        }
+    return out;
+}
+
+nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) {
+    using nlohmann::json;
+    std::map<std::string, std::size_t> rule_index;
+    json rules = json::array();
+    json results = json::array();
+    json artifacts = json::array();
+    for (std::size_t fi = 0; fi < files.size(); ++fi) {
+        const auto& f = files[fi];
+        artifacts.push_back({{"location", {{"uri", path_uri(f.path)}}}});
+        for (const auto& d : f.plan.diagnostics) {
+            auto [it, added] = rule_index.emplace(d.code, rules.size());
+            if (added)
+                rules.push_back({{"id", d.code},
+                                 {"name", d.code},
+                                 {"shortDescription", {{"text", "shardscope " + d.code}}}});
+            json location = {{"artifactLocation", {{"uri", path_uri(f.path)}, {"index", fi}}}};
+            // Code scanning wants a region on every result: a whole-file diagnostic (line 0)
+            // points at line 1.
+            json region = {{"startLine", std::max<std::uint32_t>(d.range.line, 1)}};
+            if (d.range.line > 0 && d.range.column > 0) {
+                region["startColumn"] = d.range.column;
+                if (d.range.end_line >= d.range.line) region["endLine"] = d.range.end_line;
+                if (d.range.end_column > 0 && d.range.end_line >= d.range.line)
+                    region["endColumn"] = d.range.end_column;
+            }
+            location["region"] = region;
+            json result = {{"ruleId", d.code},
+                           {"ruleIndex", it->second},
+                           {"level", level(d, werror)},
+                           {"message", {{"text", text_with_fix(d)}}},
+                           {"locations", json::array({{{"physicalLocation", location}}})}};
+            results.push_back(result);
+        }
+    }
+    json driver = {{"name", "shardscope"}, {"version", SHARDSCOPE_VERSION}, {"rules", rules}};
+    return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+            {"version", "2.1.0"},
+            {"runs", json::array({{{"tool", {{"driver", driver}}},
+                                   {"artifacts", artifacts},
+                                   {"columnKind", "unicodeCodePoints"},
+                                   {"results", results}}})}};
+}
+
+std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
+    struct Case {
+        std::string name;
+        std::uint32_t first = 0, last = 0;
+        std::vector<const Diagnostic*> diags;
+    };
+    std::ostringstream out;
+    std::ostringstream suites;
+    int all_tests = 0, all_failures = 0;
+    double all_seconds = 0;
+    for (const auto& f : files) {
+        std::vector<Case> cases;
+        for (const auto& s : f.plan.statements)
+            cases.push_back({"line " + std::to_string(s.range.line) + ": " + s.source,
+                             s.range.line,
+                             std::max(s.range.end_line, s.range.line),
+                             {}});
+        for (const auto& e : f.expects)
+            cases.push_back({"line " + std::to_string(e.line) + ": " + e.text, e.line, e.line, {}});
+        std::stable_sort(cases.begin(), cases.end(),
+                         [](const Case& a, const Case& b) { return a.first < b.first; });
+        std::vector<Case> loose; // diagnostics outside every case: one case each
+        for (const auto& d : f.plan.diagnostics) {
+            Case* home = nullptr;
+            for (auto& c : cases)
+                if (d.range.line >= c.first && d.range.line <= c.last) home = &c;
+            if (home != nullptr) {
+                home->diags.push_back(&d);
+                continue;
+            }
+            loose.push_back({(d.range.line > 0 ? "line " + std::to_string(d.range.line) + ": "
+                                               : std::string()) +
+                                 d.code,
+                             d.range.line,
+                             d.range.line,
+                             {&d}});
+        }
+        cases.insert(cases.end(), loose.begin(), loose.end());
+        int failures = 0;
+        std::ostringstream body;
+        for (const auto& c : cases) {
+            body << "    <testcase classname=\"" << xml_escape(f.path) << "\" name=\""
+                 << xml_escape(c.name) << "\" file=\"" << xml_escape(f.path) << "\" line=\""
+                 << c.first << "\">\n";
+            std::string failure_text, output;
+            const Diagnostic* first_failure = nullptr;
+            for (const auto* d : c.diags) {
+                const std::string line = f.path + ":" + std::to_string(d->range.line) + ":" +
+                                         std::to_string(d->range.column) + ": " +
+                                         level(*d, werror) + ": " + text_with_fix(*d) + " [" +
+                                         d->code + "]\n";
+                if (fails(*d, werror, {})) {
+                    if (first_failure == nullptr) first_failure = d;
+                    failure_text += line;
+                } else {
+                    output += line;
+                }
+            }
+            if (first_failure != nullptr) {
+                ++failures;
+                body << "      <failure type=\"" << first_failure->code << "\" message=\""
+                     << xml_escape(first_failure->message) << "\">" << xml_escape(failure_text)
+                     << "</failure>\n";
+            }
+            if (!output.empty())
+                body << "      <system-out>" << xml_escape(output) << "</system-out>\n";
+            body << "    </testcase>\n";
+        }
+        all_tests += static_cast<int>(cases.size());
+        all_failures += failures;
+        all_seconds += f.seconds;
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.6f", f.seconds);
+        suites << "  <testsuite name=\"" << xml_escape(f.path) << "\" tests=\"" << cases.size()
+               << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"0\" time=\"" << seconds
+               << "\">\n"
+               << body.str() << "  </testsuite>\n";
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.6f", all_seconds);
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        << "<testsuites name=\"shardscope check\" tests=\"" << all_tests << "\" failures=\""
+        << all_failures << "\" errors=\"0\" time=\"" << seconds << "\">\n"
+        << suites.str() << "</testsuites>\n";
+    return out.str();
+}
+
+nlohmann::json plan_totals(const semantics::Plan& plan) {
+    double time = 0, bytes = 0, flops = 0, memory = 0;
+    for (const auto& s : plan.statements) {
+        time += s.cost.time_s;
+        bytes += s.cost.comm_bytes_per_device;
+        flops += s.cost.flops_per_device;
+        memory = std::max(memory, s.cost.memory_bytes_per_device);
+    }
+    int notes = 0;
+    for (const auto& d : plan.diagnostics)
+        notes += d.severity == Severity::Note ? 1 : 0;
+    return {{"statements", plan.statements.size()},
+            {"errors", plan.errors()},
+            {"warnings", plan.warnings()},
+            {"notes", notes},
+            {"time_s", time},
+            {"comm_bytes_per_device", bytes},
+            {"flops_per_device", flops},
+            {"max_memory_bytes_per_device", memory}};
+}
+
+} // namespace shardscope::app

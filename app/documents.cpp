@@ -1,0 +1,260 @@
+#include "app/documents.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+
+namespace shardscope::app {
+
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+    const std::size_t n = std::strlen(suffix);
+    if (s.size() < n) return false;
+    for (std::size_t i = 0; i < n; ++i)
+        if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i])
+            return false;
+    return true;
+}
+
+bool starts_at(const std::string& text, std::size_t i, const char* what) {
+    const std::size_t n = std::strlen(what);
+    return i + n <= text.size() && text.compare(i, n, what) == 0;
+}
+
+/// The math environments read as notation, and what the parser is given for their
+/// delimiters: \begin{align} and \end{align} are the parser's own; the others become those
+/// (padded with spaces to the same width), $$ becomes spaces.
+struct Environment {
+    const char* name;
+};
+constexpr Environment kEnvironments[] = {{"align"}, {"align*"}, {"equation"}, {"equation*"}};
+
+class Extractor {
+public:
+    Extractor(const std::string& text, bool markdown) : in_(text), markdown_(markdown) {
+        out_.text.reserve(text.size());
+    }
+
+    ExtractedNotation run() {
+        std::size_t i = 0;
+        while (i < in_.size()) {
+            const std::size_t line_end = std::min(in_.find('\n', i), in_.size());
+            if (markdown_ && fence_state_ == Fence::None && math_ == Math::None) {
+                if (auto fence = fence_open(i, line_end)) {
+                    blank(i, line_end);
+                    fence_state_ = fence->ein ? Fence::Ein : Fence::Other;
+                    fence_char_ = fence->ch;
+                    fence_len_ = fence->len;
+                    if (fence->ein) out_.fences.push_back({line_end + 1, line_end + 1, line_ + 1});
+                    i = next_line(line_end);
+                    continue;
+                }
+            } else if (markdown_ && fence_state_ != Fence::None) {
+                if (fence_close(i, line_end)) {
+                    if (fence_state_ == Fence::Ein) out_.fences.back().end = i;
+                    blank(i, line_end);
+                    fence_state_ = Fence::None;
+                } else if (fence_state_ == Fence::Ein) {
+                    keep(i, line_end);
+                    note_mesh(i, line_end);
+                } else {
+                    blank(i, line_end);
+                }
+                i = next_line(line_end);
+                continue;
+            }
+            scan_math(i, line_end);
+            i = next_line(line_end);
+        }
+        // An unclosed ```ein block runs to the end of the document.
+        if (fence_state_ == Fence::Ein && !out_.fences.empty()) {
+            auto& last = out_.fences.back();
+            last.begin = std::min(last.begin, in_.size());
+            last.end = in_.size();
+        }
+        return std::move(out_);
+    }
+
+private:
+    enum class Fence { None, Ein, Other };
+    enum class Math { None, Env, Dollars };
+    struct Open {
+        char ch;
+        std::size_t len;
+        bool ein;
+    };
+
+    std::size_t next_line(std::size_t line_end) {
+        if (line_end < in_.size()) {
+            out_.text += '\n';
+            ++line_;
+        }
+        return line_end + 1;
+    }
+
+    void keep(std::size_t from, std::size_t to) { out_.text.append(in_, from, to - from); }
+    void blank(std::size_t from, std::size_t to) {
+        for (std::size_t k = from; k < to; ++k) {
+            const auto c = static_cast<unsigned char>(in_[k]);
+            if ((c & 0xC0) == 0x80) continue; // one space per code point
+            out_.text += c == '\t' ? '\t' : ' ';
+        }
+    }
+
+    void note_mesh(std::size_t from, std::size_t to) {
+        while (from < to && (in_[from] == ' ' || in_[from] == '\t'))
+            ++from;
+        if (starts_at(in_, from, "mesh") && from + 4 < to &&
+            (in_[from + 4] == ' ' || in_[from + 4] == '\t'))
+            out_.declares_mesh = true;
+    }
+
+    std::optional<Open> fence_open(std::size_t from, std::size_t to) const {
+        std::size_t k = from, indent = 0;
+        while (k < to && in_[k] == ' ' && indent < 4) {
+            ++k;
+            ++indent;
+        }
+        if (k >= to || (in_[k] != '`' && in_[k] != '~')) return std::nullopt;
+        const char ch = in_[k];
+        std::size_t n = 0;
+        while (k < to && in_[k] == ch) {
+            ++k;
+            ++n;
+        }
+        if (n < 3) return std::nullopt;
+        while (k < to && (in_[k] == ' ' || in_[k] == '\t'))
+            ++k;
+        std::size_t w = k;
+        while (w < to && !std::isspace(static_cast<unsigned char>(in_[w])) && in_[w] != '{')
+            ++w;
+        const std::string info = in_.substr(k, w - k);
+        return Open{ch, n, info == "ein" || info == "{ein}" || info == ".ein"};
+    }
+
+    bool fence_close(std::size_t from, std::size_t to) const {
+        std::size_t k = from;
+        while (k < to && in_[k] == ' ' && k - from < 4)
+            ++k;
+        std::size_t n = 0;
+        while (k < to && in_[k] == fence_char_) {
+            ++k;
+            ++n;
+        }
+        if (n < fence_len_) return false;
+        while (k < to && (in_[k] == ' ' || in_[k] == '\t' || in_[k] == '\r'))
+            ++k;
+        return k == to;
+    }
+
+    /// Outside fences: keeps what lies inside math environments, blanks the rest.
+    void scan_math(std::size_t from, std::size_t to) {
+        std::size_t k = from;
+        std::size_t kept_from = math_ != Math::None ? from : std::string::npos;
+        while (k < to) {
+            if (math_ == Math::None) {
+                if (in_[k] == '\\' && k + 1 < to && in_[k + 1] == '$') {
+                    blank(k, k + 2);
+                    k += 2;
+                } else if (in_[k] == '%' && !markdown_) {
+                    blank(k, to); // a LaTeX comment
+                    k = to;
+                } else if (starts_at(in_, k, "$$")) {
+                    blank(k, k + 2);
+                    k += 2;
+                    math_ = Math::Dollars;
+                    ++out_.math_regions;
+                    kept_from = k;
+                } else if (const std::size_t n = begin_env(k)) {
+                    k += n;
+                    math_ = Math::Env;
+                    ++out_.math_regions;
+                    kept_from = k;
+                } else {
+                    blank(k, k + 1);
+                    ++k;
+                }
+                continue;
+            }
+            // Inside: look for the end.
+            if (math_ == Math::Dollars && starts_at(in_, k, "$$")) {
+                keep(kept_from, k);
+                note_mesh(kept_from, k);
+                blank(k, k + 2);
+                k += 2;
+                math_ = Math::None;
+                kept_from = std::string::npos;
+            } else if (const std::size_t n = math_ == Math::Env ? end_env_length(k) : 0) {
+                keep(kept_from, k);
+                note_mesh(kept_from, k);
+                out_.text += "\\end{align}";
+                out_.text.append(n - 11, ' ');
+                k += n;
+                math_ = Math::None;
+                kept_from = std::string::npos;
+            } else {
+                ++k;
+            }
+        }
+        if (kept_from != std::string::npos) {
+            keep(kept_from, to);
+            note_mesh(kept_from, to);
+        }
+    }
+
+    /// At `k`, \begin{ENV} of a notation environment: writes the parser's \begin{align}
+    /// (padded) and returns the length consumed; 0 if none.
+    std::size_t begin_env(std::size_t k) {
+        for (const auto& e : kEnvironments) {
+            const std::string token = std::string("\\begin{") + e.name + "}";
+            if (starts_at(in_, k, token.c_str())) {
+                env_ = e.name;
+                out_.text += "\\begin{align}";
+                out_.text.append(token.size() - 13, ' ');
+                return token.size();
+            }
+        }
+        return 0;
+    }
+    /// At `k`, the \end{ENV} of the open environment: its length; 0 if none.
+    std::size_t end_env_length(std::size_t k) const {
+        const std::string token = "\\end{" + env_ + "}";
+        return starts_at(in_, k, token.c_str()) ? token.size() : 0;
+    }
+
+    const std::string& in_;
+    bool markdown_;
+    ExtractedNotation out_;
+    Fence fence_state_ = Fence::None;
+    char fence_char_ = '`';
+    std::size_t fence_len_ = 3;
+    Math math_ = Math::None;
+    std::string env_;
+    std::uint32_t line_ = 1;
+};
+
+} // namespace
+
+bool is_document(const std::string& path) {
+    return ends_with(path, ".md") || ends_with(path, ".markdown") || ends_with(path, ".tex");
+}
+
+bool read_as_document(const std::string& path, const std::string& text) {
+    if (!is_document(path)) return false;
+    if (!ends_with(path, ".tex")) return true;
+    return text.find("\\documentclass") != std::string::npos ||
+           text.find("\\begin{document}") != std::string::npos;
+}
+
+ExtractedNotation extract_notation(const std::string& path, const std::string& text) {
+    return Extractor(text, !ends_with(path, ".tex")).run();
+}
+
+bool contains_notation(const ExtractedNotation& doc) {
+    return !doc.fences.empty() || (doc.math_regions > 0 && doc.declares_mesh);
+}
+
+} // namespace shardscope::app

@@ -1,0 +1,160 @@
+// Notation extracted from Markdown and LaTeX documents (app/documents.hpp): what is kept,
+// what is blanked, and that every kept character stays at its line and column.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "app/documents.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+using shardscope::app::contains_notation;
+using shardscope::app::extract_notation;
+using shardscope::app::is_document;
+
+namespace {
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);)
+        out.push_back(l);
+    return out;
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && s.back() == ' ')
+        s.pop_back();
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("documents: which paths are documents") {
+    CHECK(is_document("a/design.md"));
+    CHECK(is_document("paper.TEX"));
+    CHECK(is_document("x.markdown"));
+    CHECK_FALSE(is_document("prog.ein"));
+    CHECK_FALSE(is_document("md"));
+}
+
+TEST_CASE("documents: a .tex is a document when it is a whole LaTeX document") {
+    using shardscope::app::read_as_document;
+    CHECK(read_as_document("p.tex", "\\documentclass{article}\n"));
+    CHECK(read_as_document("p.tex", "\\begin{document}\n"));
+    // export --to latex writes notation with LaTeX displays: read as it stands.
+    CHECK_FALSE(read_as_document("lin.tex", "mesh 4\n\\begin{align}\ny = x\n\\end{align}\n"));
+    CHECK(read_as_document("d.md", "anything"));
+    CHECK_FALSE(read_as_document("p.ein", "\\documentclass{article}"));
+}
+
+TEST_CASE("documents: Markdown ```ein blocks keep their lines; prose and other code go") {
+    const std::string md = "# Title\n"
+                           "prose with z = x_{i} in it\n"
+                           "```python\n"
+                           "y = x\n"
+                           "```\n"
+                           "```ein\n"
+                           "mesh 4\n"
+                           "  z_{i} = x_{i k_0} y_{k_0}\n"
+                           "```\n"
+                           "tail\n";
+    const auto doc = extract_notation("d.md", md);
+    const auto l = lines(doc.text);
+    REQUIRE(l.size() == 10);
+    CHECK(trimmed(l[0]).empty());
+    CHECK(trimmed(l[1]).empty());
+    CHECK(trimmed(l[3]).empty()); // python code is not notation
+    CHECK(trimmed(l[5]).empty()); // the fence itself
+    CHECK(l[6] == "mesh 4");
+    CHECK(l[7] == "  z_{i} = x_{i k_0} y_{k_0}"); // indentation (columns) kept
+    CHECK(trimmed(l[9]).empty());
+    REQUIRE(doc.fences.size() == 1);
+    CHECK(doc.fences[0].first_line == 7);
+    CHECK(md.substr(doc.fences[0].begin, doc.fences[0].end - doc.fences[0].begin) ==
+          "mesh 4\n  z_{i} = x_{i k_0} y_{k_0}\n");
+    CHECK(doc.declares_mesh);
+    CHECK(contains_notation(doc));
+}
+
+TEST_CASE("documents: LaTeX math environments at their columns, comments and prose blanked") {
+    const std::string tex = "\\documentclass{article}\n"
+                            "Text $a$ and % $$ not maths\n"
+                            "\\begin{align*}\n"
+                            "mesh 4 \\\\\n"
+                            "z &= x_{i} \\nonumber\n"
+                            "\\end{align*} after\n"
+                            "Ünïcode prose \\begin{equation} w = v_{i} \\end{equation} more\n";
+    const auto doc = extract_notation("p.tex", tex);
+    const auto l = lines(doc.text);
+    REQUIRE(l.size() == 7);
+    CHECK(trimmed(l[0]).empty());
+    CHECK(trimmed(l[1]).empty()); // inline $a$ and the comment's $$ are not maths
+    CHECK(l[2] == "\\begin{align} ");
+    CHECK(l[3] == "mesh 4 \\\\");
+    CHECK(l[4] == "z &= x_{i} \\nonumber");
+    CHECK(trimmed(l[5]) == "\\end{align}");
+    // "Ünïcode prose " is 14 code points: blanked one space per code point, so 'w' keeps
+    // its column (index 31) though the line had more bytes.
+    const std::string& last = l[6];
+    CHECK(last.find('w') == 14 + 16 + 1);
+    CHECK(last.find("\\begin{align}") == 14);
+    CHECK(doc.math_regions == 2);
+    CHECK(doc.declares_mesh);
+    CHECK(contains_notation(doc));
+}
+
+TEST_CASE("documents: $$ displays in Markdown; maths without a mesh is not notation") {
+    const auto plain = extract_notation("n.md", "# Physics\n$$ E = m c^2 $$\n");
+    CHECK(plain.math_regions == 1);
+    CHECK(lines(plain.text)[1] == "   E = m c^2   ");
+    CHECK_FALSE(contains_notation(plain));
+    const auto with_mesh = extract_notation("n.md", "$$\nmesh 2\ny = x\n$$\n");
+    CHECK(contains_notation(with_mesh));
+    CHECK(lines(with_mesh.text)[1] == "mesh 2");
+}
+
+TEST_CASE("documents: an unclosed fence keeps its notation to the end") {
+    const auto doc = extract_notation("u.md", "```ein\nmesh 2\ny = x\n");
+    REQUIRE(doc.fences.size() == 1);
+    CHECK(doc.fences[0].end == std::string("```ein\nmesh 2\ny = x\n").size());
+    CHECK(lines(doc.text)[2] == "y = x");
+}
+
+// Not documents, but the same binary: the reviewer-facing helpers of check's text output.
+#include "parser/suggest.hpp"
+#include "semantics/report.hpp"
+
+TEST_CASE("did you mean: the closest known name, only when close") {
+    const std::vector<std::string> fns = {"exp", "log", "softmax", "relu", "phi"};
+    CHECK(shardscope::closest_name("exq", fns) == "exp");
+    CHECK(shardscope::closest_name("sofmtax", fns) == "softmax"); // a transposition
+    CHECK(shardscope::closest_name("rleu", fns) == "relu");       // a transposition
+    CHECK(shardscope::closest_name("foo", fns).empty());
+    CHECK(shardscope::closest_name("exp", fns).empty()); // itself is not a suggestion
+    CHECK(shardscope::edit_distance("hidden", "hiden") == 1);
+    CHECK(shardscope::edit_distance("ab", "ba") == 1);
+}
+
+TEST_CASE("report: placements by axis name on named meshes; alternatives name tensors") {
+    using namespace shardscope::semantics;
+    Placement s0;
+    s0.kind = Placement::Kind::Shard;
+    s0.dim = 0;
+    const Placement r{};
+    Mesh named;
+    named.axes = {{"dp", 2}, {"tp", 4}};
+    CHECK(placements_text({s0, r}, &named) == "dp:S(0) tp:R");
+    Mesh numbered;
+    numbered.axes = {{"0", 2}, {"1", 4}};
+    CHECK(placements_text({s0, r}, &numbered) == "S(0), R");
+    CHECK(placements_text({s0, r}) == "S(0), R");
+    Alternative a;
+    a.collectives = {"all-gather(tp)", "all-gather(tp)"};
+    a.description = "all-gather W^1 over axis tp (unshard r): gather first; all-gather %2 over "
+                    "axis tp (unshard r): gather first";
+    CHECK(alternative_text(a) == "all-gather W^1 over axis tp, all-gather %2 over axis tp");
+    a.description = "no communication";
+    CHECK(alternative_text(a) == "all-gather(tp), all-gather(tp)");
+}

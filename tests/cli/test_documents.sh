@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Notation where it lives: check, fmt --check/--write and render of Markdown and LaTeX
+# documents, with diagnostics at the document's own lines and columns, and directories
+# searched for documents that hold notation.
+# Usage: test_documents.sh SHARDSCOPE_BINARY REPO_ROOT
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+# shellcheck source=checks.sh
+source "$(dirname "$0")/checks.sh"
+
+mkdir -p "$tmp/docs/sub"
+cat >"$tmp/docs/design.md" <<'MD'
+# TP MLP design
+
+Prose, $inline$ maths, and code that is not notation:
+
+```python
+z = x @ W
+```
+
+```ein
+mesh 4
+dim b=8 s=16 d=32 f=64
+h_{b s r_0 f} = W^0_{r_0 f d} x_{b s d}
+expect none
+z_{b s d} = W^1_{d r_0 f} h_{b s r_0 f}
+```
+MD
+cat >"$tmp/docs/sub/paper.tex" <<'TEX'
+\documentclass{article}
+\begin{document}
+Four devices. % $$ in a comment
+\begin{align*}
+mesh 4 \\
+z_{i} &= x_{i k_0} y_{k_0} \nonumber
+\end{align*}
+Then $a$ inline, and
+\begin{equation} w = foo(z_{i}) \end{equation}
+\end{document}
+TEX
+printf '# Physics\n$$ E = m c^2 $$\n' >"$tmp/docs/physics.md"
+
+check "check a Markdown document" 0 "$bin" check -q "$tmp/docs/design.md"
+contains "its statements" "$tmp/err" "1 file, 2 statements: 0 errors"
+check "check --json of it: statement lines are the document's" 0 "$bin" check --json "$tmp/docs/design.md"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [s["line"] for s in d["files"][0]["statements"]]==[12,14], d' "$tmp/out" &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: statement lines"; }
+check "check a LaTeX paper with an error" 1 "$bin" check -q "$tmp/docs/sub/paper.tex"
+# foo is at line 9, column 22 of the paper: '\begin{equation} w = ' is 21 characters.
+contains "the error at the paper's line and column" "$tmp/err" "paper.tex:9:22: error: unknown function 'foo' [P108]"
+contains "the caret under the paper's own line" "$tmp/err" '\begin{equation} w = foo(z_{i}) \end{equation}'
+check "sarif of the paper" 1 "$bin" check --format sarif "$tmp/docs/sub/paper.tex"
+contains "sarif region" "$tmp/out" '"startColumn": 22'
+check "a directory: .md and .tex with notation, not other maths" 1 "$bin" check -q "$tmp/docs"
+contains "two documents found" "$tmp/err" "2 files, "
+if grep -q physics "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: physics.md was checked"; else passed=$((passed + 1)); fi
+check "a document named explicitly is read whatever it holds" 0 "$bin" parse "$tmp/docs/physics.md"
+
+check "fmt --check of a block not in canonical form" 1 "$bin" fmt --check "$tmp/docs/design.md"
+contains "fmt --check names the block's line" "$tmp/out" "design.md:10: the \`\`\`ein block is not in canonical form"
+cp "$tmp/docs/design.md" "$tmp/before.md"
+check "fmt --write rewrites the block in place" 0 "$bin" fmt --write "$tmp/docs/design.md"
+check "then it is canonical" 0 "$bin" fmt --check "$tmp/docs/design.md"
+contains "the prose stays" "$tmp/docs/design.md" "Prose, \$inline\$ maths, and code that is not notation:"
+contains "other code stays" "$tmp/docs/design.md" "z = x @ W"
+if diff "$tmp/before.md" "$tmp/docs/design.md" | grep -q '^[<>] .*[^ ]' &&
+    [ "$(diff "$tmp/before.md" "$tmp/docs/design.md" | grep -c '^<')" -le 3 ]; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1)); echo "FAIL: fmt --write changed more than the block's statements"
+    diff "$tmp/before.md" "$tmp/docs/design.md"
+fi
+check "render of a document" 0 "$bin" render "$tmp/docs/design.md" -o "$tmp/d.svg"
+[ -s "$tmp/d.svg" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: no SVG"; }
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

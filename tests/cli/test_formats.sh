@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# check's CI formats against their consumers' schemas: --format json against
+# docs/check-json-v1.schema.json, sarif against the SARIF 2.1.0 schema (the subset in
+# schemas/, with GitHub code scanning's own requirements), junit as JUnit XML with a case per
+# statement and per expect, github as workflow commands; --werror and --fail-on.
+# Usage: test_formats.sh SHARDSCOPE_BINARY REPO_ROOT
+set -u
+bin=$1
+root=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+# shellcheck source=checks.sh
+source "$here/checks.sh"
+python=${PYTHON:-python3}
+if ! "$python" -c 'import jsonschema' 2>/dev/null; then
+    echo "SKIP: python's jsonschema is not installed (pip install jsonschema)"
+    exit 77
+fi
+pyok() { # pyok NAME SCRIPT ARGS... : the script asserts
+    local name=$1
+    shift
+    if "$python" -c "$@" >"$tmp/py" 2>&1; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAIL: $name"; sed 's/^/    /' "$tmp/py" | tail -15; fi
+}
+
+# A file with a statement, an expect, a syntax error and a warning-free rest.
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} y_{k_0}\nexpect all-reduce(0)\nq = foo(x_{i})\n' >"$tmp/bad.ein"
+printf 'mesh 4\ndim i=8\ny_{i} = x_{i}\n' >"$tmp/one.ein"
+
+check "json of every sample" 0 "$bin" check --format json "$root/samples"
+pyok "json matches schema v1" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1])); doc = json.load(open(sys.argv[2]))
+jsonschema.validate(doc, schema)
+t = doc["totals"]
+assert t["files"] == len(doc["files"]) > 5, t
+assert t["statements"] == sum(len(f["statements"]) for f in doc["files"]), t
+assert abs(t["time_s"] - sum(s["cost"]["time_s"] for f in doc["files"] for s in f["statements"])) < 1e-9 * max(1, t["time_s"])
+assert t["comm_bytes_per_device"] > 0 and not t["failed"], t
+' "$root/docs/check-json-v1.schema.json" "$tmp/out"
+check "--json is --format json" 0 "$bin" check --json "$tmp/one.ein"
+pyok "--json has totals" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["statements"]==1 and d["files"][0]["totals"]["errors"]==0, d' "$tmp/out"
+check "json of a file with errors" 1 "$bin" check --format json "$tmp/bad.ein"
+pyok "json with errors matches schema" '
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[2])); jsonschema.validate(doc, json.load(open(sys.argv[1])))
+assert doc["totals"]["errors"] == 1 and doc["totals"]["failed"], doc["totals"]
+' "$root/docs/check-json-v1.schema.json" "$tmp/out"
+
+check "sarif of every sample" 0 "$bin" check --format sarif "$root/samples"
+cp "$tmp/out" "$tmp/samples.sarif"
+check "sarif with errors" 1 "$bin" check --format sarif "$tmp/bad.ein"
+cp "$tmp/out" "$tmp/bad.sarif"
+pyok "sarif matches SARIF 2.1.0 and code scanning" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+fmt = jsonschema.FormatChecker()
+for path in sys.argv[2:]:
+    log = json.load(open(path))
+    jsonschema.Draft7Validator(schema, format_checker=fmt).validate(log)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert len(rules) == len(set(rules))
+    for r in run["results"]:
+        # GitHub code scanning: ruleId, message.text, a location with a uri and startLine.
+        assert r["ruleId"] == rules[r["ruleIndex"]], r
+        assert r["message"]["text"], r
+        loc = r["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] and loc["region"]["startLine"] >= 1, r
+bad = json.load(open(sys.argv[3]))["runs"][0]["results"]
+p108 = [r for r in bad if r["ruleId"] == "P108"]
+assert len(p108) == 1 and p108[0]["level"] == "error", bad
+reg = p108[0]["locations"][0]["physicalLocation"]["region"]
+assert (reg["startLine"], reg["startColumn"], reg["endColumn"]) == (5, 5, 8), reg
+assert "foo" in p108[0]["message"]["text"]
+' "$here/schemas/sarif-2.1.0-subset.schema.json" "$tmp/samples.sarif" "$tmp/bad.sarif"
+# The schema copy itself rejects what code scanning would (so the check above can fail).
+pyok "sarif schema rejects a wrong log" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1])); log = json.load(open(sys.argv[2]))
+log["runs"][0]["results"][0]["level"] = "fatal"
+try:
+    jsonschema.validate(log, schema)
+except jsonschema.ValidationError:
+    pass
+else:
+    raise SystemExit("a level outside the enum was accepted")
+' "$here/schemas/sarif-2.1.0-subset.schema.json" "$tmp/bad.sarif"
+
+check "junit with errors" 1 "$bin" check --format junit "$tmp/bad.ein"
+cp "$tmp/out" "$tmp/bad.xml"
+check "junit of a sample" 0 "$bin" check --format junit "$root/samples/bracket_form.ein"
+pyok "junit cases: a statement or expect each" '
+import sys, xml.etree.ElementTree as ET
+suites = ET.parse(sys.argv[1]).getroot()
+assert suites.tag == "testsuites"
+suite = suites.find("testsuite")
+cases = suite.findall("testcase")
+src = open(sys.argv[3]).read().splitlines()
+expects = [l for l in src if l.startswith("expect")]
+statements = [c for c in cases if "expect" not in c.get("name")]
+assert len([c for c in cases if ": expect" in c.get("name")]) == len(expects) > 0
+assert len(statements) >= len(expects), [c.get("name") for c in cases]
+assert int(suite.get("tests")) == len(cases) and suite.get("failures") == "0"
+bad = ET.parse(sys.argv[2]).getroot().find("testsuite")
+fails = [c for c in bad.findall("testcase") if c.find("failure") is not None]
+assert len(fails) == 1 and fails[0].find("failure").get("type") == "P108", ET.tostring(bad)
+assert bad.get("failures") == "1"
+assert any(c.get("name") == "line 4: expect all-reduce(0)" for c in bad.findall("testcase"))
+assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} y_{k_0}" for c in bad.findall("testcase"))
+' "$tmp/out" "$tmp/bad.xml" "$root/samples/bracket_form.ein"
+
+check "github annotations" 1 "$bin" check --format github "$tmp/bad.ein"
+contains "github error line" "$tmp/out" "::error file=$tmp/bad.ein,line=5,col=5,endLine=5,endColumn=8,title=shardscope P108::[P108] unknown function 'foo'"
+check "github of a clean file" 0 "$bin" check --format github "$tmp/one.ein"
+if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: github output for a clean file"; else passed=$((passed + 1)); fi
+printf 'mesh a=2\ndim i=4\nz_{i} = x_{i}, y\n' >"$tmp/comma.ein"
+"$bin" check --format github "$tmp/comma.ein" >"$tmp/out" 2>&1
+pyok "github escapes properties and data" '
+import sys
+for line in open(sys.argv[1]):
+    if line.startswith("::"):
+        head, _, msg = line[2:].partition("::")
+        props = head.split(" ", 1)[1]
+        for kv in props.split(","):
+            k, _, v = kv.partition("=")
+            assert ":" not in v and k, line
+        assert "\n" not in msg.rstrip("\n") and "\r" not in msg, line
+' "$tmp/out"
+
+# --werror and --fail-on.
+printf 'mesh 4\ndim i=6\ny_{i_0} = x_{i_0}\nZ := x_{i}\n' >"$tmp/warn.ein"
+"$bin" check --format json "$tmp/warn.ein" >"$tmp/warn.json"
+codes=$("$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted({x["severity"]+":"+x["code"] for f in d["files"] for x in f["diagnostics"]})))' "$tmp/warn.json")
+warning=$(tr ' ' '\n' <<<"$codes" | sed -n 's/^warning://p' | head -1)
+note=$(tr ' ' '\n' <<<"$codes" | sed -n 's/^note://p' | head -1)
+if [ -n "$warning" ]; then
+    check "a warning passes" 0 "$bin" check -q "$tmp/warn.ein"
+    check "--werror fails on it" 1 "$bin" check -q --werror "$tmp/warn.ein"
+    check "--werror in sarif" 1 "$bin" check --werror --format sarif "$tmp/warn.ein"
+    contains "--werror warnings are errors in sarif" "$tmp/out" '"level": "error"'
+    check "--fail-on the warning's code" 1 "$bin" check -q --fail-on "$warning" "$tmp/warn.ein"
+else
+    failed=$((failed + 1)); echo "FAIL: $tmp/warn.ein gave no warning ($codes)"
+fi
+if [ -n "$note" ]; then
+    check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S000,$note" "$tmp/warn.ein"
+fi
+check "--fail-on another code passes" 0 "$bin" check -q --fail-on S000 "$tmp/one.ein"
+check "--fail-on a malformed code" 2 "$bin" check --fail-on bogus "$tmp/one.ein"
+contains "--fail-on says what a code is" "$tmp/err" "expected a diagnostic code such as S301"
+check "unknown format" 2 "$bin" check --format xml "$tmp/one.ein"
+check "one statement" 0 "$bin" check -q "$tmp/one.ein"
+contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 0 errors"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
