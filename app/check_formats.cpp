@@ -1,5 +1,7 @@
 #include "app/check_formats.hpp"
 
+#include "render/canvas.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -7,6 +9,8 @@
 #include <sstream>
 
 namespace shardscope::app {
+
+using render::xml_escape;
 
 namespace {
 
@@ -34,36 +38,6 @@ std::string escape_property(const std::string& s) {
             out += "%2C";
         else
             out += c;
-    }
-    return out;
-}
-
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (unsigned char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&apos;";
-            break;
-        default:
-            // XML 1.0 forbids most control characters, even escaped.
-            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-                out += ' ';
-            else
-                out += static_cast<char>(c);
-        }
     }
     return out;
 }

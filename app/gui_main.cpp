@@ -2,6 +2,7 @@
 // binary with its own arguments for `gui` and `render ... -o x.png`. It links OpenGL, GLFW,
 // X11 and ImGui, which the main binary does not.
 #include "allocator.hpp"
+#include "cli_main.hpp"
 #include "commands.hpp"
 #include "inputs.hpp"
 
@@ -26,18 +27,5 @@ int main(int argc, char** argv) {
     int exit_code = kExitOk;
     add_render_command(app, exit_code);
     add_gui_command(app, exit_code);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? kExitOk : kExitUsage;
-    } catch (const std::bad_alloc&) {
-        std::cerr << "shardscope: error: out of memory (an allocation failed; under a memory "
-                     "limit such as ulimit -v, raise it, or give smaller input)\n";
-        return kExitUsage;
-    } catch (const std::exception& e) {
-        std::cerr << "shardscope: error: " << e.what() << "\n";
-        return kExitUsage;
-    }
-    return exit_code;
+    return run_command_line(app, argc, argv, exit_code);
 }

@@ -1,5 +1,6 @@
 // The shardscope command line: one subcommand per job.
 #include "allocator.hpp"
+#include "cli_main.hpp"
 #include "commands.hpp"
 #include "gui_helper.hpp"
 #include "inputs.hpp"
@@ -42,20 +43,5 @@ int main(int argc, char** argv) {
     add_export_command(app, exit_code);
     add_render_command(app, exit_code);
     add_gui_command(app, exit_code);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? kExitOk : kExitUsage;
-    } catch (const std::bad_alloc&) {
-        // A memory limit (ulimit -v, a cgroup) or an input too large for memory: say so rather
-        // than abort. Nothing is allocated here (a literal to an unbuffered stream).
-        std::cerr << "shardscope: error: out of memory (an allocation failed; under a memory "
-                     "limit such as ulimit -v, raise it, or give smaller input)\n";
-        return kExitUsage;
-    } catch (const std::exception& e) {
-        std::cerr << "shardscope: error: " << e.what() << "\n";
-        return kExitUsage;
-    }
-    return exit_code;
+    return run_command_line(app, argc, argv, exit_code);
 }

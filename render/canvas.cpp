@@ -38,7 +38,7 @@ float mono_text_width(std::string_view s, float size) {
 std::string xml_escape(std::string_view s) {
     std::string out;
     out.reserve(s.size());
-    for (char ch : s) {
+    for (unsigned char ch : s) {
         switch (ch) {
         case '&':
             out += "&amp;";
@@ -52,8 +52,15 @@ std::string xml_escape(std::string_view s) {
         case '"':
             out += "&quot;";
             break;
+        case '\'':
+            out += "&apos;";
+            break;
         default:
-            out += ch;
+            // XML 1.0 forbids most control characters, even escaped.
+            if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+                out += ' ';
+            else
+                out += static_cast<char>(ch);
         }
     }
     return out;

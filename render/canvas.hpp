@@ -56,5 +56,8 @@ inline constexpr float kMonoAdvance = 0.602f;
 
 /// Width estimate of monospace text: code points x advance.
 float mono_text_width(std::string_view s, float size);
+/// Text as XML character data or an attribute value (SVG, JUnit): the five entities, and a
+/// space for each control character XML 1.0 forbids.
+std::string xml_escape(std::string_view s);
 
 } // namespace shardscope::render

@@ -170,28 +170,22 @@ std::string simulate(const RedistributionProblem& p, const LayoutState& from, co
                 }
                 break;
             }
-            case MoveKind::AllGather: {
-                if (!same_except(m.from, true)) return "an all-gather of misaligned buffers";
-                std::vector<std::int64_t> cat;
-                for (auto g : group) {
-                    const auto& l =
-                        held[static_cast<std::size_t>(g)].lists[static_cast<std::size_t>(m.from)];
-                    cat.insert(cat.end(), l.begin(), l.end());
-                }
-                out.lists[static_cast<std::size_t>(m.from)] = cat;
-                break;
-            }
+            case MoveKind::AllGather:
             case MoveKind::AllToAll: {
-                if (!same_except(m.from, true)) return "an all-to-all of misaligned buffers";
-                std::vector<std::int64_t> cat;
+                // Member q's rows of `from` land at block q, in member order; an all-to-all
+                // also keeps chunk q of `to` (every member sent this one its chunk q).
+                if (!same_except(m.from, true)) return "a gather of misaligned buffers";
+                auto& cat = out.lists[static_cast<std::size_t>(m.from)];
+                cat.clear();
                 for (auto g : group) {
                     const auto& l =
                         held[static_cast<std::size_t>(g)].lists[static_cast<std::size_t>(m.from)];
                     cat.insert(cat.end(), l.begin(), l.end());
                 }
-                out.lists[static_cast<std::size_t>(m.from)] = cat;
-                auto& l = out.lists[static_cast<std::size_t>(m.to)];
-                l = chunk_of(l, size, q);
+                if (m.kind == MoveKind::AllToAll) {
+                    auto& l = out.lists[static_cast<std::size_t>(m.to)];
+                    l = chunk_of(l, size, q);
+                }
                 break;
             }
             case MoveKind::Slice: {
