@@ -484,7 +484,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     if (from == to) return;
     const auto moves = plan_redistribution(p, from, to);
     if (!moves) {
-        error("S203", at,
+        error("S204", at,
               "no exact redistribution takes " + have.name + " to the placement written here",
               "redistribute in steps, as a chain");
         return;

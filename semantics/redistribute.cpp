@@ -385,6 +385,36 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     return m;
 }
 
+std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& to) {
+    std::vector<Move> out;
+    LayoutState s = from;
+    auto add = [&](Move m) {
+        s = apply_move(s, m);
+        out.push_back(std::move(m));
+    };
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        std::size_t keep = 0;
+        while (keep < s.axes[a].size() && keep < to.axes[a].size() &&
+               s.axes[a][keep] == to.axes[a][keep])
+            ++keep;
+        while (s.axes[a].size() > keep)
+            add(mv(MoveKind::AllGather, s.axes[a].back(), static_cast<int>(a)));
+    }
+    for (std::size_t k = 0; k < s.partial.size(); ++k)
+        if (s.partial[k] && s.partial[k] != to.partial[k])
+            add(mv(MoveKind::AllReduce, static_cast<int>(k)));
+    for (std::size_t a = 0; a < s.axes.size(); ++a)
+        for (std::size_t i = s.axes[a].size(); i < to.axes[a].size(); ++i)
+            add(mv(MoveKind::Slice, to.axes[a][i], -1, static_cast<int>(a)));
+    for (std::size_t k = 0; k < s.partial.size(); ++k)
+        if (!s.partial[k] && to.partial[k]) {
+            Move m = mv(MoveKind::KeepOne, static_cast<int>(k));
+            m.op = to.partial[k];
+            add(m);
+        }
+    return out;
+}
+
 std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem& p,
                                                      const LayoutState& from, const LayoutState& to,
                                                      const std::vector<Move>& preferred) {
@@ -482,6 +512,7 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
         auto mine = priced(seq);
         if (mine && (!out || !(cost_of(*out) < cost_of(*mine)))) return mine;
     }
+    if (!out) out = priced(gather_then_slice(from, to));
     return out;
 }
 

@@ -77,11 +77,17 @@ double local_elements(const RedistributionProblem& p, const LayoutState& s);
 
 /// The cheapest sequence of moves from `from` to `to` (by estimated time, then fewer steps,
 /// then fewer bytes), each priced. `preferred`, when every move of it applies and it reaches
-/// `to`, wins ties (the order the checker always printed). nullopt: unreachable (a
-/// placement that no move produces, such as S -> P or P(sum) -> P(max)).
+/// `to`, wins ties (the order the checker always printed). Where the search gives up (more
+/// than 4096 layouts on a mesh of many axes), gathers, reductions and slices that always
+/// arrive. nullopt: unreachable (P(sum) -> P(max), a partial placement no move produces).
 std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem& p,
                                                      const LayoutState& from, const LayoutState& to,
                                                      const std::vector<Move>& preferred = {});
+
+/// A sequence that always arrives (where P(sum) -> P(max) is not asked), the search's
+/// fallback: every index gathered down to the axes it keeps, then what stays partial nowhere
+/// all-reduced, then slices, then R -> P. Unpriced.
+std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& to);
 
 /// A permute from `from` straight to `to`: each device's target block lies inside the block
 /// of exactly one sender, senders distinct (a bijection, staying put where possible).

@@ -458,3 +458,42 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
         CHECK(plan->front().bytes == 128 * 512 * 4); // one target block, not half the tensor
     }
 }
+
+TEST_CASE("redistribution: meshes too large to search all layouts still get exact plans") {
+    // Six axes of two devices, three indices: far more layouts than the search visits.
+    auto p = problem({2, 2, 2, 2, 2, 2}, {16, 8, 8});
+    const std::vector<std::pair<LayoutState, LayoutState>> pairs = {
+        {{{{0, 1, 2}, {3, 4, 5}, {}}, {0, 0, 0, 0, 0, 0}},
+         {{{5, 4}, {}, {3, 2, 1, 0}}, {0, 0, 0, 0, 0, 0}}},
+        {{{{0, 1, 2}, {3}, {4}}, {0, 0, 0, 0, 0, 's'}},
+         {{{4, 3}, {0, 2}, {5}}, {0, 's', 0, 0, 0, 0}}},
+        {{{{}, {}, {}}, {'s', 's', 's', 's', 's', 's'}},
+         {{{5, 1}, {3, 0}, {2, 4}}, {0, 0, 0, 0, 0, 0}}},
+    };
+    for (const auto& [from, to] : pairs) {
+        INFO("from ", text(from), " to ", text(to));
+        const auto moves = plan_redistribution(p, from, to);
+        REQUIRE(moves.has_value());
+        const auto err = simulate(p, from, to, *moves);
+        CHECK_MESSAGE(err.empty(), err, " for plan ", text(*moves));
+    }
+}
+
+TEST_CASE("redistribution: the search's fallback plan is exact between every pair of layouts") {
+    for (auto sizes : std::vector<std::vector<std::int64_t>>{{4}, {2, 3}, {2, 2, 2}}) {
+        const auto p = problem(sizes, {8, 6});
+        const auto layouts = all_layouts(static_cast<int>(sizes.size()), 2, true);
+        for (const auto& from : layouts)
+            for (const auto& to : layouts) {
+                bool other_op = false; // P(sum) -> P(max) is refused before any plan
+                for (std::size_t k = 0; k < from.partial.size(); ++k)
+                    other_op = other_op || (from.partial[k] && to.partial[k] &&
+                                            from.partial[k] != to.partial[k]);
+                if (other_op) continue;
+                INFO("from ", text(from), " to ", text(to));
+                const auto moves = gather_then_slice(from, to);
+                const auto err = simulate(p, from, to, moves);
+                CHECK_MESSAGE(err.empty(), err, " for plan ", text(moves));
+            }
+    }
+}
