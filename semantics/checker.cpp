@@ -14,6 +14,17 @@
 
 namespace shardscope::semantics {
 
+namespace {
+
+/// A range the inference gave the default to (a chain group's whole, so that its parts
+/// multiply out), which is as undeclared as one that simply took it.
+bool origin_is_default(const detail::Context& ctx, const IndexId& id) {
+    auto it = ctx.range_origin.find(id);
+    return it != ctx.range_origin.end() && it->second == "default";
+}
+
+} // namespace
+
 using namespace detail;
 
 namespace {
@@ -282,8 +293,10 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         auto note_defaults = [&](const ast::TensorRef& r) {
             for (const auto& d : r.dims)
                 for (const auto& p : d.parts)
-                    if (!ctx.has_range(id_of(p)) && ctx.defaulted.insert(id_of(p)).second)
-                        defaulted.push_back(id_of(p).text());
+                    if (const auto id = id_of(p);
+                        (!ctx.has_range(id) || origin_is_default(ctx, id)) &&
+                        ctx.defaulted.insert(id).second)
+                        defaulted.push_back(id.text());
         };
         ast::for_each_ref(*s, note_defaults);
         if (!defaulted.empty()) {

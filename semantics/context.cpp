@@ -293,6 +293,27 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     changed = true;
                 }
             }
+            if (changed || ctx.small_defaults) continue;
+            // A whole and one of its parts both unknown (a chain's group, x_{b} -> x_{(f_0 c)}
+            // without dim lines): the whole takes the default range and the part what is left,
+            // so that a reshape keeps the element count. (Small defaults give the parts
+            // theirs below.)
+            for (const auto& [parent, parts] : splits) {
+                if (ctx.has_range(parent)) continue;
+                std::int64_t known = 1;
+                int unknown = 0;
+                for (const auto& p : parts)
+                    if (ctx.has_range(p))
+                        known = sat_mul(known, ctx.range(p));
+                    else
+                        ++unknown;
+                const auto whole = ctx.range(parent);
+                if (unknown != 1 || known <= 0 || whole % known != 0) continue;
+                ctx.ranges[parent] = whole;
+                ctx.range_origin[parent] = "default";
+                changed = true;
+                break;
+            }
         }
         // Small defaults for the parts of a split whose whole is unknown; the first part also
         // takes the whole's shardings, so that they divide the product.

@@ -849,6 +849,21 @@ TEST_CASE("range inference: declared, device index, split, default") {
         CHECK_MESSAGE(shape(s2.operands.front().global_shape) == "32", c2.text());
         CHECK_MESSAGE(cols(s2) == "none", c2.text());
     }
+    SUBCASE("a chain's group keeps the element count when neither side has a range") {
+        // z_{b} -> z_{(f_0 c)} without dim lines: b takes the default, f is the device index
+        // (2), so c = 1024 / 2, not a second default (which made 2048 elements of 1024).
+        for (const std::string chain : {"z_{b} -> z_{(f_0 c)}", "z_{(f_0 c)} -> z_{b}"}) {
+            CAPTURE(chain);
+            const auto c = run("mesh 2\n" + chain + "\n");
+            const auto& s = stmt(c, "z");
+            REQUIRE_MESSAGE(s.operands.size() == 2, c.text());
+            CHECK_MESSAGE(shape(s.operands[0].global_shape) == "1024", c.text());
+            CHECK_MESSAGE(shape(s.operands[1].global_shape) == "1024", c.text());
+            CHECK_MESSAGE(c.plan.errors() == 0, c.text());
+            // b is still an assumed range, and said so.
+            CHECK_MESSAGE(count_code(c.plan, "S501") == 1, c.text());
+        }
+    }
     SUBCASE("a split that does not divide: error S004") {
         const auto c = run("mesh 4\ndim s=10\nsplit s -> r t\nz_{r_0 t} = x_{r_0 t}\n");
         CHECK_MESSAGE(has_code(c.plan, "S004", Severity::Error), c.text());
