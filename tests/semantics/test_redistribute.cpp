@@ -470,7 +470,9 @@ TEST_CASE("redistribution: meshes too large to search all layouts still get exac
         {{{{}, {}, {}}, {'s', 's', 's', 's', 's', 's'}},
          {{{5, 1}, {3, 0}, {2, 4}}, {0, 0, 0, 0, 0, 0}}},
     };
-    for (const auto& [from, to] : pairs) {
+    for (const auto& pair : pairs) {
+        const auto& from = pair.first;
+        const auto& to = pair.second;
         INFO("from ", text(from), " to ", text(to));
         const auto moves = plan_redistribution(p, from, to);
         REQUIRE(moves.has_value());
