@@ -38,8 +38,11 @@ build() {
         cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
     fi
     say "building $dir"
-    ninja -C "$dir" ${NINJA_TARGETS:-} | grep -v '^ninja: no work to do' || true
-    [ "${PIPESTATUS[0]}" -eq 0 ]
+    # ninja's own status: under pipefail a `|| true` would hide a failed build (PIPESTATUS
+    # then holds true's), and grep fails alone when it filters every line.
+    local rc=0
+    ninja -C "$dir" ${NINJA_TARGETS:-} | grep -v '^ninja: no work to do' || rc=${PIPESTATUS[0]}
+    return "$rc"
 }
 
 # ensure_jax: a virtual environment with jax (CPU) for the exported JAX scripts' test, made
