@@ -1,10 +1,22 @@
 #include "cli_main.hpp"
 
+#include "allocator.hpp"
 #include "inputs.hpp"
 
 #include <exception>
 #include <iostream>
 #include <new>
+
+namespace {
+
+// Before every other static initializer of either executable (CLI11's validators allocate): a
+// failed allocation is a message and exit 2 from the start (allocator.hpp).
+struct OutOfMemoryHandling {
+    OutOfMemoryHandling() { shardscope::app::install_out_of_memory_handling(); }
+};
+__attribute__((init_priority(101))) const OutOfMemoryHandling out_of_memory_handling;
+
+} // namespace
 
 namespace shardscope::app {
 

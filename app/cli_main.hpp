@@ -1,6 +1,7 @@
 // What both executables (shardscope, shardscope-gui) do with their command line once the
 // subcommands are added: parse and run, with usage errors, out of memory and other failures
-// as a message and exit 2.
+// as a message and exit 2. Linking it also installs the out-of-memory handling before any
+// other static initializer.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,23 +1,9 @@
 // shardscope-gui: the window and PNG output (gui_helper.hpp), started by the shardscope
 // binary with its own arguments for `gui` and `render ... -o x.png`. It links OpenGL, GLFW,
 // X11 and ImGui, which the main binary does not.
-#include "allocator.hpp"
 #include "cli_main.hpp"
 #include "commands.hpp"
 #include "inputs.hpp"
-
-#include <exception>
-#include <iostream>
-#include <new>
-
-namespace {
-
-struct OutOfMemoryHandling {
-    OutOfMemoryHandling() { shardscope::app::install_out_of_memory_handling(); }
-};
-__attribute__((init_priority(101))) const OutOfMemoryHandling out_of_memory_handling;
-
-} // namespace
 
 int main(int argc, char** argv) {
     using namespace shardscope::app;

@@ -7,21 +7,6 @@
 
 #include "exec/device.hpp"
 
-#include <exception>
-#include <iostream>
-#include <new>
-
-namespace {
-
-// Before every other static initializer (CLI11's validators allocate): a failed allocation is
-// a message and exit 2 from the start (allocator.hpp).
-struct OutOfMemoryHandling {
-    OutOfMemoryHandling() { shardscope::app::install_out_of_memory_handling(); }
-};
-__attribute__((init_priority(101))) const OutOfMemoryHandling out_of_memory_handling;
-
-} // namespace
-
 int main(int argc, char** argv) {
     using namespace shardscope::app;
     remember_command_line(argc, argv);

@@ -58,34 +58,6 @@ Color hsv(double h, double s, double v) {
 
 } // namespace
 
-Color device_color(std::int64_t id, std::int64_t count) {
-    if (id < 0) return {200, 200, 200, 255};
-    if (count <= 10) return kTab10[static_cast<std::size_t>(id % 10)];
-    if (count <= 20) return kTab20[static_cast<std::size_t>(id % 20)];
-    // Three saturation/value levels; within a level, ceil(count/3) evenly spaced hues visited
-    // in a golden-ratio order (neighbouring ids far apart on the wheel). Evenly spaced hues
-    // differ by several 8-bit steps up to a few thousand devices, so no two ids coincide.
-    static constexpr double kSat[3] = {0.85, 0.55, 0.95};
-    static constexpr double kVal[3] = {0.92, 0.98, 0.70};
-    const auto level = static_cast<std::size_t>(id % 3);
-    const std::int64_t hues = (count + 2) / 3;
-    std::int64_t step = static_cast<std::int64_t>(static_cast<double>(hues) * 0.618033988749895);
-    auto gcd = [](std::int64_t a, std::int64_t b) {
-        while (b) {
-            const std::int64_t t = a % b;
-            a = b;
-            b = t;
-        }
-        return a;
-    };
-    while (step > 1 && gcd(step, hues) != 1)
-        --step;
-    const std::int64_t j = ((id / 3) * std::max<std::int64_t>(step, 1)) % hues;
-    return hsv(static_cast<double>(j) / static_cast<double>(hues) +
-                   0.1 * static_cast<double>(level),
-               kSat[level], kVal[level]);
-}
-
 namespace {
 
 /// k coprime with n near n * golden (1 for n <= 2).
@@ -105,6 +77,23 @@ std::int64_t golden_step(std::int64_t n) {
 }
 
 } // namespace
+
+Color device_color(std::int64_t id, std::int64_t count) {
+    if (id < 0) return {200, 200, 200, 255};
+    if (count <= 10) return kTab10[static_cast<std::size_t>(id % 10)];
+    if (count <= 20) return kTab20[static_cast<std::size_t>(id % 20)];
+    // Three saturation/value levels; within a level, ceil(count/3) evenly spaced hues visited
+    // in a golden-ratio order (neighbouring ids far apart on the wheel). Evenly spaced hues
+    // differ by several 8-bit steps up to a few thousand devices, so no two ids coincide.
+    static constexpr double kSat[3] = {0.85, 0.55, 0.95};
+    static constexpr double kVal[3] = {0.92, 0.98, 0.70};
+    const auto level = static_cast<std::size_t>(id % 3);
+    const std::int64_t hues = (count + 2) / 3;
+    const std::int64_t j = ((id / 3) * golden_step(hues)) % hues;
+    return hsv(static_cast<double>(j) / static_cast<double>(hues) +
+                   0.1 * static_cast<double>(level),
+               kSat[level], kVal[level]);
+}
 
 Color mesh_device_color(const std::vector<std::int64_t>& sizes, const std::vector<int>& coords,
                         std::int64_t id) {

@@ -144,8 +144,7 @@ Cost cost_of(const std::vector<Move>& moves) {
 }
 
 /// The moves worth trying from `s` towards `t` (never one that undoes what `t` wants kept).
-std::vector<Move> candidates(const RedistributionProblem& p, const LayoutState& s,
-                             const LayoutState& t) {
+std::vector<Move> candidates(const LayoutState& s, const LayoutState& t) {
     std::vector<Move> out;
     const int axes = static_cast<int>(s.partial.size());
     for (int k = 0; k < axes; ++k) {
@@ -173,7 +172,6 @@ std::vector<Move> candidates(const RedistributionProblem& p, const LayoutState& 
         out.push_back(mv(MoveKind::AllGather, k, have));
         if (want >= 0 && want != have) out.push_back(mv(MoveKind::AllToAll, k, have, want));
     }
-    (void)p;
     return out;
 }
 
@@ -478,7 +476,7 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
             nodes.push_back({c, std::move(next), at, std::move(m)});
             open.push(static_cast<int>(nodes.size() - 1));
         };
-        for (auto& m : candidates(p, cur.state, to)) {
+        for (auto& m : candidates(cur.state, to)) {
             price(p, cur.state, m);
             relax(m, apply_move(cur.state, m));
         }
