@@ -466,10 +466,11 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     p.devices = ctx_.mesh.devices;
     p.links = ctx_.links;
     p.elem_bytes = have.elem_bytes;
+    for (const auto& i : atoms)
+        p.extents.push_back(ctx_.range(i));
     auto state_of = [&](const Value& v) {
         LayoutState s;
         for (const auto& i : atoms) {
-            p.extents.push_back(ctx_.range(i));
             auto it = v.sharding.find(i);
             s.axes.push_back(it == v.sharding.end() ? std::vector<int>{} : it->second.to_vector());
         }
@@ -479,7 +480,6 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         return s;
     };
     const LayoutState from = state_of(have);
-    p.extents.clear();
     const LayoutState to = state_of(want);
     if (from == to) return;
     const auto moves = plan_redistribution(p, from, to);
