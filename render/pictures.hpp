@@ -137,4 +137,13 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
                        std::string* problem = nullptr, float scale = 1, bool tight = false);
 
+/// A statement's whole step-through as one animated SVG: every picture of step_sequence in
+/// the window's order, `seconds` each, looping (SMIL: each picture a <g id="frame-F"> or
+/// <g id="frame-F-message-K"> whose visibility an <animate calcMode="discrete"> switches on
+/// for its turn; a viewer without SMIL shows the first). `scale` and `tight` as render_svg
+/// (tight: cropped to what any picture draws).
+std::string render_steps_animation_svg(const semantics::Plan& plan, int statement,
+                                       float seconds = 1.5f, std::string* problem = nullptr,
+                                       float scale = 1, bool tight = false);
+
 } // namespace shardscope::render

@@ -121,4 +121,20 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics:
     return out;
 }
 
+std::vector<StepShot> step_sequence(const semantics::Plan& plan,
+                                    const semantics::StatementPlan& s) {
+    std::vector<StepShot> out;
+    const auto frames = step_frames(plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const int frame = static_cast<int>(i);
+        out.push_back({frame, 0});
+        if (!frames[i].collective) continue;
+        const auto schedule =
+            collective_schedule(plan.mesh, s.steps.at(static_cast<std::size_t>(frames[i].step)));
+        for (std::size_t k = 1; k <= schedule.steps.size(); ++k)
+            out.push_back({frame, static_cast<int>(k)});
+    }
+    return out;
+}
+
 } // namespace shardscope::render

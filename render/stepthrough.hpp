@@ -52,4 +52,16 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
 /// step's output); last: the stored result.
 std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics::StatementPlan& s);
 
+/// One picture of the step-through as the window shows it: a frame, and on a collective's
+/// frame 0 (the whole collective) or the k-th step of its schedule.
+struct StepShot {
+    int frame = 0;
+    int substep = 0;
+};
+
+/// Every picture of a statement's step-through in the order the window steps through them
+/// (→ and the message slider's play): each frame, and after a collective's frame its message
+/// steps 1..n. What `render --view steps --animate` and `--frames` export.
+std::vector<StepShot> step_sequence(const semantics::Plan& plan, const semantics::StatementPlan& s);
+
 } // namespace shardscope::render

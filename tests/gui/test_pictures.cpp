@@ -246,6 +246,75 @@ TEST_CASE("issue 16: a collective's frame, message step by message step") {
     CHECK(last.has_text("all-gather ring step 3 of 3"));
 }
 
+TEST_CASE("issue 16: the step-through's sequence and its animated SVG") {
+    const auto c = test::run(read_sample("fsdp_tp.ein"));
+    const auto& s = c.plan.statements.at(3);
+    const auto frames = step_frames(c.plan, s);
+    const auto shots = step_sequence(c.plan, s);
+    // Every frame once, in order, and after the all-reduce's frame (2) its six message steps.
+    std::size_t messages = 0;
+    for (const auto& f : frames)
+        if (f.collective)
+            messages +=
+                collective_schedule(c.plan.mesh, s.steps.at(static_cast<std::size_t>(f.step)))
+                    .steps.size();
+    REQUIRE(messages >= 6);
+    REQUIRE(shots.size() == frames.size() + messages);
+    int frame_pictures = 0;
+    for (std::size_t i = 0; i < shots.size(); ++i) {
+        frame_pictures += shots[i].substep == 0;
+        if (i > 0) {
+            const auto& a = shots[i - 1];
+            const auto& b = shots[i];
+            CHECK(((b.frame == a.frame && b.substep == a.substep + 1) ||
+                   (b.frame == a.frame + 1 && b.substep == 0)));
+        }
+    }
+    CHECK(frame_pictures == static_cast<int>(frames.size()));
+    CHECK(shots[3].frame == 2);
+    CHECK(shots[3].substep == 1);
+
+    std::string problem = "x";
+    const std::string svg = render_steps_animation_svg(c.plan, 3, 2.0f, &problem);
+    CHECK(problem.empty());
+    // One group per picture, the first visible, the rest hidden until their turn.
+    const std::regex group(R"re(<g id="(frame-\d+(-message-\d+)?)"( visibility="hidden")?>)re");
+    std::vector<std::string> ids;
+    int hidden = 0;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), group);
+         it != std::sregex_iterator(); ++it) {
+        ids.push_back((*it)[1]);
+        hidden += (*it)[3].matched;
+    }
+    REQUIRE(ids.size() == shots.size());
+    CHECK(hidden == static_cast<int>(shots.size()) - 1);
+    CHECK(ids[0] == "frame-0");
+    CHECK(ids[3] == "frame-2-message-1");
+    // Each picture has its own turn of `seconds`: key times i/n to (i+1)/n of n*2 s.
+    const std::string dur = "dur=\"" + std::to_string(2 * shots.size()) + "s\"";
+    std::size_t animations = 0;
+    for (auto at = svg.find("<animate "); at != std::string::npos;
+         at = svg.find("<animate ", at + 1)) {
+        ++animations;
+        const auto end = svg.find("/>", at);
+        const std::string a = svg.substr(at, end - at);
+        CHECK(a.find(dur) != std::string::npos);
+        CHECK(a.find("calcMode=\"discrete\"") != std::string::npos);
+    }
+    CHECK(animations == shots.size());
+    std::ostringstream third;
+    third << "keyTimes=\"0;" << 3.0 / static_cast<double>(shots.size()) << ";"
+          << 4.0 / static_cast<double>(shots.size()) << "\"";
+    CHECK(svg.find(third.str()) != std::string::npos);
+    // The pictures are the ones the window draws: the message step's title is in its group.
+    const auto g3 = svg.find("<g id=\"frame-2-message-1\"");
+    const auto g4 = svg.find("<g id=", g3 + 1);
+    CHECK(svg.substr(g3, g4 - g3).find("reduce-scatter ring step 1 of 3") != std::string::npos);
+    CHECK(svg.substr(0, g3).find("ring step") == std::string::npos);
+    // One white background, below every picture.
+    CHECK(svg_fills(svg.substr(0, svg.find("<g "))).count("#ffffff") == 1);
+}
+
 TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
     const auto c = test::run(read_sample("sequence_parallel.ein"));
     // The step-through's area in teaching mode at 1280x720 (the right side, below the

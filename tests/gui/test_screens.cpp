@@ -427,3 +427,40 @@ TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") 
     CHECK(err.find("xvfb-run") != std::string::npos);
     CHECK_FALSE(fs::exists(png));
 }
+
+TEST_CASE("render: the step-through as a numbered PNG series") {
+    const auto dir = out_dir("frames");
+    const auto series = dir / "series";
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") +
+                               " --statement 4 --view steps --frames " + quote(series.string()),
+                           dir / "log.txt") == 0);
+    const auto listing = test::read_file(dir / "log.txt");
+    // One line per file: its frame and message step; the same pictures as --animate's.
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") +
+                               " --statement 4 --view steps --animate -o " +
+                               quote((dir / "a.svg").string()),
+                           dir / "log2.txt") == 0);
+    const auto svg = test::read_file(dir / "a.svg");
+    std::size_t pictures = 0;
+    for (auto at = svg.find("<animate "); at != std::string::npos;
+         at = svg.find("<animate ", at + 1))
+        ++pictures;
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(series))
+        files += e.path().extension() == ".png";
+    CHECK(files == pictures);
+    CHECK(files >= 9);
+    CHECK(listing.find("frame-004.png\tframe 2 message 1\n") != std::string::npos);
+    // Frame 2's first message step: the group's four devices as boxes in their colours.
+    const auto img = test::load_png((series / "frame-004.png").string());
+    REQUIRE(img.ok());
+    CHECK(img.width == 1100);
+    int colours = 0;
+    for (std::int64_t d = 0; d < 8; ++d)
+        colours += img.count(device_color(d, 8)) > 200;
+    CHECK(colours == 4);
+    // The first file is the inputs' frame, not a message step.
+    const auto first = test::load_png((series / "frame-001.png").string());
+    REQUIRE(first.ok());
+    CHECK(first.width == 1100);
+}
