@@ -182,7 +182,7 @@ int run_render(const RenderOptions& o) {
         if (o.substep > subs) {
             std::cerr << "shardscope: error: --message " << o.substep
                       << (subs == 0 ? " needs the steps view's frame of an all-gather, "
-                                      "reduce-scatter, all-reduce or all-to-all"
+                                      "reduce-scatter, all-reduce, all-to-all or permute"
                                     : " is out of range: the collective has " +
                                           std::to_string(subs) + " message steps")
                       << "\n";

@@ -38,11 +38,14 @@ struct ScheduleStep {
 /// row-major over its axes; `groups` such groups do the same at once). All-gather: n-1 ring
 /// steps, each device passing on the block it received last; reduce-scatter: n-1 ring steps
 /// adding partial blocks, device i ending with block i whole; all-reduce: both; all-to-all:
-/// n-1 steps of pairs, device i sending block j to device j. Empty (no steps) for other steps
-/// and for permutes.
+/// n-1 steps of pairs, device i sending block j to device j; permute: one step of the plan's
+/// `pairs` at once (the group: every device of the mesh in mesh order, or on more than 16
+/// devices those that send or receive; `block`: the receiver's position in the group, whose
+/// block of the output it receives). Empty (no steps) for other steps.
 struct Schedule {
     std::vector<std::int64_t> group; ///< device ids in ring order
     std::int64_t groups = 1;
+    bool permute = false; ///< the pairs of a permute, not a ring or all-to-all
     std::vector<ScheduleStep> steps;
 };
 Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step);

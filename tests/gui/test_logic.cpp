@@ -175,7 +175,53 @@ TEST_CASE("collective schedules: ring steps and pairs that deliver every block")
         CHECK(pairs.size() == 12);
     }
     CHECK(collective_schedule(mesh, step(K::Compute, {})).steps.empty());
+    // A permute without pairs moves nothing.
     CHECK(collective_schedule(mesh, step(K::Permute, {1})).steps.empty());
+}
+
+TEST_CASE("collective schedules: a permute's pairs, which device sends which block to which") {
+    // redistribute_2x2's first statement: x_{i_0 j_1} -> x_{i_1 j_0}, the block swap.
+    const auto c = test::run(read_sample("redistribute_2x2.ein"));
+    const auto& s = c.plan.statements.at(0);
+    const semantics::Step* permute = nullptr;
+    int frame = -1;
+    const auto frames = step_frames(c.plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
+                                        semantics::StepKind::Permute) {
+            permute = &s.steps[static_cast<std::size_t>(frames[i].step)];
+            frame = static_cast<int>(i);
+        }
+    REQUIRE(permute != nullptr);
+    REQUIRE(permute->pairs.size() == 2);
+    const auto sched = collective_schedule(c.plan.mesh, *permute);
+    CHECK(sched.permute);
+    CHECK(sched.group == std::vector<std::int64_t>{0, 1, 2, 3}); // every device, keepers too
+    REQUIRE(sched.steps.size() == 1);
+    std::set<std::pair<std::int64_t, std::int64_t>> moved;
+    for (const auto& t : sched.steps[0].transfers) {
+        moved.insert({t.from, t.to});
+        CHECK(t.block == t.to); // the receiver's block (its position in the group)
+        CHECK_FALSE(t.reduce);
+    }
+    CHECK(moved == std::set<std::pair<std::int64_t, std::int64_t>>{{1, 2}, {2, 1}});
+    CHECK(sched.steps[0].title.find("2 messages at once") != std::string::npos);
+    CHECK(sched.steps[0].title.find("the 2 other devices keep their own") != std::string::npos);
+    // Drawn: one arrow per pair, labelled with the block the receiver holds afterwards
+    // (device 1 = (0,1) ends with rows 4:8 x cols 0:4).
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, c.plan, 0, frame, 14, 1);
+    CHECK(rec.has_text("permute, one step"));
+    CHECK(rec.has_text("#1: d1 → d2 sends d2's block [0:4, 4:8] of x"));
+    CHECK(rec.has_text("#2: d2 → d1 sends d1's block [4:8, 0:4] of x"));
+    CHECK(rec.has_text("#1"));
+    CHECK_FALSE(rec.has_text("block 0"));
+    // The step-through plays it like the other collectives: frame, then its message step.
+    const auto shots = step_sequence(c.plan, s);
+    int messages = 0;
+    for (const auto& shot : shots)
+        messages += shot.frame == frame && shot.substep == 1;
+    CHECK(messages == 1);
 }
 
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {
