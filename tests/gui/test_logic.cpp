@@ -1,5 +1,6 @@
 // The GL-free logic of the views: device colours, hatching, text fitting, the timeline
 // layout, step-through frames, narration, selections and the default drawn dimensions.
+#include "render/course.hpp"
 #include "render/draw.hpp"
 #include "render/narration.hpp"
 #include "render/palette.hpp"
@@ -15,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -438,4 +440,75 @@ TEST_CASE("holdings: what each device holds of a tensor, in words") {
     CHECK(names.size() == layouts.size());
     CHECK(names.count("W^{SS}") == 1);
     CHECK(names.count("X") == 1);
+}
+
+TEST_CASE("the course index lists every sample exactly once") {
+    // A sample added to samples/ without a line in samples/COURSE fails here: the picker and
+    // teaching mode would put it after the course, unexplained.
+    const auto course = parse_course(read_sample("COURSE"));
+    for (const auto& e : course.errors)
+        FAIL_CHECK(e);
+    std::multiset<std::string> listed;
+    for (const auto& e : course.entries) {
+        listed.insert(e.file);
+        CHECK_MESSAGE(!e.title.empty(), e.file << " has no title in COURSE");
+        CHECK_MESSAGE(std::filesystem::exists(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + e.file),
+                      "COURSE lists " << e.file << ", which is not in samples/");
+    }
+    std::set<std::string> samples;
+    for (const auto& f : std::filesystem::directory_iterator(SHARDSCOPE_SAMPLES_DIR))
+        if (f.path().extension() == ".ein") samples.insert(f.path().filename().string());
+    REQUIRE(samples.size() >= 13);
+    for (const auto& f : samples)
+        CHECK_MESSAGE(listed.count(f) == 1, f << " is listed " << listed.count(f)
+                                              << " times in samples/COURSE (once, please)");
+    CHECK(listed.size() == samples.size());
+    CHECK(course.entries.front().file == "placements_2x2.ein"); // the course starts there
+}
+
+TEST_CASE("course order: the index's order, then what it does not list; errors with lines") {
+    const auto course = parse_course("# a course\n\nb.ein  Second thing\n  a.ein First # note\n"
+                                     "b.ein again\nnotes.txt\n",
+                                     "idx");
+    REQUIRE(course.entries.size() == 2);
+    CHECK(course.entries[0].file == "b.ein");
+    CHECK(course.entries[0].title == "Second thing");
+    CHECK(course.entries[0].line == 3);
+    CHECK(course.entries[1].title == "First");
+    REQUIRE(course.errors.size() == 2);
+    CHECK(course.errors[0] == "idx:5: b.ein is listed twice");
+    CHECK(course.errors[1] == "idx:6: 'notes.txt' is not a sample (a .ein file name)");
+    const std::vector<std::string> files{"s/z.ein", "s/a.ein", "s/c.ein", "s/b.ein"};
+    CHECK(course_order(files, course) ==
+          std::vector<std::string>{"s/b.ein", "s/a.ein", "s/c.ein", "s/z.ein"});
+    CHECK(course_title(course, "s/a.ein") == "First");
+    CHECK(course_title(course, "s/c.ein").empty());
+}
+
+TEST_CASE("quiz: the plan's collectives and the result's placements among distractors") {
+    const auto c = test::run(read_sample("dot_product.ein"));
+    // Statement 1: z = x_{r_0 e} y_{r_0 e}, an all-reduce over axis 0.
+    const auto qs = quiz_questions(c.plan, 0);
+    REQUIRE(qs.size() == 2);
+    const auto& q = qs[0];
+    CHECK(q.prompt == "Which collectives does statement 1 need?");
+    REQUIRE(q.choices.size() >= 2);
+    CHECK(q.choices.size() <= 4);
+    CHECK(q.choices[static_cast<std::size_t>(q.answer)] == "all-reduce(0)");
+    CHECK(std::set<std::string>(q.choices.begin(), q.choices.end()).size() == q.choices.size());
+    CHECK(std::is_sorted(q.choices.begin(), q.choices.end()));
+    // Statement 2 needs none.
+    const auto q2 = quiz_questions(c.plan, 1);
+    REQUIRE_FALSE(q2.empty());
+    CHECK(q2[0].choices[static_cast<std::size_t>(q2[0].answer)] == "no collective");
+    // The result's placements: p_{r_0} is S(0) over the mesh's one axis.
+    REQUIRE(q2.size() == 2);
+    CHECK(q2[1].choices[static_cast<std::size_t>(q2[1].answer)] == "[S(0)]");
+    CHECK(q2[1].choices.size() >= 2);
+    // Deterministic: the same questions every time.
+    CHECK(quiz_questions(c.plan, 0)[0].choices == q.choices);
+    CHECK(quiz_questions(c.plan, 99).empty());
+    // A permute is named as the plan names it.
+    const auto r = test::run(read_sample("redistribute_2x2.ein"));
+    CHECK(collectives_answer(r.plan, r.plan.statements.at(0)) == "permute(0,1)");
 }
