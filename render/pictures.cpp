@@ -367,6 +367,12 @@ Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel) 
     return {800, 600};
 }
 
+Rect zoomed_area(const Rect& area, float zoom, Vec2 pan) {
+    const float z = std::clamp(zoom, 0.1f, 64.0f);
+    return {area.x0 + pan.x, area.y0 + pan.y, area.x0 + pan.x + area.width() * z,
+            area.y0 + pan.y + area.height() * z};
+}
+
 void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View view,
                   const Selection& sel, float font) {
     switch (view) {
@@ -376,7 +382,8 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
             c.text({area.x0 + 8, area.y0 + 8}, colors::kMuted, "nothing to draw", font);
             return;
         }
-        draw_tiling(c, area, plan.mesh, *t, drawn_of(sel, *t), font);
+        draw_tiling(c, zoomed_area(area, sel.zoom, sel.pan), plan.mesh, *t, drawn_of(sel, *t), font,
+                    false, sel.highlight);
         return;
     }
     case View::Mesh: {

@@ -335,6 +335,103 @@ TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
     CHECK(rec.tips.size() == 3);
 }
 
+TEST_CASE("zoom and pan: the tiling's tiles drawn larger and moved, the same tiles") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    std::string error;
+    auto found = resolve_selection(c.plan, 0, "W^{SS}", error);
+    REQUIRE(found);
+    const Selection sel = *found;
+    auto tiles = [&](const Selection& s) {
+        test::RecordingCanvas rec;
+        draw_picture(rec, {0, 0, 820, 620}, c.plan, View::Tiling, s);
+        // The tiles: the first fill of each device colour (the legend's swatches come after).
+        std::vector<Rect> out;
+        for (std::int64_t d = 0; d < 4; ++d)
+            for (const auto& f : rec.fills)
+                if (f.color == device_color(d, 4)) {
+                    out.push_back(f.rect);
+                    break;
+                }
+        return out;
+    };
+    const auto plain = tiles(sel);
+    REQUIRE(plain.size() == 4);
+    Selection zoomed = sel;
+    zoomed.zoom = 2;
+    const auto big = tiles(zoomed);
+    REQUIRE(big.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(big[i].width() > plain[i].width() * 1.8f);
+        CHECK(big[i].height() > plain[i].height() * 1.8f);
+    }
+    Selection panned = zoomed;
+    panned.pan = {-300, -100};
+    const auto moved = tiles(panned);
+    REQUIRE(moved.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(moved[i].x0 == doctest::Approx(big[i].x0 - 300));
+        CHECK(moved[i].y0 == doctest::Approx(big[i].y0 - 100));
+        CHECK(moved[i].width() == doctest::Approx(big[i].width()));
+    }
+    const Rect z = zoomed_area({10, 20, 110, 70}, 3, {5, -5});
+    CHECK(z.x0 == 15);
+    CHECK(z.y0 == 15);
+    CHECK(z.width() == 300);
+    CHECK(z.height() == 150);
+}
+
+TEST_CASE("hover: the mesh reports the device under the pointer; the tiling outlines its tiles") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    // The mesh: the pointer over a cell names its device.
+    test::RecordingCanvas mesh;
+    draw_picture(mesh, {0, 0, 760, 560}, c.plan, View::Mesh, {});
+    std::map<std::int64_t, Rect> cells;
+    for (const auto& f : mesh.fills)
+        for (std::int64_t d = 0; d < 4; ++d)
+            if (f.color == device_color(d, 4) && !cells.count(d)) cells[d] = f.rect;
+    REQUIRE(cells.size() == 4);
+    test::RecordingCanvas over;
+    over.pointer = cells[3].center();
+    draw_picture(over, {0, 0, 760, 560}, c.plan, View::Mesh, {});
+    CHECK(over.hovers == std::vector<std::int64_t>{3});
+    // The tiling with device 3 highlighted: its one tile of W^{SS} outlined, a line says so.
+    std::string error;
+    auto found = resolve_selection(c.plan, 0, "W^{SS}", error);
+    REQUIRE(found);
+    Selection sel = *found;
+    test::RecordingCanvas plain, lit;
+    draw_picture(plain, {0, 0, 820, 620}, c.plan, View::Tiling, sel);
+    sel.highlight = 3;
+    draw_picture(lit, {0, 0, 820, 620}, c.plan, View::Tiling, sel);
+    auto outlines = [](const test::RecordingCanvas& r) {
+        std::vector<Rect> out;
+        for (const auto& s : r.strokes)
+            if (s.color == colors::kHighlight) out.push_back(s.rect);
+        return out;
+    };
+    CHECK(outlines(plain).empty());
+    const auto lit_tiles = outlines(lit);
+    REQUIRE(lit_tiles.size() == 1);
+    Rect tile3{};
+    for (const auto& f : lit.fills)
+        if (f.color == device_color(3, 4)) {
+            tile3 = f.rect; // the tile (the legend's swatch comes after)
+            break;
+        }
+    CHECK(lit_tiles[0].center().x == doctest::Approx(tile3.center().x));
+    CHECK(lit_tiles[0].center().y == doctest::Approx(tile3.center().y));
+    CHECK(lit.has_text("outlined: what d3 (1,1) holds"));
+    // A replicated tensor: the one tile every device holds is outlined for any of them.
+    auto rep = resolve_selection(c.plan, 0, "W^{RR}", error);
+    REQUIRE(rep);
+    {
+        rep->highlight = 2;
+        test::RecordingCanvas r;
+        draw_picture(r, {0, 0, 820, 620}, c.plan, View::Tiling, *rep);
+        CHECK(outlines(r).size() == 1);
+    }
+}
+
 TEST_CASE("tiling of a partial tensor: hatched and marked Σ") {
     const auto c = test::run(read_sample("placements_2x2.ein"));
     const auto& t = c.plan.statements.at(3).result; // Z{U_0}
