@@ -261,8 +261,17 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     std::string dims;
     if (m.row) dims += "rows: " + dim_text(*m.row);
     if (m.col) dims += (dims.empty() ? "" : "   ") + std::string("columns: ") + dim_text(*m.col);
-    if (!dims.empty()) {
-        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, dims, small, maxw);
+    // The hovered device (the mesh's hover in the window) is named in place of the drawn
+    // dimensions' line, so that hovering does not move the tiles.
+    std::string outlined;
+    if (highlight >= 0) {
+        const auto* d = m.device(highlight);
+        outlined = "outlined: what " + device_text(highlight, d ? d->coords : std::vector<int>{}) +
+                   " holds (" + (d ? holding_text(m, highlight) : std::string("nothing")) + ")";
+    }
+    if (!dims.empty() || !outlined.empty()) {
+        text_clipped(c, {area.x0 + pad, y}, outlined.empty() ? colors::kMuted : colors::kHighlight,
+                     outlined.empty() ? dims : outlined, small, maxw);
         y += line;
     }
     if (!m.others.empty()) {
@@ -290,15 +299,6 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
             p += " " + a.name + " (" + a.reduce + ")";
         p += ": every holder has a part still to be reduced";
         text_clipped(c, {area.x0 + pad, y}, colors::kText, p, small, maxw);
-        y += line;
-    }
-    if (highlight >= 0) {
-        const auto* d = m.device(highlight);
-        text_clipped(c, {area.x0 + pad, y}, colors::kHighlight,
-                     "outlined: what " +
-                         device_text(highlight, d ? d->coords : std::vector<int>{}) + " holds (" +
-                         (d ? holding_text(m, highlight) : std::string("nothing")) + ")",
-                     small, maxw);
         y += line;
     }
 

@@ -421,6 +421,13 @@ TEST_CASE("hover: the mesh reports the device under the pointer; the tiling outl
     CHECK(lit_tiles[0].center().x == doctest::Approx(tile3.center().x));
     CHECK(lit_tiles[0].center().y == doctest::Approx(tile3.center().y));
     CHECK(lit.has_text("outlined: what d3 (1,1) holds"));
+    // Hovering moves no tile: the outline takes the drawn dimensions' line.
+    for (const auto& f : plain.fills)
+        if (f.color == device_color(3, 4)) {
+            CHECK(f.rect.y0 == doctest::Approx(tile3.y0));
+            CHECK(f.rect.x0 == doctest::Approx(tile3.x0));
+            break;
+        }
     // A replicated tensor: the one tile every device holds is outlined for any of them.
     auto rep = resolve_selection(c.plan, 0, "W^{RR}", error);
     REQUIRE(rep);
