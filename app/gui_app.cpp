@@ -355,7 +355,9 @@ int run_gui(const GuiOptions& o) {
     io.IniFilename = nullptr;
     // High DPI: the display's content scale (or --ui-scale) sizes the fonts, the style and the
     // pictures' text.
+    float scripted_scale = 0; ///< --script's ui-scale:S, as if the display's scale changed
     auto content_scale = [&] {
+        if (scripted_scale > 0) return scripted_scale;
         if (o.ui_scale > 0) return o.ui_scale;
         float xs = 1, ys = 1;
         glfwGetWindowContentScale(window, &xs, &ys);
@@ -495,6 +497,8 @@ int run_gui(const GuiOptions& o) {
                 script_button = false;
             } else if (a.rfind("wheel:", 0) == 0) {
                 script_wheel = std::strtof(a.c_str() + 6, nullptr);
+            } else if (a.rfind("ui-scale:", 0) == 0) {
+                scripted_scale = std::clamp(std::strtof(a.c_str() + 9, nullptr), 0.5f, 4.0f);
             } else if (a.rfind("dump:", 0) == 0) {
                 dump_path = arg("dump:");
             } else if (a.rfind("sleep:", 0) == 0) {

@@ -27,8 +27,9 @@ struct GuiOptions {
     /// `sleep:MS`, `wait`; the quiz: `quiz` (tick/untick), `choose:Q:C` (choice C of question
     /// Q, 0-based); the course: `next-sample`, `previous-sample`; `export` (Export…), then
     /// `export-view:tiling|mesh|plan|steps` and `answer:PATH`; the pointer: `mouse:X,Y`,
-    /// `press`, `release` (the left button), `wheel:N`; `dump:FILE` (every text the window
-    /// draws in the next frame, widgets and pictures, written to FILE). The final title and
+    /// `press`, `release` (the left button), `wheel:N`; `ui-scale:S` (as if the window moved to
+    /// a display of content scale S: the fonts and style are rebuilt); `dump:FILE` (every text the
+    /// window draws in the next frame, widgets and pictures, written to FILE). The final title and
     /// status (and why a verify run could not start), the statement, step, scale, full screen,
     /// quiz, zoom, pan, highlighted device, splits, content scale and font size are printed
     /// to stdout.

@@ -641,6 +641,14 @@ TEST_CASE("gui: resizable panes, high-DPI scale, export of the view") {
     // --ui-scale 2 (what a display's content scale of 2 gives): fonts twice as large.
     out = gui_script(dir, "--ui-scale 2 " + sample("placements_2x2.ein"), "wait", png);
     CHECK(out.find("dpi: 2 font: 34") != std::string::npos);
+    // Moved to a display of another scale while running: the fonts are rebuilt at it, and the
+    // window still draws (the tiles in their colours).
+    out = gui_script(dir, sample("placements_2x2.ein") + " --tensor 'W^{SS}'",
+                     "wait;ui-scale:1.5;wait;wait", png);
+    CHECK(out.find("dpi: 1.5 font: 25.5") != std::string::npos);
+    const auto scaled = test::load_png(png.string());
+    REQUIRE(scaled.ok());
+    CHECK(large_device_colours(scaled, 4, 0.005) == 4);
     // Export…: the chosen view through the headless renderer, PNG and SVG.
     const auto mesh_png = dir / "mesh.png";
     out = gui_script(dir, sample("placements_2x2.ein"),
