@@ -49,7 +49,7 @@ void MainView::quiz_panel(const semantics::Plan& plan, const Script& script) {
         ImGui::TextUnformatted("Quiz: guess, then the pictures show the answer.");
         for (std::size_t q = 0; q < qs.size(); ++q) {
             ImGui::PushID(static_cast<int>(q));
-            ImGui::TextUnformatted(qs[q].prompt.c_str());
+            ImGui::TextWrapped("%s", qs[q].prompt.c_str());
             ImGui::Indent();
             for (std::size_t c = 0; c < qs[q].choices.size(); ++c) {
                 const bool picked = chosen[q] == static_cast<int>(c);
@@ -60,8 +60,10 @@ void MainView::quiz_panel(const semantics::Plan& plan, const Script& script) {
             ImGui::Unindent();
             ImGui::PopID();
         }
-        ImGui::TextDisabled("the placements and collectives are hidden until every question is "
-                            "answered");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped(
+            "the placements and collectives are hidden until every question is answered");
+        ImGui::PopStyleColor();
         return;
     }
     // Revealed: each answer, right or wrong, on one line each.

@@ -324,7 +324,10 @@ ViewActions MainView::frame(const ViewInput& in) {
     // before and after each step, large enough for a projector (at 1280x720 and up). The
     // quiz's questions stay in view until answered.
     if (!(teaching_ && panel_ == Panel::Steps) || hidden) {
-        ImGui::BeginChild("tiling", {0, (h - thick) * top_frac_}, true);
+        // While the quiz hides the statement, its questions take most of the height (the
+        // panels below only say that they are hidden).
+        ImGui::BeginChild(
+            "tiling", {0, (h - thick) * (hidden ? std::max(top_frac_, 0.8f) : top_frac_)}, true);
         if (quiz_) quiz_panel(*in.plan, in.script ? *in.script : Script{});
         if (!hidden) tiling_panel(in);
         ImGui::EndChild();

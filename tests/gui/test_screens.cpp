@@ -455,7 +455,9 @@ int choice_index(const std::string& dump, const std::string& question,
     if (q == std::string::npos) return -1;
     std::istringstream lines(dump.substr(q));
     std::string line;
-    std::getline(lines, line); // the question
+    // The question, maybe wrapped over several lines: up to its '?'.
+    while (std::getline(lines, line) && (line.empty() || line.back() != '?')) {
+    }
     int i = 0;
     while (std::getline(lines, line) && i < 6) {
         for (const auto& k : known)
