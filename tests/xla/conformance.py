@@ -272,23 +272,35 @@ def group_size(attrs, devices):
     return len([d for d in first.group(1).split(",") if d.strip()])
 
 
-def sliced_by_partition(comps, comp, inst, n):
+PASS_THROUGH = {"parameter", "convert", "bitcast", "copy", "reshape"}
+
+
+def body_ops(comps, inst):
+    called = re.search(r"calls=%?([\w.\-]+)", inst["attrs"])
+    return {i["op"] for i in comps.get(called.group(1), [])} if called else set()
+
+
+def sliced_by_partition(comps, comp, inst, n, elements=None):
     """The CPU artifact: an all-reduce whose result is only dynamic-sliced to 1/n of it
-    (directly or inside a fusion that also takes partition-id) is a reduce-scatter."""
-    elements = shape_elements(inst["shape"])
+    (directly or inside a fusion that also takes partition-id), possibly after element-type
+    conversions (the bf16 widening: all-reduce in f32, convert back, then slice), is a
+    reduce-scatter."""
+    elements = elements or shape_elements(inst["shape"])
     users = [u for u in comps[comp] if inst["name"] in u["operands"]]
     if not users:
         return False
     for u in users:
-        if shape_elements(u["shape"]) * n != elements:
+        size = shape_elements(u["shape"])
+        ops = body_ops(comps, u) if u["op"] == "fusion" else {u["op"]}
+        if size == elements and ops <= PASS_THROUGH:  # a conversion: follow its users
+            if not sliced_by_partition(comps, comp, u, n, elements):
+                return False
+            continue
+        if size * n != elements or "dynamic-slice" not in ops:
             return False
         if u["op"] == "dynamic-slice":
             continue
         if u["op"] != "fusion":
-            return False
-        called = re.search(r"calls=%?([\w.\-]+)", u["attrs"]).group(1)
-        ops = {i["op"] for i in comps.get(called, [])}
-        if "dynamic-slice" not in ops:
             return False
         has_pid = any(any(o["op"] == "partition-id" and o["name"] == x
                           for o in comps[comp]) for x in u["operands"])
