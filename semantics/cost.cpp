@@ -19,11 +19,14 @@ namespace shardscope::semantics {
 static constexpr std::array<Hardware, 3> kPresets{{
     // A100 SXM: 19.5 TFLOP/s f32, 312 TFLOP/s bf16 tensor core, 1555 GB/s HBM2 (40 GB part)
     // (NVIDIA A100 datasheet, 2020; the same figures in ml-performance-book.txt, "Roofline").
-    // Link: NVLink 3 is 300 GB/s each way (line rate); all_reduce_perf on 8 A100-SXM4 in one
-    // node measures busbw 232.2-235.4 GB/s at 10 GiB (published all_reduce_perf logs of
-    // 8 x A100-SXM4-40GB nodes, NCCL 2.x), and NCCL's tuning model caps the bus bandwidth of
-    // compute capability 8.0 at 235 GB/s (NVIDIA/nccl src/graph/tuning.cc, commit 01afd20:
-    // `if (compCap80) busBw = std::min(busBw, 235.0f)`). Latency: see above (NVLink, ring LL).
+    // Link: NVLink 3 is 300 GB/s each way (line rate). all_reduce_perf on the 8 A100-SXM4-40GB
+    // of one node, 10 GiB: 80922 us, busbw 232.2 GB/s (Oracle's OCI HPC tutorials
+    // (ocitutorials), the NCCL Tests page for BM.GPU4.8/BM.GPU.A100-v2.8 on Ubuntu, section
+    // 3-1, NCCL 2.26.5; runs on the same shape in the other OCI guides give 232.8-235.4 GB/s),
+    // and NCCL's tuning model caps the bus bandwidth of compute capability 8.0 at 235 GB/s
+    // (NVIDIA/nccl src/graph/tuning.cc, commit 01afd20:
+    // `if (compCap80) busBw = std::min(busBw, 235.0f)`).
+    // Latency: see above (NVLink, ring LL).
     {"a100", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6,
      "NVIDIA A100 datasheet; nccl-tests busbw on 8 A100 (235 GB/s); NCCL tuning.cc latencies"},
     // H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s dense bf16, 3.35 TB/s HBM3 (NVIDIA H100 datasheet,
