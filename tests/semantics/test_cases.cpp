@@ -510,7 +510,7 @@ TEST_CASE("cost by hand: preset link bandwidths (time difference of two sizes)")
         double link;
     };
     for (const Preset& p :
-         {Preset{"a100", 300e9}, Preset{"h100", 450e9}, Preset{"tpu-v5e", 45e9}}) {
+         {Preset{"a100", 235e9}, Preset{"h100", 370e9}, Preset{"tpu-v5e", 45e9}}) {
         auto time_for = [&](int j, double& bytes) {
             const auto c = run("mesh 4\nhw " + std::string(p.name) +
                                "\ndim i=1024 j=" + std::to_string(j) + "\nx_{i_0 j} -> x_{ij}\n");
