@@ -229,10 +229,22 @@ TEST_CASE("einsum rule 2: one index sharded on an axis") {
         const auto& s = stmt(c, "z");
         CHECK_MESSAGE(pl(s.result) == "P(sum), P(sum)", c.text());
         CHECK_MESSAGE(cols(s) == "none", c.text());
+        // Completing both partial axes: a hierarchical all-reduce (scatter over one axis,
+        // all-reduce the quarter over the other, gather back) sends 1.5 V per device in 4 ring
+        // steps; one all-reduce per axis sends 2 V in as many steps; one all-reduce over the
+        // group of four sends 1.5 V in 6 (XLA's plan).
         const auto c2 = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\n");
-        auto cs = stmt(c2, "z").collectives;
-        std::sort(cs.begin(), cs.end());
-        CHECK_MESSAGE(join(cs) == "all-reduce(0), all-reduce(1)", c2.text());
+        CHECK_MESSAGE(join(stmt(c2, "z").collectives) ==
+                          "reduce-scatter(0), all-reduce(1), all-gather(0)",
+                      c2.text());
+        CHECK_MESSAGE(stmt(c2, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c2.text());
+        // Without latency (links of 0 us) the single group all-reduce wins: as many bytes in
+        // one collective instead of three.
+        const auto c3 = run("mesh 2x2\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=8 j=8 "
+                            "k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\nexpect all-reduce(0,1)\n");
+        CHECK_MESSAGE(c3.plan.errors() == 0, c3.text());
+        CHECK_MESSAGE(join(stmt(c3, "z").collectives) == "all-reduce(0,1)", c3.text());
+        CHECK_MESSAGE(stmt(c3, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c3.text());
     }
 }
 
