@@ -1327,7 +1327,7 @@ TEST_CASE("constructs: declarations the executor does not need are accepted") {
 
 TEST_CASE("constructs: every sample verifies at small sizes (random f32 and integer f64)") {
     namespace fs = std::filesystem;
-    const auto dir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "samples";
+    const fs::path dir = SHARDSCOPE_SAMPLES_DIR;
     REQUIRE_MESSAGE(fs::is_directory(dir), dir.string());
     int files = 0;
     for (const auto& entry : fs::directory_iterator(dir)) {

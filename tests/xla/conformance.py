@@ -30,23 +30,20 @@ REL_TOL = 1e-6
 # Cases shardscope loses today, with the reason. The test fails if one of them stops losing
 # (remove it from here then) as well as when a case not listed here loses.
 EXPECTED_LOSSES = {
-    "mm_two_axes_ar": "contraction over two axes: one all-reduce per axis (2.5 V) where XLA "
-    "runs one all-reduce over the 8-device group (1.75 V); needs group collectives (item 1)",
-    "mm_two_axes_ar_10": "as mm_two_axes_ar, with the axes in the other order",
-    "mm_two_axes_ar_bf16": "contraction over three axes: three all-reduces (3 V) against one "
-    "over the group (1.75 V); needs group collectives (item 1)",
     "softmax_sharded_f32": "item 4 at the issue's own size (2 MiB, 4 devices): the model prices "
     "the two statistics all-reduces at 12 ring steps x 1.07 us = 12.8 us and the gather at "
     "3 steps + 1.57 MB / 370 GB/s = 7.5 us, so it gathers; time decides, XLA ignores latency. "
     "NCCL's own model has the all-reduces cheaper (a fixed latency per collective plus a larger "
     "per-step latency for the bulk protocols), which steps x latency cannot express",
     "chain_gather_major": "gather of the minor axis of i_{01} keeping axis 1: XLA permutes the "
-    "blocks, then all-gathers over axis 0 (2 devices); shardscope gathers over axis 1 (4) and "
-    "permutes (item 2, axis moves)",
+    "blocks, then all-gathers over pairs of devices inside axis 1 (size 4 split as 2x2); "
+    "shardscope's collectives run over whole mesh axes or groups of them, never part of one",
     "chain_move_axis_big": "axis move 1 -> 0 on 2x4: XLA permutes the blocks, then all-gathers "
-    "over 2 devices; shardscope all-gathers over axis 1 and all-to-alls (item 2)",
+    "over pairs of devices inside axis 1 (a sub-axis of size 2); shardscope all-gathers over "
+    "the whole axis 1 and all-to-alls (collectives over sub-axes are not planned)",
     "chain_swap_2x4": "block swap on axes of different sizes: XLA runs one all-to-all over the "
-    "8-device group and a permute; shardscope all-gathers and all-to-alls (items 1 and 3)",
+    "8 devices with the blocks regrouped across axes, then a permute; shardscope all-gathers "
+    "and all-to-alls (a regrouping across axes of different sizes is not planned)",
 }
 
 def SOFTMAX_LAST(z):
