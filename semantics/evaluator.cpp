@@ -1115,6 +1115,61 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         return std::nullopt;
     }
     const std::string why = "written explicitly";
+    // Several axes in one call are one collective over their group: AllReduce_{r_{01}} of a
+    // value partial on both, AllGather_{i_{01}} of an index sharded minor-most on 0 then 1,
+    // ReduceScatter_{i_{01}} of a value partial on both (NOTATION.md section 8: one ring over
+    // the product of their devices).
+    if (targets.size() >= 2) {
+        std::vector<int> ks;
+        bool same_index = true;
+        for (const auto& t : targets) {
+            ks.push_back(t.second);
+            same_index = same_index && t.first == targets.front().first;
+        }
+        std::sort(ks.begin(), ks.end());
+        const bool distinct = std::adjacent_find(ks.begin(), ks.end()) == ks.end();
+        ks.clear();
+        for (const auto& t : targets)
+            ks.push_back(t.second);
+        auto all_partial = [&] {
+            for (int k : ks)
+                if (!v.partial.count(k) || v.partial.at(k) != v.partial.at(ks.front()))
+                    return false;
+            return true;
+        };
+        const IndexId i = targets.front().first;
+        if (distinct && same_index && c.function == "AllReduce" && v.sharded_index(ks.front()) &&
+            *v.sharded_index(ks.front()) == i) {
+            // A sum over a device index: the local sum leaves the value partial on its axes.
+            IndexSet gone;
+            gone.insert(i);
+            const double elems = local_elements(v);
+            Value out = without(v, gone, "sum");
+            add_local(StepKind::Compute, out, "sum " + i.text(),
+                      "sum over the local chunk of " + i.text(), elems, local_bytes(v));
+            compute(OpKind::Reduce, {v.id}, out).function = "sum";
+            v = std::move(out);
+        }
+        if (distinct && c.function == "AllReduce" && all_partial()) {
+            group_collective(v, StepKind::AllReduce, ks, nullptr, nullptr, why);
+            return v;
+        }
+        if (distinct && same_index && c.function == "ReduceScatter" && all_partial() &&
+            v.has(i)) {
+            group_collective(v, StepKind::ReduceScatter, ks, nullptr, &i, why);
+            return v;
+        }
+        if (distinct && same_index && c.function == "AllGather") {
+            auto it = v.sharding.find(i);
+            if (it != v.sharding.end() && it->second.size() >= ks.size()) {
+                const auto list = it->second.to_vector();
+                if (std::equal(ks.rbegin(), ks.rend(), list.rbegin())) {
+                    group_collective(v, StepKind::AllGather, ks, &i, nullptr, why);
+                    return v;
+                }
+            }
+        }
+    }
     std::vector<int> gathered; // axes an AllGather already gathered
     for (const auto& target : targets) {
         const IndexId i = target.first; // named: lambdas below capture it (clang 14)

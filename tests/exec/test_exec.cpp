@@ -860,6 +860,23 @@ TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and un
     }
 }
 
+TEST_CASE("plan as run: explicit collectives over several axes are one collective over the group") {
+    const auto c = check_src("mesh 2x4\ndim i=8 j=16 k=8\n"
+                             "a_{ik} = AllReduce_{j_{01}}(x_{i j_{01}} y_{j_{01} k})\n"
+                             "expect all-reduce(0,1)\n"
+                             "b_{ij} = AllGather_{i_{01}}(x_{i_{01} j})\n"
+                             "expect all-gather(0,1)\n"
+                             "c_{i_{01} k} = ReduceScatter_{i_{01}}(p_{ik}{U_{01}})\n"
+                             "expect reduce-scatter(0,1)\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    for (const auto mode : {DataMode::Ints, DataMode::Random}) {
+        const auto r = execute(c, options_for(mode, 2));
+        check_all_pass(r);
+        for (std::size_t s = 0; s < 3 && r.error.empty(); ++s)
+            CHECK_MESSAGE(ran(r.statement(s)) == planned(c.plan, s), r.text());
+    }
+}
+
 TEST_CASE("broken plan: a group collective over the wrong axes, or in the wrong order, fails") {
     const std::string src = "mesh 2x4\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=16 j=16\n"
                             "x_{i_{01} j} -> x_{i j_{01}}\n";
