@@ -184,6 +184,18 @@ std::string Evaluator::axes_label(const std::vector<int>& ks) const {
     return "axes " + names + " (one group of " + std::to_string(n) + " devices)";
 }
 
+void Evaluator::complete(Value& v, const std::vector<int>& ks, const ast::SourceRange& at,
+                         const std::string& why) {
+    if (ks.size() == 1) all_reduce(v, ks.front(), why);
+    if (ks.size() <= 1) return;
+    // Several partial axes: the planner chooses one all-reduce per axis, one over the group,
+    // or the hierarchical one (scatter, reduce the rest, gather).
+    Value want = v;
+    for (int k : ks)
+        want.partial.erase(k);
+    transition(v, want, at, why);
+}
+
 void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>& ks,
                                  const IndexId* from, const IndexId* to, const std::string& why) {
     const int in = v.id;
@@ -999,7 +1011,8 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                 if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "max")
                     partial_max_needs_reduction(v, k, e.range, c.function.c_str());
         return finish(c.function, OpKind::Linear);
-    case ast::FunctionKind::Elementwise:
+    case ast::FunctionKind::Elementwise: {
+        std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
             if (v.partial.count(k)) {
                 const auto msg = "the input of " + c.function + " is partial over " +
@@ -1013,9 +1026,11 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                     not_as_written("S214", e.range, msg, fix, true);
                 else
                     warning("S214", e.range, msg, fix);
-                all_reduce(v, k, c.function + " is non-linear and needs a complete input");
+                reduce.push_back(k);
             }
+        complete(v, reduce, e.range, c.function + " is non-linear and needs a complete input");
         return finish(c.function);
+    }
     case ast::FunctionKind::Reduction: {
         if (c.indices.empty()) {
             error("S120", e.range,
@@ -1023,9 +1038,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
             return std::nullopt;
         }
         const std::string op = c.function == "max" ? "max" : "sum";
+        std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
             if (auto it = v.partial.find(k); it != v.partial.end() && it->second != op)
-                all_reduce(v, k, c.function + " cannot pass a P(" + it->second + ") input");
+                reduce.push_back(k);
+        if (!reduce.empty())
+            complete(v, reduce, e.range,
+                     c.function + " cannot pass a P(" + v.partial.at(reduce.front()) + ") input");
         IndexSet gone;
         for (const auto& i : c.indices) {
             if (!v.has(id_of(i))) {
@@ -1043,8 +1062,10 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         return out;
     }
     case ast::FunctionKind::Softmax: {
+        std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
-            if (v.partial.count(k)) all_reduce(v, k, "softmax needs a complete input");
+            if (v.partial.count(k)) reduce.push_back(k);
+        complete(v, reduce, e.range, "softmax needs a complete input");
         if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
             error("S122", e.range,
                   "softmax needs one index of its argument to normalise over, as in "

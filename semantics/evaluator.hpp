@@ -100,6 +100,10 @@ public:
     /// S(i) -> S(j) on axis k.
     void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
     void slice(Value& v, int k, const IndexId& i, const std::string& why);
+    /// Completes the partial axes `ks` of `v` (all-reduced, by the cheapest plan the
+    /// redistribution planner finds when there are several).
+    void complete(Value& v, const std::vector<int>& ks, const ast::SourceRange& at,
+                  const std::string& why);
     /// One all-reduce, reduce-scatter (onto `to`), all-gather (of `from`) or all-to-all (from
     /// `from` to `to`) over the group of axes `ks`, the minor-most axes of `from` or appended
     /// to `to` in that order.

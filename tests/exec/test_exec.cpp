@@ -840,6 +840,16 @@ TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and un
          "all-to-all(0,1)"},
         {"mesh 2x4\n" + links + "dim i=5 j=12 k=6\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(0,1)"},
+        // A non-linear function, a softmax or a max of a value partial over both axes.
+        {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nC_{ik} = gelu(A_{i j_{01}} B_{j_{01} k})\n",
+         "all-reduce(0,1)"},
+        {"mesh 2x4\n" + links +
+             "dim i=16 j=16 k=8\nC_{ik} = softmax_k(A_{i j_{01}} B_{j_{01} k})\n",
+         "all-reduce(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nC_{i} = max_k(A_{i j_{01}} B_{j_{01} k})\n",
+         "all-reduce(0,1)"},
+        {"mesh 2x4\ndim i=64 j=64 k=64\nC_{ik} = gelu(A_{i j_{01}} B_{j_{01} k})\n",
+         "reduce-scatter(1), all-reduce(0), all-gather(1)"},
         // Three axes, two of them in a group.
         {"mesh 2x2x2\nlink 1 450GB/s 0us\nlink 2 450GB/s 0us\ndim i=8 j=8 k=8\n"
          "C_{i_0 k} = A_{i_0 j_{12}} B_{j_{12} k}\n",
