@@ -88,6 +88,22 @@ int draw_bytes(const semantics::Plan& plan, render::View view, const render::Sel
 #endif
 }
 
+/// Writes a drawing to `path`, or says why not (its `problem`, or the file) and returns the
+/// usage exit code.
+int write_drawing(const std::string& bytes, const std::string& problem, const std::string& view,
+                  const std::string& path, const std::string& otherwise) {
+    if (!problem.empty()) {
+        std::cerr << "shardscope: error: cannot draw the " << view << " view: " << problem << "; "
+                  << otherwise << "\n";
+        return kExitUsage;
+    }
+    if (!write_file_atomically(path, bytes)) {
+        std::cerr << "shardscope: error: cannot write " << path << "\n";
+        return kExitUsage;
+    }
+    return kExitOk;
+}
+
 int run_render(const RenderOptions& o) {
     const bool series = !o.frames.empty();
     if (series == !o.output.empty()) {
@@ -213,16 +229,7 @@ int run_render(const RenderOptions& o) {
         if (o.animate) {
             bytes = render::render_steps_animation_svg(checked.plan, sel->statement, o.seconds,
                                                        &problem, o.scale, o.tight);
-            if (!problem.empty()) {
-                std::cerr << "shardscope: error: cannot draw the steps view: " << problem
-                          << "; nothing written\n";
-                return kExitUsage;
-            }
-            if (!write_file_atomically(o.output, bytes)) {
-                std::cerr << "shardscope: error: cannot write " << o.output << "\n";
-                return kExitUsage;
-            }
-            return kExitOk;
+            return write_drawing(bytes, problem, "steps", o.output, "nothing written");
         }
         std::error_code ec;
         std::filesystem::create_directories(o.frames, ec);
@@ -243,15 +250,9 @@ int run_render(const RenderOptions& o) {
             if (const int rc = draw_bytes(checked.plan, *view, one, svg, o, path, bytes, problem);
                 rc != kExitOk)
                 return rc;
-            if (!problem.empty()) {
-                std::cerr << "shardscope: error: cannot draw the steps view: " << problem
-                          << "; stopped at " << path << "\n";
-                return kExitUsage;
-            }
-            if (!write_file_atomically(path, bytes)) {
-                std::cerr << "shardscope: error: cannot write " << path << "\n";
-                return kExitUsage;
-            }
+            if (const int rc = write_drawing(bytes, problem, "steps", path, "stopped at " + path);
+                rc != kExitOk)
+                return rc;
             // What each file shows, one line each (the frame and the collective's message).
             std::cout << path << "\tframe " << shot.frame;
             if (shot.substep > 0) std::cout << " message " << shot.substep;
@@ -262,16 +263,7 @@ int run_render(const RenderOptions& o) {
     if (const int rc = draw_bytes(checked.plan, *view, *sel, svg, o, o.output, bytes, problem);
         rc != kExitOk)
         return rc;
-    if (!problem.empty()) {
-        std::cerr << "shardscope: error: cannot draw the " << o.view << " view: " << problem
-                  << "; nothing written\n";
-        return kExitUsage;
-    }
-    if (!write_file_atomically(o.output, bytes)) {
-        std::cerr << "shardscope: error: cannot write " << o.output << "\n";
-        return kExitUsage;
-    }
-    return kExitOk;
+    return write_drawing(bytes, problem, o.view, o.output, "nothing written");
 }
 
 } // namespace

@@ -1116,6 +1116,17 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     return std::nullopt;
 }
 
+Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
+    IndexSet gone;
+    gone.insert(i);
+    const double elems = local_elements(v);
+    Value out = without(v, gone, "sum");
+    add_local(StepKind::Compute, out, "sum " + i.text(), "sum over the local chunk of " + i.text(),
+              elems, local_bytes(v));
+    compute(OpKind::Reduce, {v.id}, out).function = "sum";
+    return out;
+}
+
 std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                                                     const ast::Expr& e) {
     std::vector<std::pair<IndexId, int>> targets; // index, axis
@@ -1161,15 +1172,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         const IndexId i = targets.front().first;
         if (distinct && same_index && c.function == "AllReduce" && v.sharded_index(ks.front()) &&
             *v.sharded_index(ks.front()) == i) {
-            // A sum over a device index: the local sum leaves the value partial on its axes.
-            IndexSet gone;
-            gone.insert(i);
-            const double elems = local_elements(v);
-            Value out = without(v, gone, "sum");
-            add_local(StepKind::Compute, out, "sum " + i.text(),
-                      "sum over the local chunk of " + i.text(), elems, local_bytes(v));
-            compute(OpKind::Reduce, {v.id}, out).function = "sum";
-            v = std::move(out);
+            v = sum_local_chunk(std::move(v), i);
         }
         if (distinct && c.function == "AllReduce" && all_partial()) {
             group_collective(v, StepKind::AllReduce, ks, nullptr, nullptr, why);
@@ -1201,14 +1204,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
             } else if (v.sharded_index(k) && *v.sharded_index(k) == i) {
                 // A sum over a device index: the local sum over this device's chunk,
                 // then the cross-device sum is the all-reduce.
-                IndexSet gone;
-                gone.insert(i);
-                const double elems = local_elements(v);
-                Value out = without(v, gone, "sum");
-                add_local(StepKind::Compute, out, "sum " + i.text(),
-                          "sum over the local chunk of " + i.text(), elems, local_bytes(v));
-                compute(OpKind::Reduce, {v.id}, out).function = "sum";
-                v = std::move(out);
+                v = sum_local_chunk(std::move(v), i);
                 all_reduce(v, k, why);
             } else {
                 error("S124", e.range,

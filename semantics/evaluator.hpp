@@ -100,6 +100,8 @@ public:
     /// S(i) -> S(j) on axis k.
     void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
     void slice(Value& v, int k, const IndexId& i, const std::string& why);
+    /// `v` summed over the local chunk of its sharded index `i`: partial over i's axes.
+    Value sum_local_chunk(Value v, const IndexId& i);
     /// Completes the partial axes `ks` of `v` (all-reduced, by the cheapest plan the
     /// redistribution planner finds when there are several).
     void complete(Value& v, const std::vector<int>& ks, const ast::SourceRange& at,
