@@ -356,6 +356,8 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     std::vector<InputRead> input_reads;               // reads of names not defined before
     std::unordered_set<std::string> chain_steps;      // names a chain's inner steps write
     std::vector<const ast::Statement*> planned_asts;  // per plan statement
+    planned_asts.reserve(planned_count);
+    FlatSet<IndexId> examined; // indices the default-range note has looked at
 
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
@@ -425,13 +427,19 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         sp.source = source;
         // Ranges nobody gave: one note per statement, each index named once per program.
         std::vector<std::string> defaulted;
+        // Each index is looked up once per program (`examined`): a second occurrence can add
+        // nothing, as the note names an index once. The lookups in the range maps cost more
+        // than the rest of the note's work on every index of every statement.
         auto note_defaults = [&](const ast::TensorRef& r) {
             for (const auto& d : r.dims)
-                for (const auto& p : d.parts)
-                    if (const auto id = id_of(p);
-                        (!ctx.has_range(id) || origin_is_default(ctx, id)) &&
+                for (const auto& p : d.parts) {
+                    IndexId id{p.name, p.primes};
+                    if (examined.count(id)) continue;
+                    if ((!ctx.has_range(id) || origin_is_default(ctx, id)) &&
                         ctx.defaulted.insert(id).second)
                         defaulted.push_back(id.text());
+                    examined.insert(std::move(id));
+                }
         };
         ast::for_each_ref(*s, note_defaults);
         if (!defaulted.empty()) {
