@@ -260,66 +260,78 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
     };
     std::vector<bool> live; // computed when a shape differs
     struct Seen {
-        const InputRead* first = nullptr;
-        std::vector<const TensorLayout*> layouts;  ///< each distinct shape and layout once
+        /// Each distinct shape and layout once, with the first read of it.
+        std::vector<std::pair<const TensorLayout*, const InputRead*>> layouts;
         std::vector<const TensorLayout*> reported; ///< shapes reported (S106)
     };
     std::unordered_map<std::string, Seen> seen;
     const auto layout_of = [&](const InputRead& r) -> const TensorLayout& {
         return plan.statements[r.statement].operands[r.operand];
     };
+    const auto reported = [&](const Seen& s, const TensorLayout& t) {
+        return std::any_of(s.reported.begin(), s.reported.end(),
+                           [&](const TensorLayout* l) { return same_shape(*l, t); });
+    };
     for (const auto& r : reads) {
         if (assigned.count(r.key)) continue;
         const auto& t = layout_of(r);
         auto& s = seen[r.key];
-        if (!s.first) {
-            s.first = &r;
-            s.layouts.push_back(&t);
-            continue;
-        }
-        const auto& first = layout_of(*s.first);
-        if (same_shape(first, t)) {
-            if (std::any_of(s.layouts.begin(), s.layouts.end(),
-                            [&](const TensorLayout* l) { return same_layout(*l, t); }))
-                continue;
-            s.layouts.push_back(&t);
-            ctx.diag(Severity::Warning, "S217", r.ref->range,
-                     "input " + r.key + " is read here as " + parser::print(*r.ref) + " (" +
-                         placements_text(t.placements, &plan.mesh) + "), and at " +
-                         position_text(s.first->ref->range) + " as " +
-                         parser::print(*s.first->ref) + " (" +
-                         placements_text(first.placements, &plan.mesh) +
-                         "): the program needs it in both layouts, and no redistribution "
-                         "between them is priced",
-                     "read it in one layout, or redistribute it once in a statement of its own");
-            continue;
-        }
-        if (std::any_of(s.reported.begin(), s.reported.end(),
-                        [&](const TensorLayout* l) { return same_shape(*l, t); }))
-            continue; // that shape is reported already
-        // Another shape: an error where both this read and an earlier one of another shape
-        // reach an output (a read whose value is overwritten unread is a view of the input's
-        // elements that nothing differentiates through).
-        if (live.empty()) live = reaching_outputs(plan, statements);
-        if (!live[r.statement]) continue;
-        const InputRead* other = nullptr;
-        for (const auto& q : reads) {
-            if (&q == &r) break;
-            if (q.key == r.key && live[q.statement] && !same_shape(layout_of(q), t)) {
-                other = &q;
-                break;
+        // Another shape than an earlier read: an error where both reads reach an output (a
+        // read whose value is overwritten unread is a view of the input's elements that
+        // nothing differentiates through).
+        const bool other_shape =
+            std::any_of(s.layouts.begin(), s.layouts.end(),
+                        [&](const auto& e) { return !same_shape(*e.first, t); });
+        if (other_shape && !reported(s, t)) {
+            if (live.empty()) live = reaching_outputs(plan, statements);
+            // The first earlier read that reaches an output with another shape, unless one
+            // with this shape did too (then this shape was reported or accepted there).
+            const InputRead* other = nullptr;
+            if (live[r.statement])
+                for (const auto& q : reads) {
+                    if (&q == &r) break;
+                    if (q.key != r.key || !live[q.statement]) continue;
+                    if (same_shape(layout_of(q), t)) {
+                        other = nullptr;
+                        break;
+                    }
+                    if (!other) other = &q;
+                }
+            if (other) {
+                s.reported.push_back(&t);
+                const auto& o = layout_of(*other);
+                ctx.diag(Severity::Error, "S106", r.ref->range,
+                         "input " + r.key + " is read here as " + parser::print(*r.ref) +
+                             " of shape " + shape_text(t.global_shape) + ", and at " +
+                             position_text(other->ref->range) + " as " +
+                             parser::print(*other->ref) + " of shape " +
+                             shape_text(o.global_shape) +
+                             ": a program input has one shape (both reads reach an output)",
+                         "give tensors of different shapes different names");
             }
         }
-        if (!other) continue;
-        s.reported.push_back(&t);
-        const auto& o = layout_of(*other);
-        ctx.diag(Severity::Error, "S106", r.ref->range,
-                 "input " + r.key + " is read here as " + parser::print(*r.ref) + " of shape " +
-                     shape_text(t.global_shape) + ", and at " + position_text(other->ref->range) +
-                     " as " + parser::print(*other->ref) + " of shape " +
-                     shape_text(o.global_shape) +
-                     ": a program input has one shape (both reads reach an output)",
-                 "give tensors of different shapes different names");
+        // Another layout than an earlier read of this shape: a warning (not where the shape
+        // is refused already).
+        const InputRead* same_shape_read = nullptr; // the first read of this shape
+        bool known = false;
+        for (const auto& [l, q] : s.layouts)
+            if (same_shape(*l, t)) {
+                if (!same_shape_read) same_shape_read = q;
+                known |= same_layout(*l, t);
+            }
+        if (known) continue;
+        s.layouts.emplace_back(&t, &r);
+        if (!same_shape_read || reported(s, t)) continue;
+        const auto& was = layout_of(*same_shape_read);
+        ctx.diag(Severity::Warning, "S217", r.ref->range,
+                 "input " + r.key + " is read here as " + parser::print(*r.ref) + " (" +
+                     placements_text(t.placements, &plan.mesh) + "), and at " +
+                     position_text(same_shape_read->ref->range) + " as " +
+                     parser::print(*same_shape_read->ref) + " (" +
+                     placements_text(was.placements, &plan.mesh) +
+                     "): the program needs it in both layouts, and no redistribution between "
+                     "them is priced",
+                 "read it in one layout, or redistribute it once in a statement of its own");
     }
 }
 

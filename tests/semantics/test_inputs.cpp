@@ -113,3 +113,26 @@ TEST_CASE("S106 and S217 are the same with the re-check cache") {
     for (int k = 0; k < 2; ++k)
         CHECK(semantics::check(parsed.program, {}, cache) == plain);
 }
+
+TEST_CASE("S106/S217 with reads whose values are overwritten unread") {
+    // A dead read of another shape first: the live reads of one shape warn about their two
+    // layouts, naming the first live read of that shape.
+    const std::string a = "mesh 2\ndim k=32 i=4 j=8\nz = x_{k} y_{k}\nz = y_{k} y_{k}\n"
+                          "a_{i_0 j} = x_{i_0 j}\nb_{ij} = x_{ij}\n";
+    const auto pa = check_text(a);
+    CHECK_MESSAGE(!find_code(pa, "S106"), plan_text(a, pa));
+    const auto* w = find_code(pa, "S217");
+    REQUIRE_MESSAGE(w, plan_text(a, pa));
+    CHECK(w->range.line == 6u);
+    CHECK_MESSAGE(w->message.find("line 5, column 13") != std::string::npos, w->message);
+    // A shape first read where its value dies, then read again where it reaches an output
+    // (in the same layout): refused there.
+    const std::string b = "mesh 2\ndim k=32 i=4 j=8\na_{ij} = x_{ij}\nz = x_{k} w_{k}\n"
+                          "z = w_{k} w_{k}\nb = x_{k} w_{k}\n";
+    const auto pb = check_text(b);
+    const auto* e = find_code(pb, "S106");
+    REQUIRE_MESSAGE(e, plan_text(b, pb));
+    CHECK(e->range.line == 6u);
+    CHECK_MESSAGE(e->message.find("line 3, column 10") != std::string::npos, e->message);
+    CHECK(pb.errors() == 1);
+}
