@@ -436,7 +436,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         if (last_failed) continue;
         StatementPlan& sp = planned->plan;
         sp.range = s->range;
-        sp.source = source;
+        if (sp.source != source) sp.source = source; // the planner's copy, unless cached
         // Ranges nobody gave: one note per statement, each index named once per program.
         std::vector<std::string> defaulted;
         // Each index is looked up once per program (`examined`): a second occurrence can add
