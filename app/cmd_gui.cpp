@@ -24,6 +24,12 @@ void add_gui_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--teaching", opts->teaching,
                   "Teaching mode: large fonts, a sample picker, comments as narration");
     cmd->add_flag("--verify", opts->verify, "Start verifying on the sim backend at once");
+    cmd->add_flag("--quiz", opts->quiz,
+                  "Teaching mode with the quiz: each statement's placements and collectives "
+                  "are hidden until you guess them");
+    cmd->add_option("--ui-scale", opts->ui_scale,
+                    "Scale fonts and widgets by this (default: the display's content scale)")
+        ->check(CLI::Range(0.5, 4.0));
     cmd->add_option(
         "--size",
         [opts](const std::vector<std::string>& v) {

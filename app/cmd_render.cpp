@@ -12,6 +12,7 @@
 #include "render/gui/offscreen.hpp"
 #endif
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,10 @@ struct RenderOptions {
     int rows = -1, cols = -1;
     float scale = 1;
     bool tight = false;
+    bool animate = false;       ///< steps view: the whole step-through as one animated SVG
+    float seconds = 1.5f;       ///< --animate: seconds per picture
+    std::string frames;         ///< steps view: a folder for the numbered series
+    std::string format = "png"; ///< --frames: png or svg
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -38,12 +43,82 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// One picture as SVG or PNG bytes; kExitOk, or a message on stderr and the exit code.
+int draw_bytes(const semantics::Plan& plan, render::View view, const render::Selection& sel,
+               bool svg, const RenderOptions& o, const std::string& output, std::string& bytes,
+               std::string& problem) {
+    if (svg) {
+        bytes = render::render_svg(plan, view, sel, &problem, o.scale, o.tight);
+        return kExitOk;
+    }
+#ifdef SHARDSCOPE_HAVE_GUI
+    std::string error;
+    const render::Vec2 size = render::picture_size(plan, view, sel);
+    const float sw = size.x * o.scale, sh = size.y * o.scale;
+    const int w = static_cast<int>(sw), h = static_cast<int>(sh);
+    const auto status = render::render_png(
+        w, h,
+        [&](render::Canvas& c) {
+            render::draw_picture(c, {0, 0, sw, sh}, plan, view, sel, 14 * o.scale);
+            problem = c.problem();
+        },
+        bytes, error, o.scale, o.tight);
+    if (status == render::GlStatus::NoDisplay) {
+        std::cerr << "shardscope: error: PNG output needs an OpenGL context, and there is " << error
+                  << ": write " << std::filesystem::path(output).replace_extension(".svg").string()
+                  << " instead (no display needed), or run under a virtual display: "
+                     "xvfb-run -a shardscope render ...\n";
+        return kExitUsage;
+    }
+    if (status != render::GlStatus::Ok) {
+        std::cerr << "shardscope: error: cannot draw the PNG: " << error
+                  << " (write .svg instead)\n";
+        return kExitUsage;
+    }
+    return kExitOk;
+#else
+    (void)plan;
+    (void)view;
+    (void)sel;
+    (void)o;
+    (void)output;
+    (void)bytes;
+    (void)problem;
+    return kExitUsage; // refused before (run_render)
+#endif
+}
+
 int run_render(const RenderOptions& o) {
-    const bool svg = ends_with(o.output, ".svg");
-    const bool png = ends_with(o.output, ".png");
+    const bool series = !o.frames.empty();
+    if (series == !o.output.empty()) {
+        std::cerr << "shardscope: error: render writes -o OUT.svg|OUT.png, or with --view steps "
+                     "--frames DIR a numbered series: give one of them\n";
+        return kExitUsage;
+    }
+    if ((series || o.animate) && o.view != "steps") {
+        std::cerr << "shardscope: error: " << (series ? "--frames" : "--animate")
+                  << " exports the step-through: it needs --view steps\n";
+        return kExitUsage;
+    }
+    if (series && o.animate) {
+        std::cerr << "shardscope: error: --animate writes one SVG (-o OUT.svg), --frames a "
+                     "series: give one of them\n";
+        return kExitUsage;
+    }
+    if (series && o.format != "png" && o.format != "svg") {
+        std::cerr << "shardscope: error: --format is png or svg, not '" << o.format << "'\n";
+        return kExitUsage;
+    }
+    const bool svg = series ? o.format == "svg" : ends_with(o.output, ".svg");
+    const bool png = series ? o.format == "png" : ends_with(o.output, ".png");
     if (!svg && !png) {
         std::cerr << "shardscope: error: the output '" << o.output
                   << "' must end in .svg or .png\n";
+        return kExitUsage;
+    }
+    if (o.animate && !svg) {
+        std::cerr << "shardscope: error: --animate writes an animated SVG: the output must end "
+                     "in .svg (--frames DIR writes a numbered PNG series)\n";
         return kExitUsage;
     }
     const auto view = render::parse_view(o.view);
@@ -59,7 +134,8 @@ int run_render(const RenderOptions& o) {
     if (png) {
         std::cerr << "shardscope: error: this shardscope was built without the GUI "
                      "(SHARDSCOPE_GUI=OFF), which PNG output needs: write "
-                  << std::filesystem::path(o.output).replace_extension(".svg").string()
+                  << (series ? std::string("--format svg")
+                             : std::filesystem::path(o.output).replace_extension(".svg").string())
                   << " instead, or install libimgui-dev, libglfw3-dev and libgl-dev and rebuild\n";
         return kExitUsage;
     }
@@ -106,7 +182,7 @@ int run_render(const RenderOptions& o) {
         if (o.substep > subs) {
             std::cerr << "shardscope: error: --message " << o.substep
                       << (subs == 0 ? " needs the steps view's frame of an all-gather, "
-                                      "reduce-scatter, all-reduce or all-to-all"
+                                      "reduce-scatter, all-reduce, all-to-all or permute"
                                     : " is out of range: the collective has " +
                                           std::to_string(subs) + " message steps")
                       << "\n";
@@ -133,35 +209,59 @@ int run_render(const RenderOptions& o) {
         }
     }
     std::string bytes, problem;
-    if (svg) {
-        bytes = render::render_svg(checked.plan, *view, *sel, &problem, o.scale, o.tight);
-    } else {
-#ifdef SHARDSCOPE_HAVE_GUI
-        const render::Vec2 size = render::picture_size(checked.plan, *view, *sel);
-        const float sw = size.x * o.scale, sh = size.y * o.scale;
-        const int w = static_cast<int>(sw), h = static_cast<int>(sh);
-        const auto status = render::render_png(
-            w, h,
-            [&](render::Canvas& c) {
-                render::draw_picture(c, {0, 0, sw, sh}, checked.plan, *view, *sel, 14 * o.scale);
-                problem = c.problem();
-            },
-            bytes, error, o.scale, o.tight);
-        if (status == render::GlStatus::NoDisplay) {
-            std::cerr << "shardscope: error: PNG output needs an OpenGL context, and there is "
-                      << error << ": write "
-                      << std::filesystem::path(o.output).replace_extension(".svg").string()
-                      << " instead (no display needed), or run under a virtual display: "
-                         "xvfb-run -a shardscope render ...\n";
+    if (o.animate || series) {
+        if (o.animate) {
+            bytes = render::render_steps_animation_svg(checked.plan, sel->statement, o.seconds,
+                                                       &problem, o.scale, o.tight);
+            if (!problem.empty()) {
+                std::cerr << "shardscope: error: cannot draw the steps view: " << problem
+                          << "; nothing written\n";
+                return kExitUsage;
+            }
+            if (!write_file_atomically(o.output, bytes)) {
+                std::cerr << "shardscope: error: cannot write " << o.output << "\n";
+                return kExitUsage;
+            }
+            return kExitOk;
+        }
+        std::error_code ec;
+        std::filesystem::create_directories(o.frames, ec);
+        if (ec || !std::filesystem::is_directory(o.frames)) {
+            std::cerr << "shardscope: error: cannot make the folder " << o.frames << "\n";
             return kExitUsage;
         }
-        if (status != render::GlStatus::Ok) {
-            std::cerr << "shardscope: error: cannot draw the PNG: " << error
-                      << " (write .svg instead)\n";
-            return kExitUsage;
+        const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
+        const auto shots = render::step_sequence(checked.plan, s);
+        int number = 0;
+        for (const auto& shot : shots) {
+            auto one = *sel;
+            one.step = shot.frame;
+            one.substep = shot.substep;
+            char name[32];
+            std::snprintf(name, sizeof name, "frame-%03d.%s", ++number, svg ? "svg" : "png");
+            const std::string path = (std::filesystem::path(o.frames) / name).string();
+            if (const int rc = draw_bytes(checked.plan, *view, one, svg, o, path, bytes, problem);
+                rc != kExitOk)
+                return rc;
+            if (!problem.empty()) {
+                std::cerr << "shardscope: error: cannot draw the steps view: " << problem
+                          << "; stopped at " << path << "\n";
+                return kExitUsage;
+            }
+            if (!write_file_atomically(path, bytes)) {
+                std::cerr << "shardscope: error: cannot write " << path << "\n";
+                return kExitUsage;
+            }
+            // What each file shows, one line each (the frame and the collective's message).
+            std::cout << path << "\tframe " << shot.frame;
+            if (shot.substep > 0) std::cout << " message " << shot.substep;
+            std::cout << "\n";
         }
-#endif
+        return kExitOk;
     }
+    if (const int rc = draw_bytes(checked.plan, *view, *sel, svg, o, o.output, bytes, problem);
+        rc != kExitOk)
+        return rc;
     if (!problem.empty()) {
         std::cerr << "shardscope: error: cannot draw the " << o.view << " view: " << problem
                   << "; nothing written\n";
@@ -181,7 +281,8 @@ void add_render_command(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "render", "Draw the tiling, mesh or plan of a program as SVG or PNG (no window)");
     cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
-    cmd->add_option("-o,--output", opts->output, "OUT.svg or OUT.png")->required();
+    cmd->add_option("-o,--output", opts->output,
+                    "OUT.svg or OUT.png (required unless --frames is given)");
     cmd->add_option("--view", opts->view, "tiling (default), mesh, plan or steps");
     cmd->add_option("--statement", opts->statement,
                     "The statement to draw, 1-based (default: the first, or the first with "
@@ -195,6 +296,16 @@ void add_render_command(CLI::App& app, int& exit_code) {
                     "steps view, a collective's frame: its K-th message step (who sends which "
                     "block to whom)")
         ->check(CLI::Range(1, 1 << 20));
+    cmd->add_flag("--animate", opts->animate,
+                  "steps view: the statement's whole step-through (every frame, and each "
+                  "collective's message steps) as one animated SVG, looping");
+    cmd->add_option("--seconds", opts->seconds, "--animate: seconds per picture (default 1.5)")
+        ->check(CLI::Range(0.1, 60.0));
+    cmd->add_option("--frames", opts->frames,
+                    "steps view: write the step-through as a numbered series DIR/frame-001.png, "
+                    "... (the pictures --animate plays, in order; one line each on stdout: the "
+                    "file, its frame and message step)");
+    cmd->add_option("--format", opts->format, "--frames: png (default) or svg");
     cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
     cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");
     cmd->add_option("--scale", opts->scale,

@@ -5,6 +5,7 @@
 #include "app/inputs.hpp"
 
 #include "exec/run.hpp"
+#include "render/course.hpp"
 #include "render/gui/offscreen.hpp"
 #include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
@@ -33,18 +34,70 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The samples: their files in course order (the folder's COURSE index, render/course.hpp)
+/// and the index's titles.
+struct Samples {
+    std::vector<std::string> files;
+    std::vector<std::string> titles;
+};
+
 /// The samples directory: next to the working directory, or the source tree's.
-std::vector<std::string> find_samples() {
-    std::vector<std::string> out;
+Samples find_samples() {
+    Samples out;
     for (const fs::path& dir : {fs::path("samples"), fs::path(SHARDSCOPE_SAMPLES_DIR)}) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) continue;
         for (const auto& e : fs::directory_iterator(dir, ec))
-            if (e.path().extension() == ".ein") out.push_back(e.path().string());
-        if (!out.empty()) break;
+            if (e.path().extension() == ".ein") out.files.push_back(e.path().string());
+        if (out.files.empty()) continue;
+        std::string index;
+        render::Course course;
+        if (read_whole_file((dir / "COURSE").string(), index).empty()) {
+            course = render::parse_course(index, (dir / "COURSE").string());
+            for (const auto& e : course.errors)
+                std::cerr << "shardscope: warning: " << e << "\n";
+        }
+        out.files = render::course_order(out.files, course);
+        for (const auto& f : out.files)
+            out.titles.push_back(render::course_title(course, f));
+        break;
     }
-    std::sort(out.begin(), out.end());
     return out;
+}
+
+/// Writes a picture of the plan as `render` does (SVG, or PNG offscreen); "" on success, else
+/// why not. The caller makes its window's GL context current again.
+std::string export_picture(const semantics::Plan& plan, render::View view, render::Selection sel,
+                           const std::string& path) {
+    const auto ends = [&](const char* ext) {
+        const std::string e = ext;
+        return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+    };
+    if (!ends(".svg") && !ends(".png"))
+        return "cannot export " + path + ": the file must end in .svg or .png";
+    if (plan.statements.empty()) return "cannot export: the program has no statement to draw";
+    sel.zoom = 1; // the whole picture, at its natural size
+    sel.pan = {0, 0};
+    sel.highlight = -1;
+    std::string bytes, problem, error;
+    if (ends(".svg")) {
+        bytes = render::render_svg(plan, view, sel, &problem);
+    } else {
+        const render::Vec2 size = render::picture_size(plan, view, sel);
+        const auto status = render::render_png(
+            static_cast<int>(size.x), static_cast<int>(size.y),
+            [&](render::Canvas& c) {
+                render::draw_picture(c, {0, 0, size.x, size.y}, plan, view, sel, 14);
+                problem = c.problem();
+            },
+            bytes, error);
+        if (status != render::GlStatus::Ok) return "cannot draw the PNG: " + error;
+    }
+    if (!problem.empty()) return "cannot export the picture: " + problem;
+    errno = 0;
+    if (!write_file_atomically(path, bytes))
+        return "cannot write " + path + ": " + std::strerror(errno ? errno : EIO);
+    return {};
 }
 
 /// The GLFW key code of a --script key ("ctrl+s", "pagedown", "f11"); -1 for none.
@@ -190,8 +243,9 @@ private:
 
 /// The open program and its last check.
 struct Document {
-    std::string path; ///< "" for an untitled text (new, or a sample's copy)
-    std::string name; ///< what the title and toolbar call it
+    std::string path;    ///< "" for an untitled text (new, or a sample's copy)
+    std::string copy_of; ///< the sample an untitled text was copied from
+    std::string name;    ///< what the title and toolbar call it
     std::string text;
     std::string saved_text; ///< the text as last loaded or saved: dirty when it differs
     std::string status;     ///< the last save's or open's outcome, shown in the window
@@ -212,6 +266,7 @@ struct Document {
         if (read.rfind("\xEF\xBB\xBF", 0) == 0) read.erase(0, 3);
         const std::string base = fs::path(file).filename().string();
         path = copy ? "" : file;
+        copy_of = copy ? file : "";
         name = copy ? "untitled (copy of " + base + ")" : base;
         text = std::move(read);
         saved_text = text;
@@ -228,6 +283,7 @@ struct Document {
             status = "cannot save " + to + ": " + std::strerror(errno ? errno : EIO);
         } else {
             path = to;
+            copy_of.clear();
             name = fs::path(to).filename().string();
             saved_text = text;
             status = "saved " + to;
@@ -265,8 +321,9 @@ int run_gui(const GuiOptions& o) {
         doc.saved_text = "";
     } else if (!o.file.empty()) {
         if (!doc.open(o.file, false)) return kExitUsage;
-    } else if (o.teaching && !samples.empty()) {
-        doc.open(samples.front(), true); // a sample opens as an untitled copy
+    } else if (o.teaching && !samples.files.empty()) {
+        // The course's first sample, as an untitled copy (never written back).
+        doc.open(samples.files.front(), true);
     } else {
         doc.name = "untitled";
         doc.text = kNewProgram;
@@ -296,13 +353,27 @@ int run_gui(const GuiOptions& o) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
+    // High DPI: the display's content scale (or --ui-scale) sizes the fonts, the style and the
+    // pictures' text.
+    float scripted_scale = 0; ///< --script's ui-scale:S, as if the display's scale changed
+    auto content_scale = [&] {
+        if (scripted_scale > 0) return scripted_scale;
+        if (o.ui_scale > 0) return o.ui_scale;
+        float xs = 1, ys = 1;
+        glfwGetWindowContentScale(window, &xs, &ys);
+        return std::clamp(std::max(xs, ys), 0.5f, 4.0f);
+    };
+    float dpi = content_scale();
     render::apply_style();
-    const render::Fonts fonts = render::setup_fonts(17.0f);
+    ImGui::GetStyle().ScaleAllSizes(dpi);
+    render::Fonts fonts = render::setup_fonts(17.0f * dpi);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330");
 
     render::MainView view(fonts);
     view.set_teaching(o.teaching);
+    view.set_quiz(o.quiz);
+    view.set_dpi_scale(dpi);
     if (!o.panel.empty())
         view.show_panel(o.panel == "plan"     ? render::MainView::Panel::Plan
                         : o.panel == "steps"  ? render::MainView::Panel::Steps
@@ -332,7 +403,24 @@ int run_gui(const GuiOptions& o) {
     std::string title;
     bool quit = false;
     int windowed[4] = {0, 0, o.width, o.height}; ///< position and size before full screen
+    // The scripted pointer (mouse:X,Y, press, release, wheel:N): once set, it stands for the
+    // real one.
+    bool script_mouse = false, script_button = false;
+    ImVec2 script_pos{0, 0};
+    float script_wheel = 0;
+    std::string dump_path;
     while (!quit) {
+        // Moved to a display of another content scale: the fonts and style rebuilt at it.
+        if (const float now = content_scale(); std::abs(now - dpi) > 0.01f) {
+            ImGui::GetStyle().ScaleAllSizes(now / dpi);
+            dpi = now;
+            io.Fonts->Clear();
+            fonts = render::setup_fonts(17.0f * dpi);
+            ImGui_ImplOpenGL3_DestroyFontsTexture();
+            ImGui_ImplOpenGL3_CreateFontsTexture();
+            view.set_fonts(fonts);
+            view.set_dpi_scale(dpi);
+        }
         if (glfwWindowShouldClose(window)) {
             // Closing with unsaved changes asks first.
             glfwSetWindowShouldClose(window, GLFW_FALSE);
@@ -385,6 +473,34 @@ int run_gui(const GuiOptions& o) {
                 step.answer = arg("answer:");
             } else if (a == "play") {
                 step.play = true;
+            } else if (a == "quiz") {
+                step.quiz = true;
+            } else if (a.rfind("choose:", 0) == 0) {
+                std::sscanf(a.c_str() + 7, "%d:%d", &step.choose_question, &step.choose_choice);
+            } else if (a == "next-sample") {
+                step.next_sample = true;
+            } else if (a == "previous-sample") {
+                step.previous_sample = true;
+            } else if (a == "export") {
+                step.export_view = true;
+            } else if (a.rfind("export-view:", 0) == 0) {
+                const std::string v = arg("export-view:");
+                step.export_kind = v == "tiling" ? 0 : v == "mesh" ? 1 : v == "plan" ? 2 : 3;
+            } else if (a.rfind("mouse:", 0) == 0) {
+                float x = 0, y = 0;
+                std::sscanf(a.c_str() + 6, "%f,%f", &x, &y);
+                script_mouse = true;
+                script_pos = {x, y};
+            } else if (a == "press") {
+                script_button = true;
+            } else if (a == "release") {
+                script_button = false;
+            } else if (a.rfind("wheel:", 0) == 0) {
+                script_wheel = std::strtof(a.c_str() + 6, nullptr);
+            } else if (a.rfind("ui-scale:", 0) == 0) {
+                scripted_scale = std::clamp(std::strtof(a.c_str() + 9, nullptr), 0.5f, 4.0f);
+            } else if (a.rfind("dump:", 0) == 0) {
+                dump_path = arg("dump:");
             } else if (a.rfind("sleep:", 0) == 0) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(a.c_str() + 6)));
             } else if (a == "discard") {
@@ -399,7 +515,16 @@ int run_gui(const GuiOptions& o) {
                 break;
             }
         }
+        if (script_mouse) {
+            io.MousePos = script_pos;
+            io.MouseDown[0] = script_button;
+            io.MouseWheel = script_wheel;
+            script_wheel = 0;
+        }
         ImGui::NewFrame();
+        // dump:FILE: every text the window draws this frame (widgets and pictures), for tests.
+        const bool dumping = !dump_path.empty();
+        if (dumping) ImGui::LogToFile(-1, dump_path.c_str());
         const auto vstate = verifier.snapshot();
         render::ViewInput in;
         in.text = &doc.text;
@@ -408,7 +533,9 @@ int run_gui(const GuiOptions& o) {
         in.stale = !doc.checked.syntax_ok();
         in.check_ms = doc.check_ms;
         in.verify = &vstate;
-        in.samples = &samples;
+        in.samples = &samples.files;
+        in.sample_titles = &samples.titles;
+        in.copy_of = doc.copy_of;
         in.file = doc.path;
         in.name = doc.name;
         in.dirty = doc.dirty();
@@ -417,6 +544,10 @@ int run_gui(const GuiOptions& o) {
         in.script = &step;
         auto act = view.frame(in);
         act.text_changed = act.text_changed || text_typed;
+        if (dumping) {
+            ImGui::LogFinish();
+            dump_path.clear();
+        }
         ImGui::Render();
         int w = 0, h = 0;
         glfwGetFramebufferSize(window, &w, &h);
@@ -450,7 +581,17 @@ int run_gui(const GuiOptions& o) {
         if (!act.open.empty() && doc.open(act.open, act.open_copy)) {
             doc.recheck();
             view.selection() = {};
+            view.new_document();
             view.fit_selection(doc.shown);
+        }
+        if (!act.export_path.empty()) {
+            // Export…: the picture through the headless renderer, as `render` writes it.
+            const std::string why =
+                export_picture(doc.shown, act.export_view, act.export_selection, act.export_path);
+            glfwMakeContextCurrent(window);
+            doc.status = why.empty() ? "exported " + act.export_path : why;
+            doc.status_error = !why.empty();
+            if (!why.empty()) std::cerr << "shardscope: error: " << why << "\n";
         }
         if (act.quit) quit = true;
         if (act.toggle_fullscreen) {
@@ -474,6 +615,11 @@ int run_gui(const GuiOptions& o) {
                   << " step: " << view.selection().step << " message: " << view.selection().substep
                   << " scale: " << view.scale()
                   << " fullscreen: " << (glfwGetWindowMonitor(window) ? "yes" : "no") << "\n";
+        std::cout << "quiz: " << view.quiz_status(doc.shown) << "\n";
+        std::cout << "zoom: " << view.zoom() << " pan: " << view.pan().x << "," << view.pan().y
+                  << " highlight: " << view.highlighted() << "\n";
+        std::cout << "split: " << view.left_split() << " " << view.top_split()
+                  << " dpi: " << view.dpi_scale() << " font: " << ImGui::GetFontSize() << "\n";
         const auto v = verifier.snapshot();
         if (!v.error.empty()) {
             std::cout << "verify: " << v.error << "\n";

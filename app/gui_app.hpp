@@ -16,14 +16,22 @@ struct GuiOptions {
     int step = 0;
     bool teaching = false;
     bool verify = false; ///< start the verify run at once (screenshots wait for it)
+    bool quiz = false;   ///< teaching mode's quiz from the start
+    float ui_scale = 0;  ///< > 0: the interface's scale instead of the display's content scale
     /// Hidden, for the tests: interactions played one per frame after the first `frames`
     /// frames, separated by ';': `type:TEXT` (appended to the text, as typed; \n for a new
     /// line), `key:K` (K: a letter, `=`, `-`, `0`, `pagedown`, `pageup`, `left`, `right`,
     /// `f11`, each optionally after `ctrl+`), `save`, `save-as`, `open`, `pick:FILE` (the sample
     /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
     /// `close` (the window's close button), `play` (the step-through's play/pause),
-    /// `sleep:MS`, `wait`. The final title and status (and why a
-    /// verify run could not start), the statement, step, scale and full screen are printed
+    /// `sleep:MS`, `wait`; the quiz: `quiz` (tick/untick), `choose:Q:C` (choice C of question
+    /// Q, 0-based); the course: `next-sample`, `previous-sample`; `export` (Export…), then
+    /// `export-view:tiling|mesh|plan|steps` and `answer:PATH`; the pointer: `mouse:X,Y`,
+    /// `press`, `release` (the left button), `wheel:N`; `ui-scale:S` (as if the window moved to
+    /// a display of content scale S: the fonts and style are rebuilt); `dump:FILE` (every text the
+    /// window draws in the next frame, widgets and pictures, written to FILE). The final title and
+    /// status (and why a verify run could not start), the statement, step, scale, full screen,
+    /// quiz, zoom, pan, highlighted device, splits, content scale and font size are printed
     /// to stdout.
     std::string script;
 };

@@ -52,6 +52,11 @@ public:
     virtual int size() const = 0;
     /// The group along mesh axis k through this rank.
     virtual Group& axis(int k) = 0;
+    /// The group over the mesh axes `axes` (distinct, major to minor) through this rank: the
+    /// ranks that share every other coordinate, numbered row-major over the coordinates of
+    /// `axes` in that order. One axis is axis(k). Made on first use, collectively (MPI,
+    /// NCCL): every rank asks for the same groups in the same order, as for collectives.
+    virtual Group& group(const std::vector<int>& axes) = 0;
     /// Every rank; member numbering is the rank.
     virtual Group& world() = 0;
     /// Gathers each rank's bytes on rank 0: there, element r is rank r's `mine`; elsewhere
@@ -76,6 +81,18 @@ struct MeshShape {
     std::vector<int> coords(int rank) const;
     /// The device at coordinates `c`.
     int device_at(const std::vector<int>& c) const;
+    /// Device `rank`'s place in the group over `axes` (see Communicator::group): `colour`,
+    /// its coordinates on every other axis row-major (the same for the whole group), and
+    /// `position`, row-major over the coordinates of `axes` in their order. Throws the
+    /// ExecError for axes outside the mesh or repeated.
+    struct GroupPlace {
+        int colour = 0;
+        int position = 0;
+        int size = 1;
+    };
+    GroupPlace group_place(int rank, const std::vector<int>& axes) const;
+    /// Every member of the group over `axes` through device `rank`, by position.
+    std::vector<int> group_members(int rank, const std::vector<int>& axes) const;
 };
 
 /// Where the buffers of run_sim's collectives live and how they are copied and reduced: host

@@ -6,6 +6,7 @@
 #include "exec/tensor.hpp"
 
 #include <climits>
+#include <map>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -191,13 +192,29 @@ public:
     int rank() const override { return world_->rank(); }
     int size() const override { return world_->size(); }
     Group& axis(int k) override { return axis_at(axes_, k); }
+    Group& group(const std::vector<int>& axes) override {
+        if (axes.size() == 1) return axis(axes.front());
+        auto& g = groups_[axes];
+        if (!g) {
+            // Collective over the world: every rank reaches the same step in the same order.
+            const auto place = mesh_.group_place(world_->rank(), axes);
+            MPI_Comm c = MPI_COMM_NULL;
+            check(MPI_Comm_split(world_comm_, place.colour, place.position, &c),
+                  "MPI_Comm_split (a group of mesh axes)");
+            g = std::make_unique<MpiGroup>(c);
+        }
+        return *g;
+    }
     Group& world() override { return *world_; }
     std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
         return world_->gather(mine);
     }
 
+    MeshShape mesh_;
+    MPI_Comm world_comm_ = MPI_COMM_NULL;
     std::unique_ptr<MpiGroup> world_;
     std::vector<std::unique_ptr<MpiGroup>> axes_;
+    std::map<std::vector<int>, std::unique_ptr<MpiGroup>> groups_;
 };
 
 } // namespace
@@ -228,15 +245,14 @@ std::unique_ptr<Communicator> make_mpi(const MeshShape& mesh) {
     MPI_Comm world = MPI_COMM_NULL;
     check(MPI_Comm_dup(MPI_COMM_WORLD, &world), "MPI_Comm_dup");
     comm->world_ = std::make_unique<MpiGroup>(world);
+    comm->world_comm_ = world;
+    comm->mesh_ = mesh;
 
-    const std::vector<int> c = mesh.coords(comm->world_->rank());
-    for (std::size_t k = 0; k < mesh.sizes.size(); ++k) {
-        // color: this device's coordinates on every other axis, row-major; key: along k.
-        int color = 0;
-        for (std::size_t j = 0; j < mesh.sizes.size(); ++j)
-            if (j != k) color = color * mesh.sizes[j] + c[j];
+    for (int k = 0; k < static_cast<int>(mesh.sizes.size()); ++k) {
+        // colour: this device's coordinates on every other axis, row-major; key: along k.
+        const auto place = mesh.group_place(comm->world_->rank(), {k});
         MPI_Comm line = MPI_COMM_NULL;
-        check(MPI_Comm_split(world, color, c[k], &line), "MPI_Comm_split");
+        check(MPI_Comm_split(world, place.colour, place.position, &line), "MPI_Comm_split");
         comm->axes_.push_back(std::make_unique<MpiGroup>(line));
     }
     return comm;

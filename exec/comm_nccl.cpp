@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -214,6 +215,19 @@ public:
     int rank() const override { return mpi_->rank(); }
     int size() const override { return mpi_->size(); }
     Group& axis(int k) override { return axis_at(axes_, k); }
+    Group& group(const std::vector<int>& axes) override {
+        if (axes.size() == 1) return axis(axes.front());
+        auto& g = groups_[axes];
+        if (!g) {
+            // Collective over the world: every rank reaches the same step in the same order.
+            const auto place = mesh_.group_place(rank(), axes);
+            ncclComm_t c = nullptr;
+            check_nccl(ncclCommSplit(world_comm_, place.colour, place.position, &c, nullptr),
+                       "ncclCommSplit (a group of mesh axes)");
+            g = std::make_unique<NcclGroup>(c, c_);
+        }
+        return *g;
+    }
     Group& world() override { return *world_; }
     std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
         return mpi_->gather_to_root(mine);
@@ -221,8 +235,11 @@ public:
 
     std::unique_ptr<Communicator> mpi_;
     cuda::Context c_;
+    MeshShape mesh_;
+    ncclComm_t world_comm_ = nullptr;
     std::unique_ptr<NcclGroup> world_;
     std::vector<std::unique_ptr<NcclGroup>> axes_;
+    std::map<std::vector<int>, std::unique_ptr<NcclGroup>> groups_;
 };
 
 /// Sends rank 0's `bytes` (a multiple of 4) to every rank through the MPI world group.
@@ -278,15 +295,14 @@ std::unique_ptr<Communicator> make_nccl(const MeshShape& mesh, int& device) {
     ncclComm_t world = nullptr;
     check_nccl(ncclCommInitRank(&world, size, id, rank), "ncclCommInitRank");
     comm->world_ = std::make_unique<NcclGroup>(world, comm->c_);
+    comm->world_comm_ = world;
+    comm->mesh_ = mesh;
     // One communicator per mesh axis: the ranks on a line along axis k share the colour (the
     // index of their other coordinates) and are ordered by their coordinate on k.
-    const auto coords = mesh.coords(rank);
-    for (std::size_t k = 0; k < mesh.sizes.size(); ++k) {
-        int color = 0;
-        for (std::size_t j = 0; j < mesh.sizes.size(); ++j)
-            if (j != k) color = color * mesh.sizes[j] + coords[j];
+    for (int k = 0; k < static_cast<int>(mesh.sizes.size()); ++k) {
+        const auto place = mesh.group_place(rank, {k});
         ncclComm_t axis = nullptr;
-        check_nccl(ncclCommSplit(world, color, coords[k], &axis, nullptr),
+        check_nccl(ncclCommSplit(world, place.colour, place.position, &axis, nullptr),
                    "ncclCommSplit (a mesh axis)");
         comm->axes_.push_back(std::make_unique<NcclGroup>(axis, comm->c_));
     }

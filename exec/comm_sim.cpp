@@ -76,6 +76,38 @@ std::vector<int> MeshShape::coords(int rank) const {
     return c;
 }
 
+MeshShape::GroupPlace MeshShape::group_place(int rank, const std::vector<int>& axes) const {
+    const auto c = coords(rank);
+    std::vector<char> in(sizes.size(), 0);
+    GroupPlace g;
+    for (int k : axes) {
+        if (k < 0 || static_cast<std::size_t>(k) >= sizes.size()) throw_axis_error(k, sizes.size());
+        if (in[static_cast<std::size_t>(k)])
+            throw ExecError("mesh axis " + std::to_string(k) + " appears twice in one group");
+        in[static_cast<std::size_t>(k)] = 1;
+        g.position = g.position * sizes[static_cast<std::size_t>(k)] + c[static_cast<std::size_t>(k)];
+        g.size *= sizes[static_cast<std::size_t>(k)];
+    }
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+        if (!in[k]) g.colour = g.colour * sizes[k] + c[k];
+    return g;
+}
+
+std::vector<int> MeshShape::group_members(int rank, const std::vector<int>& axes) const {
+    const auto place = group_place(rank, axes);
+    std::vector<int> out(static_cast<std::size_t>(place.size), -1);
+    auto c = coords(rank);
+    for (int q = 0; q < place.size; ++q) {
+        int rest = q;
+        for (auto k = axes.rbegin(); k != axes.rend(); ++k) {
+            c[static_cast<std::size_t>(*k)] = rest % sizes[static_cast<std::size_t>(*k)];
+            rest /= sizes[static_cast<std::size_t>(*k)];
+        }
+        out[static_cast<std::size_t>(q)] = device_at(c);
+    }
+    return out;
+}
+
 int MeshShape::device_at(const std::vector<int>& c) const {
     if (c.size() != sizes.size())
         throw ExecError("mesh coordinates have " + std::to_string(c.size()) +
@@ -173,6 +205,13 @@ struct GroupState {
     std::vector<Slot> slots;
     int arrived = 0;
     std::uint64_t generation = 0;
+};
+
+/// The groups over several mesh axes, made on first use by whichever member asks first (all
+/// members get the same state): by (axes, colour). Guarded by World::m.
+struct GroupRegistry {
+    const MeshShape* mesh = nullptr;
+    std::map<std::pair<std::vector<int>, int>, std::unique_ptr<GroupState>> groups;
 };
 
 template <class T>
@@ -490,10 +529,33 @@ namespace {
 
 class SimCommunicator final : public Communicator {
 public:
-    SimCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+    SimCommunicator(int rank, int size, World& world, GroupRegistry& registry)
+        : rank_(rank), size_(size), world_state_(world), registry_(registry) {}
     int rank() const override { return rank_; }
     int size() const override { return size_; }
     Group& axis(int k) override { return axis_at(axes_, k); }
+    Group& group(const std::vector<int>& axes) override {
+        if (axes.size() == 1) return axis(axes.front());
+        if (auto it = groups_.find(axes); it != groups_.end()) return *it->second;
+        const auto place = registry_.mesh->group_place(rank_, axes);
+        GroupState* state = nullptr;
+        {
+            std::lock_guard lock(world_state_.m);
+            auto& g = registry_.groups[{axes, place.colour}];
+            if (!g) {
+                g = std::make_unique<GroupState>();
+                g->name = "axes";
+                for (int k : axes)
+                    g->name += " " + std::to_string(k);
+                g->members = registry_.mesh->group_members(rank_, axes);
+                g->slots.resize(g->members.size());
+            }
+            state = g.get();
+        }
+        auto& mine = groups_[axes];
+        mine = std::make_unique<SimGroup>(world_state_, *state, place.position, memory_);
+        return *mine;
+    }
     Group& world() override { return *world_; }
     std::vector<std::vector<char>> gather_to_root(const std::vector<char>& mine) override {
         return world_->gather(mine);
@@ -506,6 +568,9 @@ public:
 private:
     int rank_;
     int size_;
+    World& world_state_;
+    GroupRegistry& registry_;
+    std::map<std::vector<int>, std::unique_ptr<SimGroup>> groups_;
 };
 
 } // namespace
@@ -529,9 +594,11 @@ void run_sim(const MeshShape& mesh, const std::function<void(Communicator&)>& bo
         return groups.back().get();
     };
 
+    GroupRegistry registry;
+    registry.mesh = &mesh;
     std::vector<std::unique_ptr<SimCommunicator>> comms;
     for (int r = 0; r < n; ++r)
-        comms.push_back(std::make_unique<SimCommunicator>(r, n));
+        comms.push_back(std::make_unique<SimCommunicator>(r, n, world, registry));
 
     GroupState* all = new_group("world", n);
     for (int r = 0; r < n; ++r) {

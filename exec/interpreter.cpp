@@ -16,6 +16,14 @@ using semantics::TensorLayout;
 
 namespace {
 
+/// The sizes of mesh axes `ks`, in that order.
+std::vector<int> sizes_of(const MeshShape& mesh, const std::vector<int>& ks) {
+    std::vector<int> out;
+    for (int k : ks)
+        out.push_back(mesh.sizes.at(static_cast<std::size_t>(k)));
+    return out;
+}
+
 template <class T>
 constexpr DType dtype_of() {
     return sizeof(T) == 4 ? DType::F32 : DType::F64;
@@ -223,14 +231,14 @@ void RankProgram<T>::run(std::size_t s) {
 }
 
 template <class T>
-Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_t extent,
-                                      std::vector<int>& axes) {
-    const int k = axes.back();
-    axes.pop_back();
-    Group& g = comm_.axis(k);
+Tensor<T> RankProgram<T>::gather_minor(const Tensor<T>& x, int label, std::int64_t extent,
+                                       std::vector<int>& axes, const std::vector<int>& group,
+                                       Group& g) {
+    axes.resize(axes.size() - group.size());
     const int n = g.size();
+    const auto sizes = sizes_of(mesh_, group);
     const auto parent = atom_range(extent, axes, mesh_, coords_).size();
-    const auto max_chunk = chunk(parent, n, 0).size();
+    const auto max_chunk = group_chunk(parent, sizes, 0).size();
     const Tensor<T> xp = leading(ops_, x, {label});
     const std::int64_t rest = inner_size(xp, 1);
     const auto count = max_chunk * rest;
@@ -252,7 +260,7 @@ Tensor<T> RankProgram<T>::gather_last(const Tensor<T>& x, int label, std::int64_
         out = ops_.zeros(with_lead(xp, parent), xp.labels);
         std::int64_t at = 0;
         for (int q = 0; q < n; ++q) {
-            const auto len = chunk(parent, n, q).size() * rest;
+            const auto len = group_chunk(parent, sizes, q).size() * rest;
             ops_.copy_rows(out, at, 0, recv, q * count, 0, len, 1);
             at += len;
         }
@@ -347,14 +355,23 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         result = std::move(o);
         return;
     }
-    if (st.mesh_axes.size() != 1) throw refuse("a collective runs over exactly one mesh axis");
-    const int k = st.mesh_axes.front();
-    if (k < 0 || static_cast<std::size_t>(k) >= in.placements.size()) throw refuse("no such axis");
-    const auto& axis_name = plan_.mesh.axes[static_cast<std::size_t>(k)].name;
-    Group& g = comm_.axis(k);
+    // One mesh axis, or a group of them (one collective among the product of their devices).
+    const auto& ks = st.mesh_axes;
+    if (ks.empty()) throw refuse("it names no mesh axis");
+    std::string axis_name;
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+        if (ks[i] < 0 || static_cast<std::size_t>(ks[i]) >= in.placements.size())
+            throw refuse("no such axis");
+        if (std::find(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(i), ks[i]) !=
+            ks.begin() + static_cast<std::ptrdiff_t>(i))
+            throw refuse("it names a mesh axis twice");
+        axis_name += (axis_name.empty() ? "" : ",") +
+                     plan_.mesh.axes[static_cast<std::size_t>(ks[i])].name;
+    }
+    Group& g = comm_.group(ks);
     const int n = g.size();
-    const auto& p_in = in.placements.at(static_cast<std::size_t>(k));
-    const auto& p_out = out.placements.at(static_cast<std::size_t>(k));
+    const auto sizes = sizes_of(mesh_, ks);
+    const auto& p_in = in.placements.at(static_cast<std::size_t>(ks.front()));
     const auto op = p_in.kind == Placement::Kind::Partial && p_in.reduce == "max" ? ReduceOp::Max
                                                                                   : ReduceOp::Sum;
     // The atom `index` names; every atom but `moved` keeps its axes.
@@ -373,26 +390,36 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     };
     auto loses_minor = [&](std::size_t a) {
         const auto& h = in.atoms[a].axes;
-        if (h.empty() || h.back() != k || std::vector(h.begin(), h.end() - 1) != out.atoms[a].axes)
-            throw refuse("it may take only the minor-most mesh axis of " +
-                         in.atoms[a].index.text() + ", and that is not " + axis_name);
+        if (h.size() < ks.size() || !std::equal(ks.rbegin(), ks.rend(), h.rbegin()) ||
+            std::vector(h.begin(), h.end() - static_cast<std::ptrdiff_t>(ks.size())) !=
+                out.atoms[a].axes)
+            throw refuse("it may take only the minor-most mesh axes of " +
+                         in.atoms[a].index.text() + ", and those are not " + axis_name);
     };
     auto gains_minor = [&](std::size_t a) {
         auto w = in.atoms[a].axes;
-        w.push_back(k);
+        w.insert(w.end(), ks.begin(), ks.end());
         if (w != out.atoms[a].axes)
             throw refuse(in.atoms[a].index.text() + " does not gain " + axis_name +
-                         " as its minor-most mesh axis");
+                         " as its minor-most mesh axes");
     };
     auto partial_ends = [&](bool ends) {
-        const bool was = p_in.kind == Placement::Kind::Partial;
-        if (was != ends || p_out.kind == Placement::Kind::Partial)
-            throw refuse(ends ? "the value is not partial over " + axis_name
-                              : "the value is partial over " + axis_name);
+        for (int k : ks) {
+            const auto& pi = in.placements.at(static_cast<std::size_t>(k));
+            const bool was = pi.kind == Placement::Kind::Partial;
+            if (was != ends || out.placements.at(static_cast<std::size_t>(k)).kind ==
+                                   Placement::Kind::Partial)
+                throw refuse((ends ? "the value is not partial over " : "the value is partial over ") +
+                             plan_.mesh.axes[static_cast<std::size_t>(k)].name);
+            if (was && pi.reduce != p_in.reduce)
+                throw refuse("its axes hold two different partial reductions");
+        }
         auto pin = partial_axes(in);
-        pin.erase(
-            std::remove_if(pin.begin(), pin.end(), [&](const auto& q) { return q.first == k; }),
-            pin.end());
+        pin.erase(std::remove_if(pin.begin(), pin.end(),
+                                 [&](const auto& q) {
+                                     return std::find(ks.begin(), ks.end(), q.first) != ks.end();
+                                 }),
+                  pin.end());
         if (pin != partial_axes(out)) throw refuse("it changes the partial placement elsewhere");
     };
     const double local = static_cast<double>(x.size()) * size;
@@ -402,7 +429,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         partial_ends(true);
         g.all_reduce(ops_.writable(x), static_cast<std::size_t>(x.size()), dtype_of<T>(), op);
         executed_.push_back(
-            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
+            {st.kind, ks, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
         result = std::move(x);
         return;
     }
@@ -412,9 +439,9 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         partial_ends(false);
         loses_minor(a);
         auto axes = in.atoms[a].axes;
-        result = gather_last(x, labels_.at(in.atoms[a].index), in.atoms[a].extent, axes);
+        result = gather_minor(x, labels_.at(in.atoms[a].index), in.atoms[a].extent, axes, ks, g);
         executed_.push_back(
-            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local * n, local)});
+            {st.kind, ks, st.tensor, semantics::collective_bytes(st.kind, n, local * n, local)});
         return;
     }
     case StepKind::ReduceScatter: {
@@ -426,7 +453,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const Tensor<T> xp = leading(ops_, x, {label});
         const auto whole = xp.shape.at(0);
         const std::int64_t rest = inner_size(xp, 1);
-        const auto max_chunk = chunk(whole, n, 0).size();
+        const auto max_chunk = group_chunk(whole, sizes, 0).size();
         const auto count = max_chunk * rest;
         // Block q holds chunk q, padded to the largest chunk (xp itself when all are equal).
         Tensor<T> padded;
@@ -434,7 +461,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         if (whole != max_chunk * n) {
             padded = ops_.zeros(with_lead(xp, max_chunk * n), xp.labels);
             for (int q = 0; q < n; ++q) {
-                const auto r = chunk(whole, n, q);
+                const auto r = group_chunk(whole, sizes, q);
                 ops_.copy_rows(padded, q * count, 0, xp, r.begin * rest, 0, r.size() * rest, 1);
             }
             send = &padded;
@@ -443,8 +470,8 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         g.reduce_scatter(ops_.buffer(*send), ops_.writable(recv), static_cast<std::size_t>(count),
                          dtype_of<T>(), op);
         executed_.push_back(
-            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
-        const auto mine = chunk(whole, n, g.rank()).size();
+            {st.kind, ks, st.tensor, semantics::collective_bytes(st.kind, n, local, local)});
+        const auto mine = group_chunk(whole, sizes, g.rank()).size();
         Tensor<T> o = mine == max_chunk ? std::move(recv) : ops_.slice(recv, label, 0, mine);
         result = o.labels == x.labels ? std::move(o) : ops_.permute(o, x.labels);
         return;
@@ -461,11 +488,11 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         const int lj = labels_.at(in.atoms[to].index);
         const Tensor<T> xp = leading(ops_, x, {li, lj});
         auto parent_axes = in.atoms[from].axes;
-        parent_axes.pop_back();
+        parent_axes.resize(parent_axes.size() - ks.size());
         const auto pi = atom_range(in.atoms[from].extent, parent_axes, mesh_, coords_).size();
         const auto nj = xp.shape[1];
         const std::int64_t rest = inner_size(xp, 2);
-        const auto mi = chunk(pi, n, 0).size(), mj = chunk(nj, n, 0).size();
+        const auto mi = group_chunk(pi, sizes, 0).size(), mj = group_chunk(nj, sizes, 0).size();
         const auto count = mi * mj * rest;
         // Block q: this rank's rows of i, each with chunk q of j, padded to mi x mj.
         auto block_shape = xp.shape;
@@ -475,23 +502,23 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         Tensor<T> recv = ops_.zeros(block_shape, xp.labels);
         const auto my_i = xp.shape[0];
         for (int q = 0; q < n; ++q) {
-            const auto rj = chunk(nj, n, q);
+            const auto rj = group_chunk(nj, sizes, q);
             ops_.copy_rows(send, q * count, mj * rest, xp, rj.begin * rest, nj * rest,
                            rj.size() * rest, my_i);
         }
         g.all_to_all(ops_.buffer(send), ops_.writable(recv), static_cast<std::size_t>(count),
                      dtype_of<T>());
         executed_.push_back(
-            {st.kind, {k}, st.tensor, semantics::collective_bytes(st.kind, n, 0, local)});
+            {st.kind, ks, st.tensor, semantics::collective_bytes(st.kind, n, 0, local)});
         // Block q from member q: its rows of i (chunk q of pi), each with my chunk of j.
-        const auto my_j = chunk(nj, n, g.rank()).size();
+        const auto my_j = group_chunk(nj, sizes, g.rank()).size();
         auto o_shape = xp.shape;
         o_shape[0] = pi;
         o_shape[1] = my_j;
         Tensor<T> o = ops_.zeros(o_shape, xp.labels);
         std::int64_t at = 0;
         for (int q = 0; q < n; ++q) {
-            const auto len_i = chunk(pi, n, q).size();
+            const auto len_i = group_chunk(pi, sizes, q).size();
             ops_.copy_rows(o, at, my_j * rest, recv, q * count, mj * rest, my_j * rest, len_i);
             at += len_i * my_j * rest;
         }

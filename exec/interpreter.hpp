@@ -61,9 +61,10 @@ private:
     Tensor<T> load(const semantics::ValueInfo& v);
     void collective(const semantics::StatementPlan& sp, const semantics::Step& st);
     void local_step(const semantics::StatementPlan& sp, const semantics::Step& st);
-    /// All-gathers `x` over the last of `axes` (the minor-most axis of the atom `label`).
-    Tensor<T> gather_last(const Tensor<T>& x, int label, std::int64_t extent,
-                          std::vector<int>& axes);
+    /// All-gathers `x` over group `g`, the mesh axes `group` that are the minor-most of `axes`
+    /// (those of the atom `label`, of `extent`), and removes them from `axes`.
+    Tensor<T> gather_minor(const Tensor<T>& x, int label, std::int64_t extent,
+                           std::vector<int>& axes, const std::vector<int>& group, Group& g);
     /// `x`, the block of layout `from` on the rank at coordinates `owner`, cut to the block of
     /// layout `to` on the rank at `holder` (which must lie inside it): a permute's send, or a
     /// local step.

@@ -37,6 +37,7 @@ private:
 
 /// torch.chunk ranges (semantics/chunks.hpp, shared with the views).
 using semantics::chunk;
+using semantics::group_chunk;
 using semantics::Range;
 
 /// The range of one atom held by the device at `coords`, given the mesh axes it is sharded

@@ -154,19 +154,23 @@ void SvgCanvas::tip(const Rect& r, std::string_view tip) {
           << xml_escape(tip) << "</title></rect>\n";
 }
 
-std::string SvgCanvas::str() const {
+std::string SvgCanvas::document(const Rect& box, const std::string& body) {
     std::ostringstream out;
-    Rect box{0, 0, width_, height_};
-    if (tight_ && have_ink_)
-        box = {std::max(0.0f, ink_.x0 - 8), std::max(0.0f, ink_.y0 - 8),
-               std::min(width_, ink_.x1 + 8), std::min(height_, ink_.y1 + 8)};
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(box.width())
         << "\" height=\"" << num(box.height()) << "\" viewBox=\"" << num(box.x0) << " "
         << num(box.y0) << " " << num(box.width()) << " " << num(box.height()) << "\" "
         << "font-family=\"DejaVu Sans Mono, monospace\">\n"
-        << body_.str() << "</svg>\n";
+        << body << "</svg>\n";
     return out.str();
+}
+
+std::string SvgCanvas::str() const {
+    Rect box{0, 0, width_, height_};
+    if (tight_ && have_ink_)
+        box = {std::max(0.0f, ink_.x0 - 8), std::max(0.0f, ink_.y0 - 8),
+               std::min(width_, ink_.x1 + 8), std::min(height_, ink_.y1 + 8)};
+    return document(box, body_.str());
 }
 
 } // namespace shardscope::render

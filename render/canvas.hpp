@@ -5,6 +5,7 @@
 
 #include "render/geometry.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,9 @@ public:
         (void)r;
         return false;
     }
+    /// The picture says which device the pointer is over (the mesh's cells): the window
+    /// outlines that device's tiles in the tiling.
+    virtual void hover_device(std::int64_t device) { (void)device; }
     /// Says that the picture cannot show what was asked (it draws the reason too): the window
     /// shows the picture as it is, headless output fails with the first reason.
     void report_problem(std::string_view what) {

@@ -46,6 +46,8 @@ inline constexpr Color kHatch{30, 30, 30, 150};
 inline constexpr Color kError{220, 40, 40, 255};
 inline constexpr Color kWarning{230, 160, 20, 255};
 inline constexpr Color kPass{40, 160, 60, 255};
+/// The outline of the tiles a hovered device holds (no device colour is this dark).
+inline constexpr Color kHighlight{0, 0, 0, 255};
 } // namespace colors
 
 } // namespace shardscope::render

@@ -125,7 +125,10 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
             mesh.devices.empty() ? p : mesh.devices.at(static_cast<std::size_t>(p));
         const Color col_c = mesh_device_color(sizes, coords, id);
         c.fill_rect(cellr, col_c);
-        if (c.hovered(cellr)) c.stroke_rect(cellr, colors::kText, 3);
+        if (c.hovered(cellr)) {
+            c.stroke_rect(cellr, colors::kText, 3);
+            c.hover_device(id);
+        }
         if (cell > font * 2.2f) {
             const Color fg = text_on(col_c);
             std::string cs = "(";

@@ -121,17 +121,25 @@ namespace {
 /// One step of a collective's schedule: the group's devices in a row, each message an arrow
 /// below them from sender to receiver, labelled with its block.
 void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan,
-                        const Schedule& sched, int substep, float font) {
+                        const Schedule& sched, int substep, float font,
+                        const semantics::TensorLayout* output) {
     const float pad = 8, small = font * 0.85f, line = font * 1.45f;
     const auto& st = sched.steps[static_cast<std::size_t>(substep - 1)];
     float y = area.y0;
     text_clipped(c, {area.x0 + pad, y}, colors::kText, st.title, font, area.width() - 2 * pad);
     y += line;
     const auto n = static_cast<int>(sched.group.size());
-    std::string note = "the devices of one group, in ring order";
-    if (sched.groups > 1)
-        note += "; the " + std::to_string(sched.groups - 1) + " other groups do the same at once";
-    note += "; block j: the j-th of " + std::to_string(n) + " parts of the tensor";
+    std::string note;
+    if (sched.permute) {
+        note = "the devices in mesh order; each arrow: the part of the sender's block that is "
+               "the receiver's block after the permute";
+    } else {
+        note = "the devices of one group, in ring order";
+        if (sched.groups > 1)
+            note +=
+                "; the " + std::to_string(sched.groups - 1) + " other groups do the same at once";
+        note += "; block j: the j-th of " + std::to_string(n) + " parts of the tensor";
+    }
     text_clipped(c, {area.x0 + pad, y}, colors::kMuted, note, small, area.width() - 2 * pad);
     y += line * 1.2f;
     const float gap = font;
@@ -177,6 +185,21 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     // Each message: down from the sender, across, up into the receiver, at its own depth.
     const float depth0 = y + box_h + line * 1.1f;
     const float step_h = std::max(line * 1.1f, 6.0f);
+    // A permute's message is labelled with the block the receiver holds after it.
+    auto permute_label = [&](std::int64_t to) {
+        std::int64_t pos = to;
+        for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
+            if (plan.mesh.devices[q] == to) pos = static_cast<std::int64_t>(q);
+        std::vector<int> coords(sizes.size(), 0);
+        for (std::size_t k = sizes.size(); k-- > 0;) {
+            coords[k] = static_cast<int>(pos % sizes[k]);
+            pos /= sizes[k];
+        }
+        std::string text = device_holding_text(plan.mesh, *output, coords);
+        const auto of = text.find(" of ");
+        return "d" + std::to_string(to) + "'s block " +
+               (of == std::string::npos ? text : text.substr(0, of)) + " of " + output->tensor;
+    };
     for (std::size_t t = 0; t < st.transfers.size(); ++t) {
         const auto& m = st.transfers[t];
         const Rect& a = boxes[static_cast<std::size_t>(index_of(m.from))];
@@ -187,8 +210,24 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
         c.line({ax, a.y1}, {ax, dy}, col, 2);
         c.line({ax, dy}, {bx, dy}, col, 2);
         arrow(c, {bx, dy}, {bx, b.y1 + 1}, col, 2);
-        const std::string label = "block " + std::to_string(m.block) + (m.reduce ? " Σ" : "");
+        // A permute's arrows are numbered (its blocks are named in a list below them: the
+        // labels are longer than the gap between neighbours); a ring's name their block.
+        const std::string label = sched.permute
+                                      ? "#" + std::to_string(t + 1)
+                                      : "block " + std::to_string(m.block) + (m.reduce ? " Σ" : "");
         c.text({std::min(ax, bx) + 4, dy - small - 1}, colors::kText, label, small);
+    }
+    if (sched.permute) {
+        float ly = depth0 + step_h * static_cast<float>(st.transfers.size()) + line * 0.6f;
+        for (std::size_t t = 0; t < st.transfers.size() && ly + small < area.y1; ++t) {
+            const auto& m = st.transfers[t];
+            std::string text = "#" + std::to_string(t + 1) + ": d" + std::to_string(m.from) +
+                               " → d" + std::to_string(m.to);
+            if (output) text += " sends " + permute_label(m.to);
+            text_clipped(c, {area.x0 + pad, ly}, colors::kText, text, small,
+                         area.width() - 2 * pad);
+            ly += line;
+        }
     }
 }
 
@@ -220,8 +259,13 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
         const auto sched =
             collective_schedule(plan.mesh, s->steps[static_cast<std::size_t>(f.step)]);
         if (!sched.steps.empty()) {
+            const semantics::TensorLayout* output =
+                f.after >= 0 && f.after < static_cast<int>(s->values.size())
+                    ? &s->values[static_cast<std::size_t>(f.after)].layout
+                    : nullptr;
             draw_schedule_step(c, {area.x0, y, area.x1, area.y1}, plan, sched,
-                               std::min(substep, static_cast<int>(sched.steps.size())), font);
+                               std::min(substep, static_cast<int>(sched.steps.size())), font,
+                               output);
             return;
         }
     }

@@ -99,7 +99,7 @@ std::string axes_text(const TileModel& m, const std::vector<int>& axes) {
 
 /// One panel's grid: fills, hatching, cuts, labels, hover texts, range labels.
 void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
-               const semantics::Mesh& mesh, float font) {
+               const semantics::Mesh& mesh, float font, std::int64_t highlight) {
     const float small = font * 0.85f, line = font * 1.35f;
     std::vector<std::int64_t> sizes;
     for (const auto& a : mesh.axes)
@@ -190,6 +190,13 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
             c.tip(r, tip);
         }
     }
+    // The hovered device's tiles, outlined (the mesh's hover).
+    if (highlight >= 0)
+        for (auto it = first; it != last; ++it)
+            if (std::find(it->holders.begin(), it->holders.end(), highlight) != it->holders.end()) {
+                const Rect r = rect_of(*it);
+                c.stroke_rect({r.x0 + 2, r.y0 + 2, r.x1 - 2, r.y1 - 2}, colors::kHighlight, 4);
+            }
     // Range labels along the edges, where they fit.
     if (m.col) {
         float last_x = -1e9f;
@@ -216,7 +223,8 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
 } // namespace
 
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
-                 const semantics::TensorLayout& layout, Drawn drawn, float font, bool compact) {
+                 const semantics::TensorLayout& layout, Drawn drawn, float font, bool compact,
+                 std::int64_t highlight) {
     std::shared_ptr<const TileModel> model;
     try {
         model = cached_tile_model(mesh, layout, drawn);
@@ -253,8 +261,17 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     std::string dims;
     if (m.row) dims += "rows: " + dim_text(*m.row);
     if (m.col) dims += (dims.empty() ? "" : "   ") + std::string("columns: ") + dim_text(*m.col);
-    if (!dims.empty()) {
-        text_clipped(c, {area.x0 + pad, y}, colors::kMuted, dims, small, maxw);
+    // The hovered device (the mesh's hover in the window) is named in place of the drawn
+    // dimensions' line, so that hovering does not move the tiles.
+    std::string outlined;
+    if (highlight >= 0) {
+        const auto* d = m.device(highlight);
+        outlined = "outlined: what " + device_text(highlight, d ? d->coords : std::vector<int>{}) +
+                   " holds (" + (d ? holding_text(m, highlight) : std::string("nothing")) + ")";
+    }
+    if (!dims.empty() || !outlined.empty()) {
+        text_clipped(c, {area.x0 + pad, y}, outlined.empty() ? colors::kMuted : colors::kHighlight,
+                     outlined.empty() ? dims : outlined, small, maxw);
         y += line;
     }
     if (!m.others.empty()) {
@@ -399,7 +416,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         // Keep the grid from turning into a sliver: at most 3:1 either way.
         if (grid.width() > 3 * grid.height()) grid.x1 = grid.x0 + 3 * grid.height();
         if (grid.height() > 3 * grid.width()) grid.y1 = grid.y0 + 3 * grid.width();
-        draw_grid(c, grid, m, p, mesh, font);
+        draw_grid(c, grid, m, p, mesh, font, highlight);
     }
     if (compact) return;
     float ly = area.y1 - legend_h;

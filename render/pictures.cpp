@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <sstream>
 
 namespace shardscope::render {
 
@@ -365,6 +367,12 @@ Vec2 picture_size(const semantics::Plan& plan, View view, const Selection& sel) 
     return {800, 600};
 }
 
+Rect zoomed_area(const Rect& area, float zoom, Vec2 pan) {
+    const float z = std::clamp(zoom, 0.1f, 64.0f);
+    return {area.x0 + pan.x, area.y0 + pan.y, area.x0 + pan.x + area.width() * z,
+            area.y0 + pan.y + area.height() * z};
+}
+
 void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View view,
                   const Selection& sel, float font) {
     switch (view) {
@@ -374,7 +382,8 @@ void draw_picture(Canvas& c, const Rect& area, const semantics::Plan& plan, View
             c.text({area.x0 + 8, area.y0 + 8}, colors::kMuted, "nothing to draw", font);
             return;
         }
-        draw_tiling(c, area, plan.mesh, *t, drawn_of(sel, *t), font);
+        draw_tiling(c, zoomed_area(area, sel.zoom, sel.pan), plan.mesh, *t, drawn_of(sel, *t), font,
+                    false, sel.highlight);
         return;
     }
     case View::Mesh: {
@@ -399,6 +408,78 @@ std::string render_svg(const semantics::Plan& plan, View view, const Selection& 
     draw_picture(c, {0, 0, size.x * scale, size.y * scale}, plan, view, sel, 14 * scale);
     if (problem) *problem = c.problem();
     return c.str();
+}
+
+std::string render_steps_animation_svg(const semantics::Plan& plan, int statement, float seconds,
+                                       std::string* problem, float scale, bool tight) {
+    if (problem) problem->clear();
+    if (statement < 0 || statement >= static_cast<int>(plan.statements.size())) {
+        if (problem) *problem = "no such statement";
+        return {};
+    }
+    const auto& s = plan.statements[static_cast<std::size_t>(statement)];
+    const auto shots = step_sequence(plan, s);
+    Selection sel;
+    sel.statement = statement;
+    const Vec2 size = picture_size(plan, View::Steps, sel);
+    const float w = size.x * scale, h = size.y * scale;
+    Rect ink{};
+    bool have_ink = false;
+    std::ostringstream body;
+    const auto n = shots.size();
+    char buf[64];
+    auto fraction = [&](std::size_t i) {
+        std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(i) / static_cast<double>(n));
+        return std::string(buf);
+    };
+    std::snprintf(buf, sizeof buf, "%.6gs", static_cast<double>(seconds) * static_cast<double>(n));
+    const std::string dur = buf;
+    body << "<rect x=\"0\" y=\"0\" width=\"" << w << "\" height=\"" << h
+         << "\" fill=\"#ffffff\"/>\n";
+    for (std::size_t i = 0; i < n; ++i) {
+        SvgCanvas c(w, h);
+        draw_step(c, {0, 0, w, h}, plan, statement, shots[i].frame, 14 * scale, shots[i].substep);
+        if (problem && problem->empty() && !c.problem().empty()) *problem = c.problem();
+        Rect box{};
+        if (c.ink_box(box)) {
+            if (!have_ink) {
+                ink = box;
+                have_ink = true;
+            } else {
+                ink = {std::min(ink.x0, box.x0), std::min(ink.y0, box.y0), std::max(ink.x1, box.x1),
+                       std::max(ink.y1, box.y1)};
+            }
+        }
+        std::string id = "frame-" + std::to_string(shots[i].frame);
+        if (shots[i].substep > 0) id += "-message-" + std::to_string(shots[i].substep);
+        body << "<g id=\"" << id << "\"" << (i == 0 ? "" : " visibility=\"hidden\"") << ">\n";
+        if (n > 1) {
+            // Discrete: each value holds from its key time to the next.
+            std::string values, times;
+            if (i == 0) {
+                values = "visible;hidden";
+                times = "0;" + fraction(1);
+            } else if (i + 1 == n) {
+                values = "hidden;visible";
+                times = "0;" + fraction(i);
+            } else {
+                values = "hidden;visible;hidden";
+                times = "0;" + fraction(i) + ";" + fraction(i + 1);
+            }
+            body << "<animate attributeName=\"visibility\" calcMode=\"discrete\" values=\""
+                 << values << "\" keyTimes=\"" << times << "\" dur=\"" << dur
+                 << "\" repeatCount=\"indefinite\"/>\n";
+        }
+        std::string drawn = c.body();
+        // The canvas's own background (its first element) is drawn once, below every frame.
+        const auto first = drawn.find('\n');
+        body << (first == std::string::npos ? std::string() : drawn.substr(first + 1)) << "</g>\n";
+    }
+    Rect box{0, 0, w, h};
+    if (tight && have_ink)
+        box = {std::max(0.0f, ink.x0 - 8), std::max(0.0f, ink.y0 - 8), std::min(w, ink.x1 + 8),
+               std::min(h, ink.y1 + 8)};
+    return SvgCanvas::document(box, body.str());
 }
 
 } // namespace shardscope::render

@@ -29,7 +29,16 @@ struct Selection {
     /// Steps view: 0 the frame; k >= 1 the k-th step of its collective's schedule
     /// (collective_schedule: who sends which block to whom)
     int substep = 0;
+    /// Tiling view: the picture drawn `zoom` times larger, moved by `pan` (pixels), in the
+    /// same area (the window clips it): zoom and pan on the tiling canvas.
+    float zoom = 1;
+    Vec2 pan{0, 0};
+    /// Tiling view: >= 0 outlines the tiles this device holds (hovering it in the mesh).
+    std::int64_t highlight = -1;
 };
+
+/// The area a picture is laid out in at `zoom` and `pan` (zoom 1 and no pan: `area` itself).
+Rect zoomed_area(const Rect& area, float zoom, Vec2 pan);
 
 /// The layouts of a statement a user can pick, in order: the result, then each operand
 /// (each name once; the result wins over an operand of the same name).
@@ -74,9 +83,10 @@ cached_tile_model(const semantics::Mesh& mesh, const semantics::TensorLayout& la
 /// partial; one panel (small multiple) per slice of the sharded undrawn dimensions; local and
 /// global shapes, a legend. `compact` (the step-through's frames) leaves out the shape line
 /// and the legend so that the tiles keep the room.
+/// `highlight` >= 0: the tiles that device holds are outlined, and a line says so.
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                  const semantics::TensorLayout& layout, Drawn drawn, float font = 14,
-                 bool compact = false);
+                 bool compact = false, std::int64_t highlight = -1);
 
 /// The written dimensions of `layout` whose indices are, without their mesh-axis subscripts,
 /// `row` and `col` ("r_0" and "r" are the same logical dimension); default_drawn(layout) when
@@ -136,5 +146,14 @@ std::vector<const semantics::TensorLayout*> program_layouts(const semantics::Pla
 /// document to what was drawn (a margin of 8).
 std::string render_svg(const semantics::Plan& plan, View view, const Selection& sel,
                        std::string* problem = nullptr, float scale = 1, bool tight = false);
+
+/// A statement's whole step-through as one animated SVG: every picture of step_sequence in
+/// the window's order, `seconds` each, looping (SMIL: each picture a <g id="frame-F"> or
+/// <g id="frame-F-message-K"> whose visibility an <animate calcMode="discrete"> switches on
+/// for its turn; a viewer without SMIL shows the first). `scale` and `tight` as render_svg
+/// (tight: cropped to what any picture draws).
+std::string render_steps_animation_svg(const semantics::Plan& plan, int statement,
+                                       float seconds = 1.5f, std::string* problem = nullptr,
+                                       float scale = 1, bool tight = false);
 
 } // namespace shardscope::render

@@ -1,13 +1,52 @@
 #include "render/stepthrough.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace shardscope::render {
 
 Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& st) {
     using K = semantics::StepKind;
     Schedule out;
     if (st.kind != K::AllGather && st.kind != K::ReduceScatter && st.kind != K::AllReduce &&
-        st.kind != K::AllToAll)
+        st.kind != K::AllToAll && st.kind != K::Permute)
         return out;
+    if (st.kind == K::Permute) {
+        if (st.pairs.empty()) return out;
+        out.permute = true;
+        const std::int64_t count = mesh.device_count();
+        auto involved = [&](std::int64_t id) {
+            return std::any_of(st.pairs.begin(), st.pairs.end(),
+                               [&](const auto& p) { return p.first == id || p.second == id; });
+        };
+        for (std::int64_t p = 0; p < count; ++p) {
+            const std::int64_t id =
+                mesh.devices.empty() ? p : mesh.devices.at(static_cast<std::size_t>(p));
+            if (count <= 16 || involved(id)) out.group.push_back(id);
+        }
+        std::set<std::int64_t> moving;
+        for (const auto& [from, to] : st.pairs) {
+            moving.insert(from);
+            moving.insert(to);
+        }
+        const auto keep = count - static_cast<std::int64_t>(moving.size());
+        ScheduleStep s;
+        s.title = "permute, one step: " + std::to_string(st.pairs.size()) +
+                  (st.pairs.size() == 1 ? " message" : " messages") +
+                  " at once, each device sending the block its partner holds after it" +
+                  (keep > 0 ? "; the " + std::to_string(keep) +
+                                  (keep == 1 ? " other device keeps its own"
+                                             : " other devices keep their own")
+                            : std::string());
+        for (const auto& [from, to] : st.pairs) {
+            int block = 0;
+            for (std::size_t i = 0; i < out.group.size(); ++i)
+                if (out.group[i] == to) block = static_cast<int>(i);
+            s.transfers.push_back({from, to, block, false});
+        }
+        out.steps.push_back(std::move(s));
+        return out;
+    }
     const std::size_t rank = mesh.axes.size();
     std::vector<bool> in_group(rank, false);
     for (int k : st.mesh_axes)
@@ -118,6 +157,22 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics:
                                                                    : "stored";
     result.after = s.result_value;
     out.push_back(result);
+    return out;
+}
+
+std::vector<StepShot> step_sequence(const semantics::Plan& plan,
+                                    const semantics::StatementPlan& s) {
+    std::vector<StepShot> out;
+    const auto frames = step_frames(plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const int frame = static_cast<int>(i);
+        out.push_back({frame, 0});
+        if (!frames[i].collective) continue;
+        const auto schedule =
+            collective_schedule(plan.mesh, s.steps.at(static_cast<std::size_t>(frames[i].step)));
+        for (std::size_t k = 1; k <= schedule.steps.size(); ++k)
+            out.push_back({frame, static_cast<int>(k)});
+    }
     return out;
 }
 

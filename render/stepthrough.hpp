@@ -38,11 +38,14 @@ struct ScheduleStep {
 /// row-major over its axes; `groups` such groups do the same at once). All-gather: n-1 ring
 /// steps, each device passing on the block it received last; reduce-scatter: n-1 ring steps
 /// adding partial blocks, device i ending with block i whole; all-reduce: both; all-to-all:
-/// n-1 steps of pairs, device i sending block j to device j. Empty (no steps) for other steps
-/// and for permutes.
+/// n-1 steps of pairs, device i sending block j to device j; permute: one step of the plan's
+/// `pairs` at once (the group: every device of the mesh in mesh order, or on more than 16
+/// devices those that send or receive; `block`: the receiver's position in the group, whose
+/// block of the output it receives). Empty (no steps) for other steps.
 struct Schedule {
     std::vector<std::int64_t> group; ///< device ids in ring order
     std::int64_t groups = 1;
+    bool permute = false; ///< the pairs of a permute, not a ring or all-to-all
     std::vector<ScheduleStep> steps;
 };
 Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step);
@@ -51,5 +54,17 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
 /// (its inputs before, its output after; a step performed inside the next shows the next
 /// step's output); last: the stored result.
 std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics::StatementPlan& s);
+
+/// One picture of the step-through as the window shows it: a frame, and on a collective's
+/// frame 0 (the whole collective) or the k-th step of its schedule.
+struct StepShot {
+    int frame = 0;
+    int substep = 0;
+};
+
+/// Every picture of a statement's step-through in the order the window steps through them
+/// (→ and the message slider's play): each frame, and after a collective's frame its message
+/// steps 1..n. What `render --view steps --animate` and `--frames` export.
+std::vector<StepShot> step_sequence(const semantics::Plan& plan, const semantics::StatementPlan& s);
 
 } // namespace shardscope::render

@@ -22,6 +22,15 @@ public:
     /// hover areas aside, with a margin of 8).
     std::string str() const;
     void set_tight(bool tight) { tight_ = tight; }
+    /// The elements drawn so far (the background first), without the document around them.
+    std::string body() const { return body_.str(); }
+    /// The extent of what was drawn (background and hover areas aside); false when nothing.
+    bool ink_box(Rect& box) const {
+        box = ink_;
+        return have_ink_;
+    }
+    /// The document around `body` (as str() writes it): its size and viewBox `box`.
+    static std::string document(const Rect& box, const std::string& body);
 
 private:
     void ink(const Rect& r);

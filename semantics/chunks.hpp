@@ -41,4 +41,22 @@ Range atom_range(std::int64_t extent, const std::vector<int>& axes, const Sizes&
     return r;
 }
 
+/// Member `q`'s chunk of `extent` in a group of mesh axes of sizes `sizes` (major to minor),
+/// members numbered row-major over their coordinates: the nested chunks atom_range cuts over
+/// those axes. One axis: chunk(extent, n, q).
+template <class Sizes>
+Range group_chunk(std::int64_t extent, const Sizes& sizes, std::int64_t q) {
+    std::vector<std::int64_t> coord(sizes.size());
+    for (std::size_t j = sizes.size(); j-- > 0;) {
+        coord[j] = q % static_cast<std::int64_t>(sizes[j]);
+        q /= static_cast<std::int64_t>(sizes[j]);
+    }
+    Range r{0, extent};
+    for (std::size_t j = 0; j < sizes.size(); ++j) {
+        const auto sub = chunk(r.size(), static_cast<std::int64_t>(sizes[j]), coord[j]);
+        r = {r.begin + sub.begin, r.begin + sub.end};
+    }
+    return r;
+}
+
 } // namespace shardscope::semantics

@@ -5,18 +5,46 @@
 
 namespace shardscope::semantics {
 
-// Dense peak figures from the vendors' datasheets; link figures per GPU and direction.
+// Dense peak figures from the vendors' datasheets. The link figures are calibrated for the
+// model's own formula, time = steps · latency + bytes / bandwidth with the ring steps and
+// bytes of collective_steps / collective_bytes (NOTATION.md section 8):
+// - bandwidth is the measured nccl-tests *bus* bandwidth of large collectives (busbw is
+//   defined with the same (n-1)/n and 2(n-1)/n factors as collective_bytes), not the line rate;
+// - latency is per ring step. NCCL's own latency model (NVIDIA/nccl src/graph/tuning.cc,
+//   tables baseLat and hwLat; NCCL 2.19, commit b6475625) charges a ring LL-protocol
+//   collective over NVLink baseLat 6.6 us + 0.6 us per step. The model has no fixed term, so
+//   the per-step figure folds the base in for the largest group of one node (8 GPUs,
+//   all-reduce, 14 steps): (6.6 + 14 · 0.6) / 14 = 1.07 us, which reproduces NCCL's 15 us for
+//   a small all-reduce on 8 GPUs and undercounts smaller groups (README.md, "Cost model").
 static constexpr std::array<Hardware, 3> kPresets{{
-    // A100 SXM: 19.5 TFLOP/s f32, 312 TFLOP/s bf16 tensor core, 1555 GB/s HBM2 (40 GB part);
-    // NVLink 3: 600 GB/s bidirectional = 300 GB/s each way. NVIDIA A100 datasheet (2020);
-    // the same f32/bf16/HBM figures are used in ml-performance-book.txt, "Roofline".
-    {"a100", 19.5e12, 312e12, 1555e9, 300e9, 5e-6,
-     "NVIDIA A100 datasheet; ml-performance-book.txt (roofline example)"},
-    // H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s dense bf16, 3.35 TB/s HBM3; NVLink 4: 900 GB/s
-    // bidirectional = 450 GB/s each way. NVIDIA H100 datasheet (2022).
-    {"h100", 67e12, 989e12, 3350e9, 450e9, 5e-6, "NVIDIA H100 SXM datasheet"},
-    // TPU v5e: 197 TFLOP/s bf16, 819 GB/s HBM, ICI 45 GB/s per link each way (Google Cloud TPU
-    // v5e documentation); f32 runs on the MXU at a quarter of the bf16 rate.
+    // A100 SXM: 19.5 TFLOP/s f32, 312 TFLOP/s bf16 tensor core, 1555 GB/s HBM2 (40 GB part)
+    // (NVIDIA A100 datasheet, 2020; the same figures in ml-performance-book.txt, "Roofline").
+    // Link: NVLink 3 is 300 GB/s each way (line rate). all_reduce_perf on the 8 A100-SXM4-40GB
+    // of one node, 10 GiB: 80922 us, busbw 232.2 GB/s (Oracle's OCI HPC tutorials
+    // (ocitutorials), the NCCL Tests page for BM.GPU4.8/BM.GPU.A100-v2.8 on Ubuntu, section
+    // 3-1, NCCL 2.26.5; runs on the same shape in the other OCI guides give 232.8-235.4 GB/s),
+    // and NCCL's tuning model caps the bus bandwidth of compute capability 8.0 at 235 GB/s
+    // (NVIDIA/nccl src/graph/tuning.cc, commit 01afd20:
+    // `if (compCap80) busBw = std::min(busBw, 235.0f)`).
+    // Latency: see above (NVLink, ring LL).
+    {"a100", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6,
+     "NVIDIA A100 datasheet; nccl-tests busbw on 8 A100 (235 GB/s); NCCL tuning.cc latencies"},
+    // H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s dense bf16, 3.35 TB/s HBM3 (NVIDIA H100 datasheet,
+    // 2022). Link: NVLink 4 is 450 GB/s each way (line rate); NCCL's maintainer: "With the
+    // protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s, which you
+    // can observe as BusBw when running non-allreduce operations, or when running with
+    // NCCL_ALGO=RING"; the NVLink-SHARP all-reduce reaches busbw ~480 GB/s on 8 GPUs
+    // (https://github.com/NVIDIA/nccl-tests/issues/212; 476 GB/s measured in
+    // https://github.com/NVIDIA/nccl-tests/issues/290). The ring figure is the one for every
+    // collective the model prices. Latency: see above (NVLink, ring LL).
+    {"h100", 67e12, 989e12, 3350e9, 370e9, 1.07e-6,
+     "NVIDIA H100 SXM datasheet; nccl-tests issue 212 (370 GB/s ring busbw); NCCL tuning.cc"},
+    // TPU v5e: 197 TFLOP/s bf16, 819 GB/s HBM, ICI 400 GB/s bidirectional per chip over 4
+    // ports (https://cloud.google.com/tpu/docs/v5e, "System architecture"), i.e. 50 GB/s per
+    // link each way. Kept at 45 GB/s (NOTATION.md section 8), 90% of that line rate: no
+    // published measured ICI bus bandwidth was found, so this figure is NOT calibrated.
+    // f32 runs on the MXU at a quarter of the bf16 rate. Latency: 1 us per step, NOT
+    // calibrated either (no published v5e collective latency was found).
     {"tpu-v5e", 197e12 / 4, 197e12, 819e9, 45e9, 1e-6, "Google Cloud TPU v5e documentation"},
 }};
 

@@ -146,24 +146,88 @@ std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
 
 void Evaluator::add_collective(StepKind kind, int k, const Value& v, double group_bytes,
                                double local, std::string reason) {
+    add_collective(kind, std::vector<int>{k}, v, group_bytes, local, std::move(reason));
+}
+
+void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
+                               double group_bytes, double local, std::string reason) {
     Step s;
     s.kind = kind;
-    s.mesh_axes = {k};
+    s.mesh_axes = ks;
     s.tensor = v.name;
     s.elem_bytes = v.elem_bytes;
-    const auto n = ctx_.axis_size(k);
+    std::int64_t n = 1;
+    for (int k : ks)
+        n *= ctx_.axis_size(k);
     if (n == 1) {
         // Over a single device nothing moves: the placement is relabelled locally.
         s.kind = StepKind::Slice;
-        s.reason = std::string(step_kind_name(kind)) + " over " + ctx_.axis_label(k) +
+        s.reason = std::string(step_kind_name(kind)) + " over " + axes_label(ks) +
                    ", which has size 1: nothing moves (" + reason + ")";
         steps.push_back(std::move(s));
         return;
     }
     s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
-    s.time_s = collective_time(kind, n, s.bytes_per_device, link(k));
+    s.time_s = collective_time(kind, n, s.bytes_per_device, group_link(ctx_.links, ks));
     s.reason = std::move(reason);
     steps.push_back(std::move(s));
+}
+
+std::string Evaluator::axes_label(const std::vector<int>& ks) const {
+    if (ks.size() == 1) return ctx_.axis_label(ks.front());
+    std::string names;
+    std::int64_t n = 1;
+    for (int k : ks) {
+        names += (names.empty() ? "" : ",") + ctx_.axis_name(k);
+        n *= ctx_.axis_size(k);
+    }
+    return "axes " + names + " (one group of " + std::to_string(n) + " devices)";
+}
+
+void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>& ks,
+                                 const IndexId* from, const IndexId* to, const std::string& why) {
+    const int in = v.id;
+    const double local = local_bytes(v);
+    std::int64_t n = 1;
+    for (int k : ks)
+        n *= ctx_.axis_size(k);
+    const std::string over = " over " + axes_label(ks);
+    switch (kind) {
+    case StepKind::AllReduce:
+        add_collective(kind, ks, v, local, local,
+                       "all-reduce " + v.name + over + " (" + v.partial[ks.front()] + "): " + why);
+        for (int k : ks)
+            v.partial.erase(k);
+        break;
+    case StepKind::ReduceScatter:
+        add_collective(kind, ks, v, local, local,
+                       "reduce-scatter " + v.name + over + " onto " + to->text() + ": " + why);
+        steps.back().to_index = *to;
+        for (int k : ks) {
+            v.partial.erase(k);
+            v.sharding[*to].push_back(k);
+        }
+        break;
+    case StepKind::AllGather:
+        add_collective(kind, ks, v, local * static_cast<double>(n), local,
+                       "all-gather " + v.name + over + " (unshard " + from->text() + "): " + why);
+        steps.back().from_index = *from;
+        for (int k : ks)
+            v.unshard(k);
+        break;
+    default:
+        add_collective(StepKind::AllToAll, ks, v, local, local,
+                       "all-to-all " + v.name + over + " (" + from->text() + " -> " +
+                           to->text() + "): " + why);
+        steps.back().from_index = *from;
+        steps.back().to_index = *to;
+        for (int k : ks) {
+            v.unshard(k);
+            v.sharding[*to].push_back(k);
+        }
+        break;
+    }
+    flow(in, v);
 }
 
 void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
@@ -490,7 +554,17 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         return;
     }
     for (const auto& m : *moves) {
-        const int k = m.axis;
+        const int k = m.axes.empty() ? -1 : m.axes.front();
+        if (m.axes.size() > 1) {
+            const auto* i = m.from >= 0 ? &atoms[static_cast<std::size_t>(m.from)] : nullptr;
+            const auto* j = m.to >= 0 ? &atoms[static_cast<std::size_t>(m.to)] : nullptr;
+            const StepKind kind = m.kind == MoveKind::AllReduce       ? StepKind::AllReduce
+                                  : m.kind == MoveKind::ReduceScatter ? StepKind::ReduceScatter
+                                  : m.kind == MoveKind::AllGather     ? StepKind::AllGather
+                                                                      : StepKind::AllToAll;
+            group_collective(have, kind, m.axes, i, j, why);
+            continue;
+        }
         switch (m.kind) {
         case MoveKind::AllReduce:
             all_reduce(have, k, why);
@@ -1041,6 +1115,61 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         return std::nullopt;
     }
     const std::string why = "written explicitly";
+    // Several axes in one call are one collective over their group: AllReduce_{r_{01}} of a
+    // value partial on both, AllGather_{i_{01}} of an index sharded minor-most on 0 then 1,
+    // ReduceScatter_{i_{01}} of a value partial on both (NOTATION.md section 8: one ring over
+    // the product of their devices).
+    if (targets.size() >= 2) {
+        std::vector<int> ks;
+        bool same_index = true;
+        for (const auto& t : targets) {
+            ks.push_back(t.second);
+            same_index = same_index && t.first == targets.front().first;
+        }
+        std::sort(ks.begin(), ks.end());
+        const bool distinct = std::adjacent_find(ks.begin(), ks.end()) == ks.end();
+        ks.clear();
+        for (const auto& t : targets)
+            ks.push_back(t.second);
+        auto all_partial = [&] {
+            for (int k : ks)
+                if (!v.partial.count(k) || v.partial.at(k) != v.partial.at(ks.front()))
+                    return false;
+            return true;
+        };
+        const IndexId i = targets.front().first;
+        if (distinct && same_index && c.function == "AllReduce" && v.sharded_index(ks.front()) &&
+            *v.sharded_index(ks.front()) == i) {
+            // A sum over a device index: the local sum leaves the value partial on its axes.
+            IndexSet gone;
+            gone.insert(i);
+            const double elems = local_elements(v);
+            Value out = without(v, gone, "sum");
+            add_local(StepKind::Compute, out, "sum " + i.text(),
+                      "sum over the local chunk of " + i.text(), elems, local_bytes(v));
+            compute(OpKind::Reduce, {v.id}, out).function = "sum";
+            v = std::move(out);
+        }
+        if (distinct && c.function == "AllReduce" && all_partial()) {
+            group_collective(v, StepKind::AllReduce, ks, nullptr, nullptr, why);
+            return v;
+        }
+        if (distinct && same_index && c.function == "ReduceScatter" && all_partial() &&
+            v.has(i)) {
+            group_collective(v, StepKind::ReduceScatter, ks, nullptr, &i, why);
+            return v;
+        }
+        if (distinct && same_index && c.function == "AllGather") {
+            auto it = v.sharding.find(i);
+            if (it != v.sharding.end() && it->second.size() >= ks.size()) {
+                const auto list = it->second.to_vector();
+                if (std::equal(ks.rbegin(), ks.rend(), list.rbegin())) {
+                    group_collective(v, StepKind::AllGather, ks, &i, nullptr, why);
+                    return v;
+                }
+            }
+        }
+    }
     std::vector<int> gathered; // axes an AllGather already gathered
     for (const auto& target : targets) {
         const IndexId i = target.first; // named: lambdas below capture it (clang 14)

@@ -79,9 +79,14 @@ public:
     // ---- steps ------------------------------------------------------------------------------
 
     Link link(int k) const { return ctx_.links[static_cast<std::size_t>(k)]; }
+    /// "axis tp" for one axis; "axes dp,sp (one group of 8 devices)" for a group.
+    std::string axes_label(const std::vector<int>& ks) const;
 
     void add_collective(StepKind kind, int k, const Value& v, double group_bytes, double local,
                         std::string reason);
+    /// One collective over the group of mesh axes `ks` (major to minor).
+    void add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
+                        double group_bytes, double local, std::string reason);
 
     void add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
                    double flops = 0, double bytes_moved = 0, bool matrix = false);
@@ -95,6 +100,11 @@ public:
     /// S(i) -> S(j) on axis k.
     void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
     void slice(Value& v, int k, const IndexId& i, const std::string& why);
+    /// One all-reduce, reduce-scatter (onto `to`), all-gather (of `from`) or all-to-all (from
+    /// `from` to `to`) over the group of axes `ks`, the minor-most axes of `from` or appended
+    /// to `to` in that order.
+    void group_collective(Value& v, StepKind kind, const std::vector<int>& ks,
+                          const IndexId* from, const IndexId* to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
     void permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,

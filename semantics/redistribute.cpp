@@ -18,13 +18,17 @@ int LayoutState::atom_of(int k) const {
 
 namespace {
 
-Move mv(MoveKind kind, int axis, int from = -1, int to = -1) {
+Move mv(MoveKind kind, std::vector<int> axes, int from = -1, int to = -1) {
     Move m;
     m.kind = kind;
-    m.axis = axis;
+    m.axes = std::move(axes);
     m.from = from;
     m.to = to;
     return m;
+}
+
+Move mv(MoveKind kind, int axis, int from = -1, int to = -1) {
+    return mv(kind, std::vector<int>{axis}, from, to);
 }
 
 bool valid_atom(const LayoutState& s, int a) {
@@ -42,6 +46,35 @@ bool minor_of(const LayoutState& s, int a, int k) {
 
 bool unused(const LayoutState& s, int k) {
     return valid_axis(s, k) && !s.partial[static_cast<std::size_t>(k)] && s.atom_of(k) < 0;
+}
+
+/// Whether `axes` are the minor-most axes of atom `a`, in order.
+bool suffix_of(const LayoutState& s, int a, const std::vector<int>& axes) {
+    if (!valid_atom(s, a) || axes.empty()) return false;
+    const auto& list = s.axes[static_cast<std::size_t>(a)];
+    return list.size() >= axes.size() && std::equal(axes.rbegin(), axes.rend(), list.rbegin());
+}
+
+/// Whether `axes` are distinct and all partial with one reduction.
+bool partial_group(const LayoutState& s, const std::vector<int>& axes) {
+    if (axes.empty()) return false;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        if (!valid_axis(s, axes[i]) || !s.partial[static_cast<std::size_t>(axes[i])] ||
+            s.partial[static_cast<std::size_t>(axes[i])] !=
+                s.partial[static_cast<std::size_t>(axes[0])])
+            return false;
+        for (std::size_t j = 0; j < i; ++j)
+            if (axes[j] == axes[i]) return false;
+    }
+    return true;
+}
+
+/// The common prefix length of two axis lists.
+std::size_t common_prefix(const std::vector<int>& a, const std::vector<int>& b) {
+    std::size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n])
+        ++n;
+    return n;
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -81,19 +114,15 @@ void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
         return;
     }
     if (m.kind == MoveKind::Permute) {
-        Link slowest{0, 0};
-        bool first = true;
-        for (int k : m.permute_axes) {
-            const auto& l = p.links.at(static_cast<std::size_t>(k));
-            if (first || l.bytes_per_second < slowest.bytes_per_second) slowest = l;
-            if (first || l.latency_s > slowest.latency_s) slowest.latency_s = l.latency_s;
-            first = false;
-        }
         m.local = m.pairs.empty();
-        m.time_s = m.local ? 0 : collective_time(StepKind::Permute, 2, m.bytes, slowest);
+        m.time_s = m.local ? 0
+                           : collective_time(StepKind::Permute, 2, m.bytes,
+                                             group_link(p.links, m.permute_axes));
         return;
     }
-    const auto n = p.axis_sizes.at(static_cast<std::size_t>(m.axis));
+    std::int64_t n = 1;
+    for (int k : m.axes)
+        n *= p.axis_sizes.at(static_cast<std::size_t>(k));
     if (n == 1) {
         m.local = true; // nothing moves over a single device
         m.bytes = m.time_s = 0;
@@ -117,7 +146,7 @@ void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
         break;
     }
     m.bytes = collective_bytes(kind, n, group, local);
-    m.time_s = collective_time(kind, n, m.bytes, p.links.at(static_cast<std::size_t>(m.axis)));
+    m.time_s = collective_time(kind, n, m.bytes, group_link(p.links, m.axes));
 }
 
 /// Total order of plans: estimated time (relative tolerance), then steps, then bytes.
@@ -143,6 +172,66 @@ Cost cost_of(const std::vector<Move>& moves) {
     return c;
 }
 
+/// One collective over a group of axes, where it leads towards `t`: an all-reduce of partial
+/// axes `t` wants complete; a reduce-scatter, all-gather or all-to-all of several minor-most
+/// axes that `t` wants (or does not want) together, in its order.
+void group_candidates(const LayoutState& s, const LayoutState& t, std::vector<Move>& out) {
+    const int axes = static_cast<int>(s.partial.size());
+    const int atoms = static_cast<int>(s.axes.size());
+    for (char op : {'s', 'm'}) {
+        std::vector<int> reducible;
+        for (int k = 0; k < axes; ++k)
+            if (s.partial[static_cast<std::size_t>(k)] == op &&
+                t.partial[static_cast<std::size_t>(k)] != op)
+                reducible.push_back(k);
+        if (reducible.size() < 2 || reducible.size() > 8) continue;
+        for (unsigned mask = 1; mask < (1u << reducible.size()); ++mask) {
+            std::vector<int> group;
+            for (std::size_t i = 0; i < reducible.size(); ++i)
+                if (mask & (1u << i)) group.push_back(reducible[i]);
+            if (group.size() < 2) continue;
+            bool complete = true; // the target keeps none of them sharded: an all-reduce
+            for (int k : group)
+                complete = complete && t.atom_of(k) < 0;
+            if (complete) out.push_back(mv(MoveKind::AllReduce, group));
+        }
+    }
+    for (int a = 0; a < atoms; ++a) {
+        const auto& have = s.axes[static_cast<std::size_t>(a)];
+        const auto& want = t.axes[static_cast<std::size_t>(a)];
+        const auto keep = common_prefix(have, want);
+        // Gather several minor-most axes the target does not keep here at once.
+        for (std::size_t len = 2; len + keep <= have.size(); ++len) {
+            std::vector<int> group(have.end() - static_cast<std::ptrdiff_t>(len), have.end());
+            out.push_back(mv(MoveKind::AllGather, group, a));
+            // ...or move them to the index that wants them next, in that order.
+            for (int b = 0; b < atoms; ++b) {
+                const auto& bh = s.axes[static_cast<std::size_t>(b)];
+                const auto& bw = t.axes[static_cast<std::size_t>(b)];
+                if (b == a || common_prefix(bh, bw) != bh.size() ||
+                    bw.size() < bh.size() + group.size() ||
+                    !std::equal(group.begin(), group.end(),
+                                bw.begin() + static_cast<std::ptrdiff_t>(bh.size())))
+                    continue;
+                out.push_back(mv(MoveKind::AllToAll, group, a, b));
+            }
+        }
+        // Scatter several partial axes onto the index that wants them next, in its order.
+        if (keep == have.size() && want.size() >= have.size() + 2) {
+            std::vector<int> group;
+            for (std::size_t i = have.size(); i < want.size(); ++i) {
+                const int k = want[i];
+                if (!s.partial[static_cast<std::size_t>(k)] ||
+                    s.partial[static_cast<std::size_t>(k)] !=
+                        s.partial[static_cast<std::size_t>(want[have.size()])])
+                    break;
+                group.push_back(k);
+                if (group.size() >= 2) out.push_back(mv(MoveKind::ReduceScatter, group, -1, a));
+            }
+        }
+    }
+}
+
 /// The moves worth trying from `s` towards `t` (never one that undoes what `t` wants kept).
 std::vector<Move> candidates(const LayoutState& s, const LayoutState& t) {
     std::vector<Move> out;
@@ -153,7 +242,11 @@ std::vector<Move> candidates(const LayoutState& s, const LayoutState& t) {
         if (s.partial[ku]) {
             if (t.partial[ku] == s.partial[ku]) continue;
             out.push_back(mv(MoveKind::AllReduce, k));
-            if (want >= 0) out.push_back(mv(MoveKind::ReduceScatter, k, -1, want));
+            if (want >= 0)
+                out.push_back(mv(MoveKind::ReduceScatter, k, -1, want));
+            else if (!t.partial[ku]) // scatter now, gather later: a hierarchical reduction
+                for (int a = 0; a < static_cast<int>(s.axes.size()); ++a)
+                    out.push_back(mv(MoveKind::ReduceScatter, k, -1, a));
             continue;
         }
         const int have = s.atom_of(k);
@@ -172,6 +265,7 @@ std::vector<Move> candidates(const LayoutState& s, const LayoutState& t) {
         out.push_back(mv(MoveKind::AllGather, k, have));
         if (want >= 0 && want != have) out.push_back(mv(MoveKind::AllToAll, k, have, want));
     }
+    group_candidates(s, t, out);
     return out;
 }
 
@@ -222,21 +316,34 @@ std::vector<Move> axis_by_axis(const LayoutState& from, const LayoutState& to) {
 
 } // namespace
 
+Link group_link(const std::vector<Link>& links, const std::vector<int>& axes) {
+    Link out{0, 0};
+    bool first = true;
+    for (int k : axes) {
+        const auto& l = links.at(static_cast<std::size_t>(k));
+        if (first || l.bytes_per_second < out.bytes_per_second)
+            out.bytes_per_second = l.bytes_per_second;
+        out.latency_s = std::max(out.latency_s, l.latency_s);
+        first = false;
+    }
+    return out;
+}
+
 bool move_applies(const LayoutState& s, const Move& m) {
+    const bool one = m.axes.size() == 1;
     switch (m.kind) {
     case MoveKind::AllReduce:
-        return valid_axis(s, m.axis) && s.partial[static_cast<std::size_t>(m.axis)];
+        return partial_group(s, m.axes);
     case MoveKind::ReduceScatter:
-        return valid_axis(s, m.axis) && s.partial[static_cast<std::size_t>(m.axis)] &&
-               valid_atom(s, m.to);
+        return partial_group(s, m.axes) && valid_atom(s, m.to);
     case MoveKind::AllGather:
-        return minor_of(s, m.from, m.axis);
+        return suffix_of(s, m.from, m.axes);
     case MoveKind::AllToAll:
-        return minor_of(s, m.from, m.axis) && valid_atom(s, m.to) && m.to != m.from;
+        return suffix_of(s, m.from, m.axes) && valid_atom(s, m.to) && m.to != m.from;
     case MoveKind::Slice:
-        return unused(s, m.axis) && valid_atom(s, m.to);
+        return one && unused(s, m.axes[0]) && valid_atom(s, m.to);
     case MoveKind::KeepOne:
-        return unused(s, m.axis) && m.op;
+        return one && unused(s, m.axes[0]) && m.op;
     case MoveKind::Permute:
         return true;
     }
@@ -248,24 +355,30 @@ LayoutState apply_move(const LayoutState& s, const Move& m) {
     auto& axes = out.axes;
     switch (m.kind) {
     case MoveKind::AllReduce:
-        out.partial[static_cast<std::size_t>(m.axis)] = 0;
+        for (int k : m.axes)
+            out.partial[static_cast<std::size_t>(k)] = 0;
         break;
     case MoveKind::ReduceScatter:
-        out.partial[static_cast<std::size_t>(m.axis)] = 0;
-        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        for (int k : m.axes) {
+            out.partial[static_cast<std::size_t>(k)] = 0;
+            axes[static_cast<std::size_t>(m.to)].push_back(k);
+        }
         break;
     case MoveKind::AllGather:
-        axes[static_cast<std::size_t>(m.from)].pop_back();
+        axes[static_cast<std::size_t>(m.from)].resize(axes[static_cast<std::size_t>(m.from)].size() -
+                                                      m.axes.size());
         break;
     case MoveKind::AllToAll:
-        axes[static_cast<std::size_t>(m.from)].pop_back();
-        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        axes[static_cast<std::size_t>(m.from)].resize(axes[static_cast<std::size_t>(m.from)].size() -
+                                                      m.axes.size());
+        for (int k : m.axes)
+            axes[static_cast<std::size_t>(m.to)].push_back(k);
         break;
     case MoveKind::Slice:
-        axes[static_cast<std::size_t>(m.to)].push_back(m.axis);
+        axes[static_cast<std::size_t>(m.to)].push_back(m.axes.front());
         break;
     case MoveKind::KeepOne:
-        out.partial[static_cast<std::size_t>(m.axis)] = m.op;
+        out.partial[static_cast<std::size_t>(m.axes.front())] = m.op;
         break;
     case MoveKind::Permute:
         break; // the caller replaces the state by the permute's target
@@ -431,7 +544,7 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
             if (!m.local)
                 ++collectives;
             else if (m.kind == MoveKind::Slice &&
-                     p.axis_sizes.at(static_cast<std::size_t>(m.axis)) > 1)
+                     p.axis_sizes.at(static_cast<std::size_t>(m.axes.front())) > 1)
                 ++resizing;
         }
         if (!moves.empty() && collectives <= 1 && resizing == 0) return moves;

@@ -28,20 +28,23 @@ struct LayoutState {
     int atom_of(int k) const;
 };
 
-/// One exact block movement.
+/// One exact block movement. A collective runs over one mesh axis or over a group of them
+/// (`axes`, major to minor: one collective among the product of their devices, members
+/// numbered row-major over those coordinates), which is exactly the sequence of its
+/// single-axis moves at the block level, in one collective.
 enum class MoveKind {
-    AllReduce,     ///< partial on `axis` -> not partial
-    ReduceScatter, ///< partial on `axis` -> `axis` appended (minor) to atom `to`
-    AllGather,     ///< `axis`, the minor-most axis of atom `from`, removed from it
-    AllToAll,      ///< `axis`, minor-most of atom `from`, moved to the minor end of atom `to`
-    Slice,         ///< unused `axis` appended (minor) to atom `to`: local
-    KeepOne,       ///< unused `axis` -> partial (`op`): coordinate 0 keeps its copy: local
+    AllReduce,     ///< partial (one reduction) on `axes` -> not partial
+    ReduceScatter, ///< partial on `axes` -> `axes` appended (minor) to atom `to`
+    AllGather,     ///< `axes`, the minor-most axes of atom `from`, removed from it
+    AllToAll,      ///< `axes`, minor-most of atom `from`, moved to the minor end of atom `to`
+    Slice,         ///< unused `axes` (one) appended (minor) to atom `to`: local
+    KeepOne,       ///< unused `axes` (one) -> partial (`op`): coordinate 0 keeps its copy: local
     Permute,       ///< every device receives its target block from one device (`pairs`)
 };
 
 struct Move {
     MoveKind kind = MoveKind::AllReduce;
-    int axis = -1;
+    std::vector<int> axes; ///< one axis, or a group (collectives); empty for a permute
     int from = -1; ///< atom
     int to = -1;   ///< atom
     char op = 's'; ///< KeepOne: the partial reduction it introduces
@@ -74,6 +77,10 @@ bool move_applies(const LayoutState& s, const Move& m);
 
 /// Elements one device holds at most (device 0's, the largest chunks).
 double local_elements(const RedistributionProblem& p, const LayoutState& s);
+
+/// The link of a collective over `axes`: the slowest bandwidth and the largest latency (a ring
+/// through the group crosses every one of its links).
+Link group_link(const std::vector<Link>& links, const std::vector<int>& axes);
 
 /// The cheapest sequence of moves from `from` to `to` (by estimated time, then fewer steps,
 /// then fewer bytes), each priced. `preferred`, when every move of it applies and it reaches

@@ -115,6 +115,8 @@ void ImGuiCanvas::line(Vec2 a, Vec2 b, Color c, float thickness) {
 void ImGuiCanvas::text(Vec2 pos, Color c, std::string_view s, float size) {
     flush_fills();
     list_->AddText(font_, size, v(pos), c.abgr(), s.data(), s.data() + s.size());
+    // The picture's text in ImGui's log too (the window's --script dump:FILE), one line each.
+    ImGui::LogText("%.*s\n", static_cast<int>(s.size()), s.data());
 }
 
 void ImGuiCanvas::hatch(const Rect& r, Color c, float spacing, float width) {

@@ -6,6 +6,7 @@
 #include "render/canvas.hpp"
 #include "render/gui/fill_image.hpp"
 
+#include <cstdint>
 #include <vector>
 
 struct ImDrawList;
@@ -34,6 +35,9 @@ public:
     bool wants_tip(const Rect& r) const override;
     void tip(const Rect& r, std::string_view text) override;
     bool hovered(const Rect& r) const override;
+    void hover_device(std::int64_t device) override { hovered_device_ = device; }
+    /// The device the picture said the pointer is over (-1: none).
+    std::int64_t hovered_device() const { return hovered_device_; }
 
     /// Draws the opaque fills collected so far (fill_image.hpp): as one image when there are
     /// many, else as rectangles. Every other drawing call does this first, to keep the order.
@@ -45,6 +49,7 @@ private:
     bool interactive_;
     const HatchTiles* hatch_;
     std::vector<PendingFill> fills_;
+    std::int64_t hovered_device_ = -1;
 };
 
 } // namespace shardscope::render

@@ -6,6 +6,10 @@
 namespace shardscope::render {
 
 void MainView::mesh_panel(const ViewInput& in) {
+    if (quiz_hidden(*in.plan, sel_.statement)) {
+        ImGui::TextDisabled("(quiz: what each device holds is hidden until you answer)");
+        return;
+    }
     picture(*in.plan, View::Mesh);
 }
 

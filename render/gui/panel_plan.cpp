@@ -14,6 +14,10 @@ void MainView::plan_panel(const ViewInput& in) {
         ImGui::TextDisabled("no statement");
         return;
     }
+    if (quiz_hidden(plan, sel_.statement)) {
+        ImGui::TextDisabled("(quiz: the plan is hidden until you answer)");
+        return;
+    }
     ImGui::BeginChild("plan", {0, 0}, false);
     const float scale = font_size() / 14.0f;
     const float h =

@@ -15,6 +15,10 @@ void MainView::steps_panel(const ViewInput& in) {
         ImGui::TextDisabled("no statement");
         return;
     }
+    if (quiz_hidden(plan, sel_.statement)) {
+        ImGui::TextDisabled("(quiz: the step-through is hidden until you answer)");
+        return;
+    }
     const auto& s = plan.statements[static_cast<std::size_t>(sel_.statement)];
     const int last = static_cast<int>(step_frames(plan, s).size()) - 1;
     sel_.step = std::clamp(sel_.step, 0, last);

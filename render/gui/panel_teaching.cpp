@@ -39,7 +39,25 @@ void MainView::teaching_panel(const ViewInput& in, ViewActions& out) {
         if (!n.statement.empty()) {
             ImGui::PushFont(fonts_.mono_large);
             const bool selected = statement >= 0 && statement == sel_.statement;
-            if (ImGui::Selectable(n.statement.c_str(), selected) && statement >= 0) {
+            // The quiz: a statement's `expect` lines give its collectives away until answered.
+            std::string shown = n.statement;
+            if (statement >= 0 && quiz_hidden(plan, statement)) {
+                std::string masked;
+                std::size_t from = 0;
+                while (from < shown.size()) {
+                    auto to = shown.find('\n', from);
+                    if (to == std::string::npos) to = shown.size();
+                    const std::string line = shown.substr(from, to - from);
+                    const auto first = line.find_first_not_of(" \t");
+                    masked += first != std::string::npos && line.compare(first, 6, "expect") == 0
+                                  ? line.substr(0, first) + "expect ? (quiz)"
+                                  : line;
+                    if (to < shown.size()) masked += '\n';
+                    from = to + 1;
+                }
+                shown = masked;
+            }
+            if (ImGui::Selectable(shown.c_str(), selected) && statement >= 0) {
                 sel_.statement = statement;
                 sel_.tensor.clear();
                 sel_.step = 0;

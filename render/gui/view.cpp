@@ -9,12 +9,44 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace shardscope::render {
 
 float MainView::font_size() const {
-    return (teaching_ ? 24.0f : 15.0f) * scale_;
+    return (teaching_ ? 24.0f : 15.0f) * scale_ * dpi_;
+}
+
+void MainView::new_document() {
+    quiz_chosen_.clear();
+    zoom_ = 1;
+    pan_ = {0, 0};
+    highlight_ = hovered_now_ = -1;
+}
+
+void MainView::splitter(const char* id, bool vertical, float& frac, float total) {
+    const float thick = 6 * dpi_;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 size = vertical ? ImVec2{thick, avail.y} : ImVec2{avail.x, thick};
+    if (size.x < 1 || size.y < 1) return;
+    ImGui::InvisibleButton(id, size);
+    const bool hot = ImGui::IsItemHovered() || ImGui::IsItemActive();
+    if (hot)
+        ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+    if (ImGui::IsItemActive() && total > 0) {
+        const ImGuiIO& io = ImGui::GetIO();
+        frac =
+            std::clamp(frac + (vertical ? io.MouseDelta.x : io.MouseDelta.y) / total, 0.15f, 0.85f);
+    }
+    // A grip line in the middle, darker while dragged or pointed at.
+    const ImU32 col = hot ? IM_COL32(90, 90, 110, 255) : IM_COL32(200, 200, 210, 255);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    if (vertical)
+        dl->AddRectFilled({p.x + thick / 2 - 1, p.y}, {p.x + thick / 2 + 1, p.y + size.y}, col);
+    else
+        dl->AddRectFilled({p.x, p.y + thick / 2 - 1}, {p.x + size.x, p.y + thick / 2 + 1}, col);
 }
 
 void MainView::presenter_keys(const semantics::Plan& plan, ViewActions& out) {
@@ -74,8 +106,41 @@ void MainView::picture(const semantics::Plan& plan, View view, float height) {
     // The frame is cleared to white and the windows are transparent (apply_style): no
     // background fill, which software GL would pay for pixel by pixel.
     const Rect r{p.x, p.y, p.x + avail.x, p.y + h};
-    draw_picture(c, r, plan, view, sel_, font_size());
-    ImGui::Dummy({avail.x, h});
+    Selection sel = sel_;
+    if (view == View::Tiling) {
+        sel.zoom = zoom_;
+        sel.pan = pan_;
+        sel.highlight = highlight_;
+    }
+    // Clipped to its area: a zoomed or panned tiling stays off the panel's controls.
+    ImGui::PushClipRect({r.x0, r.y0}, {r.x1, r.y1}, true);
+    draw_picture(c, r, plan, view, sel, font_size());
+    c.flush_fills();
+    ImGui::PopClipRect();
+    if (c.hovered_device() >= 0) hovered_now_ = c.hovered_device();
+    if (view != View::Tiling) {
+        ImGui::Dummy({avail.x, h});
+        return;
+    }
+    // The tiling canvas: the wheel zooms about the pointer, a drag pans.
+    ImGui::SetCursorScreenPos(p);
+    ImGui::InvisibleButton("##tiling-canvas", {avail.x, h});
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0.0f)) {
+        pan_.x += io.MouseDelta.x;
+        pan_.y += io.MouseDelta.y;
+    }
+    if (ImGui::IsItemHovered() && io.MouseWheel != 0) {
+        const float z = std::clamp(zoom_ * std::pow(1.25f, io.MouseWheel), 1.0f, 8.0f);
+        // The point under the pointer stays where it is.
+        const float mx = io.MousePos.x - p.x, my = io.MousePos.y - p.y;
+        pan_.x = mx - (mx - pan_.x) * (z / zoom_);
+        pan_.y = my - (my - pan_.y) * (z / zoom_);
+        zoom_ = z;
+    }
+    // Keep some of the picture in view.
+    pan_.x = std::clamp(pan_.x, avail.x - avail.x * zoom_ - avail.x / 2, avail.x / 2);
+    pan_.y = std::clamp(pan_.y, h - h * zoom_ - h / 2, h / 2);
 }
 
 void MainView::toolbar(const ViewInput& in, ViewActions& out) {
@@ -93,16 +158,36 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
     save_as_clicked_ = ImGui::SmallButton("Save as…");
     ImGui::SameLine();
     open_clicked_ = ImGui::SmallButton("Open…");
+    ImGui::SameLine();
+    export_clicked_ = ImGui::SmallButton("Export…");
     picked_.clear();
+    next_clicked_ = previous_clicked_ = false;
     if (in.samples && !in.samples->empty()) {
+        // The samples in course order (samples/COURSE), numbered, with their titles.
         ImGui::SameLine();
+        if (teaching_) {
+            previous_clicked_ = ImGui::ArrowButton("##previous-sample", ImGuiDir_Left);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the previous sample of the course");
+            ImGui::SameLine();
+        }
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-        if (ImGui::BeginCombo("##sample", "open a sample…")) {
-            for (const auto& s : *in.samples) {
-                const std::string n = std::filesystem::path(s).stem().string();
-                if (ImGui::Selectable(n.c_str(), false)) picked_ = s;
+        if (ImGui::BeginCombo("##sample", "open a sample…", ImGuiComboFlags_HeightLarge)) {
+            for (std::size_t i = 0; i < in.samples->size(); ++i) {
+                const auto& s = (*in.samples)[i];
+                const std::string title = in.sample_titles && i < in.sample_titles->size()
+                                              ? (*in.sample_titles)[i]
+                                              : std::string();
+                const std::string n =
+                    std::to_string(i + 1) + ". " +
+                    (title.empty() ? std::filesystem::path(s).stem().string() : title) + "##" + s;
+                if (ImGui::Selectable(n.c_str(), s == in.copy_of)) picked_ = s;
             }
             ImGui::EndCombo();
+        }
+        if (teaching_) {
+            ImGui::SameLine();
+            next_clicked_ = ImGui::ArrowButton("##next-sample", ImGuiDir_Right);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the next sample of the course");
         }
     }
     if (!in.status.empty()) {
@@ -114,7 +199,12 @@ void MainView::toolbar(const ViewInput& in, ViewActions& out) {
     }
     ImGui::SameLine();
     bool teaching = teaching_;
-    if (ImGui::Checkbox("teaching", &teaching)) teaching_ = teaching;
+    if (ImGui::Checkbox("teaching", &teaching)) set_teaching(teaching);
+    ImGui::SameLine();
+    bool quiz = quiz_;
+    if (ImGui::Checkbox("quiz", &quiz)) set_quiz(quiz);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("hide each statement's placements and collectives until you guess");
     ImGui::SameLine();
     const int errors = static_cast<int>(
         std::count_if(in.diagnostics->begin(), in.diagnostics->end(),
@@ -205,26 +295,45 @@ ViewActions MainView::frame(const ViewInput& in) {
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
     script_play_ = in.script && in.script->play;
+    if (in.script && in.script->quiz) set_quiz(!quiz_);
+    // The mesh's hover of the last frame outlines that device's tiles in this one.
+    highlight_ = hovered_now_;
+    hovered_now_ = -1;
     presenter_keys(*in.plan, out);
     ImGui::GetIO().FontGlobalScale = teaching_ ? scale_ : 1.0f;
     ImGui::PushFont(teaching_ ? fonts_.ui_large : fonts_.ui);
     toolbar(in, out);
+    // Resizable panes: the left (editor or narration) and the right side split by a bar that
+    // drags, the right side's tiling and lower panels by another.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    ImGui::BeginChild("left", {avail.x * (teaching_ ? 0.42f : 0.38f), 0}, true);
+    const float thick = 6 * dpi_;
+    float& left = left_frac_[teaching_ ? 1 : 0];
+    ImGui::BeginChild("left", {(avail.x - thick) * left, 0}, true);
     if (teaching_)
         teaching_panel(in, out);
     else
         editor_panel(in, out);
     ImGui::EndChild();
-    ImGui::SameLine();
+    ImGui::SameLine(0, 0);
+    splitter("##split-left", true, left, avail.x - thick);
+    ImGui::SameLine(0, 0);
     ImGui::BeginChild("right", {0, 0}, false);
     const float h = ImGui::GetContentRegionAvail().y;
+    const bool hidden = quiz_ && quiz_hidden(*in.plan, sel_.statement);
     // Teaching mode's step-through takes the whole right side: its frames draw the tilings
-    // before and after each step, large enough for a projector (at 1280x720 and up).
-    if (!(teaching_ && panel_ == Panel::Steps)) {
-        ImGui::BeginChild("tiling", {0, h * 0.55f}, true);
-        tiling_panel(in);
+    // before and after each step, large enough for a projector (at 1280x720 and up). The
+    // quiz's questions stay in view until answered.
+    if (!(teaching_ && panel_ == Panel::Steps) || hidden) {
+        // While the quiz hides the statement, its questions take most of the height (the
+        // panels below only say that they are hidden).
+        ImGui::BeginChild(
+            "tiling", {0, (h - thick) * (hidden ? std::max(top_frac_, 0.8f) : top_frac_)}, true);
+        if (quiz_) quiz_panel(*in.plan, in.script ? *in.script : Script{});
+        if (!hidden) tiling_panel(in);
         ImGui::EndChild();
+        ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, {0, 0});
+        splitter("##split-top", false, top_frac_, h - thick);
+        ImGui::PopStyleVar();
     }
     ImGui::BeginChild("lower", {0, 0}, true);
     if (ImGui::BeginTabBar("panels")) {
@@ -289,18 +398,40 @@ void MainView::file_actions(const ViewInput& in, ViewActions& out) {
         }
         if (save_as_clicked_ || script.save_as) prompt_ = Prompt::SaveAs;
         if (open_clicked_ || script.open || ctrl_o) prompt_ = Prompt::Open;
-        const std::string pick = !script.pick.empty() ? script.pick : picked_;
+        if (export_clicked_ || script.export_view) {
+            prompt_ = Prompt::Export;
+            // The view in front: the step-through when it has the right side, else the tiling.
+            export_kind_ = panel_ == Panel::Steps ? 3 : panel_ == Panel::Plan ? 2 : 0;
+        }
+        std::string pick = !script.pick.empty() ? script.pick : picked_;
+        // Teaching mode's course: the next or previous sample after the one open.
+        if (in.samples && !in.samples->empty() &&
+            (next_clicked_ || previous_clicked_ || script.next_sample || script.previous_sample)) {
+            const auto& all = *in.samples;
+            const auto at = std::find(all.begin(), all.end(), in.copy_of);
+            const bool next = next_clicked_ || script.next_sample;
+            if (at == all.end())
+                pick = next ? all.front() : all.back();
+            else if (next && at + 1 != all.end())
+                pick = *(at + 1);
+            else if (!next && at != all.begin())
+                pick = *(at - 1);
+        }
         if (!pick.empty()) ask_open(in, pick, true, out);
         if (prompt_ != Prompt::None) {
             prompt_opened_ = false;
+            static const char* const kViews[] = {"tiling", "mesh", "plan", "steps"};
             prompt_text_ = prompt_ == Prompt::SaveAs && !in.file.empty() ? in.file
                            : prompt_ == Prompt::SaveAs                   ? "untitled.ein"
-                                                                         : "";
+                           : prompt_ == Prompt::Export ? std::string(kViews[export_kind_]) + ".png"
+                                                       : "";
         }
     }
     // The path prompt.
     if (prompt_ != Prompt::None) {
-        const char* id = prompt_ == Prompt::SaveAs ? "Save as" : "Open";
+        const char* id = prompt_ == Prompt::SaveAs ? "Save as"
+                         : prompt_ == Prompt::Open ? "Open"
+                                                   : "Export the view";
         if (!prompt_opened_) {
             ImGui::OpenPopup(id);
             prompt_opened_ = true;
@@ -308,12 +439,27 @@ void MainView::file_actions(const ViewInput& in, ViewActions& out) {
         ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
         if (ImGui::BeginPopupModal(id, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
             ImGui::TextUnformatted(prompt_ == Prompt::SaveAs ? "Save the program to the file:"
-                                                             : "Open the file:");
+                                   : prompt_ == Prompt::Open
+                                       ? "Open the file:"
+                                       : "Write the picture to (.png or .svg):");
+            if (prompt_ == Prompt::Export) {
+                // Which picture: the statement and tensor selected now, at their natural size.
+                static const char* const kViews[] = {"tiling", "mesh", "plan", "steps"};
+                if (script.export_kind >= 0 && script.export_kind < 4)
+                    export_kind_ = script.export_kind;
+                for (int k = 0; k < 4; ++k) {
+                    if (k) ImGui::SameLine();
+                    ImGui::RadioButton(kViews[k], &export_kind_, k);
+                }
+            }
             if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
             ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
             bool ok =
                 ImGui::InputText("##path", &prompt_text_, ImGuiInputTextFlags_EnterReturnsTrue);
-            ok = ImGui::Button(prompt_ == Prompt::SaveAs ? "Save" : "Open") || ok;
+            ok = ImGui::Button(prompt_ == Prompt::SaveAs ? "Save"
+                               : prompt_ == Prompt::Open ? "Open"
+                                                         : "Export") ||
+                 ok;
             ImGui::SameLine();
             bool cancel = ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape);
             if (!script.answer.empty()) {
@@ -322,10 +468,17 @@ void MainView::file_actions(const ViewInput& in, ViewActions& out) {
             }
             if (script.confirm < 0) cancel = true;
             if (ok && !prompt_text_.empty()) {
-                if (prompt_ == Prompt::SaveAs)
+                if (prompt_ == Prompt::SaveAs) {
                     out.save_as = prompt_text_;
-                else
+                } else if (prompt_ == Prompt::Export) {
+                    static const View kViews[] = {View::Tiling, View::Mesh, View::Plan,
+                                                  View::Steps};
+                    out.export_path = prompt_text_;
+                    out.export_view = kViews[export_kind_];
+                    out.export_selection = sel_;
+                } else {
                     ask_open(in, prompt_text_, false, out);
+                }
                 cancel = true;
             }
             if (cancel) {

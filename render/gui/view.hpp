@@ -8,6 +8,7 @@
 #include "semantics/plan.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct Script {
     std::string answer;   ///< type this path into the open prompt and press its OK
     int confirm = 0;      ///< the confirmation: 1 discard the changes, -1 cancel
     bool play = false;    ///< press the step-through's play/pause
+    bool quiz = false;    ///< tick or untick the quiz
+    int choose_question = -1, choose_choice = -1;      ///< pick this choice of this quiz question
+    bool next_sample = false, previous_sample = false; ///< teaching mode's course buttons
+    bool export_view = false;                          ///< press Export…
+    int export_kind = -1; ///< in the export prompt, pick the view (0 tiling .. 3 steps)
 };
 
 /// What the view is given each frame.
@@ -51,11 +57,14 @@ struct ViewInput {
     bool stale = false;  ///< the text has syntax errors: plan is older
     double check_ms = 0; ///< how long the last re-check took
     const VerifyState* verify = nullptr;
-    const std::vector<std::string>* samples = nullptr; ///< sample files for the picker
-    std::string file;                                  ///< the open file ("" for a new one)
-    std::string name;   ///< what the toolbar calls it: the file name, "untitled (copy of X)"
-    bool dirty = false; ///< the text differs from the file (or is an unsaved copy, edited)
-    std::string status; ///< the last save's or open's outcome ("" for none)
+    const std::vector<std::string>* samples = nullptr; ///< sample files, in course order
+    /// The course's title of each sample (samples/COURSE; "" where it has none)
+    const std::vector<std::string>* sample_titles = nullptr;
+    std::string copy_of; ///< the sample the untitled text is a copy of ("" for none)
+    std::string file;    ///< the open file ("" for a new one)
+    std::string name;    ///< what the toolbar calls it: the file name, "untitled (copy of X)"
+    bool dirty = false;  ///< the text differs from the file (or is an unsaved copy, edited)
+    std::string status;  ///< the last save's or open's outcome ("" for none)
     bool status_error = false;
     /// Scripted interactions (the screenshot tests' --script): consumed like user input.
     Script* script = nullptr;
@@ -71,6 +80,11 @@ struct ViewActions {
     bool open_copy = false;         ///< open it as an untitled copy (a sample: never written back)
     bool quit = false;              ///< close the window (the confirmation, if any, was given)
     bool toggle_fullscreen = false; ///< presenter mode's F11
+    /// Export…: write this view of the current selection to this .svg or .png (as `render`
+    /// does, the whole picture at its natural size).
+    std::string export_path;
+    View export_view = View::Tiling;
+    Selection export_selection;
 };
 
 class MainView {
@@ -78,6 +92,8 @@ public:
     enum class Panel { Mesh, Plan, Steps, Verify };
 
     explicit MainView(const Fonts& fonts) : fonts_(fonts) {}
+    /// The fonts rebuilt (another content scale).
+    void set_fonts(const Fonts& fonts) { fonts_ = fonts; }
 
     /// Draws the whole window for one frame.
     ViewActions frame(const ViewInput& in);
@@ -87,7 +103,33 @@ public:
         panel_ = p;
         force_panel_ = true;
     }
-    void set_teaching(bool on) { teaching_ = on; }
+    void set_teaching(bool on) {
+        teaching_ = on;
+        if (!on) quiz_ = false;
+    }
+    /// The quiz (teaching mode): the current statement's placements and collectives are
+    /// hidden until its questions (quiz_questions) are answered; then revealed, right or wrong.
+    void set_quiz(bool on) {
+        quiz_ = on;
+        if (on) teaching_ = true;
+    }
+    bool quiz() const { return quiz_; }
+    /// "hidden", or "revealed, R of N right", for the current statement.
+    std::string quiz_status(const semantics::Plan& plan) const;
+    /// The display's content scale (GLFW): the pictures' text scales with it (the fonts and
+    /// the style are the app's, built at that scale).
+    void set_dpi_scale(float s) { dpi_ = s; }
+    float dpi_scale() const { return dpi_; }
+    /// Another document: the quiz's answers, zoom and pan start afresh.
+    void new_document();
+    /// The tiling canvas's zoom and pan (mouse wheel, drag; the reset button).
+    float zoom() const { return zoom_; }
+    Vec2 pan() const { return pan_; }
+    /// The device the pointer is over in the mesh view (-1: none): its tiles are outlined.
+    std::int64_t highlighted() const { return highlight_; }
+    /// The panes' splits: the left pane's share of the width, the tiling's of the right side.
+    float left_split() const { return left_frac_[teaching_ ? 1 : 0]; }
+    float top_split() const { return top_frac_; }
     /// The window is being closed: with unsaved changes asks first (ViewActions::quit).
     void request_quit() { pending_ = Pending{PendingKind::Quit, {}, false}; }
     bool teaching() const { return teaching_; }
@@ -126,7 +168,7 @@ private:
         std::string path;
         bool copy = false;
     };
-    enum class Prompt { None, SaveAs, Open };
+    enum class Prompt { None, SaveAs, Open, Export };
 
     Fonts fonts_;
     Selection sel_;
@@ -146,6 +188,22 @@ private:
     std::string prompt_text_; ///< the path typed into the prompt
     bool save_clicked_ = false, save_as_clicked_ = false, open_clicked_ = false;
     std::string picked_; ///< the sample chosen in the picker this frame
+    bool export_clicked_ = false, next_clicked_ = false, previous_clicked_ = false;
+    int export_kind_ = 0; ///< the export prompt's view: tiling, mesh, plan, steps
+    // The quiz: per statement (by its text), the choice made for each question (-1: none).
+    bool quiz_ = false;
+    std::map<std::string, std::vector<int>> quiz_chosen_;
+    bool quiz_hidden(const semantics::Plan& plan, int statement) const;
+    /// The questions of the current statement (or, once answered, the verdict).
+    void quiz_panel(const semantics::Plan& plan, const Script& script);
+    float dpi_ = 1;
+    float left_frac_[2] = {0.38f, 0.42f}; ///< normal, teaching
+    float top_frac_ = 0.55f;
+    float zoom_ = 1;
+    Vec2 pan_{0, 0};
+    std::int64_t highlight_ = -1, hovered_now_ = -1; ///< last frame's and this frame's
+    /// A splitter between panes: a thin bar that drags `frac` of `total` pixels.
+    void splitter(const char* id, bool vertical, float& frac, float total);
 };
 
 } // namespace shardscope::render

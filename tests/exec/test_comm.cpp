@@ -577,3 +577,40 @@ TEST_CASE("launched_by_mpirun follows the environment") {
     for (const auto& [n, v] : saved)
         setenv(n.c_str(), v.c_str(), 1);
 }
+
+TEST_CASE("sim: a group over several mesh axes, numbered row-major in the order given") {
+    // 2x4 with an explicit device order: the group (1,0) through a device holds all eight,
+    // member q at coordinates (q % 2, q / 2); (0,1) at (q / 4, q % 4).
+    MeshShape mesh{{2, 4}, {7, 6, 5, 4, 3, 2, 1, 0}};
+    const Geometry geo(mesh);
+    for (const auto& axes : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
+        std::mutex m;
+        std::map<int, std::vector<float>> got;
+        run_sim(mesh, [&](Communicator& c) {
+            Group& g = c.group(axes);
+            const auto me = geo.coord_of[static_cast<std::size_t>(c.rank())];
+            const int want = axes[0] == 0 ? me[0] * 4 + me[1] : me[1] * 2 + me[0];
+            CHECK(g.size() == 8);
+            CHECK(g.rank() == want);
+            const float mine = static_cast<float>(c.rank());
+            std::vector<float> all(8);
+            g.all_gather(&mine, all.data(), 1, DType::F32);
+            std::lock_guard lock(m);
+            got[c.rank()] = all;
+        });
+        for (const auto& [rank, all] : got)
+            for (int q = 0; q < 8; ++q) {
+                const std::vector<int> at = axes[0] == 0 ? std::vector<int>{q / 4, q % 4}
+                                                         : std::vector<int>{q % 2, q / 2};
+                CHECK(all[static_cast<std::size_t>(q)] == static_cast<float>(geo.device_of.at(at)));
+            }
+        CHECK(got.size() == 8);
+    }
+    // On 2x2x2, the group (2,0) through a device is the four devices sharing its axis-1
+    // coordinate; a repeated or unknown axis is refused.
+    MeshShape cube{{2, 2, 2}, {}};
+    CHECK(cube.group_members(0, {2, 0}) == std::vector<int>{0, 4, 1, 5});
+    CHECK(cube.group_members(2, {2, 0}) == std::vector<int>{2, 6, 3, 7});
+    CHECK_THROWS(cube.group_place(0, {0, 0}));
+    CHECK_THROWS(cube.group_place(0, {3}));
+}

@@ -818,6 +818,86 @@ TEST_CASE("plan as run: the bytes exec reports are the plan's, step by step") {
     }
 }
 
+TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and uneven") {
+    // Links without latency: one collective over the group sends no more bytes than the
+    // per-axis sequence and is one step, so the planner takes it.
+    const std::string links = "link 0 450GB/s 0us\nlink 1 450GB/s 0us\n";
+    struct Case {
+        std::string src, plan;
+    };
+    const std::vector<Case> cases = {
+        {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\n",
+         "all-reduce(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16\nx_{i_{01} j} -> x_{i j_{01}}\n",
+         "all-to-all(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16\ny_{i_{10} j} -> y_{i j}\n", "all-gather(1,0)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
+         "reduce-scatter(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nD_{i_{10} k} = A_{i j_{01}} B_{j_{01} k}\n",
+         "reduce-scatter(1,0)"},
+        // Uneven: nested torch.chunk over the group's axes, empty shards included.
+        {"mesh 2x4\n" + links + "dim i=10 j=12\nx_{i_{01} j} -> x_{i j_{01}}\n",
+         "all-to-all(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=5 j=12 k=6\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
+         "reduce-scatter(0,1)"},
+        // Three axes, two of them in a group.
+        {"mesh 2x2x2\nlink 1 450GB/s 0us\nlink 2 450GB/s 0us\ndim i=8 j=8 k=8\n"
+         "C_{i_0 k} = A_{i_0 j_{12}} B_{j_{12} k}\n",
+         "all-reduce(1,2)"},
+        // With latency, the hierarchical all-reduce: scatter, reduce the rest, gather.
+        {"mesh 2x4\ndim i=64 j=64 k=64\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\n", ""},
+    };
+    for (const auto& k : cases) {
+        CAPTURE(k.src);
+        auto c = check_src(k.src);
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        if (!k.plan.empty()) CHECK_MESSAGE(planned(c.plan, 0) == k.plan, c.text());
+        for (const auto mode : {DataMode::Ints, DataMode::Random}) {
+            const auto r = execute(c, options_for(mode, 3));
+            check_all_pass(r);
+            if (r.error.empty()) CHECK_MESSAGE(ran(r.statement(0)) == planned(c.plan, 0), r.text());
+        }
+    }
+}
+
+TEST_CASE("plan as run: explicit collectives over several axes are one collective over the group") {
+    const auto c = check_src("mesh 2x4\ndim i=8 j=16 k=8\n"
+                             "a_{ik} = AllReduce_{j_{01}}(x_{i j_{01}} y_{j_{01} k})\n"
+                             "expect all-reduce(0,1)\n"
+                             "b_{ij} = AllGather_{i_{01}}(x_{i_{01} j})\n"
+                             "expect all-gather(0,1)\n"
+                             "c_{i_{01} k} = ReduceScatter_{i_{01}}(p_{ik}{U_{01}})\n"
+                             "expect reduce-scatter(0,1)\n");
+    REQUIRE_MESSAGE(c.ok(), c.text());
+    for (const auto mode : {DataMode::Ints, DataMode::Random}) {
+        const auto r = execute(c, options_for(mode, 2));
+        check_all_pass(r);
+        for (std::size_t s = 0; s < 3 && r.error.empty(); ++s)
+            CHECK_MESSAGE(ran(r.statement(s)) == planned(c.plan, s), r.text());
+    }
+}
+
+TEST_CASE("broken plan: a group collective over the wrong axes, or in the wrong order, fails") {
+    const std::string src = "mesh 2x4\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=16 j=16\n"
+                            "x_{i_{01} j} -> x_{i j_{01}}\n";
+    auto failed = [](const Ran& r) { return !r.error.empty() || !r.report.passed(); };
+    for (const auto& axes : {std::vector<int>{1, 0}, std::vector<int>{0},
+                                        std::vector<int>{0, 0}}) {
+        auto c = check_src(src);
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.kind == StepKind::AllToAll) {
+                st.mesh_axes = axes;
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+        CHECK_MESSAGE(r.error.find("cannot run as planned") != std::string::npos, r.text());
+    }
+}
+
 TEST_CASE(
     "broken plan: steps swapped, an axis changed or a permute misdirected is refused or FAILS") {
     const std::string src = "mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n";
@@ -1264,7 +1344,7 @@ TEST_CASE("constructs: declarations the executor does not need are accepted") {
 
 TEST_CASE("constructs: every sample verifies at small sizes (random f32 and integer f64)") {
     namespace fs = std::filesystem;
-    const auto dir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "samples";
+    const fs::path dir = SHARDSCOPE_SAMPLES_DIR;
     REQUIRE_MESSAGE(fs::is_directory(dir), dir.string());
     int files = 0;
     for (const auto& entry : fs::directory_iterator(dir)) {

@@ -26,6 +26,16 @@ source "$(dirname "$0")/same_lines.sh"
 a=$("$bin" exec --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | same_lines)
 b=$(timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl --data arange --dtype f64 --show z "$tmp/fit.ein" 2>&1 | same_lines)
 if [ "$a" != "$b" ]; then echo "FAIL: nccl --show z differs from sim"; diff <(echo "$a") <(echo "$b") | head; failed=$((failed + 1)); fi
+# Collectives over a group of two mesh axes (one communicator split per group on first use):
+# on ideal links the planner takes one all-reduce and one all-to-all over the whole group.
+if [ "$n" -ge 4 ] && [ $((n % 2)) -eq 0 ]; then
+    printf 'mesh 2x%s\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=16 j=16 k=8\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\nexpect all-reduce(0,1)\nx_{i_{01} j} -> x_{i j_{01}}\nexpect all-to-all(0,1)\n' \
+        "$((n / 2))" >"$tmp/group.ein"
+    if ! timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl "$tmp/group.ein" >"$tmp/out" 2>&1 ||
+        ! grep -q "ran: all-reduce(0,1)" "$tmp/out" || ! grep -q "ran: all-to-all(0,1)" "$tmp/out"; then
+        echo "FAIL: nccl collectives over a group of axes on $n ranks:"; cat "$tmp/out"; failed=$((failed + 1))
+    fi
+fi
 program "$((n + 1))" "$tmp/over.ein"
 timeout 300 "$mpiexec" --oversubscribe -np "$((n + 1))" "$bin" exec --backend nccl "$tmp/over.ein" >"$tmp/out" 2>&1
 rc=$?

@@ -3,6 +3,7 @@
 
 #include "render/canvas.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,21 @@ struct RecordingCanvas final : render::Canvas {
         std::string text;
     };
     std::vector<Fill> fills;
+    std::vector<Fill> strokes;        ///< stroked rectangles (their colour)
+    std::vector<std::int64_t> hovers; ///< hover_device() calls
     std::vector<Text> texts;
     std::vector<std::pair<render::Rect, std::string>> tips;
     int lines = 0;
     void fill_rect(const render::Rect& r, render::Color c) override { fills.push_back({r, c}); }
-    void stroke_rect(const render::Rect&, render::Color, float) override {}
+    void stroke_rect(const render::Rect& r, render::Color c, float) override {
+        strokes.push_back({r, c});
+    }
+    void hover_device(std::int64_t d) override { hovers.push_back(d); }
+    /// hovered(): the rectangles that contain this point (the window's pointer).
+    render::Vec2 pointer{-1e9f, -1e9f};
+    bool hovered(const render::Rect& r) const override {
+        return pointer.x >= r.x0 && pointer.x < r.x1 && pointer.y >= r.y0 && pointer.y < r.y1;
+    }
     void line(render::Vec2, render::Vec2, render::Color, float) override { ++lines; }
     void text(render::Vec2 pos, render::Color, std::string_view s, float) override {
         texts.push_back({pos, std::string(s)});

@@ -1,5 +1,6 @@
 // The GL-free logic of the views: device colours, hatching, text fitting, the timeline
 // layout, step-through frames, narration, selections and the default drawn dimensions.
+#include "render/course.hpp"
 #include "render/draw.hpp"
 #include "render/narration.hpp"
 #include "render/palette.hpp"
@@ -15,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -175,7 +177,53 @@ TEST_CASE("collective schedules: ring steps and pairs that deliver every block")
         CHECK(pairs.size() == 12);
     }
     CHECK(collective_schedule(mesh, step(K::Compute, {})).steps.empty());
+    // A permute without pairs moves nothing.
     CHECK(collective_schedule(mesh, step(K::Permute, {1})).steps.empty());
+}
+
+TEST_CASE("collective schedules: a permute's pairs, which device sends which block to which") {
+    // redistribute_2x2's first statement: x_{i_0 j_1} -> x_{i_1 j_0}, the block swap.
+    const auto c = test::run(read_sample("redistribute_2x2.ein"));
+    const auto& s = c.plan.statements.at(0);
+    const semantics::Step* permute = nullptr;
+    int frame = -1;
+    const auto frames = step_frames(c.plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
+                                        semantics::StepKind::Permute) {
+            permute = &s.steps[static_cast<std::size_t>(frames[i].step)];
+            frame = static_cast<int>(i);
+        }
+    REQUIRE(permute != nullptr);
+    REQUIRE(permute->pairs.size() == 2);
+    const auto sched = collective_schedule(c.plan.mesh, *permute);
+    CHECK(sched.permute);
+    CHECK(sched.group == std::vector<std::int64_t>{0, 1, 2, 3}); // every device, keepers too
+    REQUIRE(sched.steps.size() == 1);
+    std::set<std::pair<std::int64_t, std::int64_t>> moved;
+    for (const auto& t : sched.steps[0].transfers) {
+        moved.insert({t.from, t.to});
+        CHECK(t.block == t.to); // the receiver's block (its position in the group)
+        CHECK_FALSE(t.reduce);
+    }
+    CHECK(moved == std::set<std::pair<std::int64_t, std::int64_t>>{{1, 2}, {2, 1}});
+    CHECK(sched.steps[0].title.find("2 messages at once") != std::string::npos);
+    CHECK(sched.steps[0].title.find("the 2 other devices keep their own") != std::string::npos);
+    // Drawn: one arrow per pair, labelled with the block the receiver holds afterwards
+    // (device 1 = (0,1) ends with rows 4:8 x cols 0:4).
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, c.plan, 0, frame, 14, 1);
+    CHECK(rec.has_text("permute, one step"));
+    CHECK(rec.has_text("#1: d1 → d2 sends d2's block [0:4, 4:8] of x"));
+    CHECK(rec.has_text("#2: d2 → d1 sends d1's block [4:8, 0:4] of x"));
+    CHECK(rec.has_text("#1"));
+    CHECK_FALSE(rec.has_text("block 0"));
+    // The step-through plays it like the other collectives: frame, then its message step.
+    const auto shots = step_sequence(c.plan, s);
+    int messages = 0;
+    for (const auto& shot : shots)
+        messages += shot.frame == frame && shot.substep == 1;
+    CHECK(messages == 1);
 }
 
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {
@@ -392,4 +440,75 @@ TEST_CASE("holdings: what each device holds of a tensor, in words") {
     CHECK(names.size() == layouts.size());
     CHECK(names.count("W^{SS}") == 1);
     CHECK(names.count("X") == 1);
+}
+
+TEST_CASE("the course index lists every sample exactly once") {
+    // A sample added to samples/ without a line in samples/COURSE fails here: the picker and
+    // teaching mode would put it after the course, unexplained.
+    const auto course = parse_course(read_sample("COURSE"));
+    for (const auto& e : course.errors)
+        FAIL_CHECK(e);
+    std::multiset<std::string> listed;
+    for (const auto& e : course.entries) {
+        listed.insert(e.file);
+        CHECK_MESSAGE(!e.title.empty(), e.file << " has no title in COURSE");
+        CHECK_MESSAGE(std::filesystem::exists(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + e.file),
+                      "COURSE lists " << e.file << ", which is not in samples/");
+    }
+    std::set<std::string> samples;
+    for (const auto& f : std::filesystem::directory_iterator(SHARDSCOPE_SAMPLES_DIR))
+        if (f.path().extension() == ".ein") samples.insert(f.path().filename().string());
+    REQUIRE(samples.size() >= 13);
+    for (const auto& f : samples)
+        CHECK_MESSAGE(listed.count(f) == 1, f << " is listed " << listed.count(f)
+                                              << " times in samples/COURSE (once, please)");
+    CHECK(listed.size() == samples.size());
+    CHECK(course.entries.front().file == "placements_2x2.ein"); // the course starts there
+}
+
+TEST_CASE("course order: the index's order, then what it does not list; errors with lines") {
+    const auto course = parse_course("# a course\n\nb.ein  Second thing\n  a.ein First # note\n"
+                                     "b.ein again\nnotes.txt\n",
+                                     "idx");
+    REQUIRE(course.entries.size() == 2);
+    CHECK(course.entries[0].file == "b.ein");
+    CHECK(course.entries[0].title == "Second thing");
+    CHECK(course.entries[0].line == 3);
+    CHECK(course.entries[1].title == "First");
+    REQUIRE(course.errors.size() == 2);
+    CHECK(course.errors[0] == "idx:5: b.ein is listed twice");
+    CHECK(course.errors[1] == "idx:6: 'notes.txt' is not a sample (a .ein file name)");
+    const std::vector<std::string> files{"s/z.ein", "s/a.ein", "s/c.ein", "s/b.ein"};
+    CHECK(course_order(files, course) ==
+          std::vector<std::string>{"s/b.ein", "s/a.ein", "s/c.ein", "s/z.ein"});
+    CHECK(course_title(course, "s/a.ein") == "First");
+    CHECK(course_title(course, "s/c.ein").empty());
+}
+
+TEST_CASE("quiz: the plan's collectives and the result's placements among distractors") {
+    const auto c = test::run(read_sample("dot_product.ein"));
+    // Statement 1: z = x_{r_0 e} y_{r_0 e}, an all-reduce over axis 0.
+    const auto qs = quiz_questions(c.plan, 0);
+    REQUIRE(qs.size() == 2);
+    const auto& q = qs[0];
+    CHECK(q.prompt == "Which collectives does statement 1 need?");
+    REQUIRE(q.choices.size() >= 2);
+    CHECK(q.choices.size() <= 4);
+    CHECK(q.choices[static_cast<std::size_t>(q.answer)] == "all-reduce(0)");
+    CHECK(std::set<std::string>(q.choices.begin(), q.choices.end()).size() == q.choices.size());
+    CHECK(std::is_sorted(q.choices.begin(), q.choices.end()));
+    // Statement 2 needs none.
+    const auto q2 = quiz_questions(c.plan, 1);
+    REQUIRE_FALSE(q2.empty());
+    CHECK(q2[0].choices[static_cast<std::size_t>(q2[0].answer)] == "no collective");
+    // The result's placements: p_{r_0} is S(0) over the mesh's one axis.
+    REQUIRE(q2.size() == 2);
+    CHECK(q2[1].choices[static_cast<std::size_t>(q2[1].answer)] == "[S(0)]");
+    CHECK(q2[1].choices.size() >= 2);
+    // Deterministic: the same questions every time.
+    CHECK(quiz_questions(c.plan, 0)[0].choices == q.choices);
+    CHECK(quiz_questions(c.plan, 99).empty());
+    // A permute is named as the plan names it.
+    const auto r = test::run(read_sample("redistribute_2x2.ein"));
+    CHECK(collectives_answer(r.plan, r.plan.statements.at(0)) == "permute(0,1)");
 }

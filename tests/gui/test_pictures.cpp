@@ -246,6 +246,75 @@ TEST_CASE("issue 16: a collective's frame, message step by message step") {
     CHECK(last.has_text("all-gather ring step 3 of 3"));
 }
 
+TEST_CASE("issue 16: the step-through's sequence and its animated SVG") {
+    const auto c = test::run(read_sample("fsdp_tp.ein"));
+    const auto& s = c.plan.statements.at(3);
+    const auto frames = step_frames(c.plan, s);
+    const auto shots = step_sequence(c.plan, s);
+    // Every frame once, in order, and after the all-reduce's frame (2) its six message steps.
+    std::size_t messages = 0;
+    for (const auto& f : frames)
+        if (f.collective)
+            messages +=
+                collective_schedule(c.plan.mesh, s.steps.at(static_cast<std::size_t>(f.step)))
+                    .steps.size();
+    REQUIRE(messages >= 6);
+    REQUIRE(shots.size() == frames.size() + messages);
+    int frame_pictures = 0;
+    for (std::size_t i = 0; i < shots.size(); ++i) {
+        frame_pictures += shots[i].substep == 0;
+        if (i > 0) {
+            const auto& a = shots[i - 1];
+            const auto& b = shots[i];
+            CHECK(((b.frame == a.frame && b.substep == a.substep + 1) ||
+                   (b.frame == a.frame + 1 && b.substep == 0)));
+        }
+    }
+    CHECK(frame_pictures == static_cast<int>(frames.size()));
+    CHECK(shots[3].frame == 2);
+    CHECK(shots[3].substep == 1);
+
+    std::string problem = "x";
+    const std::string svg = render_steps_animation_svg(c.plan, 3, 2.0f, &problem);
+    CHECK(problem.empty());
+    // One group per picture, the first visible, the rest hidden until their turn.
+    const std::regex group(R"re(<g id="(frame-\d+(-message-\d+)?)"( visibility="hidden")?>)re");
+    std::vector<std::string> ids;
+    int hidden = 0;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), group);
+         it != std::sregex_iterator(); ++it) {
+        ids.push_back((*it)[1]);
+        hidden += (*it)[3].matched;
+    }
+    REQUIRE(ids.size() == shots.size());
+    CHECK(hidden == static_cast<int>(shots.size()) - 1);
+    CHECK(ids[0] == "frame-0");
+    CHECK(ids[3] == "frame-2-message-1");
+    // Each picture has its own turn of `seconds`: key times i/n to (i+1)/n of n*2 s.
+    const std::string dur = "dur=\"" + std::to_string(2 * shots.size()) + "s\"";
+    std::size_t animations = 0;
+    for (auto at = svg.find("<animate "); at != std::string::npos;
+         at = svg.find("<animate ", at + 1)) {
+        ++animations;
+        const auto end = svg.find("/>", at);
+        const std::string a = svg.substr(at, end - at);
+        CHECK(a.find(dur) != std::string::npos);
+        CHECK(a.find("calcMode=\"discrete\"") != std::string::npos);
+    }
+    CHECK(animations == shots.size());
+    std::ostringstream third;
+    third << "keyTimes=\"0;" << 3.0 / static_cast<double>(shots.size()) << ";"
+          << 4.0 / static_cast<double>(shots.size()) << "\"";
+    CHECK(svg.find(third.str()) != std::string::npos);
+    // The pictures are the ones the window draws: the message step's title is in its group.
+    const auto g3 = svg.find("<g id=\"frame-2-message-1\"");
+    const auto g4 = svg.find("<g id=", g3 + 1);
+    CHECK(svg.substr(g3, g4 - g3).find("reduce-scatter ring step 1 of 3") != std::string::npos);
+    CHECK(svg.substr(0, g3).find("ring step") == std::string::npos);
+    // One white background, below every picture.
+    CHECK(svg_fills(svg.substr(0, svg.find("<g "))).count("#ffffff") == 1);
+}
+
 TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
     const auto c = test::run(read_sample("sequence_parallel.ein"));
     // The step-through's area in teaching mode at 1280x720 (the right side, below the
@@ -264,6 +333,110 @@ TEST_CASE("issue 16: teaching-mode step frames at 1280x720 keep large tiles") {
             }
     CHECK(tiles == 2); // before: r's two halves; after: one replicated tile, tinted
     CHECK(rec.tips.size() == 3);
+}
+
+TEST_CASE("zoom and pan: the tiling's tiles drawn larger and moved, the same tiles") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    std::string error;
+    auto found = resolve_selection(c.plan, 0, "W^{SS}", error);
+    REQUIRE(found);
+    const Selection sel = *found;
+    auto tiles = [&](const Selection& s) {
+        test::RecordingCanvas rec;
+        draw_picture(rec, {0, 0, 820, 620}, c.plan, View::Tiling, s);
+        // The tiles: the first fill of each device colour (the legend's swatches come after).
+        std::vector<Rect> out;
+        for (std::int64_t d = 0; d < 4; ++d)
+            for (const auto& f : rec.fills)
+                if (f.color == device_color(d, 4)) {
+                    out.push_back(f.rect);
+                    break;
+                }
+        return out;
+    };
+    const auto plain = tiles(sel);
+    REQUIRE(plain.size() == 4);
+    Selection zoomed = sel;
+    zoomed.zoom = 2;
+    const auto big = tiles(zoomed);
+    REQUIRE(big.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(big[i].width() > plain[i].width() * 1.8f);
+        CHECK(big[i].height() > plain[i].height() * 1.8f);
+    }
+    Selection panned = zoomed;
+    panned.pan = {-300, -100};
+    const auto moved = tiles(panned);
+    REQUIRE(moved.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(moved[i].x0 == doctest::Approx(big[i].x0 - 300));
+        CHECK(moved[i].y0 == doctest::Approx(big[i].y0 - 100));
+        CHECK(moved[i].width() == doctest::Approx(big[i].width()));
+    }
+    const Rect z = zoomed_area({10, 20, 110, 70}, 3, {5, -5});
+    CHECK(z.x0 == 15);
+    CHECK(z.y0 == 15);
+    CHECK(z.width() == 300);
+    CHECK(z.height() == 150);
+}
+
+TEST_CASE("hover: the mesh reports the device under the pointer; the tiling outlines its tiles") {
+    const auto c = test::run(read_sample("placements_2x2.ein"));
+    // The mesh: the pointer over a cell names its device.
+    test::RecordingCanvas mesh;
+    draw_picture(mesh, {0, 0, 760, 560}, c.plan, View::Mesh, {});
+    std::map<std::int64_t, Rect> cells;
+    for (const auto& f : mesh.fills)
+        for (std::int64_t d = 0; d < 4; ++d)
+            if (f.color == device_color(d, 4) && !cells.count(d)) cells[d] = f.rect;
+    REQUIRE(cells.size() == 4);
+    test::RecordingCanvas over;
+    over.pointer = cells[3].center();
+    draw_picture(over, {0, 0, 760, 560}, c.plan, View::Mesh, {});
+    CHECK(over.hovers == std::vector<std::int64_t>{3});
+    // The tiling with device 3 highlighted: its one tile of W^{SS} outlined, a line says so.
+    std::string error;
+    auto found = resolve_selection(c.plan, 0, "W^{SS}", error);
+    REQUIRE(found);
+    Selection sel = *found;
+    test::RecordingCanvas plain, lit;
+    draw_picture(plain, {0, 0, 820, 620}, c.plan, View::Tiling, sel);
+    sel.highlight = 3;
+    draw_picture(lit, {0, 0, 820, 620}, c.plan, View::Tiling, sel);
+    auto outlines = [](const test::RecordingCanvas& r) {
+        std::vector<Rect> out;
+        for (const auto& s : r.strokes)
+            if (s.color == colors::kHighlight) out.push_back(s.rect);
+        return out;
+    };
+    CHECK(outlines(plain).empty());
+    const auto lit_tiles = outlines(lit);
+    REQUIRE(lit_tiles.size() == 1);
+    Rect tile3{};
+    for (const auto& f : lit.fills)
+        if (f.color == device_color(3, 4)) {
+            tile3 = f.rect; // the tile (the legend's swatch comes after)
+            break;
+        }
+    CHECK(lit_tiles[0].center().x == doctest::Approx(tile3.center().x));
+    CHECK(lit_tiles[0].center().y == doctest::Approx(tile3.center().y));
+    CHECK(lit.has_text("outlined: what d3 (1,1) holds"));
+    // Hovering moves no tile: the outline takes the drawn dimensions' line.
+    for (const auto& f : plain.fills)
+        if (f.color == device_color(3, 4)) {
+            CHECK(f.rect.y0 == doctest::Approx(tile3.y0));
+            CHECK(f.rect.x0 == doctest::Approx(tile3.x0));
+            break;
+        }
+    // A replicated tensor: the one tile every device holds is outlined for any of them.
+    auto rep = resolve_selection(c.plan, 0, "W^{RR}", error);
+    REQUIRE(rep);
+    {
+        rep->highlight = 2;
+        test::RecordingCanvas r;
+        draw_picture(r, {0, 0, 820, 620}, c.plan, View::Tiling, *rep);
+        CHECK(outlines(r).size() == 1);
+    }
 }
 
 TEST_CASE("tiling of a partial tensor: hatched and marked Σ") {

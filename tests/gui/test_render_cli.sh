@@ -77,6 +77,25 @@ grep -q 'reduce-scatter ring step 1 of 3' "$tmp/m1.svg" || { echo "FAIL: --messa
 expect "--message past the schedule" 2 'out of range: the collective has 6 message steps' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 2 --message 7 -o "$tmp/m7.svg"
 expect "--message on a frame without a collective" 2 'needs the steps view' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --step 1 --message 1 -o "$tmp/m0.svg"
 
+# The step-through exported whole: one animated SVG, and a numbered series (SVG here; the PNG
+# series is drawn under Xvfb by test_screens).
+expect "steps --animate" 0 '^$' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --animate --seconds 2 -o "$tmp/anim.svg"
+[ "$(grep -c '<animate ' "$tmp/anim.svg")" -ge 8 ] || { echo "FAIL: --animate has too few animated pictures"; fails=$((fails + 1)); }
+grep -q '<g id="frame-2-message-6" visibility="hidden">' "$tmp/anim.svg" || { echo "FAIL: --animate lacks the all-reduce's last message step"; fails=$((fails + 1)); }
+expect "steps --frames svg" 0 'frame-001\.svg	frame 0$' -- render "$samples/fsdp_tp.ein" --statement 4 --view steps --frames "$tmp/series" --format svg
+n_anim=$(grep -c '<animate ' "$tmp/anim.svg")
+n_files=$(find "$tmp/series" -name 'frame-*.svg' | wc -l)
+[ "$n_anim" -eq "$n_files" ] || { echo "FAIL: --frames wrote $n_files files, --animate has $n_anim pictures"; fails=$((fails + 1)); }
+grep -q 'reduce-scatter ring step 1 of 3' "$tmp/series/frame-004.svg" || { echo "FAIL: frame-004.svg is not the all-reduce's first message step"; fails=$((fails + 1)); }
+expect "--animate needs steps" 2 '--animate exports the step-through: it needs --view steps' -- render "$samples/fsdp_tp.ein" --animate -o "$tmp/a.svg"
+expect "--animate needs svg" 2 'must end in \.svg' -- render "$samples/fsdp_tp.ein" --view steps --animate -o "$tmp/a.png"
+expect "--frames and -o" 2 'give one of them' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s2" -o "$tmp/a.svg"
+expect "neither -o nor --frames" 2 'give one of them' -- render "$samples/fsdp_tp.ein" --view steps
+expect "--frames bad format" 2 "--format is png or svg, not 'gif'" -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s3" --format gif
+printf 'x' >"$tmp/afile"
+expect "--frames into a file" 2 'cannot make the folder' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/afile" --format svg
+expect "--frames png without a display" 2 'no display.*xvfb-run|built without the GUI' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s4"
+
 # The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
 # `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
 # sizes, with the declaration ignored, it was a conflicting device index, S005, issue 16).

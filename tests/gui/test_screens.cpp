@@ -427,3 +427,249 @@ TEST_CASE("render: PNG without a display says so and suggests SVG or xvfb-run") 
     CHECK(err.find("xvfb-run") != std::string::npos);
     CHECK_FALSE(fs::exists(png));
 }
+
+namespace {
+
+/// Runs the window with a script and returns its stdout (the state it prints at the end).
+std::string gui_script(const fs::path& dir, const std::string& args, const std::string& script,
+                       const fs::path& png) {
+    const int rc = run_shardscope("gui " + args + " --frames 2 --script " + quote(script) +
+                                      " --screenshot " + quote(png.string()),
+                                  dir / "log.txt");
+    CHECK(rc == 0);
+    return test::read_file(dir / "log.txt");
+}
+
+/// The number after `key` in the window's printed state ("zoom: 1.5 pan: ...").
+double state_number(const std::string& out, const std::string& key) {
+    const auto at = out.find(key);
+    if (at == std::string::npos) return -1e9;
+    return std::strtod(out.c_str() + at + key.size(), nullptr);
+}
+
+/// The index of the choice `answer` in a quiz question's dump: its radio buttons are listed
+/// after the question, one a line, in order.
+int choice_index(const std::string& dump, const std::string& question,
+                 const std::vector<std::string>& known) {
+    const auto q = dump.find(question);
+    if (q == std::string::npos) return -1;
+    std::istringstream lines(dump.substr(q));
+    std::string line;
+    // The question, maybe wrapped over several lines: up to its '?'.
+    while (std::getline(lines, line) && (line.empty() || line.back() != '?')) {
+    }
+    int i = 0;
+    while (std::getline(lines, line) && i < 6) {
+        for (const auto& k : known)
+            if (line.find(k) != std::string::npos && line.find(k) + k.size() == line.size())
+                return i;
+        ++i;
+    }
+    return -1;
+}
+
+} // namespace
+
+TEST_CASE("render: the step-through as a numbered PNG series") {
+    const auto dir = out_dir("frames");
+    const auto series = dir / "series";
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") +
+                               " --statement 4 --view steps --frames " + quote(series.string()),
+                           dir / "log.txt") == 0);
+    const auto listing = test::read_file(dir / "log.txt");
+    // One line per file: its frame and message step; the same pictures as --animate's.
+    REQUIRE(run_shardscope("render " + sample("fsdp_tp.ein") +
+                               " --statement 4 --view steps --animate -o " +
+                               quote((dir / "a.svg").string()),
+                           dir / "log2.txt") == 0);
+    const auto svg = test::read_file(dir / "a.svg");
+    std::size_t pictures = 0;
+    for (auto at = svg.find("<animate "); at != std::string::npos;
+         at = svg.find("<animate ", at + 1))
+        ++pictures;
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(series))
+        files += e.path().extension() == ".png";
+    CHECK(files == pictures);
+    CHECK(files >= 9);
+    CHECK(listing.find("frame-004.png\tframe 2 message 1\n") != std::string::npos);
+    // Frame 2's first message step: the group's four devices as boxes in their colours.
+    const auto img = test::load_png((series / "frame-004.png").string());
+    REQUIRE(img.ok());
+    CHECK(img.width == 1100);
+    int colours = 0;
+    for (std::int64_t d = 0; d < 8; ++d)
+        colours += img.count(device_color(d, 8)) > 200;
+    CHECK(colours == 4);
+    // The first file is the inputs' frame, not a message step.
+    const auto first = test::load_png((series / "frame-001.png").string());
+    REQUIRE(first.ok());
+    CHECK(first.width == 1100);
+}
+
+TEST_CASE("gui: the quiz hides the statement's collectives until answered") {
+    const auto dir = out_dir("quiz");
+    const auto png = dir / "q.png";
+    const auto before = dir / "before.txt", after = dir / "after.txt";
+    // dot_product's statement 1 needs an all-reduce over axis 0.
+    auto out = gui_script(dir, "--quiz --panel plan " + sample("dot_product.ein"),
+                          "dump:" + before.string() + ";wait", png);
+    CHECK(out.find("quiz: hidden") != std::string::npos);
+    const auto hidden = test::read_file(before);
+    CHECK(hidden.find("Which collectives does statement 1 need?") != std::string::npos);
+    CHECK(hidden.find("(quiz: the plan is hidden until you answer)") != std::string::npos);
+    CHECK(hidden.find("expect ? (quiz)") != std::string::npos);
+    CHECK(hidden.find("expect all-reduce(0)") == std::string::npos);
+    CHECK(hidden.find("estimated") == std::string::npos); // no plan drawn
+    const int right =
+        choice_index(hidden, "Which collectives does statement 1 need?", {"all-reduce(0)"});
+    const int layout = choice_index(hidden, "laid out over the mesh", {"[R]"});
+    REQUIRE(right >= 0);
+    REQUIRE(layout >= 0);
+    // Answered (both right): revealed, the plan and the narration's expect line are back.
+    out = gui_script(dir, "--quiz --panel plan " + sample("dot_product.ein"),
+                     "choose:0:" + std::to_string(right) + ";choose:1:" + std::to_string(layout) +
+                         ";wait;dump:" + after.string() + ";wait",
+                     png);
+    CHECK(out.find("quiz: revealed, 2 of 2 right") != std::string::npos);
+    const auto shown = test::read_file(after);
+    CHECK(shown.find("right: all-reduce(0)") != std::string::npos);
+    CHECK(shown.find("expect all-reduce(0)") != std::string::npos);
+    CHECK(shown.find("(quiz: the plan is hidden") == std::string::npos);
+    CHECK(shown.find("Which collectives does statement 1 need?") == std::string::npos);
+    // A wrong guess is said to be wrong, with the answer.
+    const int wrong = right == 0 ? 1 : 0;
+    out = gui_script(dir, "--quiz --panel plan " + sample("dot_product.ein"),
+                     "choose:0:" + std::to_string(wrong) + ";choose:1:" + std::to_string(layout) +
+                         ";wait;dump:" + after.string() + ";wait",
+                     png);
+    CHECK(out.find("quiz: revealed, 1 of 2 right") != std::string::npos);
+    CHECK(test::read_file(after).find("; it is all-reduce(0)") != std::string::npos);
+}
+
+TEST_CASE("gui: the course order in the picker and teaching mode's next sample") {
+    const auto dir = out_dir("course");
+    const auto png = dir / "c.png";
+    // Teaching mode starts on the course's first sample; the next is the course's second.
+    auto out = gui_script(dir, "--teaching", "wait", png);
+    CHECK(out.find("title: untitled (copy of placements_2x2.ein)") != std::string::npos);
+    out = gui_script(dir, "--teaching", "next-sample;wait;next-sample;wait", png);
+    CHECK(out.find("title: untitled (copy of reduce_scatter.ein)") != std::string::npos);
+    out = gui_script(dir, "--teaching", "previous-sample;wait", png);
+    CHECK(out.find("title: untitled (copy of placements_2x2.ein)") != std::string::npos);
+}
+
+TEST_CASE("gui: the tiling canvas zooms, pans and outlines the hovered device's tiles") {
+    const auto dir = out_dir("canvas");
+    const auto png = dir / "z.png";
+    const std::string args = sample("placements_2x2.ein") + " --tensor 'W^{SS}'";
+    // The plain window: where the tiles and the mesh's cells are.
+    gui_script(dir, args, "wait", png);
+    const auto plain = test::load_png(png.string());
+    REQUIRE(plain.ok());
+    long tiles_plain = 0;
+    for (std::int64_t d = 0; d < 4; ++d)
+        tiles_plain += plain.count(device_color(d, 4));
+    // The wheel over the tiling (upper right) zooms about the pointer: larger tiles, clipped.
+    auto out = gui_script(dir, args, "mouse:950,300;wheel:2;wait;wait", png);
+    CHECK(state_number(out, "zoom: ") == doctest::Approx(1.5625));
+    const auto zoomed = test::load_png(png.string());
+    REQUIRE(zoomed.ok());
+    long tiles_zoomed = 0;
+    for (std::int64_t d = 0; d < 4; ++d)
+        tiles_zoomed += zoomed.count(device_color(d, 4));
+    CHECK(tiles_zoomed > tiles_plain * 11 / 10);
+    // The reset button (the first button-blue pixels of the tiling panel's top row) restores
+    // zoom 1 and no pan.
+    int bx = -1, by = -1;
+    for (int y = 60; y < 100 && bx < 0; ++y)
+        for (int x = 540; x < 1000; ++x) {
+            const auto* p = &zoomed.rgba[(static_cast<std::size_t>(y) * zoomed.width + x) * 4];
+            if (std::abs(p[0] - 180) < 12 && std::abs(p[1] - 211) < 12 && p[2] > 235) {
+                bx = x + 6;
+                by = y + 4;
+                break;
+            }
+        }
+    REQUIRE(bx >= 0);
+    out = gui_script(dir, args,
+                     "mouse:950,300;wheel:2;wait;mouse:" + std::to_string(bx) + "," +
+                         std::to_string(by) + ";wait;press;wait;release;wait",
+                     png);
+    CHECK(out.find("zoom: 1 pan: 0,0") != std::string::npos);
+    // A drag pans by the pointer's movement.
+    out = gui_script(dir, args, "mouse:950,300;press;mouse:900,260;release;wait", png);
+    CHECK(state_number(out, "pan: ") == doctest::Approx(-50));
+    CHECK(out.find("pan: -50,-40") != std::string::npos);
+    // The pointer over device 3's cell in the mesh (the lower panel): its tiles outlined.
+    int x3 = -1, y3 = -1;
+    const auto c3 = device_color(3, 4);
+    for (int y = plain.height * 2 / 3; y < plain.height && x3 < 0; ++y)
+        for (int x = plain.width / 2; x < plain.width; ++x) {
+            const auto* p = &plain.rgba[(static_cast<std::size_t>(y) * plain.width + x) * 4];
+            if (p[0] == c3.r && p[1] == c3.g && p[2] == c3.b) {
+                x3 = x + 4;
+                y3 = y + 4;
+                break;
+            }
+        }
+    REQUIRE(x3 >= 0);
+    const auto dump = dir / "hover.txt";
+    out = gui_script(dir, args,
+                     "mouse:" + std::to_string(x3) + "," + std::to_string(y3) +
+                         ";wait;dump:" + dump.string() + ";wait",
+                     png);
+    CHECK(out.find("highlight: 3\n") != std::string::npos);
+    CHECK(test::read_file(dump).find("outlined: what d3 (1,1) holds") != std::string::npos);
+    // The outline is drawn: black pixels around device 3's tile in the tiling.
+    const auto lit = test::load_png(png.string());
+    REQUIRE(lit.ok());
+    CHECK(lit.count(render::colors::kHighlight) > plain.count(render::colors::kHighlight) + 200);
+}
+
+TEST_CASE("gui: resizable panes, high-DPI scale, export of the view") {
+    const auto dir = out_dir("panes");
+    const auto png = dir / "p.png";
+    // The bar between the left pane and the right side (at 38% of 1400 px) drags.
+    auto out = gui_script(dir, sample("placements_2x2.ein"), "wait", png);
+    const double left = state_number(out, "split: ");
+    CHECK(left == doctest::Approx(0.38));
+    const int bar = static_cast<int>(8 + (1400 - 16 - 6) * 0.38 + 3);
+    out = gui_script(dir, sample("placements_2x2.ein"),
+                     "mouse:" + std::to_string(bar) +
+                         ",500;press;mouse:" + std::to_string(bar - 200) + ",500;release;wait",
+                     png);
+    CHECK(state_number(out, "split: ") == doctest::Approx(0.38 - 200.0 / 1378).epsilon(0.01));
+    // --ui-scale 2 (what a display's content scale of 2 gives): fonts twice as large.
+    out = gui_script(dir, "--ui-scale 2 " + sample("placements_2x2.ein"), "wait", png);
+    CHECK(out.find("dpi: 2 font: 34") != std::string::npos);
+    // Moved to a display of another scale while running: the fonts are rebuilt at it, and the
+    // window still draws (the tiles in their colours).
+    out = gui_script(dir, sample("placements_2x2.ein") + " --tensor 'W^{SS}'",
+                     "wait;ui-scale:1.5;wait;wait", png);
+    CHECK(out.find("dpi: 1.5 font: 25.5") != std::string::npos);
+    const auto scaled = test::load_png(png.string());
+    REQUIRE(scaled.ok());
+    CHECK(large_device_colours(scaled, 4, 0.005) == 4);
+    // Export…: the chosen view through the headless renderer, PNG and SVG.
+    const auto mesh_png = dir / "mesh.png";
+    out = gui_script(dir, sample("placements_2x2.ein"),
+                     "export;wait;export-view:mesh;answer:" + mesh_png.string() + ";wait", png);
+    CHECK(out.find("status: exported " + mesh_png.string()) != std::string::npos);
+    const auto img = test::load_png(mesh_png.string());
+    REQUIRE(img.ok());
+    CHECK(img.width == 760); // the mesh picture's natural size, as render draws it
+    CHECK(large_device_colours(img, 4, 0.01) == 4);
+    const auto tiling_svg = dir / "tiling.svg";
+    out = gui_script(dir, sample("placements_2x2.ein") + " --tensor 'W^{SS}'",
+                     "export;wait;export-view:tiling;answer:" + tiling_svg.string() + ";wait", png);
+    const auto svg = test::read_file(tiling_svg);
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    CHECK(svg.find("</svg>") != std::string::npos);
+    CHECK(svg.find("W^{SS}") != std::string::npos);
+    // A bad name is said in the window, nothing written.
+    out = gui_script(dir, sample("placements_2x2.ein"),
+                     "export;wait;answer:" + (dir / "x.jpg").string() + ";wait", png);
+    CHECK(out.find("must end in .svg or .png") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "x.jpg"));
+}

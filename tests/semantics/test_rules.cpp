@@ -229,10 +229,22 @@ TEST_CASE("einsum rule 2: one index sharded on an axis") {
         const auto& s = stmt(c, "z");
         CHECK_MESSAGE(pl(s.result) == "P(sum), P(sum)", c.text());
         CHECK_MESSAGE(cols(s) == "none", c.text());
+        // Completing both partial axes: a hierarchical all-reduce (scatter over one axis,
+        // all-reduce the quarter over the other, gather back) sends 1.5 V per device in 4 ring
+        // steps; one all-reduce per axis sends 2 V in as many steps; one all-reduce over the
+        // group of four sends 1.5 V in 6 (XLA's plan).
         const auto c2 = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\n");
-        auto cs = stmt(c2, "z").collectives;
-        std::sort(cs.begin(), cs.end());
-        CHECK_MESSAGE(join(cs) == "all-reduce(0), all-reduce(1)", c2.text());
+        CHECK_MESSAGE(join(stmt(c2, "z").collectives) ==
+                          "reduce-scatter(0), all-reduce(1), all-gather(0)",
+                      c2.text());
+        CHECK_MESSAGE(stmt(c2, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c2.text());
+        // Without latency (links of 0 us) the single group all-reduce wins: as many bytes in
+        // one collective instead of three.
+        const auto c3 = run("mesh 2x2\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=8 j=8 "
+                            "k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\nexpect all-reduce(0,1)\n");
+        CHECK_MESSAGE(c3.plan.errors() == 0, c3.text());
+        CHECK_MESSAGE(join(stmt(c3, "z").collectives) == "all-reduce(0,1)", c3.text());
+        CHECK_MESSAGE(stmt(c3, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c3.text());
     }
 }
 
@@ -474,6 +486,29 @@ TEST_CASE("reductions: sum_s over a sharded index gives P(sum), max_s gives P(ma
         CHECK_MESSAGE(s.steps.front().kind == StepKind::AllReduce, c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
     }
+}
+
+TEST_CASE("softmax along a sharded index under the calibrated presets (issue 19 item 4)") {
+    // p_{s v_0} with s=512 v=4096 f32 on 4 devices: the all-gather sends 3/4 of 8 MiB (3 ring
+    // steps), the two statistics all-reduces 2 x 2 KiB (2 x 6 steps). With the old 5 us per
+    // step and 450 GB/s the gather was cheaper (9 extra steps = 45 us > 6.3 MB / 450 GB/s =
+    // 14 us); with the nccl-tests figures (1.07 us per step; 370 GB/s on h100, 235 GB/s on
+    // a100) 9.6 us of latency is less than 17 us (h100) or 27 us (a100) of bandwidth.
+    const std::string body = "mesh 4\ndim s=512 v=4096\np_{s v_0} = softmax_v(z_{s v_0})\n";
+    for (const char* hw : {"h100", "a100"}) {
+        const auto c = run(std::string("hw ") + hw + "\n" + body);
+        const auto& s = stmt(c, "p");
+        CHECK_MESSAGE(s.chosen, c.text());
+        CHECK_MESSAGE(cols(s) == "all-reduce(0), all-reduce(0)", c.text());
+        CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 2 * 0.75 * 512 * 4), c.text());
+        for (const auto& a : s.alternatives)
+            CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+    }
+    // The same statement with the old h100 link figures written out gathers: the preset, not
+    // the statement, decides.
+    const auto old = run("mesh 4\nlink 0 450GB/s 5us\ndim s=512 v=4096\n"
+                         "p_{s v_0} = softmax_v(z_{s v_0})\n");
+    CHECK_MESSAGE(cols(stmt(old, "p")) == "all-gather(0)", old.text());
 }
 
 TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather, cheaper wins") {
