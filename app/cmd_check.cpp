@@ -1,6 +1,7 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
 #include "check_formats.hpp"
 #include "commands.hpp"
+#include "document.hpp"
 #include "documents.hpp"
 #include "inputs.hpp"
 
@@ -46,69 +47,6 @@ std::vector<CheckedExpect> expect_lines(const ast::Program& program, const Sourc
     return out;
 }
 
-/// Whether a syntax error is on a declaration line (mesh, dim, split, dtype, tensor, hw, link,
-/// fn): then the statements around it cannot be checked meaningfully.
-bool declaration_failed(const parser::ParseResult& parsed, const SourceFile& source) {
-    static const char* const kDeclarations[] = {"mesh",   "dim", "split", "dtype",
-                                                "tensor", "hw",  "link",  "fn"};
-    const std::string& text = source.text();
-    for (const auto& d : parsed.diagnostics) {
-        if (d.severity != Severity::Error) continue;
-        // The start of the diagnostic's line.
-        std::size_t at = std::min<std::size_t>(d.range.offset, text.size());
-        while (at > 0 && text[at - 1] != '\n')
-            --at;
-        while (at < text.size() && (text[at] == ' ' || text[at] == '\t'))
-            ++at;
-        for (const char* kw : kDeclarations) {
-            const std::size_t n = std::strlen(kw);
-            if (text.compare(at, n, kw) == 0 &&
-                (at + n == text.size() || std::isspace(static_cast<unsigned char>(text[at + n]))))
-                return true;
-        }
-    }
-    return false;
-}
-
-/// "Did you mean" for tensors (S132, a note): a tensor that a statement reads but no
-/// statement defines (so a program input) whose name is one edit or two from a tensor that
-/// one does define, as a misspelling would be.
-void misspelt_tensor_notes(semantics::Plan& plan) {
-    std::vector<std::string> defined;
-    for (const auto& s : plan.statements)
-        if (!s.target.empty()) defined.push_back(s.target);
-    std::vector<std::string> reported;
-    for (const auto& s : plan.statements)
-        for (const auto& op : s.operands) {
-            const std::string& name = op.tensor;
-            if (name.empty() || name[0] == '%') continue;
-            if (std::find(defined.begin(), defined.end(), name) != defined.end()) continue;
-            if (std::find(reported.begin(), reported.end(), name) != reported.end()) continue;
-            // Only names long enough for a misspelling to be unlikely a convention (x and gx,
-            // W^0 and W^1 are different tensors on purpose), with the same label.
-            const auto base = [](const std::string& n) { return n.substr(0, n.find('^')); };
-            const auto label = [](const std::string& n) {
-                const auto hat = n.find('^');
-                return hat == std::string::npos ? std::string() : n.substr(hat);
-            };
-            if (base(name).size() < 4) continue;
-            std::vector<std::string> alike;
-            for (const auto& d : defined)
-                if (label(d) == label(name) && base(d).size() >= 4) alike.push_back(base(d));
-            const std::string near_base = closest_name(base(name), alike);
-            if (near_base.empty()) continue;
-            const std::string near = near_base + label(name);
-            reported.push_back(name);
-            plan.diagnostics.push_back(
-                {Severity::Note, "S132", s.range,
-                 name +
-                     " is read but no statement defines it, so it is a program input; did "
-                     "you mean " +
-                     near + ", which a statement defines?",
-                 "write " + near + " if that is the tensor meant"});
-        }
-}
-
 int run_check(const CheckOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
@@ -126,38 +64,14 @@ int run_check(const CheckOptions& o) {
         auto source = load_source(path);
         if (!source) return kExitUsage;
         const auto start = std::chrono::steady_clock::now();
-        const auto parsed = parser::parse(*source);
-        semantics::Plan plan;
-        // Statements that parse are checked even where others have syntax errors, unless a
-        // declaration failed (the mesh or a range missing would make every check wrong).
-        const bool bad_declaration = parsed.has_errors() && declaration_failed(parsed, *source);
-        if (bad_declaration) {
-            plan.diagnostics = parsed.diagnostics;
-            plan.diagnostics.push_back(
-                {Severity::Note,
-                 "S999",
-                 {},
-                 "the checker did not run: a declaration has a syntax error; fix it first",
-                 {}});
-        } else {
-            semantics::CheckOptions co;
-            co.strict = o.strict;
-            if (!o.mesh.empty()) co.mesh = o.mesh;
-            co.text = source->text();
-            plan = semantics::check(parsed.program, co);
-            plan.diagnostics.insert(plan.diagnostics.begin(), parsed.diagnostics.begin(),
-                                    parsed.diagnostics.end());
-            misspelt_tensor_notes(plan);
-            if (parsed.has_errors())
-                plan.diagnostics.push_back({Severity::Note,
-                                            "S999",
-                                            {},
-                                            "the statements with syntax errors were not checked; "
-                                            "the others were",
-                                            {}});
-        }
-        std::stable_sort(plan.diagnostics.begin(), plan.diagnostics.end(),
-                         [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
+        // Parse, check what parses, merge, sort: as the REPL and the GUI (app/document.cpp).
+        semantics::CheckOptions co;
+        co.strict = o.strict;
+        if (!o.mesh.empty()) co.mesh = o.mesh;
+        auto result = check_source(std::make_shared<const SourceFile>(std::move(*source)), co);
+        const auto& parsed = result.parsed;
+        const auto& shown_source = result.source;
+        semantics::Plan plan = std::move(result.plan);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         total_errors += plan.errors();
@@ -174,12 +88,12 @@ int run_check(const CheckOptions& o) {
         }
         if (!text) {
             checked.push_back(
-                {path, std::move(plan), expect_lines(parsed.program, *source), seconds});
+                {path, std::move(plan), expect_lines(parsed.program, *shown_source), seconds});
             continue;
         }
         // A document's diagnostics quote its own lines (the extracted notation keeps their
         // lines and columns, so the positions hold for both).
-        SourceFile shown = *source;
+        SourceFile shown = *shown_source;
         if (std::string raw; path != "-" && is_document(path) &&
                              read_whole_file(path, raw).empty() && read_as_document(path, raw))
             shown = SourceFile(path, std::move(raw));

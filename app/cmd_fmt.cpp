@@ -47,6 +47,14 @@ int fmt_document(const std::string& path, const FmtOptions& o) {
         }
         rewritten.replace(it->begin, it->end - it->begin, canonical);
     }
+    // LaTeX maths is notation typeset by its author (spacing, \quad, \textrm captions,
+    // line breaks): fmt parses it (its syntax errors are reported with the document's
+    // parse) but neither checks its form nor rewrites it. Said once per environment, where
+    // it opens, so that a clean --check is not read as "the maths is canonical".
+    for (const auto& m : doc.math)
+        std::cerr << path << ":" << m.line << ":" << m.column << ": note: " << m.opening
+                  << " maths left as written: fmt " << (o.write ? "rewrites" : "checks")
+                  << " only ```ein blocks (the maths was parsed)\n";
     if (o.write && rewritten != raw && !write_file_atomically(path, rewritten)) {
         std::cerr << "shardscope: error: cannot write '" << path << "'\n";
         return kExitUsage;

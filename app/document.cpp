@@ -1,32 +1,119 @@
 #include "app/document.hpp"
 
+#include "parser/suggest.hpp"
+
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 namespace shardscope::app {
 
-CheckedText check_text(const std::string& name, const std::string& text,
-                       semantics::CheckOptions options, semantics::CheckCache* cache) {
+namespace {
+
+/// Whether a syntax error is on a declaration line (mesh, dim, split, dtype, tensor, hw, link,
+/// fn): then the statements around it cannot be checked meaningfully.
+bool declaration_failed(const parser::ParseResult& parsed, const SourceFile& source) {
+    static const char* const kDeclarations[] = {"mesh",   "dim", "split", "dtype",
+                                                "tensor", "hw",  "link",  "fn"};
+    const std::string& text = source.text();
+    for (const auto& d : parsed.diagnostics) {
+        if (d.severity != Severity::Error) continue;
+        // The start of the diagnostic's line.
+        std::size_t at = std::min<std::size_t>(d.range.offset, text.size());
+        while (at > 0 && text[at - 1] != '\n')
+            --at;
+        while (at < text.size() && (text[at] == ' ' || text[at] == '\t'))
+            ++at;
+        for (const char* kw : kDeclarations) {
+            const std::size_t n = std::strlen(kw);
+            if (text.compare(at, n, kw) == 0 &&
+                (at + n == text.size() || std::isspace(static_cast<unsigned char>(text[at + n]))))
+                return true;
+        }
+    }
+    return false;
+}
+
+/// "Did you mean" for tensors (S132, a note): a tensor that a statement reads but no
+/// statement defines (so a program input) whose name is one edit or two from a tensor that
+/// one does define, as a misspelling would be.
+void misspelt_tensor_notes(semantics::Plan& plan) {
+    std::vector<std::string> defined;
+    for (const auto& s : plan.statements)
+        if (!s.target.empty()) defined.push_back(s.target);
+    std::vector<std::string> reported;
+    for (const auto& s : plan.statements)
+        for (const auto& op : s.operands) {
+            const std::string& name = op.tensor;
+            if (name.empty() || name[0] == '%') continue;
+            if (std::find(defined.begin(), defined.end(), name) != defined.end()) continue;
+            if (std::find(reported.begin(), reported.end(), name) != reported.end()) continue;
+            // Only names long enough for a misspelling to be unlikely a convention (x and gx,
+            // W^0 and W^1 are different tensors on purpose), with the same label.
+            const auto base = [](const std::string& n) { return n.substr(0, n.find('^')); };
+            const auto label = [](const std::string& n) {
+                const auto hat = n.find('^');
+                return hat == std::string::npos ? std::string() : n.substr(hat);
+            };
+            if (base(name).size() < 4) continue;
+            std::vector<std::string> alike;
+            for (const auto& d : defined)
+                if (label(d) == label(name) && base(d).size() >= 4) alike.push_back(base(d));
+            const std::string near_base = closest_name(base(name), alike);
+            if (near_base.empty()) continue;
+            const std::string near = near_base + label(name);
+            reported.push_back(name);
+            plan.diagnostics.push_back(
+                {Severity::Note, "S132", s.range,
+                 name +
+                     " is read but no statement defines it, so it is a program input; did "
+                     "you mean " +
+                     near + ", which a statement defines?",
+                 "write " + near + " if that is the tensor meant"});
+        }
+}
+
+} // namespace
+
+CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::CheckOptions options,
+                         semantics::CheckCache* cache) {
     CheckedText out;
-    auto source = std::make_shared<SourceFile>(name, text);
     out.source = source;
     out.parsed = parser::parse(*source);
-    if (out.parsed.has_errors()) {
+    // Statements that parse are checked even where others have syntax errors, unless a
+    // declaration failed (the mesh or a range missing would make every check wrong).
+    if (out.parsed.has_errors() && declaration_failed(out.parsed, *source)) {
         out.plan.diagnostics = out.parsed.diagnostics;
-        out.plan.diagnostics.push_back({Severity::Note,
-                                        "S999",
-                                        {},
-                                        "the checker did not run: fix the syntax errors first",
-                                        {}});
+        out.plan.diagnostics.push_back(
+            {Severity::Note,
+             "S999",
+             {},
+             "the checker did not run: a declaration has a syntax error; fix it first",
+             {}});
     } else {
         options.text = source->text();
         out.plan = cache ? semantics::check(out.parsed.program, options, *cache)
                          : semantics::check(out.parsed.program, options);
+        out.checked = true;
         out.plan.diagnostics.insert(out.plan.diagnostics.begin(), out.parsed.diagnostics.begin(),
                                     out.parsed.diagnostics.end());
+        misspelt_tensor_notes(out.plan);
+        if (out.parsed.has_errors())
+            out.plan.diagnostics.push_back(
+                {Severity::Note,
+                 "S999",
+                 {},
+                 "the statements with syntax errors were not checked; the others were",
+                 {}});
     }
     std::stable_sort(out.plan.diagnostics.begin(), out.plan.diagnostics.end(),
                      [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
     return out;
+}
+
+CheckedText check_text(const std::string& name, const std::string& text,
+                       semantics::CheckOptions options, semantics::CheckCache* cache) {
+    return check_source(std::make_shared<SourceFile>(name, text), std::move(options), cache);
 }
 
 } // namespace shardscope::app

@@ -1,5 +1,6 @@
-// A program text checked as `shardscope check` checks it: what the GUI re-checks on every
-// edit, `render` draws, and the keystroke benchmark times.
+// A program text checked as `shardscope check` checks it: what `check` reports, the GUI
+// re-checks on every edit, the REPL checks each entry with, `render` draws, and the keystroke
+// benchmark times. One sequence for all: parse, check what parses, merge, sort.
 #pragma once
 
 #include "parser/parser.hpp"
@@ -15,12 +16,23 @@ namespace shardscope::app {
 struct CheckedText {
     std::shared_ptr<const SourceFile> source;
     parser::ParseResult parsed;
-    semantics::Plan plan; ///< diagnostics: the parser's, then the checker's, by line
+    semantics::Plan plan; ///< diagnostics: the parser's and the checker's, by line
     bool syntax_ok() const { return !parsed.has_errors(); }
+    /// Whether the checker ran (it does not when a declaration line has a syntax error).
+    bool checked = false;
 };
 
-/// Parses and checks `text`; with syntax errors the checker does not run (a note says so).
-/// With `cache` (kept from one edit to the next), unchanged statements keep their plans.
+/// Parses and checks `source` as `shardscope check` does: statements that parse are checked
+/// even where others have syntax errors (a note, S999, says which were not), unless a
+/// declaration line (mesh, dim, split, ...) failed, which would make every check wrong; "did
+/// you mean" notes for misspelt tensors (S132) join the parser's for functions (P108); the
+/// diagnostics are sorted by line. `options.text` is set to the source's text. With `cache`
+/// (kept from one edit to the next), unchanged statements keep their plans.
+CheckedText check_source(std::shared_ptr<const SourceFile> source,
+                         semantics::CheckOptions options = {},
+                         semantics::CheckCache* cache = nullptr);
+
+/// check_source of `text` named `name`.
 CheckedText check_text(const std::string& name, const std::string& text,
                        semantics::CheckOptions options = {},
                        semantics::CheckCache* cache = nullptr);

@@ -104,6 +104,14 @@ private:
         }
     }
 
+    /// A math environment opening at `k` of the line starting at `line_start`.
+    void note_math(std::size_t line_start, std::size_t k, std::string opening) {
+        std::uint32_t column = 1;
+        for (std::size_t j = line_start; j < k; ++j)
+            column += (static_cast<unsigned char>(in_[j]) & 0xC0) != 0x80;
+        out_.math.push_back({line_, column, std::move(opening)});
+    }
+
     void note_mesh(std::size_t from, std::size_t to) {
         while (from < to && (in_[from] == ' ' || in_[from] == '\t'))
             ++from;
@@ -163,12 +171,14 @@ private:
                     blank(k, to); // a LaTeX comment
                     k = to;
                 } else if (starts_at(in_, k, "$$")) {
+                    note_math(from, k, "$$");
                     blank(k, k + 2);
                     k += 2;
                     math_ = Math::Dollars;
                     ++out_.math_regions;
                     kept_from = k;
                 } else if (const std::size_t n = begin_env(k)) {
+                    note_math(from, k, "\\begin{" + env_ + "}");
                     k += n;
                     math_ = Math::Env;
                     ++out_.math_regions;

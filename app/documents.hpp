@@ -27,12 +27,20 @@ struct FencedBlock {
     std::uint32_t first_line = 0;   ///< 1-based line of its first content line
 };
 
+/// One math environment of a document (`$$`, \begin{align}, align*, equation, equation*).
+struct MathRegion {
+    std::uint32_t line = 0, column = 0; ///< 1-based, of its opening delimiter (code points)
+    std::string opening;                ///< "$$" or "\begin{align}"
+};
+
 /// A document's notation: `text` has the document's lines and columns; `fences` are its
-/// ```ein blocks (Markdown only); `math_regions` counts its math environments.
+/// ```ein blocks (Markdown only); `math_regions` counts its math environments, `math` says
+/// where they open.
 struct ExtractedNotation {
     std::string text;
     std::vector<FencedBlock> fences;
     int math_regions = 0;
+    std::vector<MathRegion> math;
     bool declares_mesh = false; ///< a line of the notation starts with 'mesh'
 };
 

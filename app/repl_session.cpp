@@ -1,5 +1,7 @@
 #include "repl_session.hpp"
 
+#include "document.hpp"
+
 #include "exec_cli.hpp"
 #include "inputs.hpp"
 
@@ -129,24 +131,19 @@ std::string Session::text() const {
 }
 
 Session::Checked Session::check_text(const std::string& text, bool strict) const {
-    Checked c;
-    c.text = text;
-    SourceFile file(kName, text);
-    auto parsed = parser::parse(file);
-    if (parsed.has_errors()) {
-        c.parsed = false;
-        c.plan.diagnostics = std::move(parsed.diagnostics);
-        return c;
-    }
+    // As `shardscope check` and the GUI check (app/document.cpp): statements that parse are
+    // checked even where another has a syntax error, with the same "did you mean" notes.
     semantics::CheckOptions co;
     co.strict = strict;
-    co.text = file.text();
-    c.plan = semantics::check(parsed.program, co, cache_);
-    c.plan.diagnostics.insert(c.plan.diagnostics.begin(), parsed.diagnostics.begin(),
-                              parsed.diagnostics.end());
-    std::stable_sort(c.plan.diagnostics.begin(), c.plan.diagnostics.end(),
-                     [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
-    c.program = std::move(parsed.program);
+    auto checked = app::check_text(std::string(kName), text, co, &cache_);
+    Checked c;
+    c.text = text;
+    c.parsed = checked.syntax_ok();
+    c.plan = std::move(checked.plan);
+    // The entry with the syntax error is refused as a whole ("not added"): check's note that
+    // the statements with syntax errors were not checked would only repeat that.
+    std::erase_if(c.plan.diagnostics, [](const Diagnostic& d) { return d.code == "S999"; });
+    c.program = std::move(checked.parsed.program);
     return c;
 }
 

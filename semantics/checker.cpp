@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace shardscope::semantics {
 
@@ -24,6 +25,20 @@ bool origin_is_default(const detail::Context& ctx, const IndexId& id) {
 }
 
 } // namespace
+
+bool same_layout(const TensorLayout& a, const TensorLayout& b) {
+    if (a.atoms.size() != b.atoms.size() || a.placements.size() != b.placements.size())
+        return false;
+    for (std::size_t i = 0; i < a.atoms.size(); ++i)
+        if (a.atoms[i].axes != b.atoms[i].axes) return false;
+    for (std::size_t k = 0; k < a.placements.size(); ++k) {
+        const auto& p = a.placements[k];
+        const auto& q = b.placements[k];
+        const bool pp = p.kind == Placement::Kind::Partial, qp = q.kind == Placement::Kind::Partial;
+        if (pp != qp || (pp && p.reduce != q.reduce)) return false;
+    }
+    return true;
+}
 
 using namespace detail;
 
@@ -191,6 +206,135 @@ std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& c
 } // namespace
 namespace {
 
+/// A read of a tensor that no earlier statement defined: an occurrence of a program input,
+/// unless a later statement assigns the name.
+struct InputRead {
+    std::string key;
+    const ast::TensorRef* ref;
+    std::size_t statement; ///< in Plan::statements
+    std::size_t operand;   ///< in its StatementPlan::operands
+};
+
+/// "line 3, column 5"
+std::string position_text(const ast::SourceRange& r) {
+    return "line " + std::to_string(r.line) + ", column " + std::to_string(r.column);
+}
+
+/// Which planned statements reach a program output (`statements[i]` is the AST of
+/// `plan.statements[i]`): the last definition of each tensor, and every statement whose
+/// value a reaching statement reads. The others compute values that are overwritten unread
+/// (teaching files collect unrelated displays that reuse names); grad derives nothing
+/// through them.
+std::vector<bool> reaching_outputs(const Plan& plan,
+                                   const std::vector<const ast::Statement*>& statements) {
+    std::vector<bool> live(statements.size(), false);
+    std::unordered_set<std::string> needed, later;
+    for (std::size_t j = statements.size(); j-- > 0;) {
+        const auto& sp = plan.statements[j];
+        const bool lv = !later.count(sp.target) || needed.count(sp.target);
+        later.insert(sp.target);
+        if (!lv) continue;
+        live[j] = true;
+        if (sp.assign == Assign::Define) needed.erase(sp.target);
+        const auto need = [&](const ast::TensorRef& r) {
+            needed.insert(parser::tensor_key(r.name, r.label));
+        };
+        if (const auto* eq = std::get_if<ast::Equation>(&statements[j]->node))
+            ast::for_each_ref(eq->rhs, need);
+        else if (const auto* ch = std::get_if<ast::Chain>(&statements[j]->node))
+            need(ch->from);
+    }
+    return live;
+}
+
+/// An input must be one tensor. Read with another shape where both reads reach an output
+/// (grad refuses it, G202), it is an error (S106); read in another layout, a warning (S217:
+/// the program needs the input in each layout, and nothing prices a redistribution between
+/// them). Once per new shape or layout, at the read that introduces it, naming the read it
+/// differs from.
+void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& reads,
+                  const std::unordered_set<std::string>& assigned,
+                  const std::vector<const ast::Statement*>& statements) {
+    const auto same_shape = [](const TensorLayout& a, const TensorLayout& b) {
+        return a.global_shape == b.global_shape;
+    };
+    std::vector<bool> live; // computed when a shape differs
+    struct Seen {
+        /// Each distinct shape and layout once, with the first read of it.
+        std::vector<std::pair<const TensorLayout*, const InputRead*>> layouts;
+        std::vector<const TensorLayout*> reported; ///< shapes reported (S106)
+    };
+    std::unordered_map<std::string, Seen> seen;
+    const auto layout_of = [&](const InputRead& r) -> const TensorLayout& {
+        return plan.statements[r.statement].operands[r.operand];
+    };
+    const auto reported = [&](const Seen& s, const TensorLayout& t) {
+        return std::any_of(s.reported.begin(), s.reported.end(),
+                           [&](const TensorLayout* l) { return same_shape(*l, t); });
+    };
+    for (const auto& r : reads) {
+        if (assigned.count(r.key)) continue;
+        const auto& t = layout_of(r);
+        auto& s = seen[r.key];
+        // Another shape than an earlier read: an error where both reads reach an output (a
+        // read whose value is overwritten unread is a view of the input's elements that
+        // nothing differentiates through).
+        const bool other_shape =
+            std::any_of(s.layouts.begin(), s.layouts.end(),
+                        [&](const auto& e) { return !same_shape(*e.first, t); });
+        if (other_shape && !reported(s, t)) {
+            if (live.empty()) live = reaching_outputs(plan, statements);
+            // The first earlier read that reaches an output with another shape, unless one
+            // with this shape did too (then this shape was reported or accepted there).
+            const InputRead* other = nullptr;
+            if (live[r.statement])
+                for (const auto& q : reads) {
+                    if (&q == &r) break;
+                    if (q.key != r.key || !live[q.statement]) continue;
+                    if (same_shape(layout_of(q), t)) {
+                        other = nullptr;
+                        break;
+                    }
+                    if (!other) other = &q;
+                }
+            if (other) {
+                s.reported.push_back(&t);
+                const auto& o = layout_of(*other);
+                ctx.diag(Severity::Error, "S106", r.ref->range,
+                         "input " + r.key + " is read here as " + parser::print(*r.ref) +
+                             " of shape " + shape_text(t.global_shape) + ", and at " +
+                             position_text(other->ref->range) + " as " +
+                             parser::print(*other->ref) + " of shape " +
+                             shape_text(o.global_shape) +
+                             ": a program input has one shape (both reads reach an output)",
+                         "give tensors of different shapes different names");
+            }
+        }
+        // Another layout than an earlier read of this shape: a warning (not where the shape
+        // is refused already).
+        const InputRead* same_shape_read = nullptr; // the first read of this shape
+        bool known = false;
+        for (const auto& [l, q] : s.layouts)
+            if (same_shape(*l, t)) {
+                if (!same_shape_read) same_shape_read = q;
+                known |= same_layout(*l, t);
+            }
+        if (known) continue;
+        s.layouts.emplace_back(&t, &r);
+        if (!same_shape_read || reported(s, t)) continue;
+        const auto& was = layout_of(*same_shape_read);
+        ctx.diag(Severity::Warning, "S217", r.ref->range,
+                 "input " + r.key + " is read here as " + parser::print(*r.ref) + " (" +
+                     placements_text(t.placements, &plan.mesh) + "), and at " +
+                     position_text(same_shape_read->ref->range) + " as " +
+                     parser::print(*same_shape_read->ref) + " (" +
+                     placements_text(was.placements, &plan.mesh) +
+                     "): the program needs it in both layouts, and no redistribution between "
+                     "them is priced",
+                 "read it in one layout, or redistribute it once in a statement of its own");
+    }
+}
+
 Plan check_program(const ast::Program& program, const CheckOptions& options,
                    CheckCache::Impl* cache) {
     Plan plan;
@@ -221,6 +365,11 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     StatementPlan* last = nullptr;
     bool last_failed = false; // the statement before an `expect` could not be planned
     std::vector<std::vector<std::string>> last_steps; // per chain step collectives
+    std::vector<InputRead> input_reads;               // reads of names not defined before
+    std::unordered_set<std::string> chain_steps;      // names a chain's inner steps write
+    std::vector<const ast::Statement*> planned_asts;  // per plan statement
+    planned_asts.reserve(planned_count);
+    FlatSet<IndexId> examined; // indices the default-range note has looked at
 
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
@@ -287,16 +436,22 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         if (last_failed) continue;
         StatementPlan& sp = planned->plan;
         sp.range = s->range;
-        sp.source = source;
+        if (sp.source != source) sp.source = source; // the planner's copy, unless cached
         // Ranges nobody gave: one note per statement, each index named once per program.
         std::vector<std::string> defaulted;
+        // Each index is looked up once per program (`examined`): a second occurrence can add
+        // nothing, as the note names an index once. The lookups in the range maps cost more
+        // than the rest of the note's work on every index of every statement.
         auto note_defaults = [&](const ast::TensorRef& r) {
             for (const auto& d : r.dims)
-                for (const auto& p : d.parts)
-                    if (const auto id = id_of(p);
-                        (!ctx.has_range(id) || origin_is_default(ctx, id)) &&
+                for (const auto& p : d.parts) {
+                    IndexId id{p.name, p.primes};
+                    if (examined.count(id)) continue;
+                    if ((!ctx.has_range(id) || origin_is_default(ctx, id)) &&
                         ctx.defaulted.insert(id).second)
                         defaulted.push_back(id.text());
+                    examined.insert(std::move(id));
+                }
         };
         ast::for_each_ref(*s, note_defaults);
         if (!defaulted.empty()) {
@@ -313,6 +468,25 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                                              : "costs assume " + std::to_string(kDefaultRange)),
                      "declare the ranges, e.g. 'dim" + example + "'");
         }
+        // Reads of names no earlier statement defined (the operands are the right-hand
+        // side's tensor occurrences in order, or a chain's start and its steps).
+        if (sp.operands.size() > 0) {
+            auto note_read = [&](const ast::TensorRef& r, std::size_t operand) {
+                auto k = parser::tensor_key(r.name, r.label);
+                if (!defined.count(k) && operand < sp.operands.size())
+                    input_reads.push_back({std::move(k), &r, plan.statements.size(), operand});
+            };
+            if (eq) {
+                std::size_t operand = 0;
+                ast::for_each_ref(eq->rhs,
+                                  [&](const ast::TensorRef& r) { note_read(r, operand++); });
+            } else {
+                note_read(ch->from, 0);
+                for (std::size_t k = 0; k + 1 < ch->steps.size(); ++k)
+                    chain_steps.insert(
+                        parser::tensor_key(ch->steps[k].to.name, ch->steps[k].to.label));
+            }
+        }
         // Record the definition (for later uses) and the plan.
         const std::string key =
             eq ? parser::tensor_key(eq->lhs.name, eq->lhs.label)
@@ -326,7 +500,13 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         sp.target = key;
         if (eq) sp.assign = static_cast<Assign>(eq->op);
         plan.statements.push_back(std::move(sp));
+        planned_asts.push_back(s);
         last = &plan.statements.back();
+    }
+    if (!input_reads.empty()) {
+        for (const auto& [k, v] : defined)
+            chain_steps.insert(k);
+        check_inputs(ctx, plan, input_reads, chain_steps, planned_asts);
     }
     return plan;
 }

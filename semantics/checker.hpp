@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardscope::semantics {
 
@@ -52,6 +53,10 @@ private:
 
 /// `check` with a cache carried from one call to the next.
 Plan check(const ast::Program& program, const CheckOptions& options, CheckCache& cache);
+
+/// Whether two occurrences of a tensor have one layout: the same mesh axes on each atom (by
+/// position) and the same partial placements.
+bool same_layout(const TensorLayout& a, const TensorLayout& b);
 
 /// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4") as the text of a `mesh`
 /// line, with its rules and limits; nullopt if malformed, and then `*problem` (when given)

@@ -12,20 +12,31 @@ namespace shardscope::semantics {
 namespace detail {
 
 std::string dim_text(const ast::Dimension& d) {
+    // The common case, one index without primes or mesh axes ("b"), is its name.
+    if (!d.grouped && d.parts.size() == 1 && d.parts[0].primes == 0 && d.parts[0].axes.empty())
+        return d.parts[0].name;
     std::string out;
-    for (const auto& p : d.parts) {
-        if (!out.empty()) out += ' ';
+    if (d.grouped) out += '(';
+    for (std::size_t i = 0; i < d.parts.size(); ++i) {
+        const auto& p = d.parts[i];
+        if (i) out += ' ';
         out += p.name;
         out.append(static_cast<std::size_t>(p.primes), '\'');
-        if (p.axes.size() == 1) out += "_" + p.axes[0].name;
+        if (p.axes.size() == 1) {
+            out += '_';
+            out += p.axes[0].name;
+        }
         if (p.axes.size() > 1) {
             out += "_{";
-            for (std::size_t k = 0; k < p.axes.size(); ++k)
-                out += (k ? "," : "") + p.axes[k].name;
-            out += "}";
+            for (std::size_t k = 0; k < p.axes.size(); ++k) {
+                if (k) out += ',';
+                out += p.axes[k].name;
+            }
+            out += '}';
         }
     }
-    return d.grouped ? "(" + out + ")" : out;
+    if (d.grouped) out += ')';
+    return out;
 }
 
 namespace {

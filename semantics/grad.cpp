@@ -186,7 +186,7 @@ struct Grad {
     std::string name;
     std::string label;
     Layout layout;
-    std::int64_t count = -1; ///< elements (-1: unknown)
+    std::vector<std::int64_t> shape; ///< its written dimensions' extents (global_shape)
 };
 
 /// One contribution to the gradient of a tensor occurrence.
@@ -434,29 +434,21 @@ private:
         return out;
     }
 
-    /// The number of elements of occurrence `r` of statement `i`.
-    std::int64_t count_of(int i, const ast::TensorRef& r) const {
+    /// The shape of occurrence `r` of statement `i`: its written dimensions' extents, as
+    /// check's S106 compares them (`x_{(ij)}` and `x_{ij}` are two shapes: the gradient of
+    /// one cannot be `+=`'d into the other's).
+    std::vector<std::int64_t> shape_of(int i, const ast::TensorRef& r) const {
         const auto& f = fwd_[static_cast<std::size_t>(i)];
         const TensorLayout* t = &f.sp->result;
         if (auto it = f.operand.find(&r); it != f.operand.end())
             t = &f.sp->operands[static_cast<std::size_t>(it->second)];
-        std::int64_t n = 1;
-        for (auto e : t->global_shape)
-            n *= e;
-        return n;
-    }
-
-    static std::size_t parts_of(const ast::TensorRef& r) {
-        std::size_t n = 0;
-        for (const auto& d : r.dims)
-            n += d.parts.size();
-        return n;
+        return t->global_shape;
     }
 
     /// Whether occurrence `r` has the shape of gradient `g` (a name read with two shapes is
     /// two different inputs to the executor, and has no one gradient).
     bool fits(const Grad& g, const ast::TensorRef& r) {
-        if (g.layout.axes.size() == parts_of(r) && g.count == count_of(cur_index_, r)) return true;
+        if (g.shape == shape_of(cur_index_, r)) return true;
         diag(Severity::Error, "G202", r.range,
              key_of(r) + " is used here with another shape than elsewhere: its gradient is not "
                          "derived through this use",
@@ -893,7 +885,7 @@ private:
             gout.label = tref.label;
             gout.name = unused_name(gradient_name(tref), tref.label, true);
             gout.layout = dual(layout_of(f.sp->result));
-            gout.count = count_of(i, tref);
+            gout.shape = shape_of(i, tref);
             seeds_.push_back(
                 {f.target, parser::tensor_key(gout.name, gout.label), i, f.stmt->range.line});
         }
@@ -968,7 +960,7 @@ private:
             return it->second;
         }
         have = false;
-        return {gradient_name(use), use.label, gradient_layout(i, use), count_of(i, use)};
+        return {gradient_name(use), use.label, gradient_layout(i, use), shape_of(i, use)};
     }
 
     bool is_first_definition(int i) const {

@@ -14,13 +14,14 @@
 
 namespace {
 
-/// `n` typical statements over a 2-D mesh: TP matmuls, reductions, chains, elementwise.
+/// `n` typical statements over a 2-D mesh: TP matmuls, reductions, chains, elementwise. An
+/// input is read with one shape (S106): x is not the dot product's operand too (u, v, h).
 std::string generate(int n) {
     static const char* kinds[] = {
         "z{i}_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})",
         "y{i}_{b s r_0 f} = W^0_{r_0 f d'} x_{b_1 s d'}",
-        "c{i} = x_{r_0 e} y_{r_0 e}",
-        "q{i}_{r_0 c} = W_{r c r'_0 f} x_{r'_0 f}",
+        "c{i} = u_{r_0 e} v_{r_0 e}",
+        "q{i}_{r_0 c} = W_{r c r'_0 f} h_{r'_0 f}",
         "m{i}_{i_0 j} = a_{i_0 j} + b_{i_0 j}",
     };
     std::string out = "mesh 4x2\ndim b=8 s=256 d=1024 f=1024 c=256 e=64 i=16 j=16\n";

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per statement, counted by callgrind (repeatable on noisy machines). Runs a
 # benchmark at two sizes and reports the per-statement difference, so start-up costs cancel.
-#   tests/bench/callgrind.sh [BUILD_DIR] [parse|check]
+#   tests/bench/callgrind.sh [BUILD_DIR] [parse|check|statement]
 #   parse: parse + canonical print per statement; check: check per statement (parse excluded
-#   from the difference only in so far as it is linear: the check bench parses once).
+#   from the difference only in so far as it is linear: the check bench parses once);
+#   statement: parse + check of issue 20's Megatron MLP statement on `mesh dp=4 tp=8`.
 set -eu
 build=${1:-build}
 which=${2:-parse}

@@ -158,3 +158,71 @@ TEST_CASE("report: placements by axis name on named meshes; alternatives name te
     a.description = "no communication";
     CHECK(alternative_text(a) == "all-gather(tp), all-gather(tp)");
 }
+
+// The document check that `check`, the GUI and the REPL share (app/document.hpp).
+#include "app/document.hpp"
+
+#include <algorithm>
+
+namespace {
+
+bool has_diagnostic(const shardscope::semantics::Plan& p, const std::string& code,
+                    std::uint32_t line) {
+    return std::any_of(p.diagnostics.begin(), p.diagnostics.end(), [&](const auto& d) {
+        return d.code == code && (line == 0 || d.range.line == line);
+    });
+}
+
+} // namespace
+
+TEST_CASE("document check: statements that parse are checked past a syntax error") {
+    const auto c = shardscope::app::check_text(
+        "d.ein", "mesh 2\ndim a=4\ny_{a = x_{a}\nz_{a} = w_{a_9}\nhidden_{a} = x_{a_0}\n"
+                 "q_{a} = hiden_{a}\n");
+    CHECK_FALSE(c.syntax_ok());
+    CHECK(c.checked);
+    std::string all;
+    for (const auto& d : c.plan.diagnostics)
+        all += std::to_string(d.range.line) + " " + d.code + " " + d.message + "\n";
+    INFO(all);
+    CHECK(c.plan.statements.size() == 2u);            // hidden and q; z has an error
+    CHECK(has_diagnostic(c.plan, "S102", 4));         // checked although line 3 does not parse
+    CHECK(has_diagnostic(c.plan, "S132", 6));         // did you mean hidden
+    CHECK(has_diagnostic(c.plan, "S999", 0));         // which statements were not checked
+    CHECK(c.plan.diagnostics.front().code == "S999"); // line 0 sorts first
+    // By line, the parser's and the checker's merged.
+    CHECK(std::is_sorted(c.plan.diagnostics.begin(), c.plan.diagnostics.end(),
+                         [](const auto& a, const auto& b) { return a.range.line < b.range.line; }));
+}
+
+TEST_CASE("document check: a declaration with a syntax error stops the checker") {
+    const auto c = shardscope::app::check_text("d.ein", "mesh 2 x\nz_{a} = w_{a_9}\n");
+    CHECK_FALSE(c.checked);
+    CHECK(c.plan.statements.empty());
+    CHECK_FALSE(has_diagnostic(c.plan, "S102", 0));
+    CHECK(has_diagnostic(c.plan, "S999", 0));
+}
+
+TEST_CASE("document check: the cache gives what a check from scratch gives") {
+    shardscope::semantics::CheckCache cache;
+    const std::string text = "mesh 2\ndim a=4\ny_{a = x_{a}\nhidden_{a} = x_{a_0}\n"
+                             "q_{a} = hiden_{a}\n";
+    const auto plain = shardscope::app::check_text("d.ein", text);
+    for (int k = 0; k < 2; ++k)
+        CHECK(shardscope::app::check_text("d.ein", text, {}, &cache).plan == plain.plan);
+}
+
+TEST_CASE("documents: where each math environment opens") {
+    const auto doc = extract_notation("m.md", "# T\n$$ y = x $$\n  \\begin{align*}\ny = x\n"
+                                              "\\end{align*} and é $$z$$\n");
+    REQUIRE(doc.math.size() == 3u);
+    CHECK(doc.math[0].line == 2u);
+    CHECK(doc.math[0].column == 1u);
+    CHECK(doc.math[0].opening == "$$");
+    CHECK(doc.math[1].line == 3u);
+    CHECK(doc.math[1].column == 3u);
+    CHECK(doc.math[1].opening == "\\begin{align*}");
+    CHECK(doc.math[2].line == 5u);
+    CHECK(doc.math[2].column == 20u); // code points: é is one
+    CHECK(doc.math_regions == 3);
+}

@@ -74,6 +74,33 @@ else
     failed=$((failed + 1)); echo "FAIL: fmt --write changed more than the block's statements"
     diff "$tmp/before.md" "$tmp/docs/design.md"
 fi
+# LaTeX maths in documents: parsed (syntax errors positioned), never rewritten, and said so
+# where each environment opens.
+cat >"$tmp/maths.md" <<'MD'
+# Maths
+
+```ein
+mesh 4
+```
+
+The product, typeset:
+$$ z_{i} = x_{i k_0}   y_{k_0} $$
+
+  \begin{align}
+  w_{i}  =  z_{i}
+  \end{align}
+MD
+cp "$tmp/maths.md" "$tmp/maths_before.md"
+check "fmt --check of a document with LaTeX maths" 0 "$bin" fmt --check "$tmp/maths.md"
+contains "the \$\$ maths is named where it opens" "$tmp/err" "maths.md:8:1: note: \$\$ maths left as written: fmt checks only \`\`\`ein blocks"
+contains "the align maths too" "$tmp/err" "maths.md:10:3: note: \\begin{align} maths left as written"
+check "fmt --write of it" 0 "$bin" fmt --write "$tmp/maths.md"
+contains "--write says so too" "$tmp/err" "maths.md:8:1: note: \$\$ maths left as written: fmt rewrites only"
+if cmp -s "$tmp/maths.md" "$tmp/maths_before.md"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: fmt --write changed LaTeX maths"; fi
+printf '\\documentclass{article}\n\\begin{document}\n\\begin{equation} w = foo(z_{i}) \\end{equation}\n\\end{document}\n' >"$tmp/bad.tex"
+check "fmt --check of a paper whose maths has a syntax error" 1 "$bin" fmt --check "$tmp/bad.tex"
+contains "the error at the paper's line and column" "$tmp/err" "bad.tex:3:22: error: unknown function 'foo'"
 check "render of a document" 0 "$bin" render "$tmp/docs/design.md" -o "$tmp/d.svg"
 [ -s "$tmp/d.svg" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: no SVG"; }
 echo "$passed passed, $failed failed"

@@ -1646,7 +1646,7 @@ TEST_CASE("issue 22: partial maxes are reduced before a sum, a negation or a pro
                             "z_{i} = max_{h}(x_{i h_0}) + max_{h}(y_{i h_0})\n"
                             "a_{i} = neg(max_{h}(x_{i h_0}))\n"
                             "b_{i} = -max_{h}(x_{i h_0})\n"
-                            "c_{i} = max_{h}(x_{i h_0}) - y_{i}\n"
+                            "c_{i} = max_{h}(x_{i h_0}) - v_{i}\n"
                             "d_{i} = max_{h}(x_{i h_0}) w_{i}\n"
                             "e = max_{h}(x_{i h_0})\n"
                             "f_{i} = 2 max_{h}(x_{i h_0})\n"

@@ -116,6 +116,20 @@ TEST_CASE("an error: a caret under the column of the typed line, and the line is
         CHECK_FALSE(s.eval("y_{a} = x_{a_0}").error);
         CHECK(s.plan().statements.size() == 1);
     }
+    SUBCASE("did you mean: misspelt functions (P108) and tensors (S132), as check says") {
+        feed(s, {"hidden_{a b} = X_{a k} W_{k b}"});
+        const auto t = s.eval("y_{a b} = hiden_{a b}");
+        INFO(t.text);
+        CHECK_FALSE(t.error);
+        CHECK(has(t.text, "note: hiden is read but no statement defines it"));
+        CHECK(has(t.text, "did you mean hidden"));
+        CHECK(has(t.text, "[S132]"));
+        const auto f = s.eval("q_{a b} = gelux(hidden_{a b})");
+        INFO(f.text);
+        CHECK(f.error);
+        CHECK(has(f.text, "[P108]"));
+        CHECK(has(f.text, "gelu"));
+    }
     SUBCASE("earlier lines' diagnostics are not repeated") {
         const auto w = s.eval("dim n=7");
         CHECK_FALSE(w.error);
@@ -178,7 +192,7 @@ TEST_CASE(":save writes a file that check accepts; :load reads it back") {
     TempDir dir;
     Session s;
     feed(s, {"mesh 2x2", "dim a=4 b=4 k=4", "# the product", "Z_{a b} = W_{a_0 k_1} \\\n X_{k_1 b}",
-             "expect all-gather(0), all-reduce(1)"});
+             "expect all-reduce(1), all-gather(0)"});
     const auto path = dir / "session.ein";
     const auto a = s.eval(":save " + path);
     CHECK(a.text == "saved 6 lines to " + path + "\n");
@@ -208,6 +222,25 @@ TEST_CASE(":save writes a file that check accepts; :load reads it back") {
         CHECK(has(e.text, bad + ":2:"));
         CHECK(has(e.text, "not loaded"));
         CHECK(u.eval(":load " + (dir / "none.ein")).error);
+    }
+    SUBCASE("a loaded file with a syntax error: the statements that parse are checked too") {
+        // As `shardscope check` does (app/document.cpp's check_source, one path for both).
+        const auto bad = dir / "mixed.ein";
+        std::ofstream(bad) << "mesh 4\ny_{a = x_{a}\nz_{a} = w_{a_9}\n";
+        Session u;
+        const auto e = u.eval(":load " + bad);
+        INFO(e.text);
+        CHECK(e.error);
+        CHECK(has(e.text, bad + ":2:"));
+        CHECK(has(e.text, bad + ":3:14: error: unknown mesh axis '9' [S102]"));
+        CHECK(has(e.text, "not loaded"));
+        CHECK(u.text().empty());
+        // A declaration with a syntax error stops the checker, as in check.
+        const auto decl = dir / "decl.ein";
+        std::ofstream(decl) << "mesh 4 x\nz_{a} = w_{a_9}\n";
+        const auto d = u.eval(":load " + decl);
+        CHECK(d.error);
+        CHECK_FALSE(has(d.text, "S102"));
     }
     SUBCASE("a directory, a missing file and a file that is not UTF-8 say which") {
         Session u;

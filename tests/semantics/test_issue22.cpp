@@ -34,8 +34,8 @@ std::string all_reduce_ops(const semantics::StatementPlan& s) {
 TEST_CASE("issue 22: a sum, a difference or a quotient of partial maxes reduces them first") {
     const auto c = run("mesh 2\ndim i=4 h=4\n"
                        "z_{i} = max_{h}(x_{i h_0}) + max_{h}(y_{i h_0})\n"
-                       "a_{i} = max_{h}(x_{i h_0}) - y_{i}\n"
-                       "b_{i} = max_{h}(x_{i h_0}) / y_{i}\n"
+                       "a_{i} = max_{h}(x_{i h_0}) - w_{i}\n"
+                       "b_{i} = max_{h}(x_{i h_0}) / w_{i}\n"
                        "d = max_{h}(x_{i h_0})\n");
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     const auto& z = c.plan.statements.at(0);
