@@ -6,8 +6,8 @@
 #include "exec/tensor.hpp"
 
 #include <climits>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>

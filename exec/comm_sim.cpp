@@ -85,7 +85,8 @@ MeshShape::GroupPlace MeshShape::group_place(int rank, const std::vector<int>& a
         if (in[static_cast<std::size_t>(k)])
             throw ExecError("mesh axis " + std::to_string(k) + " appears twice in one group");
         in[static_cast<std::size_t>(k)] = 1;
-        g.position = g.position * sizes[static_cast<std::size_t>(k)] + c[static_cast<std::size_t>(k)];
+        g.position =
+            g.position * sizes[static_cast<std::size_t>(k)] + c[static_cast<std::size_t>(k)];
         g.size *= sizes[static_cast<std::size_t>(k)];
     }
     for (std::size_t k = 0; k < sizes.size(); ++k)

@@ -365,8 +365,8 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         if (std::find(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(i), ks[i]) !=
             ks.begin() + static_cast<std::ptrdiff_t>(i))
             throw refuse("it names a mesh axis twice");
-        axis_name += (axis_name.empty() ? "" : ",") +
-                     plan_.mesh.axes[static_cast<std::size_t>(ks[i])].name;
+        axis_name +=
+            (axis_name.empty() ? "" : ",") + plan_.mesh.axes[static_cast<std::size_t>(ks[i])].name;
     }
     Group& g = comm_.group(ks);
     const int n = g.size();
@@ -407,10 +407,11 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         for (int k : ks) {
             const auto& pi = in.placements.at(static_cast<std::size_t>(k));
             const bool was = pi.kind == Placement::Kind::Partial;
-            if (was != ends || out.placements.at(static_cast<std::size_t>(k)).kind ==
-                                   Placement::Kind::Partial)
-                throw refuse((ends ? "the value is not partial over " : "the value is partial over ") +
-                             plan_.mesh.axes[static_cast<std::size_t>(k)].name);
+            if (was != ends ||
+                out.placements.at(static_cast<std::size_t>(k)).kind == Placement::Kind::Partial)
+                throw refuse(
+                    (ends ? "the value is not partial over " : "the value is partial over ") +
+                    plan_.mesh.axes[static_cast<std::size_t>(k)].name);
             if (was && pi.reduce != p_in.reduce)
                 throw refuse("its axes hold two different partial reductions");
         }

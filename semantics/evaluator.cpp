@@ -229,8 +229,8 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
         break;
     default:
         add_collective(StepKind::AllToAll, ks, v, local, local,
-                       "all-to-all " + v.name + over + " (" + from->text() + " -> " +
-                           to->text() + "): " + why);
+                       "all-to-all " + v.name + over + " (" + from->text() + " -> " + to->text() +
+                           "): " + why);
         steps.back().from_index = *from;
         steps.back().to_index = *to;
         for (int k : ks) {
@@ -503,7 +503,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
 }
 
 void Evaluator::transition(Value& have, const Value& want, const ast::SourceRange& at,
-                           const std::string& why) {
+                           const std::string& reason) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
@@ -565,7 +565,24 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
               "redistribute in steps, as a chain");
         return;
     }
-    for (const auto& m : *moves) {
+    // A reduce-scatter onto an index the target does not shard there, gathered back later:
+    // the two halves of a hierarchical all-reduce, said so in their reasons.
+    auto hierarchical = [&](const Move& m) {
+        if (m.kind != MoveKind::ReduceScatter && m.kind != MoveKind::AllGather) return false;
+        const int a = m.kind == MoveKind::ReduceScatter ? m.to : m.from;
+        const auto& kept = to.axes[static_cast<std::size_t>(a)];
+        return from.partial[static_cast<std::size_t>(m.axes.front())] &&
+               std::find(kept.begin(), kept.end(), m.axes.front()) == kept.end();
+    };
+    for (const auto& move : *moves) {
+        const Move& m = move;
+        const std::string why =
+            hierarchical(m)
+                ? reason + " (" +
+                      (m.kind == MoveKind::ReduceScatter ? "scattered" : "gathered back") +
+                      ": a hierarchical all-reduce, the rest reduced on the "
+                      "part between)"
+                : reason;
         const int k = m.axes.empty() ? -1 : m.axes.front();
         if (m.axes.size() > 1) {
             const auto* i = m.from >= 0 ? &atoms[static_cast<std::size_t>(m.from)] : nullptr;
@@ -1178,8 +1195,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
             group_collective(v, StepKind::AllReduce, ks, nullptr, nullptr, why);
             return v;
         }
-        if (distinct && same_index && c.function == "ReduceScatter" && all_partial() &&
-            v.has(i)) {
+        if (distinct && same_index && c.function == "ReduceScatter" && all_partial() && v.has(i)) {
             group_collective(v, StepKind::ReduceScatter, ks, nullptr, &i, why);
             return v;
         }

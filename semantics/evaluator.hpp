@@ -109,8 +109,8 @@ public:
     /// One all-reduce, reduce-scatter (onto `to`), all-gather (of `from`) or all-to-all (from
     /// `from` to `to`) over the group of axes `ks`, the minor-most axes of `from` or appended
     /// to `to` in that order.
-    void group_collective(Value& v, StepKind kind, const std::vector<int>& ks,
-                          const IndexId* from, const IndexId* to, const std::string& why);
+    void group_collective(Value& v, StepKind kind, const std::vector<int>& ks, const IndexId* from,
+                          const IndexId* to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
     void permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,

@@ -365,12 +365,12 @@ LayoutState apply_move(const LayoutState& s, const Move& m) {
         }
         break;
     case MoveKind::AllGather:
-        axes[static_cast<std::size_t>(m.from)].resize(axes[static_cast<std::size_t>(m.from)].size() -
-                                                      m.axes.size());
+        axes[static_cast<std::size_t>(m.from)].resize(
+            axes[static_cast<std::size_t>(m.from)].size() - m.axes.size());
         break;
     case MoveKind::AllToAll:
-        axes[static_cast<std::size_t>(m.from)].resize(axes[static_cast<std::size_t>(m.from)].size() -
-                                                      m.axes.size());
+        axes[static_cast<std::size_t>(m.from)].resize(
+            axes[static_cast<std::size_t>(m.from)].size() - m.axes.size());
         for (int k : m.axes)
             axes[static_cast<std::size_t>(m.to)].push_back(k);
         break;

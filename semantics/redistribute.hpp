@@ -45,9 +45,9 @@ enum class MoveKind {
 struct Move {
     MoveKind kind = MoveKind::AllReduce;
     std::vector<int> axes; ///< one axis, or a group (collectives); empty for a permute
-    int from = -1; ///< atom
-    int to = -1;   ///< atom
-    char op = 's'; ///< KeepOne: the partial reduction it introduces
+    int from = -1;         ///< atom
+    int to = -1;           ///< atom
+    char op = 's';         ///< KeepOne: the partial reduction it introduces
     /// Permute: (source device, destination device), only pairs that move data; the source
     /// sends the part of its block that is the destination's target block.
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;

@@ -600,8 +600,8 @@ TEST_CASE("sim: a group over several mesh axes, numbered row-major in the order 
         });
         for (const auto& [rank, all] : got)
             for (int q = 0; q < 8; ++q) {
-                const std::vector<int> at = axes[0] == 0 ? std::vector<int>{q / 4, q % 4}
-                                                         : std::vector<int>{q % 2, q / 2};
+                const std::vector<int> at =
+                    axes[0] == 0 ? std::vector<int>{q / 4, q % 4} : std::vector<int>{q % 2, q / 2};
                 CHECK(all[static_cast<std::size_t>(q)] == static_cast<float>(geo.device_of.at(at)));
             }
         CHECK(got.size() == 8);

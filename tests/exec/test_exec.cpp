@@ -828,16 +828,14 @@ TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and un
     const std::vector<Case> cases = {
         {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\n",
          "all-reduce(0,1)"},
-        {"mesh 2x4\n" + links + "dim i=16 j=16\nx_{i_{01} j} -> x_{i j_{01}}\n",
-         "all-to-all(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=16 j=16\nx_{i_{01} j} -> x_{i j_{01}}\n", "all-to-all(0,1)"},
         {"mesh 2x4\n" + links + "dim i=16 j=16\ny_{i_{10} j} -> y_{i j}\n", "all-gather(1,0)"},
         {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(0,1)"},
         {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nD_{i_{10} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(1,0)"},
         // Uneven: nested torch.chunk over the group's axes, empty shards included.
-        {"mesh 2x4\n" + links + "dim i=10 j=12\nx_{i_{01} j} -> x_{i j_{01}}\n",
-         "all-to-all(0,1)"},
+        {"mesh 2x4\n" + links + "dim i=10 j=12\nx_{i_{01} j} -> x_{i j_{01}}\n", "all-to-all(0,1)"},
         {"mesh 2x4\n" + links + "dim i=5 j=12 k=6\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(0,1)"},
         // A non-linear function, a softmax or a max of a value partial over both axes.
@@ -891,8 +889,7 @@ TEST_CASE("broken plan: a group collective over the wrong axes, or in the wrong 
     const std::string src = "mesh 2x4\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=16 j=16\n"
                             "x_{i_{01} j} -> x_{i j_{01}}\n";
     auto failed = [](const Ran& r) { return !r.error.empty() || !r.report.passed(); };
-    for (const auto& axes : {std::vector<int>{1, 0}, std::vector<int>{0},
-                                        std::vector<int>{0, 0}}) {
+    for (const auto& axes : {std::vector<int>{1, 0}, std::vector<int>{0}, std::vector<int>{0, 0}}) {
         auto c = check_src(src);
         REQUIRE_MESSAGE(c.ok(), c.text());
         bool changed = false;

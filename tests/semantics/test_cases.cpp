@@ -685,9 +685,9 @@ TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
                 CHECK_MESSAGE(got == "R", where);
                 // Reduced: all-reduced (alone or in a group), or scattered, then the other
                 // partial axes reduced, then gathered back (a hierarchical all-reduce).
-                CHECK_MESSAGE((join(here) == "all-reduce" ||
-                               join(here) == "reduce-scatter, all-gather"),
-                              where);
+                CHECK_MESSAGE(
+                    (join(here) == "all-reduce" || join(here) == "reduce-scatter, all-gather"),
+                    where);
             }
         }
         kept_cases += any_kept;

@@ -330,8 +330,7 @@ std::string text(const LayoutState& s) {
 
 std::string text(const std::vector<Move>& moves) {
     std::ostringstream o;
-    for (const auto& m : moves)
-    {
+    for (const auto& m : moves) {
         o << static_cast<int>(m.kind) << "(";
         for (int k : m.axes)
             o << k;
