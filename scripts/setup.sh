@@ -84,6 +84,19 @@ ensure_jax() {
     return 2
 }
 
+# For a test that runs jax: sets JAX_PY to the jax venv's python and XLA_FLAGS to 8 CPU
+# devices, or ends the test: exit 77 (skipped, saying why) where jax cannot be installed,
+# exit 1 where installing it failed.
+jax_test_python() {
+    JAX_PY=$(ensure_jax)
+    case $? in
+    0) ;;
+    1) echo "SKIPPED: $(cat "$SHARDSCOPE_JAX_VENV/unavailable")"; exit 77 ;;
+    *) echo "FAIL: jax could not be installed in $SHARDSCOPE_JAX_VENV (see above)"; exit 1 ;;
+    esac
+    export XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu
+}
+
 # torch_python: the python whose torch runs the exported torch scripts and the DTensor
 # conformance test: SHARDSCOPE_TORCH_PYTHON if set, else the venv $SHARDSCOPE_TORCH_VENV if
 # it exists, else python3. Never installs torch (about 1 GB of wheels; README.md says how the

@@ -18,13 +18,8 @@ target=$1 bin=$2 ref=$3 src=$4
 source "$src/scripts/setup.sh"
 case $target in
 jax)
-    py=$(ensure_jax)
-    case $? in
-    0) ;;
-    1) echo "SKIPPED: $(cat "$SHARDSCOPE_JAX_VENV/unavailable")"; exit 77 ;;
-    *) echo "FAIL: jax could not be installed in $SHARDSCOPE_JAX_VENV (see above)"; exit 1 ;;
-    esac
-    export XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu
+    jax_test_python
+    py=$JAX_PY
     ;;
 torch)
     py=$(torch_python) || { echo "SKIPPED: $py"; exit 77; }

@@ -7,11 +7,5 @@ set -uo pipefail
 bin=$1 src=$2
 # shellcheck source=../../scripts/setup.sh
 source "$src/scripts/setup.sh"
-py=$(ensure_jax)
-case $? in
-0) ;;
-1) echo "SKIPPED: $(cat "$SHARDSCOPE_JAX_VENV/unavailable")"; exit 77 ;;
-*) echo "FAIL: jax could not be installed in $SHARDSCOPE_JAX_VENV (see above)"; exit 1 ;;
-esac
-export XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu
-exec "$py" "$src/tests/xla/conformance.py" "$bin"
+jax_test_python
+exec "$JAX_PY" "$src/tests/xla/conformance.py" "$bin"
