@@ -22,8 +22,13 @@ struct SourceRange {
     std::uint32_t column = 0;
     std::uint32_t end_line = 0;
     std::uint32_t end_column = 0; ///< one past the last code point
-    /// Ranges never take part in AST equality.
+    /// Ranges never take part in AST equality (a tree printed and parsed back is the same
+    /// tree); what is positioned compares them with same_place (diagnostics, plans).
     friend bool operator==(const SourceRange&, const SourceRange&) { return true; }
+    bool same_place(const SourceRange& o) const {
+        return offset == o.offset && length == o.length && line == o.line && column == o.column &&
+               end_line == o.end_line && end_column == o.end_column;
+    }
 };
 
 /// A heap box with value semantics, so recursive nodes stay copyable and comparable.

@@ -20,7 +20,11 @@ struct Diagnostic {
     ast::SourceRange range;
     std::string message;
     std::string fix; ///< empty when there is no suggestion
-    bool operator==(const Diagnostic&) const = default;
+    /// Equal diagnostics say the same thing at the same place.
+    bool operator==(const Diagnostic& o) const {
+        return severity == o.severity && code == o.code && range.same_place(o.range) &&
+               message == o.message && fix == o.fix;
+    }
 };
 
 const char* severity_name(Severity s);

@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include <tuple>
+
 #include <algorithm>
 #include <limits>
 
@@ -63,6 +65,14 @@ std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<i
     for (int k : axes)
         names += (names.empty() ? "" : ",") + mesh.axes.at(static_cast<std::size_t>(k)).name;
     return std::string(step_kind_name(kind)) + "(" + names + ")";
+}
+
+bool StatementPlan::same_content(const StatementPlan& o) const {
+    // Every field but `range` (a new field belongs here too).
+    return std::tie(source, pretty, result, operands, steps, collectives, alternatives, chosen,
+                    cost, values, result_value, target, assign) ==
+           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.collectives,
+                    o.alternatives, o.chosen, o.cost, o.values, o.result_value, o.target, o.assign);
 }
 
 int Plan::errors() const {

@@ -175,7 +175,11 @@ struct StatementPlan {
     int result_value = -1;         ///< the value the statement stores...
     std::string target;            ///< ...as this tensor (its layout is `result`)
     Assign assign = Assign::Define;
-    bool operator==(const StatementPlan&) const = default;
+    /// Equal plans are of the same statement at the same place.
+    bool operator==(const StatementPlan& o) const {
+        return range.same_place(o.range) && same_content(o);
+    }
+    bool same_content(const StatementPlan& o) const; ///< everything but the range
 };
 
 /// The checked program: the mesh, every statement's plan, and the diagnostics.

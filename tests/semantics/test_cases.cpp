@@ -741,3 +741,21 @@ TEST_CASE("index names: long names and more indices than the checker's range mem
         CHECK(s.operands[0].local_shape == std::vector<std::int64_t>{2 * (k + 1), 1});
     }
 }
+
+TEST_CASE("equality of diagnostics and plans includes their positions (issue 17)") {
+    // The same statement one line lower: the same content, another place.
+    const auto a = run("mesh 4\ndim i=8 j=8\nz_{i} = x_{i j_0} y_{j_0}\n");
+    const auto b = run("mesh 4\ndim i=8 j=8\n\nz_{i} = x_{i j_0} y_{j_0}\n");
+    REQUIRE(a.plan.statements.size() == 1);
+    REQUIRE(b.plan.statements.size() == 1);
+    const auto& sa = a.plan.statements.front();
+    const auto& sb = b.plan.statements.front();
+    CHECK(sa.same_content(sb));
+    CHECK_FALSE(sa == sb);
+    CHECK(sa == sa);
+    shardscope::Diagnostic d{shardscope::Severity::Error, "S100", sa.range, "m", ""};
+    shardscope::Diagnostic e = d;
+    CHECK(d == e);
+    e.range = sb.range;
+    CHECK_FALSE(d == e);
+}
