@@ -57,16 +57,6 @@ const FunctionInfo* find_builtin_function(std::string_view spelling) {
     return nullptr;
 }
 
-std::optional<ast::CollectiveKind> collective_of_function(std::string_view name) {
-    using C = ast::CollectiveKind;
-    if (name == "AllReduce") return C::AllReduce;
-    if (name == "AllGather") return C::AllGather;
-    if (name == "ReduceScatter") return C::ReduceScatter;
-    if (name == "AllToAll") return C::AllToAll;
-    if (name == "Permute") return C::Permute;
-    return std::nullopt;
-}
-
 std::optional<ast::CollectiveKind> parse_collective_name(std::string_view spelling) {
     // Compare letters only, case-insensitively: all-reduce = all_reduce = AllReduce.
     std::string key;

@@ -28,9 +28,6 @@ const FunctionInfo* find_builtin_function(std::string_view spelling);
 /// names, and LaTeX's own (`sigma`, `varphi`). Plain `sigma` stays a tensor name.
 const FunctionInfo* find_latex_function(std::string_view command);
 
-/// The collective kind of a collective function name (`AllReduce` ...), if it is one.
-std::optional<ast::CollectiveKind> collective_of_function(std::string_view name);
-
 /// Spellings of collectives in `expect` lines: all-reduce, all_reduce, allreduce, AllReduce...
 std::optional<ast::CollectiveKind> parse_collective_name(std::string_view spelling);
 

@@ -50,14 +50,6 @@ std::vector<Planned> pair_statements(const ast::Program& program, const semantic
     return out;
 }
 
-std::vector<ast::FnDecl> declared_functions(const ast::Program& program) {
-    std::vector<ast::FnDecl> out;
-    for (const auto& item : program.items)
-        if (const auto* s = std::get_if<ast::Statement>(&item))
-            if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) out.push_back(*f);
-    return out;
-}
-
 std::string py_str(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {

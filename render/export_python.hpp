@@ -18,9 +18,6 @@ struct Planned {
 /// does not list every one).
 std::vector<Planned> pair_statements(const ast::Program& program, const semantics::Plan& plan);
 
-/// The declared functions (`fn f elementwise|linear`) of the program.
-std::vector<ast::FnDecl> declared_functions(const ast::Program& program);
-
 /// `# ...` lines: what the script is, where it came from.
 std::string python_header(const semantics::Plan& plan, const ExportOptions& options,
                           const std::string& what, const std::string& run);

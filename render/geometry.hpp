@@ -23,12 +23,6 @@ struct Rect {
     Vec2 max() const { return {x1, y1}; }
     Vec2 center() const { return {(x0 + x1) / 2, (y0 + y1) / 2}; }
     bool contains(Vec2 p) const { return p.x >= x0 && p.x < x1 && p.y >= y0 && p.y < y1; }
-    /// Shrunk by `d` on every side (never inverted).
-    Rect inset(float d) const {
-        const float cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
-        return {std::min(x0 + d, cx), std::min(y0 + d, cy), std::max(x1 - d, cx),
-                std::max(y1 - d, cy)};
-    }
     bool operator==(const Rect&) const = default;
 };
 

@@ -7,10 +7,10 @@
 #   DEVDEPS_MPI=0 scripts/device_deps.sh   # without OpenMPI (cuda backend only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Header-only and small libraries of the build (pegtl, doctest, CLI11, nlohmann-json, fmt),
+# Header-only and small libraries of the build (pegtl, doctest, CLI11, nlohmann-json),
 # OpenBLAS (host kernels and the reference), libedit (the REPL), pkgconf (pkg-config).
 packages=(
-    tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9
+    tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev
     libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5
     libquadmath0
     libedit-dev libedit2 libbsd-dev libbsd0 libmd-dev libmd0 libncurses-dev libncurses6

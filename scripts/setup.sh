@@ -4,7 +4,7 @@
 # Debian packages the build and the tests need. Later features add theirs here.
 SHARDSCOPE_PACKAGES=(
     cmake ninja-build g++ pkg-config python3 python3-venv
-    tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+    tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
     libedit-dev tmux libmimalloc-dev
