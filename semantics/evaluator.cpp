@@ -256,26 +256,11 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
-    const auto op = v.partial[k];
-    const int in = v.id;
-    const double bytes = local_bytes(v);
-    add_collective(StepKind::AllReduce, k, v, bytes, bytes,
-                   "all-reduce " + v.name + " over " + ctx_.axis_label(k) + " (" + op +
-                       "): " + why);
-    v.partial.erase(k);
-    flow(in, v);
+    group_collective(v, StepKind::AllReduce, {k}, nullptr, nullptr, why);
 }
 
 void Evaluator::reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why) {
-    const int in = v.id;
-    const double bytes = local_bytes(v);
-    add_collective(StepKind::ReduceScatter, k, v, bytes, bytes,
-                   "reduce-scatter " + v.name + " over " + ctx_.axis_label(k) + " onto " +
-                       i.text() + ": " + why);
-    steps.back().to_index = i;
-    v.partial.erase(k);
-    v.sharding[i].push_back(k);
-    flow(in, v);
+    group_collective(v, StepKind::ReduceScatter, {k}, nullptr, &i, why);
 }
 
 void Evaluator::all_gather(Value& v, int k, const std::string& why) {
@@ -283,32 +268,9 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
     if (!i) return;
     auto axes = v.sharding[*i];
     const auto pos = std::find(axes.begin(), axes.end(), k) - axes.begin();
-    for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a) {
-        const int ax = axes[static_cast<std::size_t>(a)];
-        const double local = local_bytes(v);
-        const double gathered = local * static_cast<double>(ctx_.axis_size(ax));
-        const int in = v.id;
-        add_collective(StepKind::AllGather, ax, v, gathered, local,
-                       "all-gather " + v.name + " over " + ctx_.axis_label(ax) + " (unshard " +
-                           i->text() + "): " + why);
-        steps.back().from_index = *i;
-        v.unshard(ax);
-        flow(in, v);
-    }
-}
-
-void Evaluator::all_to_all(Value& v, int k, const IndexId& j, const std::string& why) {
-    auto i = v.sharded_on(k);
-    const int in = v.id;
-    const double bytes = local_bytes(v);
-    add_collective(StepKind::AllToAll, k, v, bytes, bytes,
-                   "all-to-all " + v.name + " over " + ctx_.axis_label(k) + " (" +
-                       (i ? i->text() : "?") + " -> " + j.text() + "): " + why);
-    if (i) steps.back().from_index = *i;
-    steps.back().to_index = j;
-    v.unshard(k);
-    v.sharding[j].push_back(k);
-    flow(in, v);
+    for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a)
+        group_collective(v, StepKind::AllGather, {axes[static_cast<std::size_t>(a)]}, &*i, nullptr,
+                         why);
 }
 
 void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
@@ -584,7 +546,8 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
                       "part between)"
                 : reason;
         const int k = m.axes.empty() ? -1 : m.axes.front();
-        if (m.axes.size() > 1) {
+        if (m.kind == MoveKind::AllReduce || m.kind == MoveKind::ReduceScatter ||
+            m.kind == MoveKind::AllGather || m.kind == MoveKind::AllToAll) {
             const auto* i = m.from >= 0 ? &atoms[static_cast<std::size_t>(m.from)] : nullptr;
             const auto* j = m.to >= 0 ? &atoms[static_cast<std::size_t>(m.to)] : nullptr;
             const StepKind kind = m.kind == MoveKind::AllReduce       ? StepKind::AllReduce
@@ -596,17 +559,10 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         }
         switch (m.kind) {
         case MoveKind::AllReduce:
-            all_reduce(have, k, why);
-            break;
         case MoveKind::ReduceScatter:
-            reduce_scatter(have, k, atoms[static_cast<std::size_t>(m.to)], why);
-            break;
         case MoveKind::AllGather:
-            all_gather(have, k, why);
-            break;
         case MoveKind::AllToAll:
-            all_to_all(have, k, atoms[static_cast<std::size_t>(m.to)], why);
-            break;
+            break; // collectives: above
         case MoveKind::Slice:
             slice(have, k, atoms[static_cast<std::size_t>(m.to)], why);
             break;

@@ -97,8 +97,6 @@ public:
     void reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why);
     /// S -> R on axis k (and every axis minor to it on the same index, which must go too).
     void all_gather(Value& v, int k, const std::string& why);
-    /// S(i) -> S(j) on axis k.
-    void all_to_all(Value& v, int k, const IndexId& j, const std::string& why);
     void slice(Value& v, int k, const IndexId& i, const std::string& why);
     /// `v` summed over the local chunk of its sharded index `i`: partial over i's axes.
     Value sum_local_chunk(Value v, const IndexId& i);
@@ -107,8 +105,8 @@ public:
     void complete(Value& v, const std::vector<int>& ks, const ast::SourceRange& at,
                   const std::string& why);
     /// One all-reduce, reduce-scatter (onto `to`), all-gather (of `from`) or all-to-all (from
-    /// `from` to `to`) over the group of axes `ks`, the minor-most axes of `from` or appended
-    /// to `to` in that order.
+    /// `from` to `to`) over one mesh axis or the group of axes `ks`, the minor-most axes of
+    /// `from` or appended to `to` in that order: every collective step is made here.
     void group_collective(Value& v, StepKind kind, const std::vector<int>& ks, const IndexId* from,
                           const IndexId* to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
