@@ -70,9 +70,10 @@ std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<i
 bool StatementPlan::same_content(const StatementPlan& o) const {
     // Every field but `range` (a new field belongs here too).
     return std::tie(source, pretty, result, operands, steps, collectives, alternatives, chosen,
-                    cost, values, result_value, target, assign) ==
-           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.collectives,
-                    o.alternatives, o.chosen, o.cost, o.values, o.result_value, o.target, o.assign);
+                    cost, values, result_value, target, assign,
+                    repeat) == std::tie(o.source, o.pretty, o.result, o.operands, o.steps,
+                                        o.collectives, o.alternatives, o.chosen, o.cost, o.values,
+                                        o.result_value, o.target, o.assign, o.repeat);
 }
 
 int Plan::errors() const {

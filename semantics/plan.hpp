@@ -175,6 +175,9 @@ struct StatementPlan {
     int result_value = -1;         ///< the value the statement stores...
     std::string target;            ///< ...as this tensor (its layout is `result`)
     Assign assign = Assign::Define;
+    /// How many times the statement runs per program step (a repeated block of layers runs
+    /// its statements once per layer); totals multiply its cost by this.
+    std::int64_t repeat = 1;
     /// Equal plans are of the same statement at the same place.
     bool operator==(const StatementPlan& o) const {
         return range.same_place(o.range) && same_content(o);
