@@ -2,8 +2,8 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 
+#include "codegen/export.hpp"
 #include "parser/parser.hpp"
-#include "render/export.hpp"
 #include "semantics/checker.hpp"
 
 #include <iostream>
@@ -22,7 +22,7 @@ struct ExportCliOptions {
 };
 
 int run_export(const ExportCliOptions& o) {
-    const auto target = render::parse_export_target(o.to);
+    const auto target = codegen::parse_export_target(o.to);
     if (!target) {
         std::cerr << "shardscope: error: --to must be torch, jax or latex\n";
         return kExitUsage;
@@ -50,13 +50,13 @@ int run_export(const ExportCliOptions& o) {
         std::cerr << "shardscope: error: " << o.file << " has errors; nothing exported\n";
         return kExitInputErrors;
     }
-    render::ExportOptions eo;
+    codegen::ExportOptions eo;
     eo.source = o.file;
     eo.command = "shardscope export --to " + o.to + (o.small ? " --small" : "") +
                  (o.mesh.empty() ? "" : " --mesh " + o.mesh) + " " + o.file;
     std::string text;
     try {
-        text = render::export_program(parsed.program, plan, *target, eo);
+        text = codegen::export_program(parsed.program, plan, *target, eo);
     } catch (const std::exception& e) {
         std::cerr << "shardscope: error: " << e.what() << "\n";
         return kExitInputErrors;

@@ -5,10 +5,10 @@
 #include "exec_cli.hpp"
 #include "inputs.hpp"
 
+#include "codegen/export.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "parser/splitter.hpp"
-#include "render/export.hpp"
 #include "render/text_tiles.hpp"
 #include "render/tiles.hpp"
 #include "semantics/checker.hpp"
@@ -615,17 +615,17 @@ Answer Session::grad(const std::vector<std::string>& wrt) const {
 Answer Session::export_to(const std::vector<std::string>& args) const {
     const char* usage = "usage: :export torch|jax|latex [FILE]\n";
     if (args.empty() || args.size() > 2) return {usage, true};
-    const auto target = render::parse_export_target(args[0]);
+    const auto target = codegen::parse_export_target(args[0]);
     if (!target) return {usage, true};
     if (plan_.statements.empty()) return {"nothing to export: no statements yet\n", true};
     if (plan_.errors() > 0)
         return {"the session has errors (:strict off, or :undo); nothing exported\n", true};
-    render::ExportOptions eo;
+    codegen::ExportOptions eo;
     eo.source = kName;
     eo.command = ":export " + args[0];
     std::string out;
     try {
-        out = render::export_program(program_, plan_, *target, eo);
+        out = codegen::export_program(program_, plan_, *target, eo);
     } catch (const std::exception& e) {
         return {std::string(":export: ") + e.what() + "\n", true};
     }

@@ -6,16 +6,10 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace shardscope::exec {
-
-/// Names the executor gives a meaning of their own (the rest of the declared functions run as
-/// tanh).
-inline bool is_builtin_stand_in(const std::string& name) {
-    return name == "relu" || name == "gelu" || name == "phi" || name == "silu" ||
-           name == "sigmoid" || name == "exp" || name == "log" || name == "sqrt" || name == "neg" ||
-           name == "scale" || name == "tanh";
-}
 
 /// The functions a plan's steps apply elementwise, as one enumeration so that host and
 /// device kernels evaluate the same formula (fn_eval).
@@ -42,6 +36,18 @@ enum class Fn {
     Tanh
 };
 
+/// Every name the executor gives a meaning of its own: the notation's built-in elementwise
+/// and linear functions, and the backward's (`ones`, `dmax`, `d` + a function). The
+/// exporters' Python tables (codegen/preludes/*_functions.py) list exactly these names, and
+/// the parser's built-ins are all here (tests/export checks both).
+inline constexpr std::pair<std::string_view, Fn> kNamedFunctions[] = {
+    {"relu", Fn::Relu},       {"gelu", Fn::Gelu},         {"phi", Fn::Gelu},    {"silu", Fn::Silu},
+    {"sigmoid", Fn::Sigmoid}, {"tanh", Fn::Tanh},         {"exp", Fn::Exp},     {"log", Fn::Log},
+    {"sqrt", Fn::Sqrt},       {"neg", Fn::Neg},           {"scale", Fn::Half},  {"ones", Fn::Ones},
+    {"dmax", Fn::Dmax},       {"drelu", Fn::Drelu},       {"dgelu", Fn::Dgelu}, {"dphi", Fn::Dgelu},
+    {"dsilu", Fn::Dsilu},     {"dsigmoid", Fn::Dsigmoid}, {"dexp", Fn::Dexp},   {"dlog", Fn::Dlog},
+    {"dsqrt", Fn::Dsqrt},     {"dtanh", Fn::Dtanh}};
+
 /// What function `name` computes. Conventions (README): phi is GELU; log and sqrt act on |x|
 /// so that random data stays in their domain; scale multiplies by 1/2; a function the program
 /// declares (`fn f elementwise|linear`) runs as tanh (elementwise) or as scale (linear),
@@ -49,19 +55,10 @@ enum class Fn {
 /// grad`) run as what they stand for: `ones` is 1, `dmax(x)` is 1 where x is 0, and `d` + a
 /// function is its derivative (of the stand-in, for a declared one).
 inline Fn fn_of(const std::string& name, bool linear) {
-    static const std::pair<const char*, Fn> named[] = {
-        {"relu", Fn::Relu},   {"gelu", Fn::Gelu},       {"phi", Fn::Gelu},
-        {"silu", Fn::Silu},   {"sigmoid", Fn::Sigmoid}, {"exp", Fn::Exp},
-        {"log", Fn::Log},     {"sqrt", Fn::Sqrt},       {"ones", Fn::Ones},
-        {"dmax", Fn::Dmax},   {"drelu", Fn::Drelu},     {"dgelu", Fn::Dgelu},
-        {"dphi", Fn::Dgelu},  {"dsilu", Fn::Dsilu},     {"dsigmoid", Fn::Dsigmoid},
-        {"dexp", Fn::Dexp},   {"dlog", Fn::Dlog},       {"dsqrt", Fn::Dsqrt},
-        {"dtanh", Fn::Dtanh}, {"neg", Fn::Neg},         {"scale", Fn::Half}};
-    for (const auto& [n, f] : named)
+    for (const auto& [n, f] : kNamedFunctions)
         if (name == n) return f;
     // The derivative of a declared function's stand-in (tanh) is dtanh.
-    if (!linear && name.size() > 1 && name[0] == 'd' && !is_builtin_stand_in(name))
-        return Fn::Dtanh;
+    if (!linear && name.size() > 1 && name[0] == 'd') return Fn::Dtanh;
     return linear ? Fn::Half : Fn::Tanh;
 }
 

@@ -1,8 +1,11 @@
 // Exporters: the LaTeX export of every sample (and of a derived backward pass) parses back to
 // the same plans, with its \textrm{(...)} expectations passing; the Python exports name the
 // plan's placements and collectives.
+#include "codegen/export.hpp"
+#include "codegen/preludes.hpp"
+#include "exec/functions.hpp"
+#include "parser/functions.hpp"
 #include "parser/parser.hpp"
-#include "render/export.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/grad.hpp"
 #include "semantics/report.hpp"
@@ -13,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -48,7 +52,7 @@ Checked check_text(const std::string& name, const std::string& text, bool small)
 void round_trip(const std::string& name, const std::string& text, bool small) {
     const auto a = check_text(name, text, small);
     REQUIRE(a.plan.errors() == 0);
-    const auto tex = render::export_latex(a.parsed.program, a.plan);
+    const auto tex = codegen::export_latex(a.parsed.program, a.plan);
     const auto b = check_text(name + ".tex", tex, small);
     INFO(name, "\n", tex, "\n", b.diagnostics);
     REQUIRE(!b.parsed.has_errors());
@@ -93,7 +97,7 @@ TEST_CASE("LaTeX: placements written out, caption and collectives") {
                               "mesh 4\nh_{b r_0 f} = W_{r_0 f d} x_{bd}\n"
                               "z_{bd} = V_{d r_0 f} h_{brf}\n",
                               false);
-    const auto tex = render::export_latex(c.parsed.program, c.plan);
+    const auto tex = codegen::export_latex(c.parsed.program, c.plan);
     // The use of h inherits S on r: written out.
     CHECK(tex.find("z_{bd} = V_{d r_0 f} h_{b r_0 f} \\quad \\textrm{(all-reduce(0))}") !=
           std::string::npos);
@@ -104,17 +108,56 @@ TEST_CASE("LaTeX: placements written out, caption and collectives") {
 TEST_CASE("Python exports: the plan's placements, collectives and functions") {
     const auto c =
         check_text("t.ein", "mesh 2x2\nz_{i_0 j} = tanh(x_{i_0 k_1} w_{k_1 j})\n", false);
-    const auto jax = render::export_jax(c.parsed.program, c.plan);
+    const auto jax = codegen::export_jax(c.parsed.program, c.plan);
     CHECK(jax.find("MESH_SHAPE = (2, 2, )") != std::string::npos);
     CHECK(jax.find("# all-reduce(1)") != std::string::npos);
     CHECK(jax.find("v2 = jnp.einsum(\"ab,bc->ac\", v0, v1)") != std::string::npos);
     CHECK(jax.find("(\"0\", \"1\", )") != std::string::npos); // x: i on 0, k on 1
     CHECK(jax.find("fn(\"tanh\", False)") != std::string::npos);
-    const auto torch = render::export_torch(c.parsed.program, c.plan);
+    const auto torch = codegen::export_torch(c.parsed.program, c.plan);
     CHECK(torch.find("[Shard(0), Shard(1)]") != std::string::npos);
     CHECK(torch.find("[Shard(0), Partial()]") != std::string::npos);
     CHECK(torch.find("v2 = torch.einsum(\"ab,bc->ac\", v0, v1)") != std::string::npos);
     CHECK(torch.find("torchrun --nproc-per-node 4") != std::string::npos);
-    CHECK(render::parse_export_target("jax") == render::ExportTarget::Jax);
-    CHECK(!render::parse_export_target("tf"));
+    CHECK(codegen::parse_export_target("jax") == codegen::ExportTarget::Jax);
+    CHECK(!codegen::parse_export_target("tf"));
+}
+
+namespace {
+
+/// The keys of the `FUNCTIONS = {...}` dictionary of a Python prelude.
+std::set<std::string> python_function_names(std::string_view prelude) {
+    std::set<std::string> names;
+    const auto start = prelude.find("FUNCTIONS = {");
+    const auto end = prelude.find("\n}", start);
+    REQUIRE(start != std::string_view::npos);
+    REQUIRE(end != std::string_view::npos);
+    std::istringstream lines{std::string(prelude.substr(start, end - start))};
+    std::string line;
+    while (std::getline(lines, line)) {
+        const auto q = line.find('"');
+        const auto q2 = q == std::string::npos ? q : line.find("\":", q + 1);
+        if (q2 != std::string::npos) names.insert(line.substr(q + 1, q2 - q - 1));
+    }
+    return names;
+}
+
+} // namespace
+
+TEST_CASE("exporters, executor and parser share one function vocabulary") {
+    std::set<std::string> exec_names;
+    for (const auto& [name, fn] : exec::kNamedFunctions)
+        exec_names.insert(std::string(name));
+    // The generated scripts compute what exec computes, name for name.
+    CHECK(python_function_names(codegen::preludes::jax_functions) == exec_names);
+    CHECK(python_function_names(codegen::preludes::torch_functions) == exec_names);
+    // Every built-in elementwise or linear function of the language has a meaning there.
+    int checked = 0;
+    for (const auto& f : builtin_functions()) {
+        if (f.kind != ast::FunctionKind::Elementwise && f.kind != ast::FunctionKind::Linear)
+            continue;
+        ++checked;
+        CHECK_MESSAGE(exec_names.count(std::string(f.name)) == 1, f.name);
+    }
+    CHECK(checked >= 11);
 }

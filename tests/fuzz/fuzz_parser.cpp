@@ -3,9 +3,9 @@
 // is then checked, with its plan formatted as text and as JSON. What checks cleanly is
 // differentiated (every derived statement must read back as printed) and exported: the
 // LaTeX must parse back.
+#include "codegen/export.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
-#include "render/export.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/grad.hpp"
 #include "semantics/report.hpp"
@@ -52,15 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)shardscope::semantics::gradients_to_json(grad, "fuzz.ein").dump();
         try {
             namespace render = shardscope::render;
-            const auto tex = render::export_latex(result.program, plan);
+            const auto tex = codegen::export_latex(result.program, plan);
             if (shardscope::parser::parse(shardscope::SourceFile("fuzz.tex", tex)).has_errors()) {
                 std::fprintf(stderr, "LaTeX export does not parse:\n%s\n--- export\n%s\n",
                              text.c_str(), tex.c_str());
                 std::abort();
             }
-            (void)render::export_jax(result.program, plan);
-            (void)render::export_torch(result.program, plan);
-        } catch (const shardscope::render::ExportError&) {
+            (void)codegen::export_jax(result.program, plan);
+            (void)codegen::export_torch(result.program, plan);
+        } catch (const shardscope::codegen::ExportError&) {
             // more than 52 indices in a statement
         }
     }

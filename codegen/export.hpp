@@ -1,6 +1,6 @@
 // Exporters: a checked program as a PyTorch DTensor script, a JAX script, or LaTeX. They read
 // the Plan (placements, collectives, the data flow of every statement) and never recompute a
-// placement. No GL: the `render_export` library.
+// placement. No GL: the `codegen` library.
 #pragma once
 
 #include "parser/ast.hpp"
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace shardscope::render {
+namespace shardscope::codegen {
 
 enum class ExportTarget { Torch, Jax, Latex };
 
@@ -49,4 +49,4 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
 std::string export_latex(const ast::Program& program, const semantics::Plan& plan,
                          const ExportOptions& options = {});
 
-} // namespace shardscope::render
+} // namespace shardscope::codegen

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace shardscope::render::detail {
+namespace shardscope::codegen::detail {
 
 struct Planned {
     const ast::Statement* statement;
@@ -43,4 +43,4 @@ std::string py_str(const std::string& s);
 /// The statement as a one-line comment (canonical ASCII).
 std::string statement_comment(const ast::Statement& s);
 
-} // namespace shardscope::render::detail
+} // namespace shardscope::codegen::detail

@@ -3,7 +3,7 @@
 // every tensor written in the placement the plan gives it (mesh subscripts, {U_k}), and its
 // collectives as \textrm{(...)}. shardscope reads the file back to the same plans.
 #include "export.hpp"
-#include "export_python.hpp"
+#include "python.hpp"
 
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
@@ -12,7 +12,7 @@
 #include <functional>
 #include <set>
 
-namespace shardscope::render {
+namespace shardscope::codegen {
 
 using namespace detail;
 
@@ -209,4 +209,4 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
     return out;
 }
 
-} // namespace shardscope::render
+} // namespace shardscope::codegen
