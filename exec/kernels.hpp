@@ -89,7 +89,7 @@ struct ResourceError : ExecError {
 void set_blas_threads(int n);
 
 /// Makes sure `callers` threads may call GEMM at once: OpenBLAS is loaded on first use (see
-/// kernels.cpp) and maps a 128 MiB buffer per calling thread, retrying forever when that fails,
+/// blas.cpp) and maps a 128 MiB buffer per calling thread, retrying forever when that fails,
 /// so under a virtual-memory limit this checks the room first and throws ResourceError ("out
 /// of memory: ...") when it lacks. Without a limit it only loads the library.
 void reserve_blas_callers(int callers);
