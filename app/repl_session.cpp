@@ -16,6 +16,7 @@
 #include "semantics/report.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -71,48 +72,19 @@ std::string plural(std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-constexpr const char* kHelp =
+constexpr const char* kIntro =
     R"(Type notation to add it to the session: a statement (y_{b s_0 f} = x_{b s_0 d} W_{d f}),
 or a declaration (mesh 2x4, dim d=1024, split b -> r c, fn act elementwise), or expect ...
 for the statement before. Each line is checked with everything typed so far: you see it in
 Unicode, the placements of every tensor, the collectives with bytes and time, and errors with
 a caret under the column. A line with errors is not added. A line ending in \ goes on.
-
-  :help               this text
-  :mesh               the mesh: axes, sizes, device order
-  :dims               index ranges: declared, split, inferred
-  :tensors            every tensor as the session leaves it (placements, local and global shape)
-  :show NAME          one tensor: where it appears, its layout, its storage
-  :plan [LINE]        the plans of every statement, or of the one at LINE (as in repl:LINE)
-  :viz NAME [R C]     which device holds which tile of NAME; R C: the dimensions to draw
-                      (numbers from 0, or index names; default the last two)
-  :exec [OPTIONS]     run the session on simulated ranks and verify it (--data, --seed,
-                      --dtype, --show NAME, --small; :exec --help lists them)
-  :grad [NAME...]     the backward statements (gX is the gradient of X) with their checked
-                      collectives; default: with respect to every program input
-  :export torch|jax|latex [FILE]
-                      the session as a DTensor script, a JAX script or LaTeX (to FILE)
-  :strict on|off      every implicit redistribution or chosen fix is an error
-  :load FILE          add a notation file's statements
-  :save FILE          write the session as a notation file (check accepts it)
-  :undo               take back the last change (a statement, a load, :strict, :reset)
-  :reset              start again from an empty session
-  :quit               leave (Ctrl-D too); Ctrl-C cancels the line being typed
 )";
-
-const std::vector<std::string> kCommands = {
-    ":help", ":mesh",   ":dims",   ":tensors", ":show", ":plan", ":viz",   ":exec",
-    ":grad", ":export", ":strict", ":load",    ":save", ":undo", ":reset", ":quit"};
 
 } // namespace
 
 Session::Session(SessionOptions options) : options_(options) {
     auto c = check_text("", false);
     plan_ = std::move(c.plan);
-}
-
-const std::vector<std::string>& Session::commands() {
-    return kCommands;
 }
 
 bool Session::continues(const std::string& line) {
@@ -314,58 +286,170 @@ std::vector<std::string> Session::axis_names() const {
 
 // ---- commands ------------------------------------------------------------------------------
 
+/// One REPL command: what `:help` says of it, how many arguments it takes, and what runs it.
+/// The help text, the completion list and the dispatch all come from this one table.
+struct Session::Command {
+    enum class Args {
+        None,      ///< no arguments
+        One,       ///< exactly one word
+        AtMostOne, ///< zero or one word
+        Text,      ///< the rest of the line, possibly empty, for the command to parse
+        Required,  ///< the rest of the line, not empty (a file name may hold spaces)
+    };
+    std::vector<std::string> names; ///< the name, then its aliases
+    std::string usage;              ///< ":show NAME"
+    std::string summary;            ///< what it does; lines after the first are continuations
+    Args args = Args::None;
+    std::function<Answer(Session&, const std::string& rest, const std::vector<std::string>&)> run;
+};
+
+const std::vector<Session::Command>& Session::command_table() {
+    using A = Command::Args;
+    using Words = std::vector<std::string>;
+    static const std::vector<Command> table = {
+        {{":help", ":h", ":?"},
+         ":help",
+         "this text",
+         A::Text,
+         [](Session& s, const std::string&, const Words&) { return s.help(); }},
+        {{":mesh"},
+         ":mesh",
+         "the mesh: axes, sizes, device order",
+         A::None,
+         [](Session& s, const std::string&, const Words&) { return s.show_mesh(); }},
+        {{":dims"},
+         ":dims",
+         "index ranges: declared, split, inferred",
+         A::None,
+         [](Session& s, const std::string&, const Words&) { return s.show_dims(); }},
+        {{":tensors"},
+         ":tensors",
+         "every tensor as the session leaves it (placements, local and global shape)",
+         A::None,
+         [](Session& s, const std::string&, const Words&) { return s.show_tensors(); }},
+        {{":show"},
+         ":show NAME",
+         "one tensor: where it appears, its layout, its storage",
+         A::One,
+         [](Session& s, const std::string&, const Words& w) { return s.show(w[0]); }},
+        {{":plan"},
+         ":plan [LINE]",
+         "the plans of every statement, or of the one at LINE (as in repl:LINE)",
+         A::AtMostOne,
+         [](Session& s, const std::string&, const Words& w) {
+             return s.show_plan(w.empty() ? "" : w[0]);
+         }},
+        {{":viz"},
+         ":viz NAME [R C]",
+         "which device holds which tile of NAME; R C: the dimensions to draw\n"
+         "(numbers from 0, or index names; default the last two)",
+         A::Text,
+         [](Session& s, const std::string&, const Words& w) { return s.viz(w); }},
+        {{":exec"},
+         ":exec [OPTIONS]",
+         "run the session on simulated ranks and verify it (--data, --seed,\n"
+         "--dtype, --show NAME, --small; :exec --help lists them)",
+         A::Text,
+         [](Session& s, const std::string& rest, const Words&) { return s.exec(rest); }},
+        {{":grad"},
+         ":grad [NAME...]",
+         "the backward statements (gX is the gradient of X) with their checked\n"
+         "collectives; default: with respect to every program input",
+         A::Text,
+         [](Session& s, const std::string&, const Words& w) { return s.grad(w); }},
+        {{":export"},
+         ":export torch|jax|latex [FILE]",
+         "the session as a DTensor script, a JAX script or LaTeX (to FILE)",
+         A::Text,
+         [](Session& s, const std::string&, const Words& w) { return s.export_to(w); }},
+        {{":strict"},
+         ":strict on|off",
+         "every implicit redistribution or chosen fix is an error",
+         A::Text,
+         [](Session& s, const std::string& rest, const Words&) { return s.set_strict(rest); }},
+        {{":load"},
+         ":load FILE",
+         "add a notation file's statements",
+         A::Required,
+         [](Session& s, const std::string& rest, const Words&) { return s.load(rest); }},
+        {{":save"},
+         ":save FILE",
+         "write the session as a notation file (check accepts it)",
+         A::Required,
+         [](Session& s, const std::string& rest, const Words&) { return s.save(rest); }},
+        {{":undo"},
+         ":undo",
+         "take back the last change (a statement, a load, :strict, :reset)",
+         A::None,
+         [](Session& s, const std::string&, const Words&) { return s.undo(); }},
+        {{":reset"},
+         ":reset",
+         "start again from an empty session",
+         A::None,
+         [](Session& s, const std::string&, const Words&) { return s.reset(); }},
+        {{":quit", ":q", ":exit"},
+         ":quit",
+         "leave (Ctrl-D too); Ctrl-C cancels the line being typed",
+         A::Text,
+         [](Session&, const std::string&, const Words&) {
+             Answer a;
+             a.quit = true;
+             return a;
+         }},
+    };
+    return table;
+}
+
+const std::vector<std::string>& Session::commands() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& c : command_table())
+            out.push_back(c.names.front());
+        return out;
+    }();
+    return names;
+}
+
 Answer Session::command(const std::string& line) {
+    using A = Command::Args;
     const auto sp = line.find_first_of(" \t");
     const std::string name = line.substr(0, sp);
     const std::string rest = sp == std::string::npos ? "" : trim(line.substr(sp));
     const auto args = words(rest);
-    auto no_args = [&](Answer (Session::*f)() const) -> Answer {
-        if (!args.empty()) return {name + " takes no arguments\n", true};
-        return (this->*f)();
-    };
-    if (name == ":help" || name == ":h" || name == ":?") return help();
-    if (name == ":mesh") return no_args(&Session::show_mesh);
-    if (name == ":dims") return no_args(&Session::show_dims);
-    if (name == ":tensors") return no_args(&Session::show_tensors);
-    if (name == ":show") {
-        if (args.size() != 1) return {"usage: :show NAME (:tensors lists them)\n", true};
-        return show(args[0]);
-    }
-    if (name == ":plan") {
-        if (args.size() > 1) return {"usage: :plan [LINE]\n", true};
-        return show_plan(args.empty() ? "" : args[0]);
-    }
-    if (name == ":viz") return viz(args);
-    if (name == ":exec") return exec(rest);
-    if (name == ":grad") return grad(args);
-    if (name == ":export") return export_to(args);
-    if (name == ":strict") return set_strict(rest);
-    if (name == ":load") {
-        if (rest.empty()) return {"usage: :load FILE\n", true};
-        return load(rest);
-    }
-    if (name == ":save") {
-        if (rest.empty()) return {"usage: :save FILE\n", true};
-        return save(rest);
-    }
-    if (name == ":undo") {
-        if (!args.empty()) return {":undo takes no arguments\n", true};
-        return undo();
-    }
-    if (name == ":reset") {
-        if (!args.empty()) return {":reset takes no arguments\n", true};
-        return reset();
-    }
-    if (name == ":quit" || name == ":q" || name == ":exit") {
-        Answer a;
-        a.quit = true;
-        return a;
+    for (const auto& c : command_table()) {
+        if (std::find(c.names.begin(), c.names.end(), name) == c.names.end()) continue;
+        const bool ok = (c.args == A::None && args.empty()) ||
+                        (c.args == A::One && args.size() == 1) ||
+                        (c.args == A::AtMostOne && args.size() <= 1) || c.args == A::Text ||
+                        (c.args == A::Required && !rest.empty());
+        if (!ok) {
+            if (c.args == A::None) return {name + " takes no arguments\n", true};
+            return {"usage: " + c.usage +
+                        (c.names.front() == ":show" ? " (:tensors lists them)" : "") + "\n",
+                    true};
+        }
+        return c.run(*this, rest, args);
     }
     return {"unknown command " + name + " (:help lists the commands)\n", true};
 }
 
 Answer Session::help() const {
-    return {kHelp, false};
+    // Usage in a column of 20, the summary after it (or on the next line when the usage is
+    // longer), continuation lines under the summary.
+    constexpr std::size_t kColumn = 20;
+    std::string out = std::string(kIntro) + "\n";
+    for (const auto& c : command_table()) {
+        std::string line = "  " + c.usage;
+        if (c.usage.size() < kColumn - 1)
+            line += std::string(kColumn - c.usage.size(), ' ');
+        else
+            line += "\n" + std::string(kColumn + 2, ' ');
+        std::string summary = c.summary;
+        for (std::size_t p = 0; (p = summary.find('\n', p)) != std::string::npos; p += kColumn + 3)
+            summary.insert(p + 1, std::string(kColumn + 2, ' '));
+        out += line + summary + "\n";
+    }
+    return {out, false};
 }
 
 Answer Session::show_mesh() const {

@@ -89,6 +89,8 @@ private:
     /// The layout of a tensor as the session leaves it (nullptr if it never appears).
     const semantics::TensorLayout* layout_of(const std::string& name) const;
 
+    struct Command;
+    static const std::vector<Command>& command_table();
     Answer command(const std::string& line);
     Answer help() const;
     Answer show_mesh() const;
