@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# check_reference.sh against small documents: a true one passes; a wrong expectation, an
+# error block that checks, an error block failing with another code, a warning block that
+# does not warn, and an unclosed fence each make it fail (so docs_reference can fail); and
+# check_codes.sh fails on a reference that lacks a code or lists one raised nowhere.
+# Usage: test_check_reference.sh SHARDSCOPE_BINARY
+set -u
+bin=$1
+script="$(dirname "$0")/check_reference.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+expect_rc() { # expect_rc NAME WANT DOC
+    "$script" "$bin" "$3" >"$tmp/out" 2>&1
+    local rc=$?
+    if [ "$rc" -eq "$2" ]; then passed=$((passed + 1)); else
+        failed=$((failed + 1))
+        echo "FAIL: $1: exit $rc, wanted $2"
+        sed 's/^/    /' "$tmp/out" | head -20
+    fi
+}
+f='```'
+good() {
+    printf '# A reference\n\nProse.\n\n%sein\nmesh 4\ndim e=256\nz = x_{r_0 e} y_{r_0 e}\nexpect all-reduce(0)\n%s\n\n' "$f" "$f"
+    printf '%sein-error S102\nmesh 4\nz = x_{r_{tp} e}\n%s\n\n' "$f" "$f"
+    printf '%sein-warning S500\nmesh 4\ndim i=10\ny_{i_0} = x_{i_0}\n%s\n\n' "$f" "$f"
+    printf '%stext\nnot notation = at all (\n%s\n' "$f" "$f"
+}
+good >"$tmp/good.md"
+expect_rc "a true reference" 0 "$tmp/good.md"
+if grep -q '3 blocks hold, 0 fail' "$tmp/out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: the three blocks are counted"; cat "$tmp/out"; fi
+
+{ good; printf '%sein\nmesh 4\ndim e=256\nz = x_{r_0 e} y_{r_0 e}\nexpect none\n%s\n' "$f" "$f"; } >"$tmp/expect.md"
+expect_rc "a wrong expectation" 1 "$tmp/expect.md"
+if grep -q 'expect.md:26:' "$tmp/out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: the failing block is reported at its line"; cat "$tmp/out"; fi
+
+{ good; printf '%sein-error S102\nmesh 4\nz = x_{r_0 e}\n%s\n' "$f" "$f"; } >"$tmp/noerror.md"
+expect_rc "an error block that checks" 1 "$tmp/noerror.md"
+
+{ good; printf '%sein-error S101\nmesh 4\nz = x_{r_{tp} e}\n%s\n' "$f" "$f"; } >"$tmp/othercode.md"
+expect_rc "an error block with another code" 1 "$tmp/othercode.md"
+
+{ good; printf '%sein-warning S500\nmesh 4\ndim i=8\ny_{i_0} = x_{i_0}\n%s\n' "$f" "$f"; } >"$tmp/nowarn.md"
+expect_rc "a warning block that does not warn" 1 "$tmp/nowarn.md"
+
+{ good; printf '%sein\nmesh 4\ndim i=10\ny_{i_0} = x_{i_0}\n%s\n' "$f" "$f"; } >"$tmp/warns.md"
+expect_rc "an ein block that warns" 1 "$tmp/warns.md"
+
+{ good; printf '%sein-error\nmesh 4\nz = x_{r_{tp} e}\n%s\n' "$f" "$f"; } >"$tmp/nocode.md"
+expect_rc "an error block without a code" 1 "$tmp/nocode.md"
+
+{ good; printf '%sein\nmesh 4\n' "$f"; } >"$tmp/unclosed.md"
+expect_rc "an unclosed fence" 1 "$tmp/unclosed.md"
+
+printf '# Nothing to check\n' >"$tmp/empty.md"
+expect_rc "a document without ein blocks" 1 "$tmp/empty.md"
+
+# check_codes.sh: a reference without one code's row, and one with a code raised nowhere, fail.
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+codes() { # codes NAME WANT REFERENCE
+    "$(dirname "$0")/check_codes.sh" "$root" "$3" >"$tmp/out" 2>&1
+    local rc=$?
+    if [ "$rc" -eq "$2" ]; then passed=$((passed + 1)); else
+        failed=$((failed + 1))
+        echo "FAIL: $1: exit $rc, wanted $2"
+        sed 's/^/    /' "$tmp/out" | head -20
+    fi
+}
+codes "the reference documents every code" 0 "$root/docs/reference.md"
+grep -v '^| `S301`' "$root/docs/reference.md" | sed 's/`S301`/S301/g' >"$tmp/missing.md"
+codes "a code left out" 1 "$tmp/missing.md"
+{ cat "$root/docs/reference.md"; printf '| `S998` | raised nowhere |\n'; } >"$tmp/stale.md"
+codes "a code raised nowhere" 1 "$tmp/stale.md"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
