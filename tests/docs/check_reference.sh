@@ -11,6 +11,8 @@
 #   ```ein-warning CODE    must check without errors and warn with CODE (and fail --werror)
 #   ```ein-error CODE      must fail (exit 1) with an error CODE; a G code runs `grad`,
 #                          the others `check`
+# Options for the command may follow the kind and code (```ein --strict,
+# ```ein-error S212 --strict).
 # Other fences (```text, ```sh) are not checked. Exit 0 when every block holds, 1 otherwise.
 set -u
 bin=$1
@@ -19,16 +21,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # One file per block, padded to the document's lines; a manifest line per block:
-# FILE KIND CODE LINE (LINE: the fence's line in the document).
+# FILE KIND CODE LINE OPTIONS (LINE: the fence's line in the document).
 awk -v dir="$tmp" '
     function pad(n,   s, i) { s = ""; for (i = 1; i < n; ++i) s = s "\n"; return s }
     !inside && /^```ein(-error|-warning)?([ \t]|$)/ {
         inside = 1; ++count
         kind = $1; sub(/^```/, "", kind)
-        code = (NF >= 2) ? $2 : "-"
+        code = (kind != "ein" && NF >= 2) ? $2 : "-"
+        opts = ""; for (k = (kind == "ein") ? 2 : 3; k <= NF; ++k) opts = opts " " $k
         file = sprintf("%s/block-%03d.ein", dir, count)
         printf "%s", pad(NR + 1) > file
-        print file, kind, code, NR > (dir "/manifest")
+        print file, kind, code, NR opts > (dir "/manifest")
         next
     }
     inside && /^```[ \t]*$/ { inside = 0; close(file); next }
@@ -49,16 +52,18 @@ fail() { # fail LINE KIND WHY OUTPUT_FILE
         sed 's/^/    /' "$4" | head -30
     fi
 }
-while read -r file kind code line; do
+while read -r file kind code line opts; do
+    # shellcheck disable=SC2086 # the options are words
+    set -- $opts
     out="$tmp/out"
     case $kind in
     ein)
-        "$bin" check --werror "$file" >"$out" 2>&1
+        "$bin" check --werror "$@" "$file" >"$out" 2>&1
         rc=$?
         if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else fail "$line" "$kind" "does not check cleanly (exit $rc)" "$out"; fi
         ;;
     ein-warning)
-        "$bin" check "$file" >"$out" 2>&1
+        "$bin" check "$@" "$file" >"$out" 2>&1
         rc=$?
         if [ "$code" = "-" ]; then
             fail "$line" "$kind" "names no code (\`\`\`ein-warning CODE)" "$out"
@@ -66,7 +71,7 @@ while read -r file kind code line; do
             fail "$line" "$kind" "has errors (exit $rc)" "$out"
         elif ! grep -qE "warning: .*\[$code\]" "$out"; then
             fail "$line" "$kind" "does not warn $code" "$out"
-        elif "$bin" check --werror "$file" >/dev/null 2>&1; then
+        elif "$bin" check --werror "$@" "$file" >/dev/null 2>&1; then
             fail "$line" "$kind" "passes --werror" "$out"
         else
             passed=$((passed + 1))
@@ -75,7 +80,7 @@ while read -r file kind code line; do
     ein-error)
         cmd=check
         case $code in G*) cmd=grad ;; esac
-        "$bin" "$cmd" "$file" >"$out" 2>&1
+        "$bin" "$cmd" "$@" "$file" >"$out" 2>&1
         rc=$?
         if [ "$code" = "-" ]; then
             fail "$line" "$kind" "names no code (\`\`\`ein-error CODE)" "$out"

@@ -55,6 +55,12 @@ expect_rc "an error block without a code" 1 "$tmp/nocode.md"
 { good; printf '%sein\nmesh 4\n' "$f"; } >"$tmp/unclosed.md"
 expect_rc "an unclosed fence" 1 "$tmp/unclosed.md"
 
+strict() { printf '%sein-error S212%s\nmesh 4\ndim b=8 t=16 c=64 d=64\nu_{b t_0 d} = W_{r_0 c d} a_{b t_0 r c}\n%s\n' "$f" "$1" "$f"; }
+strict ' --strict' >"$tmp/strict.md"
+expect_rc "options after the code reach check" 0 "$tmp/strict.md"
+strict '' >"$tmp/nostrict.md"
+expect_rc "without the option the block checks, so it fails" 1 "$tmp/nostrict.md"
+
 printf '# Nothing to check\n' >"$tmp/empty.md"
 expect_rc "a document without ein blocks" 1 "$tmp/empty.md"
 
