@@ -4,6 +4,7 @@
 # does not warn, and an unclosed fence each make it fail (so docs_reference can fail); and
 # check_codes.sh fails on a reference that lacks a code or lists one raised nowhere.
 # Usage: test_check_reference.sh SHARDSCOPE_BINARY
+# shellcheck disable=SC2016 # the backticks are Markdown, not expansions
 set -u
 bin=$1
 script="$(dirname "$0")/check_reference.sh"
