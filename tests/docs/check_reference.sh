@@ -13,9 +13,16 @@
 #                          the others `check`
 # Options for the command may follow the kind and code (```ein --strict,
 # ```ein-error S212 --strict).
-# Other fences (```text, ```sh) are not checked. Exit 0 when every block holds, 1 otherwise.
+#   ```text                a transcript when its first line is a command ("$ shardscope ...",
+#                          "$ cat FILE"): "$ cat FILE" and the lines after it make FILE; a
+#                          shardscope command is run (a .ein file it names that no cat made
+#                          is the ```ein block before the transcript) and its output (stdout
+#                          and stderr, blank lines aside) must be the lines after it, in
+#                          any order (the two streams interleave differently on a terminal)
+# Other fences (```sh, other ```text) are not checked. Exit 0 when every block holds, 1
+# otherwise.
 set -u
-bin=$1
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: transcripts run elsewhere
 doc=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,8 +41,24 @@ awk -v dir="$tmp" '
         print file, kind, code, NR opts > (dir "/manifest")
         next
     }
-    inside && /^```[ \t]*$/ { inside = 0; close(file); next }
+    !inside && /^```text[ \t]*$/ { text = 1; first = 1; next }
+    text && first {
+        first = 0
+        if ($0 !~ /^\$ (shardscope|cat) /) { text = 0; skip = 1; next }
+        inside = 1; ++count
+        file = sprintf("%s/transcript-%03d.txt", dir, count)
+        print file, "transcript", (last_ein == "" ? "-" : last_ein), NR - 1 > (dir "/manifest")
+    }
+    skip && /^```[ \t]*$/ { skip = 0; next }
+    skip { next }
+    inside && /^```[ \t]*$/ {
+        inside = 0; close(file)
+        if (kind == "ein" && !text) last_ein = file
+        text = 0; kind = ""
+        next
+    }
     inside { print > file }
+    text && /^```[ \t]*$/ { text = 0; next }
     END { if (inside) { print "unclosed fence at the end of the document" > "/dev/stderr"; exit 1 } }
 ' "$doc" || exit 1
 [ -f "$tmp/manifest" ] || { echo "FAIL: no \`\`\`ein blocks in $doc"; exit 1; }
@@ -52,6 +75,49 @@ fail() { # fail LINE KIND WHY OUTPUT_FILE
         sed 's/^/    /' "$4" | head -30
     fi
 }
+# transcript FILE LAST_EIN: runs the transcript's commands in a scratch folder; on a
+# mismatch prints why (and leaves the output in $out) and returns 1.
+transcript() {
+    local work="$tmp/work" steps="$tmp/steps" n cmd name word
+    rm -rf "$work" "$steps"
+    mkdir -p "$work" "$steps"
+    awk -v dir="$steps" '/^\$ / { ++n; f = sprintf("%s/%03d", dir, n); print substr($0, 3) > (f ".cmd"); close(f ".cmd"); printf "" > (f ".out"); next }
+                         { print >> (f ".out") }' "$1"
+    for n in "$steps"/*.cmd; do
+        n=${n%.cmd}
+        cmd=$(cat "$n.cmd")
+        case $cmd in
+        "cat "*)
+            name=${cmd#cat }
+            cp "$n.out" "$work/$name"
+            ;;
+        "shardscope "*)
+            for word in $cmd; do
+                case $word in *.ein)
+                    if [ ! -f "$work/$word" ] && [ "$2" != "-" ]; then
+                        sed '/./,$!d' "$2" >"$work/$word" # the block, without the padding
+                    fi ;;
+                esac
+            done
+            # shellcheck disable=SC2086 # the command's words
+            (cd "$work" && "$bin" ${cmd#shardscope }) >"$out" 2>&1
+            grep -v '^[[:space:]]*$' "$out" | sort >"$tmp/got"
+            grep -v '^[[:space:]]*$' "$n.out" | sort >"$tmp/want"
+            if ! cmp -s "$tmp/got" "$tmp/want"; then
+                echo "does not show what '$cmd' prints now (missing lines <, new lines >):"
+                diff "$tmp/want" "$tmp/got" | grep '^[<>]' | head -20
+                : >"$out"
+                return 1
+            fi
+            ;;
+        *)
+            echo "has a command that is neither cat nor shardscope: $cmd"
+            return 1
+            ;;
+        esac
+    done
+}
+
 while read -r file kind code line opts; do
     # shellcheck disable=SC2086 # the options are words
     set -- $opts
@@ -75,6 +141,11 @@ while read -r file kind code line opts; do
             fail "$line" "$kind" "passes --werror" "$out"
         else
             passed=$((passed + 1))
+        fi
+        ;;
+    transcript)
+        if why=$(transcript "$file" "$code"); then passed=$((passed + 1)); else
+            fail "$line" text "$why" "$out"
         fi
         ;;
     ein-error)

@@ -62,6 +62,23 @@ expect_rc "options after the code reach check" 0 "$tmp/strict.md"
 strict '' >"$tmp/nostrict.md"
 expect_rc "without the option the block checks, so it fails" 1 "$tmp/nostrict.md"
 
+# Transcripts: the output shown must be what the command prints; a .ein file no cat made is
+# the ein block before.
+transcript() { # transcript FIRST_OUTPUT_LINE
+    printf '%sein\nmesh 4\ndim e=256\nz = x_{r_0 e} y_{r_0 e}\nexpect all-reduce(0)\n%s\n\n' "$f" "$f"
+    printf '%stext\n$ shardscope check -q z.ein\n%s\n%s\n\n' "$f" "$1" "$f"
+    printf '%stext\n$ cat bad.ein\nmesh 4\ny = foo(x)\n$ shardscope check -q bad.ein\n' "$f"
+    printf "bad.ein:2:5: error: unknown function 'foo' [P108]\n    y = foo(x)\n        ^~~\n"
+    printf "    fix: declare it with 'fn foo elementwise' (or linear), or write 'foo * (...)' for a product\n"
+    printf '1 file, 0 statements: 1 error, 0 warnings\n%s\n' "$f"
+}
+transcript '1 file, 1 statement: 0 errors, 0 warnings' >"$tmp/transcript.md"
+expect_rc "transcripts that hold" 0 "$tmp/transcript.md"
+transcript '1 file, 2 statements: 0 errors, 0 warnings' >"$tmp/transcript2.md"
+expect_rc "a transcript that shows another output" 1 "$tmp/transcript2.md"
+if grep -q "transcript2.md:8: the \`\`\`text block does not show" "$tmp/out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: the transcript is reported at its line"; cat "$tmp/out"; fi
+
 printf '# Nothing to check\n' >"$tmp/empty.md"
 expect_rc "a document without ein blocks" 1 "$tmp/empty.md"
 
