@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_reference.sh against small documents: a true one passes; a wrong expectation, an
 # error block that checks, an error block failing with another code, a warning block that
-# does not warn, and an unclosed fence each make it fail (so docs_reference can fail); and
+# does not warn, a transcript showing other output and an unclosed fence each make it fail
+# (so docs_reference can fail); and
 # check_codes.sh fails on a reference that lacks a code or lists one raised nowhere.
 # Usage: test_check_reference.sh SHARDSCOPE_BINARY
 # shellcheck disable=SC2016 # the backticks are Markdown, not expansions
