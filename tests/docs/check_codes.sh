@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Every diagnostic code raised in the sources is documented in docs/reference.md, and every
+# code the reference documents is still raised somewhere (no stale rows).
+# Usage: check_codes.sh REPO_ROOT [REFERENCE.md]
+# Codes in the sources: the string literals "P100|..." (parser/errors.hpp) and "S201",
+# "G202", "P205" (diagnostics made in code) under parser/ semantics/ exec/ render/ app/.
+# Codes in the reference: `P100`-style code spans.
+# shellcheck disable=SC2016,SC2086 # backticks are literal; the code lists print on one line
+set -u
+root=$1
+ref=${2:-$root/docs/reference.md}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && grep -rhoE '"[PSG][0-9]{3}[|"]' parser semantics exec render app) |
+    tr -d '"|' | sort -u >"$tmp/sources"
+grep -oE '`[PSG][0-9]{3}`' "$ref" | tr -d '`' | sort -u >"$tmp/documented"
+if [ "$(wc -l <"$tmp/sources")" -lt 100 ]; then
+    echo "FAIL: only $(wc -l <"$tmp/sources") codes found in the sources of $root: is it the repository?"
+    exit 1
+fi
+missing=$(comm -23 "$tmp/sources" "$tmp/documented")
+stale=$(comm -13 "$tmp/sources" "$tmp/documented")
+rc=0
+if [ -n "$missing" ]; then
+    echo "FAIL: codes raised in the sources but not documented in $ref:" $missing # one line
+    rc=1
+fi
+if [ -n "$stale" ]; then
+    echo "FAIL: codes documented in $ref but raised nowhere in the sources:" $stale # one line
+    rc=1
+fi
+echo "$(wc -l <"$tmp/sources") codes in the sources, $(wc -l <"$tmp/documented") documented"
+exit $rc
