@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Every diagnostic code raised in the sources is documented in docs/reference.md, and every
 # code the reference documents is still raised somewhere (no stale rows).
-# Usage: check_codes.sh REPO_ROOT [REFERENCE.md]
+# With the shardscope binary, also: the code table (parser/diagnostic_codes.hpp, printed by
+# `shardscope codes --markdown`) lists exactly the codes of the sources, and each of its rows
+# appears in the reference word for word.
+# Usage: check_codes.sh REPO_ROOT [REFERENCE.md] [SHARDSCOPE_BINARY]
 # Codes in the sources: the string literals "P100|..." (parser/errors.hpp) and "S201",
 # "G202", "P205" (diagnostics made in code) under parser/ semantics/ exec/ render/ app/.
 # Codes in the reference: `P100`-style code spans.
@@ -9,6 +12,7 @@
 set -u
 root=$1
 ref=${2:-$root/docs/reference.md}
+bin=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && grep -rhoE '"[PSG][0-9]{3}[|"]' parser semantics exec render app) |
@@ -28,6 +32,30 @@ fi
 if [ -n "$stale" ]; then
     echo "FAIL: codes documented in $ref but raised nowhere in the sources:" $stale # one line
     rc=1
+fi
+if [ -n "$bin" ]; then
+    if ! "$bin" codes --markdown >"$tmp/table.md"; then
+        echo "FAIL: $bin codes --markdown failed"
+        exit 1
+    fi
+    grep -oE '^\| `[PSG][0-9]{3}`' "$tmp/table.md" | tr -d '|` ' | sort -u >"$tmp/table"
+    untabled=$(comm -23 "$tmp/sources" "$tmp/table")
+    unraised=$(comm -13 "$tmp/sources" "$tmp/table")
+    if [ -n "$untabled" ]; then
+        echo "FAIL: codes raised in the sources but missing from parser/diagnostic_codes.hpp:" $untabled
+        rc=1
+    fi
+    if [ -n "$unraised" ]; then
+        echo "FAIL: codes in parser/diagnostic_codes.hpp raised nowhere in the sources:" $unraised
+        rc=1
+    fi
+    while IFS= read -r row; do
+        case "$row" in '| `'*) ;; *) continue ;; esac
+        if ! grep -qxF -- "$row" "$ref"; then
+            echo "FAIL: the reference's row differs from the code table's: $row"
+            rc=1
+        fi
+    done <"$tmp/table.md"
 fi
 echo "$(wc -l <"$tmp/sources") codes in the sources, $(wc -l <"$tmp/documented") documented"
 exit $rc

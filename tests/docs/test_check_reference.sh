@@ -86,7 +86,7 @@ expect_rc "a document without ein blocks" 1 "$tmp/empty.md"
 # check_codes.sh: a reference without one code's row, and one with a code raised nowhere, fail.
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 codes() { # codes NAME WANT REFERENCE
-    "$(dirname "$0")/check_codes.sh" "$root" "$3" >"$tmp/out" 2>&1
+    "$(dirname "$0")/check_codes.sh" "$root" "$3" "$bin" >"$tmp/out" 2>&1
     local rc=$?
     if [ "$rc" -eq "$2" ]; then passed=$((passed + 1)); else
         failed=$((failed + 1))
@@ -99,6 +99,8 @@ grep -v '^| `S301`' "$root/docs/reference.md" | sed 's/`S301`/S301/g' >"$tmp/mis
 codes "a code left out" 1 "$tmp/missing.md"
 { cat "$root/docs/reference.md"; printf '| `S998` | raised nowhere |\n'; } >"$tmp/stale.md"
 codes "a code raised nowhere" 1 "$tmp/stale.md"
+sed 's/^| `S106` | .*/| `S106` | something else |/' "$root/docs/reference.md" >"$tmp/reworded.md"
+codes "a row reworded away from the code table" 1 "$tmp/reworded.md"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
