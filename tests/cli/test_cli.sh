@@ -292,5 +292,13 @@ contains "export torch placements" "$tmp/out" "[Shard(1)]"
 check "export: bad target" 2 "$bin" export --to tf "$tmp/lin.ein"
 check "export: syntax error" 1 "$bin" export --to latex "$tmp/bad.ein"
 
+# codes: the table of diagnostic codes; one code's row; an unknown code is a usage error.
+check "codes" 0 "$bin" codes
+contains "codes lists S106" "$tmp/out" "S106  error  a program input read with two different shapes"
+check "codes S214" 0 "$bin" codes S214
+contains "codes S214 is a warning" "$tmp/out" "S214  warning"
+check "codes: unknown code" 2 "$bin" codes S9999
+contains "codes: unknown code message" "$tmp/err" "no diagnostic code 'S9999'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
