@@ -498,7 +498,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                          ", which no earlier statement defines: it is a program input, as written");
         defined[key] = std::move(planned->result);
         sp.target = key;
-        if (eq) sp.assign = static_cast<Assign>(eq->op);
+        if (eq) sp.assign = eq->op;
         plan.statements.push_back(std::move(sp));
         planned_asts.push_back(s);
         last = &plan.statements.back();

@@ -156,8 +156,8 @@ struct ValueInfo {
     bool operator==(const ValueInfo&) const = default;
 };
 
-/// How a statement stores its result.
-enum class Assign { Define, Update, Accumulate }; ///< `=`, `:=`, `+=`
+/// How a statement stores its result: `=`, `:=`, `+=` (the AST's operator, one enumeration).
+using Assign = ast::AssignOp;
 
 /// The plan of one equation or chain.
 struct StatementPlan {
