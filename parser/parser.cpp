@@ -291,9 +291,11 @@ private:
         d.range = range(n);
         if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
             d.grouped = true;
+            d.parts.reserve(n.children.size());
             for (const auto& c : n.children)
                 d.parts.push_back(index(*c));
         } else {
+            d.parts.reserve(1);
             d.parts.push_back(index(n));
         }
         return d;
@@ -330,6 +332,7 @@ private:
                     c->is_type<g::label_unicode>() ? script_digits(c->string_view()) : c->string();
             } else if (c->is_type<g::sub_list>()) {
                 t.style = ast::IndexStyle::Subscript;
+                t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
                     t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_index>()) {
@@ -337,6 +340,7 @@ private:
                 t.dims.push_back(dimension(*c));
             } else if (c->is_type<g::bracket_list>()) {
                 t.style = ast::IndexStyle::Bracket;
+                t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
                     t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||

@@ -8,8 +8,22 @@
 #include "parser/visit.hpp"
 
 #include <functional>
+#include <string_view>
 
 namespace shardscope::semantics::detail {
+
+namespace {
+
+/// The concatenation of `parts` in one allocation (a chain of `+` makes one per step).
+template <class... S>
+std::string cat(const S&... parts) {
+    std::string out;
+    out.reserve((std::string_view(parts).size() + ...));
+    (out.append(std::string_view(parts)), ...);
+    return out;
+}
+
+} // namespace
 
 void Evaluator::error(std::string code, const ast::SourceRange& r, std::string msg,
                       std::string fix) {
@@ -50,15 +64,24 @@ std::int64_t Evaluator::global_extent(const Dim& d) const {
 }
 
 std::int64_t Evaluator::split_count(const Value& v, const IndexId& i) const {
-    std::int64_t n = 1;
-    if (auto it = v.sharding.find(i); it != v.sharding.end())
-        for (int k : it->second)
-            n *= ctx_.axis_size(k);
-    return n;
+    // The sharding holds an entry or two: a scan compares fewer names than a binary search.
+    for (const auto& [j, axes] : v.sharding)
+        if (FlatOrder<IndexId>::equal(j, i)) {
+            std::int64_t n = 1;
+            for (int k : axes)
+                n *= ctx_.axis_size(k);
+            return n;
+        }
+    return 1;
 }
 
 std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
     std::int64_t n = 1;
+    if (v.sharding.empty()) {
+        for (const auto& p : d.parts)
+            n = sat_mul(n, ctx_.range(p));
+        return n;
+    }
     for (const auto& p : d.parts)
         n = sat_mul(n, ceil_div(ctx_.range(p), split_count(v, p)));
     return n;
@@ -203,17 +226,19 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     std::int64_t n = 1;
     for (int k : ks)
         n *= ctx_.axis_size(k);
-    const std::string over = " over " + axes_label(ks);
+    const std::string label = axes_label(ks);
     switch (kind) {
     case StepKind::AllReduce:
-        add_collective(kind, ks, v, local, local,
-                       "all-reduce " + v.name + over + " (" + v.partial[ks.front()] + "): " + why);
+        add_collective(
+            kind, ks, v, local, local,
+            cat("all-reduce ", v.name, " over ", label, " (", v.partial[ks.front()], "): ", why));
         for (int k : ks)
             v.partial.erase(k);
         break;
     case StepKind::ReduceScatter:
-        add_collective(kind, ks, v, local, local,
-                       "reduce-scatter " + v.name + over + " onto " + to->text() + ": " + why);
+        add_collective(
+            kind, ks, v, local, local,
+            cat("reduce-scatter ", v.name, " over ", label, " onto ", to->text(), ": ", why));
         steps.back().to_index = *to;
         for (int k : ks) {
             v.partial.erase(k);
@@ -221,16 +246,17 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
         }
         break;
     case StepKind::AllGather:
-        add_collective(kind, ks, v, local * static_cast<double>(n), local,
-                       "all-gather " + v.name + over + " (unshard " + from->text() + "): " + why);
+        add_collective(
+            kind, ks, v, local * static_cast<double>(n), local,
+            cat("all-gather ", v.name, " over ", label, " (unshard ", from->text(), "): ", why));
         steps.back().from_index = *from;
         for (int k : ks)
             v.unshard(k);
         break;
     default:
         add_collective(StepKind::AllToAll, ks, v, local, local,
-                       "all-to-all " + v.name + over + " (" + from->text() + " -> " + to->text() +
-                           "): " + why);
+                       cat("all-to-all ", v.name, " over ", label, " (", from->text(), " -> ",
+                           to->text(), "): ", why));
         steps.back().from_index = *from;
         steps.back().to_index = *to;
         for (int k : ks) {
@@ -306,9 +332,11 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
 void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why) {
     const int in = v.id;
     v.sharding[i].push_back(k);
+    // A local step's words serve only the reported plan (the search reads collectives').
     add_local(StepKind::Slice, v, {},
-              "slice " + v.name + " locally along " + i.text() + " over " + ctx_.axis_label(k) +
-                  ": " + why);
+              report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
+                            ctx_.axis_label(k), ": ", why)
+                      : std::string());
     steps.back().to_index = i;
     flow(in, v);
 }
@@ -418,9 +446,12 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
         }
         if (!same_extents(r, *v, def, "used")) return std::nullopt;
         // The definition's layout, in this occurrence's index names (by position).
-        Value have = *v;
-        have.sharding.clear();
+        Value have; // *v without its sharding (replaced below)
+        have.name = v->name;
+        have.dims = v->dims;
         have.partial = def.partial;
+        have.elem_bytes = v->elem_bytes;
+        have.id = v->id;
         for (std::size_t d = 0; d < def.dims.size(); ++d) {
             const auto& dp = def.dims[d].parts;
             const auto& up = v->dims[d].parts;
@@ -496,18 +527,25 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     }
     // The problem in the search's terms: atoms in storage order, axes and partials.
     std::vector<IndexId> atoms;
+    std::size_t atom_count = 0;
+    for (const auto& d : have.dims)
+        atom_count += d.parts.size();
+    atoms.reserve(atom_count);
     for (const auto& d : have.dims)
         atoms.insert(atoms.end(), d.parts.begin(), d.parts.end());
     RedistributionProblem p;
+    p.axis_sizes.reserve(static_cast<std::size_t>(axes));
     for (const auto& a : ctx_.mesh.axes)
         p.axis_sizes.push_back(a.size);
     p.devices = ctx_.mesh.devices;
     p.links = ctx_.links;
     p.elem_bytes = have.elem_bytes;
+    p.extents.reserve(atom_count);
     for (const auto& i : atoms)
         p.extents.push_back(ctx_.range(i));
     auto state_of = [&](const Value& v) {
         LayoutState s;
+        s.axes.reserve(atom_count);
         for (const auto& i : atoms) {
             auto it = v.sharding.find(i);
             s.axes.push_back(it == v.sharding.end() ? std::vector<int>{} : it->second.to_vector());
@@ -841,8 +879,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                 const int in = v.id;
                 const int k = target[mine.size()];
                 add_local(StepKind::Slice, v, {},
-                          "slice " + v.name + " locally along " + i.text() + " over " +
-                              ctx_.axis_label(k) + " (free)");
+                          report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
+                                        ctx_.axis_label(k), " (free)")
+                                  : std::string());
                 steps.back().to_index = i;
                 mine.push_back(k);
                 flow(in, v);
@@ -970,7 +1009,8 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         const double moved = 2 * local_bytes(v);
         Value out = std::move(v);
         out.name = temp_name();
-        add_local(StepKind::Compute, out, detail, c.function + " (local)", elems, moved);
+        add_local(StepKind::Compute, out, report_ ? detail : std::string(),
+                  report_ ? cat(c.function, " (local)") : std::string(), elems, moved);
         auto& s = compute(op, {in}, out);
         s.function = c.function;
         if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);

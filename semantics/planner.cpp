@@ -73,15 +73,15 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
             eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
         ctx.diagnostics = saved;
         Outcome o;
-        o.points = ev.points;
+        o.points = std::move(ev.points); // the reporting run needs none of them
         o.choices = choices;
-        o.choices.resize(ev.points.size(), 0);
+        o.choices.resize(o.points.size(), 0);
         o.ok = result.has_value() && !ev.failed;
         o.fixed_up = ev.fixed_up;
         o.collectives = collectives_of(ctx, ev.steps);
         // What moves and the words for it serve only to list alternatives: a statement
         // without choice points has none.
-        const bool only_run = run == 0 && ev.points.empty();
+        const bool only_run = run == 0 && o.points.empty();
         if (!only_run) o.moves = moves_of(ev.steps);
         for (const auto& st : ev.steps) {
             o.time_s += st.time_s;
