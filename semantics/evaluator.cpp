@@ -712,6 +712,17 @@ void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRa
 
 void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                        const char* what) {
+    // Most products shard one index per axis, or none: nothing to keep then.
+    const IndexId* first = nullptr;
+    bool several = false;
+    for (const auto& v : ops)
+        if (const auto* i = v.sharded_index(k)) {
+            if (!first)
+                first = i;
+            else if (!FlatOrder<IndexId>::equal(*first, *i))
+                several = true;
+        }
+    if (!several) return;
     std::vector<IndexId> distinct;
     for (const auto& v : ops)
         if (auto i = v.sharded_index(k);
@@ -751,9 +762,12 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             partial_max_needs_reduction(ops[o], k, at, "a product");
         }
         // Rule 4: a partial operand may meet only replicated operands.
+        bool any_partial = false;
+        for (const auto& v : ops)
+            any_partial = any_partial || v.partial.count(k) > 0;
         std::vector<std::size_t> partials;
         std::optional<IndexId> any_sharded;
-        for (std::size_t o = 0; o < ops.size(); ++o) {
+        for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
             if (ops[o].partial.count(k)) partials.push_back(o);
             if (auto i = ops[o].sharded_on(k)) any_sharded = i;
         }
@@ -794,24 +808,29 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
     // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
     for (const auto& i : order) {
-        std::vector<AxisList> lists;
+        // The distinct lists, as pointers into the operands' shardings (read before any
+        // gather below changes them).
+        SmallVec<const AxisList*, 8> lists;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
                 it != v.sharding.end() &&
-                std::find(lists.begin(), lists.end(), it->second) == lists.end())
-                lists.push_back(it->second);
+                std::none_of(lists.begin(), lists.end(),
+                             [&](const AxisList* l) { return *l == it->second; }))
+                lists.push_back(&it->second);
+        if (lists.size() < 2) continue; // one list (or none) agrees with itself
         auto is_prefix = [](const AxisList& a, const AxisList& b) {
             return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
         };
         AxisList target;
-        for (const auto& l : lists)
-            if (l.size() > target.size()) target = l;
+        for (const auto* l : lists)
+            if (l->size() > target.size()) target = *l;
         bool agree = true;
-        for (const auto& l : lists)
-            agree &= is_prefix(l, target);
+        for (const auto* l : lists)
+            agree &= is_prefix(*l, target);
         if (!agree) {
             fixed_up = true;
-            target = lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
+            target =
+                *lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
             for (auto& v : ops) {
                 auto it = v.sharding.find(i);
                 if (it == v.sharding.end()) continue;
@@ -832,9 +851,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
     for (int k = 0; k < axes; ++k) {
-        std::optional<IndexId> sharded;
+        const IndexId* sharded = nullptr; // valid until a gather below
         for (const auto& v : ops)
-            if (auto i = v.sharded_on(k)) sharded = i;
+            if (const auto* i = v.sharded_index(k)) sharded = i;
         for (const auto& v : ops)
             if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
         if (!sharded) continue;
@@ -843,10 +862,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             // Contraction over a sharded index: P(sum). Gathering first is the alternative.
             const int c = choose(2, true);
             if (c == 1) {
+                const auto why = "alternative: gather before contracting " + sharded->text();
                 for (auto& v : ops)
-                    if (v.sharded_index(k))
-                        all_gather(v, k,
-                                   "alternative: gather before contracting " + sharded->text());
+                    if (v.sharded_index(k)) all_gather(v, k, why);
                 continue;
             }
             out.partial[k] = "sum";
@@ -894,9 +912,11 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     std::vector<IndexSet> live;
     // The equation in words only on the reporting run: the search reads costs, not words.
     std::string spec;
-    live.reserve(ops.size());
+    // Two operands (most products) are one pair, whose indices are `order`: no sets for them.
+    const bool one_pair = ops.size() == 2;
+    if (!one_pair) live.reserve(ops.size());
     for (const auto& v : ops) {
-        live.push_back(v.indices());
+        if (!one_pair) live.push_back(v.indices());
         moved += local_bytes(v);
         if (!report_) continue;
         if (!spec.empty()) spec += ", ";
@@ -917,7 +937,6 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     };
     // Each index's local extent once, and each pair's cost once (the merged operand's pairs
     // are recomputed): a product of n operands costs O(n^2) pair costs, not O(n^3).
-    // Two operands (most products) have one pair: nothing is cached for them.
     const std::size_t n = live.size();
     FlatMap<IndexId, double> ext;
     if (n > 2)
@@ -943,6 +962,18 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             for (std::size_t b = a + 1; b < n; ++b)
                 cost[a * n + b] = pair_cost(live[a], live[b]);
         }
+    }
+    if (one_pair) {
+        // The pair's cost as pair_cost computes it: the extents multiplied in index order.
+        SmallVec<const IndexId*, 16> u;
+        for (const auto& i : order)
+            u.push_back(&i);
+        std::sort(u.begin(), u.end(), [](const IndexId* a, const IndexId* b) {
+            return FlatOrder<IndexId>::less(*a, *b);
+        });
+        flops = 2;
+        for (const auto* i : u)
+            flops *= local_ext(*i);
     }
     while (live.size() > 1) {
         double best = -1;

@@ -131,6 +131,16 @@ public:
 
     std::pair<const_iterator, bool> insert(const T& x) {
         if (items_.capacity() == 0) items_.reserve(kFirstCapacity);
+        if (items_.size() <= kScanLimit) {
+            // Equality first (cheap, and most inserts of a small set find the item), then
+            // the place in order.
+            for (auto it = items_.begin(); it != items_.end(); ++it)
+                if (FlatOrder<T>::equal(*it, x)) return {it, false};
+            auto it = items_.begin();
+            while (it != items_.end() && FlatOrder<T>::less(*it, x))
+                ++it;
+            return {items_.insert(it, x), true};
+        }
         auto it = std::lower_bound(items_.begin(), items_.end(), x, FlatOrder<T>::less);
         if (it != items_.end() && FlatOrder<T>::equal(*it, x)) return {it, false};
         return {items_.insert(it, x), true};
