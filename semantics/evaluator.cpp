@@ -15,6 +15,11 @@ namespace shardscope::semantics::detail {
 namespace {
 
 /// The concatenation of `parts` in one allocation (a chain of `+` makes one per step).
+/// `i` as written (`d'`); an unprimed index is its name, without building it again.
+std::string text_of(const IndexId& i) {
+    return i.primes == 0 ? i.name : i.text();
+}
+
 template <class... S>
 std::string cat(const S&... parts) {
     std::string out;
@@ -130,8 +135,18 @@ TensorLayout Evaluator::layout(const Value& v) const {
     }
     const auto axes = ctx_.mesh.axes.size();
     t.placements.reserve(axes);
-    for (std::size_t k = 0; k < axes; ++k)
-        t.placements.push_back(v.placement(static_cast<int>(k)));
+    for (std::size_t k = 0; k < axes; ++k) {
+        // Value::placement, built in place.
+        auto& p = t.placements.emplace_back();
+        if (auto it = v.partial.find(static_cast<int>(k)); it != v.partial.end()) {
+            p.kind = Kind::Partial;
+            p.reduce = it->second;
+        } else if (const auto* i = v.sharded_index(static_cast<int>(k))) {
+            p.kind = Kind::Shard;
+            p.index = *i;
+            p.dim = v.dim_of(*i);
+        }
+    }
     return t;
 }
 
@@ -174,7 +189,7 @@ void Evaluator::add_collective(StepKind kind, int k, const Value& v, double grou
 
 void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
                                double group_bytes, double local, std::string reason) {
-    Step s;
+    Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
     s.mesh_axes = ks;
     s.tensor = v.name;
@@ -187,13 +202,11 @@ void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const 
         s.kind = StepKind::Slice;
         s.reason = std::string(step_kind_name(kind)) + " over " + axes_label(ks) +
                    ", which has size 1: nothing moves (" + reason + ")";
-        steps.push_back(std::move(s));
         return;
     }
     s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
     s.time_s = collective_time(kind, n, s.bytes_per_device, group_link(ctx_.links, ks));
     s.reason = std::move(reason);
-    steps.push_back(std::move(s));
 }
 
 std::string Evaluator::axes_label(const std::vector<int>& ks) const {
@@ -238,7 +251,7 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     case StepKind::ReduceScatter:
         add_collective(
             kind, ks, v, local, local,
-            cat("reduce-scatter ", v.name, " over ", label, " onto ", to->text(), ": ", why));
+            cat("reduce-scatter ", v.name, " over ", label, " onto ", text_of(*to), ": ", why));
         steps.back().to_index = *to;
         for (int k : ks) {
             v.partial.erase(k);
@@ -248,15 +261,15 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     case StepKind::AllGather:
         add_collective(
             kind, ks, v, local * static_cast<double>(n), local,
-            cat("all-gather ", v.name, " over ", label, " (unshard ", from->text(), "): ", why));
+            cat("all-gather ", v.name, " over ", label, " (unshard ", text_of(*from), "): ", why));
         steps.back().from_index = *from;
         for (int k : ks)
             v.unshard(k);
         break;
     default:
         add_collective(StepKind::AllToAll, ks, v, local, local,
-                       cat("all-to-all ", v.name, " over ", label, " (", from->text(), " -> ",
-                           to->text(), "): ", why));
+                       cat("all-to-all ", v.name, " over ", label, " (", text_of(*from), " -> ",
+                           text_of(*to), "): ", why));
         steps.back().from_index = *from;
         steps.back().to_index = *to;
         for (int k : ks) {
@@ -270,7 +283,7 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
 
 void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
                           double flops, double bytes_moved, bool matrix) {
-    Step s;
+    Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
     s.tensor = v.name;
     s.detail = std::move(detail);
@@ -278,7 +291,6 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
     s.reason = std::move(reason);
     if (kind == StepKind::Compute)
         s.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
-    steps.push_back(std::move(s));
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
@@ -500,6 +512,15 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
+        // The placements are built (with their words) only where one of the checks fails.
+        const auto fp = have.partial.find(k);
+        const auto tp = want.partial.find(k);
+        const IndexId* fs = fp == have.partial.end() ? have.sharded_index(k) : nullptr;
+        const IndexId* ts = tp == want.partial.end() ? want.sharded_index(k) : nullptr;
+        const bool fails =
+            (fp != have.partial.end() && tp != want.partial.end() && fp->second != tp->second) ||
+            (ts && !have.has(*ts)) || (fs && tp != want.partial.end());
+        if (!fails) continue;
         const auto from = have.placement(k);
         const auto to = want.placement(k);
         if (from.kind == Kind::Partial && to.kind == Kind::Partial && from.reduce != to.reduce) {
@@ -803,8 +824,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     Value out;
     out.name = temp_name();
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    out.dims.reserve(order.size());
     for (const auto& i : order)
-        if (outside.count(i)) out.dims.push_back({{i}, i.text()});
+        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
     // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
     // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
     for (const auto& i : order) {
@@ -1373,7 +1395,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
         for (const auto& d : v.dims)
             for (const auto& i : d.parts)
                 if (seen.insert(i).second) {
-                    out.dims.push_back({{i}, i.text()});
+                    out.dims.push_back({{i}, text_of(i)});
                     if (auto it = v.sharding.find(i); it != v.sharding.end())
                         out.sharding[i] = it->second;
                 }
@@ -1449,7 +1471,7 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
             }
         }
         if (!nd.parts.empty()) {
-            nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
+            nd.text = nd.parts.size() == 1 ? text_of(nd.parts[0]) : d.text;
             out.dims.push_back(std::move(nd));
         }
     }
