@@ -288,8 +288,8 @@ private:
 
     ast::Dimension dimension(const Node& n) const {
         ast::Dimension d;
-        d.range = range(n);
         if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
+            d.range = range(n);
             d.grouped = true;
             d.parts.reserve(n.children.size());
             for (const auto& c : n.children)
@@ -297,6 +297,7 @@ private:
         } else {
             d.parts.reserve(1);
             d.parts.push_back(index(n));
+            d.range = d.parts.back().range; // the same node
         }
         return d;
     }
@@ -382,7 +383,11 @@ private:
         }
         if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n);
         if (n.is_type<g::number>()) return ast::Expr{ast::Number{n.string()}, range(n)};
-        if (n.is_type<g::tensor_ref>()) return ast::Expr{tensor_ref(n), range(n)};
+        if (n.is_type<g::tensor_ref>()) {
+            auto t = tensor_ref(n);
+            const auto at = t.range; // the same node
+            return ast::Expr{std::move(t), at};
+        }
         if (n.is_type<g::paren>()) return expr(*n.children.front());
         if (n.is_type<g::frac>()) {
             return ast::Expr{ast::Quotient{expr(*n.children.at(0)), expr(*n.children.at(1))},

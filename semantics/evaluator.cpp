@@ -101,6 +101,11 @@ double Evaluator::local_elements(const Value& v) const {
 
 TensorLayout Evaluator::layout(const Value& v) const {
     TensorLayout t;
+    layout_into(v, t);
+    return t;
+}
+
+void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
     t.tensor = v.name;
     const auto dims = v.dims.size();
     t.indices.reserve(dims);
@@ -147,11 +152,15 @@ TensorLayout Evaluator::layout(const Value& v) const {
             p.dim = v.dim_of(*i);
         }
     }
-    return t;
 }
 
 int Evaluator::new_value(const Value& v, std::string load, std::string constant) {
-    if (report_) values.push_back({layout(v), std::move(load), std::move(constant)});
+    if (report_) {
+        auto& info = values.emplace_back(); // built in place: a layout is large
+        layout_into(v, info.layout);
+        info.load = std::move(load);
+        info.constant = std::move(constant);
+    }
     return value_count_++;
 }
 

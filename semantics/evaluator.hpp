@@ -62,6 +62,8 @@ public:
     double local_bytes(const Value& v) const { return local_elements(v) * v.elem_bytes; }
 
     TensorLayout layout(const Value& v) const;
+    /// The same into `t`, which is empty.
+    void layout_into(const Value& v, TensorLayout& t) const;
 
     // ---- the data flow ----------------------------------------------------------------------
 

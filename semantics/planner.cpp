@@ -111,13 +111,13 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // The plan: alternatives off, cheapest fix.
     // An implied statement (computable as written) keeps the plan its notation implies;
     // a statement that needs a fix gets the cheapest legal plan of all.
-    const Outcome* best = nullptr;
+    Outcome* best = nullptr;
     // Under --strict the plan is the statement as written, errors and all.
     const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
     if (implied || ctx.strict) {
         best = &outcomes.front();
     } else {
-        for (const auto& o : outcomes)
+        for (auto& o : outcomes)
             if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
     }
     // Report on the best run (or the first, to explain the failure).
@@ -128,7 +128,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         final_ev.emplace(std::move(*first_ev));
         result = std::move(first_result);
         chain_cols = std::move(first_chain_cols);
-        diagnostics.insert(diagnostics.end(), first_diags.begin(), first_diags.end());
+        diagnostics.insert(diagnostics.end(), std::make_move_iterator(first_diags.begin()),
+                           std::make_move_iterator(first_diags.end()));
     } else {
         final_ev.emplace(ctx, defined, best->choices, true);
         result =
@@ -146,14 +147,14 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.operands = std::move(ev.operands);
     sp.values = std::move(ev.values);
     sp.result_value = ev.result_id;
-    sp.collectives = best->collectives;
+    sp.collectives = std::move(best->collectives); // best is no alternative of itself
     sp.chosen = ev.fixed_up;
     for (const auto& st : sp.steps) {
         sp.cost.time_s += st.time_s;
         sp.cost.flops_per_device += st.flops_per_device;
         sp.cost.comm_bytes_per_device += st.bytes_per_device;
     }
-    sp.result = ev.layout(*result);
+    ev.layout_into(*result, sp.result);
     double memory = ev.local_bytes(*result);
     for (const auto& op : sp.operands) {
         double elems = 1;
