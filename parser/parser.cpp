@@ -363,6 +363,17 @@ private:
 
     ast::Expr expr(const Node& n) const {
         if (is_expr_node(n)) {
+            // One term without a sign (most expressions): the term itself, no Sum to unwrap.
+            std::size_t terms = 0;
+            bool plain = true;
+            for (const auto& c : n.children) {
+                if (c->is_type<g::neg_sign>() || c->is_type<g::add_op>() || terms) {
+                    plain = false;
+                    break;
+                }
+                ++terms;
+            }
+            if (plain && terms == 1) return expr(*n.children.front());
             ast::Sum sum;
             bool negate_next = false;
             bool leading_sign = false;
@@ -399,6 +410,29 @@ private:
 
     /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
     ast::Expr term(const Node& n) const {
+        // Without a division (most terms): one factor, or the product of all of them, built
+        // at once (the fold below gives the same tree).
+        std::size_t factors = 0;
+        bool divides = false;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::div_op>()) divides = true;
+            if (!c->is_type<g::mul_op>() && !c->is_type<g::div_op>()) ++factors;
+        }
+        if (!divides && factors >= 1) {
+            if (factors == 1) {
+                for (const auto& c : n.children)
+                    if (!c->is_type<g::mul_op>()) {
+                        auto e = expr(*c);
+                        e.range = range(n);
+                        return e;
+                    }
+            }
+            ast::Product p;
+            p.factors.reserve(factors);
+            for (const auto& c : n.children)
+                if (!c->is_type<g::mul_op>()) p.factors.push_back(expr(*c));
+            return ast::Expr{std::move(p), range(n)};
+        }
         std::optional<ast::Expr> acc;
         bool acc_is_open_product = false; // a product built here (not one from parentheses)
         bool divide_next = false;
