@@ -673,10 +673,12 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
         return std::holds_alternative<ast::TensorRef>(x.node) ||
                std::holds_alternative<ast::Number>(x.node);
     };
-    const bool all_leaves = std::all_of(operands.begin(), operands.end(), leaf);
-    std::vector<IndexSet> idx(all_leaves ? 0 : operands.size());
+    const auto non_leaves = static_cast<std::size_t>(std::count_if(
+        operands.begin(), operands.end(), [&](const ast::Expr& x) { return !leaf(x); }));
+    std::vector<IndexSet> idx(non_leaves == 0 ? 0 : operands.size());
+    // Operand i's indices are read only by the other operands that are no leaves.
     for (std::size_t i = 0; i < idx.size(); ++i)
-        collect(operands[i], idx[i]);
+        if (non_leaves - (leaf(operands[i]) ? 0 : 1) > 0) collect(operands[i], idx[i]);
     std::vector<Value> ops;
     ops.reserve(operands.size());
     for (std::size_t i = 0; i < operands.size(); ++i) {
