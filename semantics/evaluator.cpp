@@ -1067,10 +1067,12 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     const auto kind = ctx_.function_kind(c.function);
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     const auto elems = local_elements(v);
+    const auto steps_at_elems = steps.size(); // no step since: `v` is as `elems` counted it
     // The result takes over the argument's layout (`v` is not used after it).
     auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
         const int in = v.id;
-        const double moved = 2 * local_bytes(v);
+        const double moved =
+            2 * (steps.size() == steps_at_elems ? elems * v.elem_bytes : local_bytes(v));
         Value out = std::move(v);
         out.name = temp_name();
         add_local(StepKind::Compute, out, report_ ? detail : std::string(),
