@@ -166,7 +166,7 @@ int Evaluator::new_value(const Value& v, std::string load, std::string constant)
 
 void Evaluator::flow(int in, Value& v) {
     auto& s = steps.back();
-    s.inputs = {in};
+    if (report_) s.inputs = {in}; // the data flow serves only the reported plan
     v.id = new_value(v);
     s.output = v.id;
 }
@@ -1492,9 +1492,10 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
 }
 
 void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::SourceRange& at) {
-    IndexSet gone;
-    for (const auto& i : v.indices())
-        if (!keep.count(i)) gone.insert(i);
+    IndexSet gone; // a value's indices are distinct: no set of them first
+    for (const auto& d : v.dims)
+        for (const auto& i : d.parts)
+            if (!keep.count(i)) gone.insert(i);
     if (gone.empty()) return;
     // A sum over a partial max is no partial max: reduce it first.
     const int axes = static_cast<int>(ctx_.mesh.axes.size());

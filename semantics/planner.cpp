@@ -28,10 +28,13 @@ std::vector<std::string> moves_of(const std::vector<Step>& steps) {
     std::vector<std::string> key;
     for (const auto& st : steps)
         if (is_collective(st.kind)) {
-            std::string axes;
-            for (int k : st.mesh_axes)
-                axes += "," + std::to_string(k);
-            key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
+            auto& k = key.emplace_back(step_kind_name(st.kind));
+            for (int axis : st.mesh_axes) {
+                k += ',';
+                k += std::to_string(axis);
+            }
+            k += ' ';
+            k += st.tensor;
         }
     return key;
 }
