@@ -174,9 +174,15 @@ void Evaluator::flow(int in, Value& v) {
 Step& Evaluator::compute(OpKind op, std::vector<int> ins, Value& out) {
     auto& s = steps.back();
     s.op = op;
-    s.inputs = std::move(ins);
+    if (report_) s.inputs = std::move(ins); // the data flow serves only the reported plan
     out.id = new_value(out);
     s.output = out.id;
+    return s;
+}
+
+Step& Evaluator::compute(OpKind op, int in, Value& out) {
+    auto& s = compute(op, std::vector<int>{}, out);
+    if (report_) s.inputs = {in};
     return s;
 }
 
@@ -640,7 +646,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             add_local(StepKind::Compute, have, "keep one copy",
                       "R -> P on " + ctx_.axis_label(k) +
                           ": keep one device's copy, zero the others (local)");
-            compute(OpKind::KeepOne, {in}, have).mesh_axes = {k};
+            compute(OpKind::KeepOne, in, have).mesh_axes = {k};
             break;
         }
         case MoveKind::Permute: {
@@ -1046,7 +1052,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     moved += local_bytes(out);
     add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
-    compute(OpKind::Einsum, ids_of(ops), out);
+    compute(OpKind::Einsum, report_ ? ids_of(ops) : std::vector<int>{}, out);
     return out;
 }
 
@@ -1077,7 +1083,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         out.name = temp_name();
         add_local(StepKind::Compute, out, report_ ? detail : std::string(),
                   report_ ? cat(c.function, " (local)") : std::string(), elems, moved);
-        auto& s = compute(op, {in}, out);
+        auto& s = compute(op, in, out);
         s.function = c.function;
         if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
         return out;
@@ -1137,7 +1143,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         Value out = without(v, gone, op);
         add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
                   local_bytes(v));
-        compute(OpKind::Reduce, {v.id}, out).function = c.function;
+        compute(OpKind::Reduce, v.id, out).function = c.function;
         return out;
     }
     case ast::FunctionKind::Softmax: {
@@ -1202,7 +1208,7 @@ Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
     Value out = without(v, gone, "sum");
     add_local(StepKind::Compute, out, "sum " + i.text(), "sum over the local chunk of " + i.text(),
               elems, local_bytes(v));
-    compute(OpKind::Reduce, {v.id}, out).function = "sum";
+    compute(OpKind::Reduce, v.id, out).function = "sum";
     return out;
 }
 
@@ -1421,8 +1427,9 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     add_local(StepKind::Compute, out, quotient ? "divide" : "add", "elementwise (local)",
               local_elements(out), moved + local_bytes(out));
     negated.resize(ops.size(), false);
-    compute(quotient ? OpKind::Divide : OpKind::Add, ids_of(ops), out).negated =
-        quotient ? std::vector<bool>{} : negated;
+    compute(quotient ? OpKind::Divide : OpKind::Add, report_ ? ids_of(ops) : std::vector<int>{},
+            out)
+        .negated = quotient ? std::vector<bool>{} : negated;
     return out;
 }
 
@@ -1444,7 +1451,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
         out.name = temp_name();
         add_local(StepKind::Compute, out, "neg", "negation (local)", local_elements(out),
                   2 * local_bytes(out));
-        compute(OpKind::Linear, {in}, out).function = "neg";
+        compute(OpKind::Linear, in, out).function = "neg";
         return out;
     }
     return combine(*ops, false, e.range, s.negated);
@@ -1512,7 +1519,7 @@ void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::Sour
     v = std::move(out);
     add_local(StepKind::Compute, v, "sum " + names,
               "sum over " + names + " (absent from the left-hand side)", elems, bytes);
-    compute(OpKind::Reduce, {in}, v).function = "sum";
+    compute(OpKind::Reduce, in, v).function = "sum";
 }
 
 std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::SourceRange& at) {
