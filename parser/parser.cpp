@@ -288,13 +288,16 @@ private:
 
     ast::Dimension dimension(const Node& n) const {
         ast::Dimension d;
-        d.range = range(n);
         if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
+            d.range = range(n);
             d.grouped = true;
+            d.parts.reserve(n.children.size());
             for (const auto& c : n.children)
                 d.parts.push_back(index(*c));
         } else {
+            d.parts.reserve(1);
             d.parts.push_back(index(n));
+            d.range = d.parts.back().range; // the same node
         }
         return d;
     }
@@ -330,6 +333,7 @@ private:
                     c->is_type<g::label_unicode>() ? script_digits(c->string_view()) : c->string();
             } else if (c->is_type<g::sub_list>()) {
                 t.style = ast::IndexStyle::Subscript;
+                t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
                     t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_index>()) {
@@ -337,6 +341,7 @@ private:
                 t.dims.push_back(dimension(*c));
             } else if (c->is_type<g::bracket_list>()) {
                 t.style = ast::IndexStyle::Bracket;
+                t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
                     t.dims.push_back(dimension(*d));
             } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||
@@ -358,6 +363,17 @@ private:
 
     ast::Expr expr(const Node& n) const {
         if (is_expr_node(n)) {
+            // One term without a sign (most expressions): the term itself, no Sum to unwrap.
+            std::size_t terms = 0;
+            bool plain = true;
+            for (const auto& c : n.children) {
+                if (c->is_type<g::neg_sign>() || c->is_type<g::add_op>() || terms) {
+                    plain = false;
+                    break;
+                }
+                ++terms;
+            }
+            if (plain && terms == 1) return expr(*n.children.front());
             ast::Sum sum;
             bool negate_next = false;
             bool leading_sign = false;
@@ -378,7 +394,11 @@ private:
         }
         if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n);
         if (n.is_type<g::number>()) return ast::Expr{ast::Number{n.string()}, range(n)};
-        if (n.is_type<g::tensor_ref>()) return ast::Expr{tensor_ref(n), range(n)};
+        if (n.is_type<g::tensor_ref>()) {
+            auto t = tensor_ref(n);
+            const auto at = t.range; // the same node
+            return ast::Expr{std::move(t), at};
+        }
         if (n.is_type<g::paren>()) return expr(*n.children.front());
         if (n.is_type<g::frac>()) {
             return ast::Expr{ast::Quotient{expr(*n.children.at(0)), expr(*n.children.at(1))},
@@ -390,6 +410,29 @@ private:
 
     /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
     ast::Expr term(const Node& n) const {
+        // Without a division (most terms): one factor, or the product of all of them, built
+        // at once (the fold below gives the same tree).
+        std::size_t factors = 0;
+        bool divides = false;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::div_op>()) divides = true;
+            if (!c->is_type<g::mul_op>() && !c->is_type<g::div_op>()) ++factors;
+        }
+        if (!divides && factors >= 1) {
+            if (factors == 1) {
+                for (const auto& c : n.children)
+                    if (!c->is_type<g::mul_op>()) {
+                        auto e = expr(*c);
+                        e.range = range(n);
+                        return e;
+                    }
+            }
+            ast::Product p;
+            p.factors.reserve(factors);
+            for (const auto& c : n.children)
+                if (!c->is_type<g::mul_op>()) p.factors.push_back(expr(*c));
+            return ast::Expr{std::move(p), range(n)};
+        }
         std::optional<ast::Expr> acc;
         bool acc_is_open_product = false; // a product built here (not one from parentheses)
         bool divide_next = false;

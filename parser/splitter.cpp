@@ -1,5 +1,6 @@
 #include "splitter.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace shardscope::parser {
@@ -17,8 +18,25 @@ static std::string trim(std::string_view s) {
     return std::string(s.substr(b, e - b));
 }
 
+namespace {
+
+/// The bytes the splitter acts on; every other byte is skipped in a tight loop.
+struct Special {
+    bool at[256] = {};
+    constexpr Special() {
+        for (unsigned char c : {'\n', ';', '#', '%', '{', '}', '\\'})
+            at[c] = true;
+    }
+};
+constexpr Special kSpecial;
+
+} // namespace
+
 std::vector<Piece> split_statements(std::string_view s) {
     std::vector<Piece> out;
+    // A statement and a line end per line, typically: one allocation instead of a doubling
+    // series of moves.
+    out.reserve(2 * static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) + 2);
     std::size_t start = 0; // start of the current statement
     int depth = 0;         // brace depth: separators inside braces belong to the statement
     auto end_statement = [&](std::size_t at) {
@@ -26,6 +44,9 @@ std::vector<Piece> split_statements(std::string_view s) {
     };
     std::size_t i = 0;
     while (i < s.size()) {
+        while (i < s.size() && !kSpecial.at[static_cast<unsigned char>(s[i])])
+            ++i;
+        if (i == s.size()) break;
         const char c = s[i];
         if (c == '\n') {
             end_statement(i);

@@ -8,8 +8,27 @@
 #include "parser/visit.hpp"
 
 #include <functional>
+#include <string_view>
 
 namespace shardscope::semantics::detail {
+
+namespace {
+
+/// The concatenation of `parts` in one allocation (a chain of `+` makes one per step).
+/// `i` as written (`d'`); an unprimed index is its name, without building it again.
+std::string text_of(const IndexId& i) {
+    return i.primes == 0 ? i.name : i.text();
+}
+
+template <class... S>
+std::string cat(const S&... parts) {
+    std::string out;
+    out.reserve((std::string_view(parts).size() + ...));
+    (out.append(std::string_view(parts)), ...);
+    return out;
+}
+
+} // namespace
 
 void Evaluator::error(std::string code, const ast::SourceRange& r, std::string msg,
                       std::string fix) {
@@ -50,15 +69,24 @@ std::int64_t Evaluator::global_extent(const Dim& d) const {
 }
 
 std::int64_t Evaluator::split_count(const Value& v, const IndexId& i) const {
-    std::int64_t n = 1;
-    if (auto it = v.sharding.find(i); it != v.sharding.end())
-        for (int k : it->second)
-            n *= ctx_.axis_size(k);
-    return n;
+    // The sharding holds an entry or two: a scan compares fewer names than a binary search.
+    for (const auto& [j, axes] : v.sharding)
+        if (FlatOrder<IndexId>::equal(j, i)) {
+            std::int64_t n = 1;
+            for (int k : axes)
+                n *= ctx_.axis_size(k);
+            return n;
+        }
+    return 1;
 }
 
 std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
     std::int64_t n = 1;
+    if (v.sharding.empty()) {
+        for (const auto& p : d.parts)
+            n = sat_mul(n, ctx_.range(p));
+        return n;
+    }
     for (const auto& p : d.parts)
         n = sat_mul(n, ceil_div(ctx_.range(p), split_count(v, p)));
     return n;
@@ -73,6 +101,11 @@ double Evaluator::local_elements(const Value& v) const {
 
 TensorLayout Evaluator::layout(const Value& v) const {
     TensorLayout t;
+    layout_into(v, t);
+    return t;
+}
+
+void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
     t.tensor = v.name;
     const auto dims = v.dims.size();
     t.indices.reserve(dims);
@@ -107,19 +140,33 @@ TensorLayout Evaluator::layout(const Value& v) const {
     }
     const auto axes = ctx_.mesh.axes.size();
     t.placements.reserve(axes);
-    for (std::size_t k = 0; k < axes; ++k)
-        t.placements.push_back(v.placement(static_cast<int>(k)));
-    return t;
+    for (std::size_t k = 0; k < axes; ++k) {
+        // Value::placement, built in place.
+        auto& p = t.placements.emplace_back();
+        if (auto it = v.partial.find(static_cast<int>(k)); it != v.partial.end()) {
+            p.kind = Kind::Partial;
+            p.reduce = it->second;
+        } else if (const auto* i = v.sharded_index(static_cast<int>(k))) {
+            p.kind = Kind::Shard;
+            p.index = *i;
+            p.dim = v.dim_of(*i);
+        }
+    }
 }
 
 int Evaluator::new_value(const Value& v, std::string load, std::string constant) {
-    if (report_) values.push_back({layout(v), std::move(load), std::move(constant)});
+    if (report_) {
+        auto& info = values.emplace_back(); // built in place: a layout is large
+        layout_into(v, info.layout);
+        info.load = std::move(load);
+        info.constant = std::move(constant);
+    }
     return value_count_++;
 }
 
 void Evaluator::flow(int in, Value& v) {
     auto& s = steps.back();
-    s.inputs = {in};
+    if (report_) s.inputs = {in}; // the data flow serves only the reported plan
     v.id = new_value(v);
     s.output = v.id;
 }
@@ -127,9 +174,15 @@ void Evaluator::flow(int in, Value& v) {
 Step& Evaluator::compute(OpKind op, std::vector<int> ins, Value& out) {
     auto& s = steps.back();
     s.op = op;
-    s.inputs = std::move(ins);
+    if (report_) s.inputs = std::move(ins); // the data flow serves only the reported plan
     out.id = new_value(out);
     s.output = out.id;
+    return s;
+}
+
+Step& Evaluator::compute(OpKind op, int in, Value& out) {
+    auto& s = compute(op, std::vector<int>{}, out);
+    if (report_) s.inputs = {in};
     return s;
 }
 
@@ -151,7 +204,7 @@ void Evaluator::add_collective(StepKind kind, int k, const Value& v, double grou
 
 void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
                                double group_bytes, double local, std::string reason) {
-    Step s;
+    Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
     s.mesh_axes = ks;
     s.tensor = v.name;
@@ -164,13 +217,11 @@ void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const 
         s.kind = StepKind::Slice;
         s.reason = std::string(step_kind_name(kind)) + " over " + axes_label(ks) +
                    ", which has size 1: nothing moves (" + reason + ")";
-        steps.push_back(std::move(s));
         return;
     }
     s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
     s.time_s = collective_time(kind, n, s.bytes_per_device, group_link(ctx_.links, ks));
     s.reason = std::move(reason);
-    steps.push_back(std::move(s));
 }
 
 std::string Evaluator::axes_label(const std::vector<int>& ks) const {
@@ -203,17 +254,19 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     std::int64_t n = 1;
     for (int k : ks)
         n *= ctx_.axis_size(k);
-    const std::string over = " over " + axes_label(ks);
+    const std::string label = axes_label(ks);
     switch (kind) {
     case StepKind::AllReduce:
-        add_collective(kind, ks, v, local, local,
-                       "all-reduce " + v.name + over + " (" + v.partial[ks.front()] + "): " + why);
+        add_collective(
+            kind, ks, v, local, local,
+            cat("all-reduce ", v.name, " over ", label, " (", v.partial[ks.front()], "): ", why));
         for (int k : ks)
             v.partial.erase(k);
         break;
     case StepKind::ReduceScatter:
-        add_collective(kind, ks, v, local, local,
-                       "reduce-scatter " + v.name + over + " onto " + to->text() + ": " + why);
+        add_collective(
+            kind, ks, v, local, local,
+            cat("reduce-scatter ", v.name, " over ", label, " onto ", text_of(*to), ": ", why));
         steps.back().to_index = *to;
         for (int k : ks) {
             v.partial.erase(k);
@@ -221,16 +274,17 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
         }
         break;
     case StepKind::AllGather:
-        add_collective(kind, ks, v, local * static_cast<double>(n), local,
-                       "all-gather " + v.name + over + " (unshard " + from->text() + "): " + why);
+        add_collective(
+            kind, ks, v, local * static_cast<double>(n), local,
+            cat("all-gather ", v.name, " over ", label, " (unshard ", text_of(*from), "): ", why));
         steps.back().from_index = *from;
         for (int k : ks)
             v.unshard(k);
         break;
     default:
         add_collective(StepKind::AllToAll, ks, v, local, local,
-                       "all-to-all " + v.name + over + " (" + from->text() + " -> " + to->text() +
-                           "): " + why);
+                       cat("all-to-all ", v.name, " over ", label, " (", text_of(*from), " -> ",
+                           text_of(*to), "): ", why));
         steps.back().from_index = *from;
         steps.back().to_index = *to;
         for (int k : ks) {
@@ -244,7 +298,7 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
 
 void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
                           double flops, double bytes_moved, bool matrix) {
-    Step s;
+    Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
     s.tensor = v.name;
     s.detail = std::move(detail);
@@ -252,7 +306,6 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
     s.reason = std::move(reason);
     if (kind == StepKind::Compute)
         s.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
-    steps.push_back(std::move(s));
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
@@ -306,9 +359,11 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
 void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why) {
     const int in = v.id;
     v.sharding[i].push_back(k);
+    // A local step's words serve only the reported plan (the search reads collectives').
     add_local(StepKind::Slice, v, {},
-              "slice " + v.name + " locally along " + i.text() + " over " + ctx_.axis_label(k) +
-                  ": " + why);
+              report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
+                            ctx_.axis_label(k), ": ", why)
+                      : std::string());
     steps.back().to_index = i;
     flow(in, v);
 }
@@ -418,9 +473,12 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
         }
         if (!same_extents(r, *v, def, "used")) return std::nullopt;
         // The definition's layout, in this occurrence's index names (by position).
-        Value have = *v;
-        have.sharding.clear();
+        Value have; // *v without its sharding (replaced below)
+        have.name = v->name;
+        have.dims = v->dims;
         have.partial = def.partial;
+        have.elem_bytes = v->elem_bytes;
+        have.id = v->id;
         for (std::size_t d = 0; d < def.dims.size(); ++d) {
             const auto& dp = def.dims[d].parts;
             const auto& up = v->dims[d].parts;
@@ -469,6 +527,15 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
+        // The placements are built (with their words) only where one of the checks fails.
+        const auto fp = have.partial.find(k);
+        const auto tp = want.partial.find(k);
+        const IndexId* fs = fp == have.partial.end() ? have.sharded_index(k) : nullptr;
+        const IndexId* ts = tp == want.partial.end() ? want.sharded_index(k) : nullptr;
+        const bool fails =
+            (fp != have.partial.end() && tp != want.partial.end() && fp->second != tp->second) ||
+            (ts && !have.has(*ts)) || (fs && tp != want.partial.end());
+        if (!fails) continue;
         const auto from = have.placement(k);
         const auto to = want.placement(k);
         if (from.kind == Kind::Partial && to.kind == Kind::Partial && from.reduce != to.reduce) {
@@ -496,18 +563,25 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     }
     // The problem in the search's terms: atoms in storage order, axes and partials.
     std::vector<IndexId> atoms;
+    std::size_t atom_count = 0;
+    for (const auto& d : have.dims)
+        atom_count += d.parts.size();
+    atoms.reserve(atom_count);
     for (const auto& d : have.dims)
         atoms.insert(atoms.end(), d.parts.begin(), d.parts.end());
     RedistributionProblem p;
+    p.axis_sizes.reserve(static_cast<std::size_t>(axes));
     for (const auto& a : ctx_.mesh.axes)
         p.axis_sizes.push_back(a.size);
     p.devices = ctx_.mesh.devices;
     p.links = ctx_.links;
     p.elem_bytes = have.elem_bytes;
+    p.extents.reserve(atom_count);
     for (const auto& i : atoms)
         p.extents.push_back(ctx_.range(i));
     auto state_of = [&](const Value& v) {
         LayoutState s;
+        s.axes.reserve(atom_count);
         for (const auto& i : atoms) {
             auto it = v.sharding.find(i);
             s.axes.push_back(it == v.sharding.end() ? std::vector<int>{} : it->second.to_vector());
@@ -572,7 +646,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             add_local(StepKind::Compute, have, "keep one copy",
                       "R -> P on " + ctx_.axis_label(k) +
                           ": keep one device's copy, zero the others (local)");
-            compute(OpKind::KeepOne, {in}, have).mesh_axes = {k};
+            compute(OpKind::KeepOne, in, have).mesh_axes = {k};
             break;
         }
         case MoveKind::Permute: {
@@ -605,10 +679,12 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
         return std::holds_alternative<ast::TensorRef>(x.node) ||
                std::holds_alternative<ast::Number>(x.node);
     };
-    const bool all_leaves = std::all_of(operands.begin(), operands.end(), leaf);
-    std::vector<IndexSet> idx(all_leaves ? 0 : operands.size());
+    const auto non_leaves = static_cast<std::size_t>(std::count_if(
+        operands.begin(), operands.end(), [&](const ast::Expr& x) { return !leaf(x); }));
+    std::vector<IndexSet> idx(non_leaves == 0 ? 0 : operands.size());
+    // Operand i's indices are read only by the other operands that are no leaves.
     for (std::size_t i = 0; i < idx.size(); ++i)
-        collect(operands[i], idx[i]);
+        if (non_leaves - (leaf(operands[i]) ? 0 : 1) > 0) collect(operands[i], idx[i]);
     std::vector<Value> ops;
     ops.reserve(operands.size());
     for (std::size_t i = 0; i < operands.size(); ++i) {
@@ -674,6 +750,17 @@ void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRa
 
 void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                        const char* what) {
+    // Most products shard one index per axis, or none: nothing to keep then.
+    const IndexId* first = nullptr;
+    bool several = false;
+    for (const auto& v : ops)
+        if (const auto* i = v.sharded_index(k)) {
+            if (!first)
+                first = i;
+            else if (!FlatOrder<IndexId>::equal(*first, *i))
+                several = true;
+        }
+    if (!several) return;
     std::vector<IndexId> distinct;
     for (const auto& v : ops)
         if (auto i = v.sharded_index(k);
@@ -713,9 +800,12 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             partial_max_needs_reduction(ops[o], k, at, "a product");
         }
         // Rule 4: a partial operand may meet only replicated operands.
+        bool any_partial = false;
+        for (const auto& v : ops)
+            any_partial = any_partial || v.partial.count(k) > 0;
         std::vector<std::size_t> partials;
         std::optional<IndexId> any_sharded;
-        for (std::size_t o = 0; o < ops.size(); ++o) {
+        for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
             if (ops[o].partial.count(k)) partials.push_back(o);
             if (auto i = ops[o].sharded_on(k)) any_sharded = i;
         }
@@ -751,29 +841,35 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     Value out;
     out.name = temp_name();
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    out.dims.reserve(order.size());
     for (const auto& i : order)
-        if (outside.count(i)) out.dims.push_back({{i}, i.text()});
+        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
     // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
     // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
     for (const auto& i : order) {
-        std::vector<AxisList> lists;
+        // The distinct lists, as pointers into the operands' shardings (read before any
+        // gather below changes them).
+        SmallVec<const AxisList*, 8> lists;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
                 it != v.sharding.end() &&
-                std::find(lists.begin(), lists.end(), it->second) == lists.end())
-                lists.push_back(it->second);
+                std::none_of(lists.begin(), lists.end(),
+                             [&](const AxisList* l) { return *l == it->second; }))
+                lists.push_back(&it->second);
+        if (lists.size() < 2) continue; // one list (or none) agrees with itself
         auto is_prefix = [](const AxisList& a, const AxisList& b) {
             return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
         };
         AxisList target;
-        for (const auto& l : lists)
-            if (l.size() > target.size()) target = l;
+        for (const auto* l : lists)
+            if (l->size() > target.size()) target = *l;
         bool agree = true;
-        for (const auto& l : lists)
-            agree &= is_prefix(l, target);
+        for (const auto* l : lists)
+            agree &= is_prefix(*l, target);
         if (!agree) {
             fixed_up = true;
-            target = lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
+            target =
+                *lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
             for (auto& v : ops) {
                 auto it = v.sharding.find(i);
                 if (it == v.sharding.end()) continue;
@@ -794,9 +890,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
     for (int k = 0; k < axes; ++k) {
-        std::optional<IndexId> sharded;
+        const IndexId* sharded = nullptr; // valid until a gather below
         for (const auto& v : ops)
-            if (auto i = v.sharded_on(k)) sharded = i;
+            if (const auto* i = v.sharded_index(k)) sharded = i;
         for (const auto& v : ops)
             if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
         if (!sharded) continue;
@@ -805,10 +901,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             // Contraction over a sharded index: P(sum). Gathering first is the alternative.
             const int c = choose(2, true);
             if (c == 1) {
+                const auto why = "alternative: gather before contracting " + sharded->text();
                 for (auto& v : ops)
-                    if (v.sharded_index(k))
-                        all_gather(v, k,
-                                   "alternative: gather before contracting " + sharded->text());
+                    if (v.sharded_index(k)) all_gather(v, k, why);
                 continue;
             }
             out.partial[k] = "sum";
@@ -841,8 +936,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                 const int in = v.id;
                 const int k = target[mine.size()];
                 add_local(StepKind::Slice, v, {},
-                          "slice " + v.name + " locally along " + i.text() + " over " +
-                              ctx_.axis_label(k) + " (free)");
+                          report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
+                                        ctx_.axis_label(k), " (free)")
+                                  : std::string());
                 steps.back().to_index = i;
                 mine.push_back(k);
                 flow(in, v);
@@ -855,9 +951,11 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     std::vector<IndexSet> live;
     // The equation in words only on the reporting run: the search reads costs, not words.
     std::string spec;
-    live.reserve(ops.size());
+    // Two operands (most products) are one pair, whose indices are `order`: no sets for them.
+    const bool one_pair = ops.size() == 2;
+    if (!one_pair) live.reserve(ops.size());
     for (const auto& v : ops) {
-        live.push_back(v.indices());
+        if (!one_pair) live.push_back(v.indices());
         moved += local_bytes(v);
         if (!report_) continue;
         if (!spec.empty()) spec += ", ";
@@ -878,7 +976,6 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     };
     // Each index's local extent once, and each pair's cost once (the merged operand's pairs
     // are recomputed): a product of n operands costs O(n^2) pair costs, not O(n^3).
-    // Two operands (most products) have one pair: nothing is cached for them.
     const std::size_t n = live.size();
     FlatMap<IndexId, double> ext;
     if (n > 2)
@@ -904,6 +1001,18 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             for (std::size_t b = a + 1; b < n; ++b)
                 cost[a * n + b] = pair_cost(live[a], live[b]);
         }
+    }
+    if (one_pair) {
+        // The pair's cost as pair_cost computes it: the extents multiplied in index order.
+        SmallVec<const IndexId*, 16> u;
+        for (const auto& i : order)
+            u.push_back(&i);
+        std::sort(u.begin(), u.end(), [](const IndexId* a, const IndexId* b) {
+            return FlatOrder<IndexId>::less(*a, *b);
+        });
+        flops = 2;
+        for (const auto* i : u)
+            flops *= local_ext(*i);
     }
     while (live.size() > 1) {
         double best = -1;
@@ -943,7 +1052,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     moved += local_bytes(out);
     add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
-    compute(OpKind::Einsum, ids_of(ops), out);
+    compute(OpKind::Einsum, report_ ? ids_of(ops) : std::vector<int>{}, out);
     return out;
 }
 
@@ -964,14 +1073,17 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     const auto kind = ctx_.function_kind(c.function);
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     const auto elems = local_elements(v);
+    const auto steps_at_elems = steps.size(); // no step since: `v` is as `elems` counted it
     // The result takes over the argument's layout (`v` is not used after it).
     auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
         const int in = v.id;
-        const double moved = 2 * local_bytes(v);
+        const double moved =
+            2 * (steps.size() == steps_at_elems ? elems * v.elem_bytes : local_bytes(v));
         Value out = std::move(v);
         out.name = temp_name();
-        add_local(StepKind::Compute, out, detail, c.function + " (local)", elems, moved);
-        auto& s = compute(op, {in}, out);
+        add_local(StepKind::Compute, out, report_ ? detail : std::string(),
+                  report_ ? cat(c.function, " (local)") : std::string(), elems, moved);
+        auto& s = compute(op, in, out);
         s.function = c.function;
         if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
         return out;
@@ -1031,7 +1143,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         Value out = without(v, gone, op);
         add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
                   local_bytes(v));
-        compute(OpKind::Reduce, {v.id}, out).function = c.function;
+        compute(OpKind::Reduce, v.id, out).function = c.function;
         return out;
     }
     case ast::FunctionKind::Softmax: {
@@ -1096,7 +1208,7 @@ Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
     Value out = without(v, gone, "sum");
     add_local(StepKind::Compute, out, "sum " + i.text(), "sum over the local chunk of " + i.text(),
               elems, local_bytes(v));
-    compute(OpKind::Reduce, {v.id}, out).function = "sum";
+    compute(OpKind::Reduce, v.id, out).function = "sum";
     return out;
 }
 
@@ -1302,7 +1414,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
         for (const auto& d : v.dims)
             for (const auto& i : d.parts)
                 if (seen.insert(i).second) {
-                    out.dims.push_back({{i}, i.text()});
+                    out.dims.push_back({{i}, text_of(i)});
                     if (auto it = v.sharding.find(i); it != v.sharding.end())
                         out.sharding[i] = it->second;
                 }
@@ -1315,8 +1427,9 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     add_local(StepKind::Compute, out, quotient ? "divide" : "add", "elementwise (local)",
               local_elements(out), moved + local_bytes(out));
     negated.resize(ops.size(), false);
-    compute(quotient ? OpKind::Divide : OpKind::Add, ids_of(ops), out).negated =
-        quotient ? std::vector<bool>{} : negated;
+    compute(quotient ? OpKind::Divide : OpKind::Add, report_ ? ids_of(ops) : std::vector<int>{},
+            out)
+        .negated = quotient ? std::vector<bool>{} : negated;
     return out;
 }
 
@@ -1338,7 +1451,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
         out.name = temp_name();
         add_local(StepKind::Compute, out, "neg", "negation (local)", local_elements(out),
                   2 * local_bytes(out));
-        compute(OpKind::Linear, {in}, out).function = "neg";
+        compute(OpKind::Linear, in, out).function = "neg";
         return out;
     }
     return combine(*ops, false, e.range, s.negated);
@@ -1378,7 +1491,7 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
             }
         }
         if (!nd.parts.empty()) {
-            nd.text = nd.parts.size() == 1 ? nd.parts[0].text() : d.text;
+            nd.text = nd.parts.size() == 1 ? text_of(nd.parts[0]) : d.text;
             out.dims.push_back(std::move(nd));
         }
     }
@@ -1386,9 +1499,10 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
 }
 
 void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::SourceRange& at) {
-    IndexSet gone;
-    for (const auto& i : v.indices())
-        if (!keep.count(i)) gone.insert(i);
+    IndexSet gone; // a value's indices are distinct: no set of them first
+    for (const auto& d : v.dims)
+        for (const auto& i : d.parts)
+            if (!keep.count(i)) gone.insert(i);
     if (gone.empty()) return;
     // A sum over a partial max is no partial max: reduce it first.
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
@@ -1405,7 +1519,7 @@ void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::Sour
     v = std::move(out);
     add_local(StepKind::Compute, v, "sum " + names,
               "sum over " + names + " (absent from the left-hand side)", elems, bytes);
-    compute(OpKind::Reduce, {in}, v).function = "sum";
+    compute(OpKind::Reduce, in, v).function = "sum";
 }
 
 std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::SourceRange& at) {

@@ -62,6 +62,8 @@ public:
     double local_bytes(const Value& v) const { return local_elements(v) * v.elem_bytes; }
 
     TensorLayout layout(const Value& v) const;
+    /// The same into `t`, which is empty.
+    void layout_into(const Value& v, TensorLayout& t) const;
 
     // ---- the data flow ----------------------------------------------------------------------
 
@@ -72,6 +74,8 @@ public:
     void flow(int in, Value& v);
     /// The last step computes `out` from `ins` with `op`.
     Step& compute(OpKind op, std::vector<int> ins, Value& out);
+    /// The same with one input.
+    Step& compute(OpKind op, int in, Value& out);
     /// A tensor occurrence of the statement, as its value was recorded (reporting runs only).
     void record_operand(const Value& v);
     static std::vector<int> ids_of(const std::vector<Value>& vs);

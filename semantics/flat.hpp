@@ -41,9 +41,18 @@ struct FlatOrder<IndexId> {
         return c < 0 || (c == 0 && a.primes < b.primes);
     }
     static bool equal(const IndexId& a, const IndexId& b) {
-        return a.primes == b.primes && compare_names(a.name, b.name) == 0;
+        if (a.primes != b.primes || a.name.size() != b.name.size()) return false;
+        const char* x = a.name.data();
+        const char* y = b.name.data();
+        for (std::size_t c = 0, n = a.name.size(); c < n; ++c)
+            if (x[c] != y[c]) return false;
+        return true;
     }
 };
+
+/// Sets and maps this small are searched from the front: a test for equality fails on the
+/// first byte or the length, where a binary search orders whole names.
+inline constexpr std::size_t kScanLimit = 8;
 
 template <typename K, typename V>
 class FlatMap {
@@ -61,10 +70,20 @@ public:
     void clear() { items_.clear(); }
 
     iterator find(const K& k) {
+        if (items_.size() <= kScanLimit) {
+            for (auto it = items_.begin(); it != items_.end(); ++it)
+                if (FlatOrder<K>::equal(it->first, k)) return it;
+            return items_.end();
+        }
         auto it = lower(k);
         return it != items_.end() && FlatOrder<K>::equal(it->first, k) ? it : items_.end();
     }
     const_iterator find(const K& k) const {
+        if (items_.size() <= kScanLimit) {
+            for (auto it = items_.begin(); it != items_.end(); ++it)
+                if (FlatOrder<K>::equal(it->first, k)) return it;
+            return items_.end();
+        }
         auto it =
             std::lower_bound(items_.begin(), items_.end(), k, [](const value_type& a, const K& b) {
                 return FlatOrder<K>::less(a.first, b);
@@ -112,6 +131,16 @@ public:
 
     std::pair<const_iterator, bool> insert(const T& x) {
         if (items_.capacity() == 0) items_.reserve(kFirstCapacity);
+        if (items_.size() <= kScanLimit) {
+            // Equality first (cheap, and most inserts of a small set find the item), then
+            // the place in order.
+            for (auto it = items_.begin(); it != items_.end(); ++it)
+                if (FlatOrder<T>::equal(*it, x)) return {it, false};
+            auto it = items_.begin();
+            while (it != items_.end() && FlatOrder<T>::less(*it, x))
+                ++it;
+            return {items_.insert(it, x), true};
+        }
         auto it = std::lower_bound(items_.begin(), items_.end(), x, FlatOrder<T>::less);
         if (it != items_.end() && FlatOrder<T>::equal(*it, x)) return {it, false};
         return {items_.insert(it, x), true};
@@ -122,6 +151,11 @@ public:
             insert(*first);
     }
     std::size_t count(const T& x) const {
+        if (items_.size() <= kScanLimit) {
+            for (const auto& y : items_)
+                if (FlatOrder<T>::equal(y, x)) return 1;
+            return 0;
+        }
         return std::binary_search(items_.begin(), items_.end(), x, FlatOrder<T>::less) ? 1 : 0;
     }
     bool operator==(const FlatSet&) const = default;

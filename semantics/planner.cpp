@@ -28,10 +28,13 @@ std::vector<std::string> moves_of(const std::vector<Step>& steps) {
     std::vector<std::string> key;
     for (const auto& st : steps)
         if (is_collective(st.kind)) {
-            std::string axes;
-            for (int k : st.mesh_axes)
-                axes += "," + std::to_string(k);
-            key.push_back(std::string(step_kind_name(st.kind)) + axes + " " + st.tensor);
+            auto& k = key.emplace_back(step_kind_name(st.kind));
+            for (int axis : st.mesh_axes) {
+                k += ',';
+                k += std::to_string(axis);
+            }
+            k += ' ';
+            k += st.tensor;
         }
     return key;
 }
@@ -73,15 +76,15 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
             eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
         ctx.diagnostics = saved;
         Outcome o;
-        o.points = ev.points;
+        o.points = std::move(ev.points); // the reporting run needs none of them
         o.choices = choices;
-        o.choices.resize(ev.points.size(), 0);
+        o.choices.resize(o.points.size(), 0);
         o.ok = result.has_value() && !ev.failed;
         o.fixed_up = ev.fixed_up;
         o.collectives = collectives_of(ctx, ev.steps);
         // What moves and the words for it serve only to list alternatives: a statement
         // without choice points has none.
-        const bool only_run = run == 0 && ev.points.empty();
+        const bool only_run = run == 0 && o.points.empty();
         if (!only_run) o.moves = moves_of(ev.steps);
         for (const auto& st : ev.steps) {
             o.time_s += st.time_s;
@@ -111,13 +114,13 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // The plan: alternatives off, cheapest fix.
     // An implied statement (computable as written) keeps the plan its notation implies;
     // a statement that needs a fix gets the cheapest legal plan of all.
-    const Outcome* best = nullptr;
+    Outcome* best = nullptr;
     // Under --strict the plan is the statement as written, errors and all.
     const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
     if (implied || ctx.strict) {
         best = &outcomes.front();
     } else {
-        for (const auto& o : outcomes)
+        for (auto& o : outcomes)
             if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
     }
     // Report on the best run (or the first, to explain the failure).
@@ -128,7 +131,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         final_ev.emplace(std::move(*first_ev));
         result = std::move(first_result);
         chain_cols = std::move(first_chain_cols);
-        diagnostics.insert(diagnostics.end(), first_diags.begin(), first_diags.end());
+        diagnostics.insert(diagnostics.end(), std::make_move_iterator(first_diags.begin()),
+                           std::make_move_iterator(first_diags.end()));
     } else {
         final_ev.emplace(ctx, defined, best->choices, true);
         result =
@@ -146,14 +150,14 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.operands = std::move(ev.operands);
     sp.values = std::move(ev.values);
     sp.result_value = ev.result_id;
-    sp.collectives = best->collectives;
+    sp.collectives = std::move(best->collectives); // best is no alternative of itself
     sp.chosen = ev.fixed_up;
     for (const auto& st : sp.steps) {
         sp.cost.time_s += st.time_s;
         sp.cost.flops_per_device += st.flops_per_device;
         sp.cost.comm_bytes_per_device += st.bytes_per_device;
     }
-    sp.result = ev.layout(*result);
+    ev.layout_into(*result, sp.result);
     double memory = ev.local_bytes(*result);
     for (const auto& op : sp.operands) {
         double elems = 1;

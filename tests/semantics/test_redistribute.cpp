@@ -2,11 +2,14 @@
 // elements every device holds, over every pair of layouts of 1-D to 3-D meshes of up to 8
 // devices. The simulation knows only the collectives' definitions (MPI semantics on the
 // local buffers) and the layout's meaning (nested torch.chunk), not the planner's algebra.
+#include "semantics/flat.hpp"
 #include "semantics/redistribute.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -609,5 +612,44 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
         CHECK(move_applies(LayoutState{{{}, {}}, {'s', 's'}}, r));
         CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {'s', 'm'}}, r)); // two reductions
         CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {'s', 0}}, r));
+    }
+}
+
+// The checker's flat containers search up to 8 items from the front by equality and larger
+// ones by binary search: both must agree with std::set and std::map (the order is the plans'
+// order of indices), at every size across the limit.
+TEST_CASE("flat sets and maps agree with std::set and std::map below and above the scan limit") {
+    const std::vector<std::string> names = {"b", "d", "dd", "e", "f", "r", "s", "x", "ab", "a"};
+    std::mt19937 rng(20);
+    for (int trial = 0; trial < 200; ++trial) {
+        FlatSet<IndexId> set;
+        FlatMap<IndexId, int> map;
+        std::set<IndexId> want_set;
+        std::map<IndexId, int> want_map;
+        const int n = 1 + trial % 24;
+        for (int k = 0; k < n; ++k) {
+            const IndexId id{names[rng() % names.size()], static_cast<int>(rng() % 3)};
+            const bool fresh = want_set.insert(id).second;
+            CHECK(set.insert(id).second == fresh);
+            map[id] += k;
+            want_map[id] += k;
+        }
+        REQUIRE(set.size() == want_set.size());
+        CHECK(std::equal(set.begin(), set.end(), want_set.begin()));
+        REQUIRE(map.size() == want_map.size());
+        auto w = want_map.begin();
+        for (const auto& [id, v] : map) {
+            CHECK(id == w->first);
+            CHECK(v == w->second);
+            ++w;
+        }
+        for (const auto& name : names)
+            for (int primes = 0; primes < 4; ++primes) {
+                const IndexId id{name, primes};
+                CHECK(set.count(id) == want_set.count(id));
+                const auto it = map.find(id);
+                REQUIRE((it != map.end()) == (want_map.count(id) == 1));
+                if (it != map.end()) CHECK(it->second == want_map.at(id));
+            }
     }
 }
