@@ -273,6 +273,9 @@ struct TrainDecl {
     std::string optimizer = "adam"; ///< "adam" (two f32 moments) or "sgd" (no state)
     std::string master = "f32";     ///< master weights' element type, or "none"
     std::string recompute = "none"; ///< "none" or "full" (activation recomputation)
+    /// ZeRO stage 1: optimizer state, 2: and gradients, partitioned over the mesh axes each
+    /// weight is replicated over (0: none; stage 3 is the weights' own sharded placement)
+    int zero = 0;
     bool operator==(const TrainDecl&) const = default;
 };
 

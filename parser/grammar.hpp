@@ -428,7 +428,8 @@ struct fn_kind : sor<TAO_PEGTL_KEYWORD("elementwise"), TAO_PEGTL_KEYWORD("linear
 struct fn_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("fn")>, need<fn_decl_name>, sp, need<fn_kind>> {};
 
 /// param := 'param' tensor (','? tensor)*        tensor := identifier superscript?
-/// train := 'train' optimizer (','? key '=' value)*   (`train adam master=f32 recompute=full`)
+/// train := 'train' optimizer (','? key '=' value)*   (`train adam master=f32 zero=1`)
+///                                                    value := (letter | digit)+
 struct param_name : identifier {};
 struct param_tensor : seq<param_name, opt<superscript>> {};
 struct param_first : param_tensor {};
@@ -437,7 +438,7 @@ struct param_decl
 struct train_optimizer : identifier {};
 struct train_key : identifier {};
 struct train_eq : one<'='> {};
-struct train_value : identifier {};
+struct train_value : plus<alnum> {};
 struct train_option : seq<train_key, sp, need<train_eq>, sp, need<train_value>> {};
 struct train_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("train")>, need<train_optimizer>,
                         star<list_sep, train_option>> {};

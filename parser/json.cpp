@@ -89,7 +89,8 @@ struct StatementJson {
         return {{"type", "train"},
                 {"optimizer", t.optimizer},
                 {"master", t.master},
-                {"recompute", t.recompute}};
+                {"recompute", t.recompute},
+                {"zero", t.zero}};
     }
     json operator()(const ast::Expect& e) const {
         return {{"type", "expect"}, {"collectives", expect_json(e)}};

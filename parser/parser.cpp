@@ -804,9 +804,9 @@ private:
             } else if (c->is_type<g::train_key>()) {
                 key = c->string();
                 have_key = true;
-                if (key != "master" && key != "recompute")
+                if (key != "master" && key != "recompute" && key != "zero")
                     fail(*c, "P232", "unknown training option '" + key + "'",
-                         "use master=f32|none or recompute=none|full");
+                         "use master=f32|none, recompute=none|full or zero=0|1|2");
                 if (std::find(seen.begin(), seen.end(), key) != seen.end())
                     fail(*c, "P233", "the option '" + key + "' is given twice",
                          "give each option once");
@@ -818,6 +818,17 @@ private:
                         fail(*c, "P234", "master weights of unknown element type '" + v + "'",
                              "use master=f32 (mixed precision) or master=none");
                     t.master = v;
+                } else if (key == "zero") {
+                    if (v == "3")
+                        fail(*c, "P234",
+                             "zero=3 is not an option: ZeRO stage 3 is the weights' "
+                             "own placement",
+                             "shard the weights over the data axes (as in W_{d_{dp} f}); their "
+                             "gradients and optimizer state follow");
+                    if (v != "0" && v != "1" && v != "2")
+                        fail(*c, "P234", "zero=" + v + " is not a ZeRO stage",
+                             "use zero=1 (optimizer state partitioned) or zero=2 (and gradients)");
+                    t.zero = v[0] - '0';
                 } else {
                     if (v != "none" && v != "full")
                         fail(*c, "P234", "recompute=" + v + " is not a recomputation policy",

@@ -310,7 +310,8 @@ struct StatementPrinter {
         return out;
     }
     std::string operator()(const ast::TrainDecl& t) const {
-        return "train " + t.optimizer + " master=" + t.master + " recompute=" + t.recompute;
+        return "train " + t.optimizer + " master=" + t.master + " recompute=" + t.recompute +
+               (t.zero > 0 ? " zero=" + std::to_string(t.zero) : "");
     }
     std::string operator()(const ast::Expect& e) const { return "expect " + print(e); }
     std::string operator()(const ast::Equation& e) const {

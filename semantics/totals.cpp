@@ -28,6 +28,7 @@ Training training_of(const ast::Program& program) {
             t.optimizer = tr->optimizer;
             t.master = tr->master;
             t.recompute = tr->recompute == "full";
+            t.zero = tr->zero;
         } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
             t.tensor_bytes[parser::tensor_key(td->name, td->label)] =
                 dtype_size(td->dtype).value_or(4);
@@ -145,11 +146,17 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
         const int wb = bytes_of(key);
         t.memory.weights += elems * wb;
         if (!training.train) continue;
-        t.memory.gradients += elems * wb;
-        if (training.optimizer == "adam") t.memory.optimizer += 2 * 4 * elems;
+        // ZeRO stages 1 and 2 partition the state over the devices holding the same copy.
+        double replicas = 1;
+        for (std::size_t k = 0; k < layout->placements.size() && k < plan.mesh.axes.size(); ++k)
+            if (layout->placements[k].kind == Placement::Kind::Replicate)
+                replicas *= static_cast<double>(plan.mesh.axes[k].size);
+        const double state = training.zero >= 1 ? elems / replicas : elems;
+        t.memory.gradients += (training.zero >= 2 ? elems / replicas : elems) * wb;
+        if (training.optimizer == "adam") t.memory.optimizer += 2 * 4 * state;
         if (training.master != "none") {
             const int mb = dtype_size(training.master).value_or(4);
-            if (mb != wb) t.memory.optimizer += elems * mb;
+            if (mb != wb) t.memory.optimizer += state * mb;
         }
     }
 

@@ -29,6 +29,8 @@ struct Training {
     std::string optimizer = "adam";  ///< adam: two f32 moments per weight; sgd: none
     std::string master = "f32";      ///< master weights' type ("none": no master copy)
     bool recompute = false;          ///< recompute=full: activations recomputed per layer
+    int zero = 0; ///< ZeRO stage 1 or 2: optimizer state (and gradients) partitioned over the
+                  ///< mesh axes each weight is replicated over
     std::map<std::string, int> tensor_bytes; ///< element size of declared tensors
     bool operator==(const Training&) const = default;
 };

@@ -72,6 +72,14 @@ TEST_CASE("train: optimizer, master weights, recomputation, with defaults") {
     t = parse_as<ast::TrainDecl>("train adam recompute = full master=bf16");
     CHECK(t.master == "bf16");
     CHECK(t.recompute == "full");
+    CHECK(t.zero == 0);
+    t = parse_as<ast::TrainDecl>("train adam zero=2");
+    CHECK(t.zero == 2);
+    CHECK(t.master == "f32");
+    CHECK(parser::print(single_statement("train adam zero=1")) ==
+          "train adam master=f32 recompute=none zero=1");
+    CHECK(parser::print(single_statement("train adam zero=0")) ==
+          "train adam master=f32 recompute=none");
 }
 
 TEST_CASE("param and train: printed canonically, parsed back equal, in JSON") {
@@ -110,4 +118,7 @@ TEST_CASE("param and train: positioned errors") {
     check_error("train adam master=f32 master=none", "P233", 23, "given twice");
     check_error("train adam master=f33", "P234", 19, "unknown element type 'f33'");
     check_error("train adam recompute=some", "P234", 22, "recompute=some");
+    check_error("train adam zero=3", "P234", 17, "stage 3 is the weights' own placement");
+    check_error("train adam zero=12", "P234", 17, "zero=12 is not a ZeRO stage");
+    check_error("train adam zero=", "P178", 17, "value");
 }

@@ -251,4 +251,41 @@ TEST_CASE("validated: ZeRO's 7.5B-parameter memory example (Rajbhandari et al. 2
     CHECK(states == rel(per_param * psi));
     CHECK(states == rel(120e9)); // published 120 GB
     CHECK_FALSE(ddp.fits);
+
+    // ZeRO stages 1 (P_os) and 2 (P_os+g) on the replicated weight: published 31.4 GB and
+    // 16.6 GB (Figure 1, Nd = 64).
+    const std::string train = "train adam master=f32 recompute=none";
+    REQUIRE(dp.find(train) != std::string::npos);
+    auto stage = [&](int z) {
+        auto text = dp;
+        text.replace(text.find(train), train.size(), train + " zero=" + std::to_string(z));
+        const auto t = totals_of(text);
+        return t.memory.weights + t.memory.gradients + t.memory.optimizer;
+    };
+    const double os = stage(1), osg = stage(2);
+    CHECK(os == rel(2 * psi + 2 * psi + 12 * psi / nd));
+    CHECK(osg == rel(2 * psi + (2 + 12) * psi / nd));
+    CHECK(std::abs(os - 31.4e9) / 31.4e9 < 0.01);
+    CHECK(std::abs(osg - 16.6e9) / 16.6e9 < 0.01);
+    CHECK(stage(0) == rel(states));
+}
+
+TEST_CASE("totals: ZeRO stages 1 and 2 partition over the axes the weight is replicated over") {
+    // A 2x4 mesh: W sharded over tp (axis 1), replicated over dp (axis 0, 2 devices).
+    const double local = 16.0 * 32 / 4; // elements per device
+    const std::string prog = "mesh dp=2 tp=4\ndtype bf16\ndim b=8 d=16 f=32\nparam W\n"
+                             "train adam ZERO\ny_{b f_{tp}} = x_{b d} W_{d f_{tp}}\n";
+    auto with = [&](const std::string& z) {
+        auto t = prog;
+        t.replace(t.find("ZERO"), 4, z);
+        return totals_of(t);
+    };
+    const auto z0 = with("zero=0"), z1 = with("zero=1"), z2 = with("zero=2");
+    CHECK(z0.memory.gradients == rel(local * 2));
+    CHECK(z0.memory.optimizer == rel(local * 12));
+    CHECK(z1.memory.gradients == rel(local * 2));
+    CHECK(z1.memory.optimizer == rel(local * 12 / 2));
+    CHECK(z2.memory.gradients == rel(local * 2 / 2));
+    CHECK(z2.memory.optimizer == rel(local * 12 / 2));
+    CHECK(z2.memory.weights == rel(local * 2)); // the weights stay as placed
 }
