@@ -233,7 +233,7 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
     return out.str();
 }
 
-nlohmann::json plan_totals(const semantics::Plan& plan) {
+nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Training& training) {
     double time = 0, bytes = 0, flops = 0, memory = 0;
     for (const auto& s : plan.statements) {
         time += s.cost.time_s;
@@ -244,6 +244,12 @@ nlohmann::json plan_totals(const semantics::Plan& plan) {
     int notes = 0;
     for (const auto& d : plan.diagnostics)
         notes += d.severity == Severity::Note ? 1 : 0;
+    const auto t = semantics::program_totals(plan, training);
+    nlohmann::json by_kind = nlohmann::json::object();
+    for (const auto& k : t.bytes_by_kind)
+        by_kind[std::string(semantics::step_kind_name(k.kind))] = {{"bytes", k.bytes},
+                                                                   {"count", k.count}};
+    const auto& m = t.memory;
     return {{"statements", plan.statements.size()},
             {"errors", plan.errors()},
             {"warnings", plan.warnings()},
@@ -251,7 +257,31 @@ nlohmann::json plan_totals(const semantics::Plan& plan) {
             {"time_s", time},
             {"comm_bytes_per_device", bytes},
             {"flops_per_device", flops},
-            {"max_memory_bytes_per_device", memory}};
+            {"max_memory_bytes_per_device", memory},
+            {"program",
+             {{"training", t.training},
+              {"hardware", t.hardware},
+              {"devices", t.devices},
+              {"step_time_s", t.step_s},
+              {"compute_time_s", t.compute_s},
+              {"recompute_time_s", t.recompute_s},
+              {"comm_time_s", t.comm_s},
+              {"exposed_comm_time_s", t.exposed_s},
+              {"no_overlap_time_s", t.serial_s},
+              {"comm_bytes_per_device", t.comm_bytes},
+              {"comm_bytes_by_kind", by_kind},
+              {"flops_per_device", t.flops},
+              {"peak_flops_per_s", t.peak_flops},
+              {"mfu", t.mfu},
+              {"memory",
+               {{"weights_bytes", m.weights},
+                {"gradients_bytes", m.gradients},
+                {"optimizer_bytes", m.optimizer},
+                {"activations_bytes", m.activations},
+                {"buffers_bytes", m.buffers},
+                {"total_bytes", m.total()},
+                {"hbm_bytes", t.hbm_bytes},
+                {"fits", t.fits}}}}}};
 }
 
 } // namespace shardscope::app

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "semantics/plan.hpp"
+#include "semantics/totals.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +45,9 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror);
 
 /// A program's totals for `check --format json`: statements, errors, warnings, notes, and the
 /// sums over its statements of time, bytes sent and flops per device (and the largest
-/// memory per device).
-nlohmann::json plan_totals(const semantics::Plan& plan);
+/// memory per device); then the program totals of semantics/totals.hpp (step time and its
+/// breakdown, bytes per collective kind, FLOPs, MFU, peak memory and whether it fits), which
+/// count every statement StatementPlan::repeat times.
+nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Training& training = {});
 
 } // namespace shardscope::app

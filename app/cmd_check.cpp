@@ -81,7 +81,7 @@ int run_check(const CheckOptions& o) {
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
         if (format == "json") {
             auto file = semantics::plan_to_json(plan, path);
-            file["totals"] = plan_totals(plan);
+            file["totals"] = plan_totals(plan, semantics::training_of(parsed.program));
             file["totals"]["check_time_s"] = seconds;
             doc["files"].push_back(std::move(file));
             continue;
@@ -97,7 +97,13 @@ int run_check(const CheckOptions& o) {
         if (std::string raw; path != "-" && is_document(path) &&
                              read_whole_file(path, raw).empty() && read_as_document(path, raw))
             shown = SourceFile(path, std::move(raw));
-        if (!o.quiet) std::cout << semantics::format_plan(plan, path, out_color) << std::flush;
+        if (!o.quiet) {
+            std::cout << semantics::format_plan(plan, path, out_color);
+            if (!plan.statements.empty())
+                std::cout << semantics::format_totals(
+                    semantics::program_totals(plan, semantics::training_of(parsed.program)));
+            std::cout << std::flush;
+        }
         for (const auto& d : plan.diagnostics)
             if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
                 std::cerr << format_diagnostic(shown, d, color);

@@ -19,7 +19,7 @@ void add_gui_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--statement", opts->statement, "The statement shown first (1-based)");
     cmd->add_option("--tensor", opts->tensor, "The tensor tiled first");
     cmd->add_option("--panel", opts->panel, "The lower panel shown first")
-        ->check(CLI::IsMember({"mesh", "plan", "steps", "verify"}));
+        ->check(CLI::IsMember({"mesh", "plan", "steps", "verify", "totals"}));
     cmd->add_option("--step", opts->step, "The step-through frame shown first");
     cmd->add_flag("--teaching", opts->teaching,
                   "Teaching mode: large fonts, a sample picker, comments as narration");

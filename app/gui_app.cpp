@@ -296,13 +296,18 @@ struct Document {
     }
     std::string title() const { return name + (dirty() ? " *" : "") + " — shardscope"; }
     CheckedText checked;
-    semantics::Plan shown; ///< the plan drawn: the last one whose text parsed
+    semantics::Plan shown;           ///< the plan drawn: the last one whose text parsed
+    semantics::ProgramTotals totals; ///< shown's program totals (the totals panel)
     double check_ms = 0;
     semantics::CheckCache cache; ///< an edit re-plans only the statements it changes
     void recheck() {
         const auto t0 = std::chrono::steady_clock::now();
         checked = check_text(path.empty() ? "untitled.ein" : path, text, {}, &cache);
-        if (checked.syntax_ok()) shown = checked.plan;
+        if (checked.syntax_ok()) {
+            shown = checked.plan;
+            totals =
+                semantics::program_totals(shown, semantics::training_of(checked.parsed.program));
+        }
         check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                        .count();
     }
@@ -378,6 +383,7 @@ int run_gui(const GuiOptions& o) {
         view.show_panel(o.panel == "plan"     ? render::MainView::Panel::Plan
                         : o.panel == "steps"  ? render::MainView::Panel::Steps
                         : o.panel == "verify" ? render::MainView::Panel::Verify
+                        : o.panel == "totals" ? render::MainView::Panel::Totals
                                               : render::MainView::Panel::Mesh);
     if (o.statement > 0 || !o.tensor.empty()) {
         auto sel = render::resolve_selection(doc.shown, o.statement, o.tensor, error);
@@ -529,6 +535,7 @@ int run_gui(const GuiOptions& o) {
         render::ViewInput in;
         in.text = &doc.text;
         in.plan = &doc.shown;
+        in.totals = &doc.totals;
         in.diagnostics = &doc.checked.plan.diagnostics;
         in.stale = !doc.checked.syntax_ok();
         in.check_ms = doc.check_ms;

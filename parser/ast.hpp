@@ -253,10 +253,36 @@ struct FnDecl {
     bool operator==(const FnDecl&) const = default;
 };
 
+/// One tensor of a `param` line: `W^0`.
+struct ParamTensor {
+    std::string name;
+    std::string label;
+    SourceRange range;
+    bool operator==(const ParamTensor&) const = default;
+};
+
+/// `param W^0 W^1`: the trained weights (program totals: their gradients and optimizer state
+/// take their placements, so FSDP-sharded weights shard them too).
+struct ParamDecl {
+    std::vector<ParamTensor> tensors;
+    bool operator==(const ParamDecl&) const = default;
+};
+
+/// `train adam master=f32 recompute=full`: the program is a training step (program totals).
+struct TrainDecl {
+    std::string optimizer = "adam"; ///< "adam" (two f32 moments) or "sgd" (no state)
+    std::string master = "f32";     ///< master weights' element type, or "none"
+    std::string recompute = "none"; ///< "none" or "full" (activation recomputation)
+    /// ZeRO stage 1: optimizer state, 2: and gradients, partitioned over the mesh axes each
+    /// weight is replicated over (0: none; stage 3 is the weights' own sharded placement)
+    int zero = 0;
+    bool operator==(const TrainDecl&) const = default;
+};
+
 /// One statement of a program. `comment` is a trailing comment on the same line.
 struct Statement {
     std::variant<MeshDecl, DimDecl, SplitDecl, DtypeDecl, TensorDecl, HwDecl, LinkDecl, FnDecl,
-                 Expect, Equation, Chain>
+                 Expect, Equation, Chain, ParamDecl, TrainDecl>
         node;
     std::string comment;
     SourceRange range;

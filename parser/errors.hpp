@@ -13,7 +13,7 @@ template <typename Rule>
 inline constexpr const char* error_message = nullptr;
 
 // clang-format off
-template <> inline constexpr auto error_message<g::statement_body> = "P100|expected a statement: a declaration (mesh, dim, split, dtype, tensor, hw, link, fn, expect) or a tensor followed by '=', ':=', '+=' or '->'";
+template <> inline constexpr auto error_message<g::statement_body> = "P100|expected a statement: a declaration (mesh, dim, split, dtype, tensor, hw, link, fn, param, train, expect) or a tensor followed by '=', ':=', '+=' or '->'";
 template <> inline constexpr auto error_message<g::end_of_statement> = "P101|unexpected text after the end of the statement";
 template <> inline constexpr auto error_message<g::ref_tail> = "P102|expected '=', ':=', '+=' or an arrow '->' after the tensor";
 template <> inline constexpr auto error_message<g::rhs> = "P103|expected an expression after the assignment";
@@ -68,6 +68,10 @@ template <> inline constexpr auto error_message<g::bw_unit> = "P155|expected a b
 template <> inline constexpr auto error_message<g::time_unit> = "P156|expected a time unit: s, ms, us or ns";
 template <> inline constexpr auto error_message<g::fn_decl_name> = "P157|expected a function name after 'fn'";
 template <> inline constexpr auto error_message<g::fn_kind> = "P158|expected 'elementwise' or 'linear' after the function name";
+template <> inline constexpr auto error_message<g::param_first> = "P175|expected a tensor name after 'param' (as in 'param W^0 W^1')";
+template <> inline constexpr auto error_message<g::train_optimizer> = "P176|expected an optimizer after 'train': adam or sgd";
+template <> inline constexpr auto error_message<g::train_eq> = "P177|expected '=' and a value (as in 'master=f32' or 'recompute=full')";
+template <> inline constexpr auto error_message<g::train_value> = "P178|expected a value after '='";
 
 template <> inline constexpr auto error_message<g::expect_list> = "P160|expected 'none' or a list of collectives such as 'all-reduce(0)'";
 template <> inline constexpr auto error_message<g::collective_next> = "P161|expected a collective after ','";

@@ -427,11 +427,27 @@ struct fn_decl_name : identifier {};
 struct fn_kind : sor<TAO_PEGTL_KEYWORD("elementwise"), TAO_PEGTL_KEYWORD("linear")> {};
 struct fn_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("fn")>, need<fn_decl_name>, sp, need<fn_kind>> {};
 
+/// param := 'param' tensor (','? tensor)*        tensor := identifier superscript?
+/// train := 'train' optimizer (','? key '=' value)*   (`train adam master=f32 zero=1`)
+///                                                    value := (letter | digit)+
+struct param_name : identifier {};
+struct param_tensor : seq<param_name, opt<superscript>> {};
+struct param_first : param_tensor {};
+struct param_decl
+    : seq<decl_kw<TAO_PEGTL_KEYWORD("param")>, need<param_first>, star<list_sep, param_tensor>> {};
+struct train_optimizer : identifier {};
+struct train_key : identifier {};
+struct train_eq : one<'='> {};
+struct train_value : plus<alnum> {};
+struct train_option : seq<train_key, sp, need<train_eq>, sp, need<train_value>> {};
+struct train_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("train")>, need<train_optimizer>,
+                        star<list_sep, train_option>> {};
+
 /// expect := 'expect' expect_list
 struct expect_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("expect")>, need<expect_list>> {};
 
 struct declaration : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl,
-                         link_decl, fn_decl, expect_decl> {};
+                         link_decl, fn_decl, param_decl, train_decl, expect_decl> {};
 struct statement_body : sor<declaration, ref_statement> {};
 
 /// trailing := '.' | ','        (LaTeX sentence punctuation after a displayed equation)

@@ -79,6 +79,19 @@ struct StatementJson {
                 {"name", f.name},
                 {"kind", f.kind == ast::FunctionKind::Linear ? "linear" : "elementwise"}};
     }
+    json operator()(const ast::ParamDecl& p) const {
+        json tensors = json::array();
+        for (const auto& t : p.tensors)
+            tensors.push_back({{"name", t.name}, {"label", t.label}});
+        return {{"type", "param"}, {"tensors", tensors}};
+    }
+    json operator()(const ast::TrainDecl& t) const {
+        return {{"type", "train"},
+                {"optimizer", t.optimizer},
+                {"master", t.master},
+                {"recompute", t.recompute},
+                {"zero", t.zero}};
+    }
     json operator()(const ast::Expect& e) const {
         return {{"type", "expect"}, {"collectives", expect_json(e)}};
     }

@@ -5,6 +5,7 @@
 #include "flat_tree.hpp"
 #include "functions.hpp"
 #include "grammar.hpp"
+#include "printer.hpp"
 #include "splitter.hpp"
 #include "suggest.hpp"
 
@@ -130,6 +131,7 @@ using KeptRules = flat::Kept<
     g::split_from, g::split_index, g::dtype_decl, g::dtype_name, g::tensor_decl,
     g::decl_tensor_name, g::hw_decl, g::preset_name, g::link_decl, g::link_axis, g::bandwidth,
     g::latency, g::bw_unit, g::time_unit, g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl,
+    g::param_decl, g::param_name, g::train_decl, g::train_optimizer, g::train_key, g::train_value,
     g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
     g::collective_axis>;
 using Node = flat::View<KeptRules>;
@@ -509,6 +511,10 @@ private:
             s.node = fn(n);
         else if (n.is_type<g::expect_decl>())
             s.node = expect(n);
+        else if (n.is_type<g::param_decl>())
+            s.node = param(n);
+        else if (n.is_type<g::train_decl>())
+            s.node = train(n);
         else
             fail(n, "P299", "internal: unexpected statement " + n.type_name());
         return s;
@@ -794,6 +800,87 @@ private:
                                                              : ast::FunctionKind::Elementwise;
         ctx_.functions.insert(f.name);
         return f;
+    }
+
+    ast::ParamDecl param(const Node& n) const {
+        ast::ParamDecl p;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::param_name>()) {
+                p.tensors.push_back({c->string(), "", range(*c)});
+                continue;
+            }
+            if (p.tensors.empty()) continue;
+            auto& t = p.tensors.back();
+            if (c->is_type<g::label_text>() || c->is_type<g::label_char>()) t.label = c->string();
+            if (c->is_type<g::label_unicode>()) t.label = script_digits(c->string_view());
+            std::size_t end = offset(c->end());
+            if (c->is_type<g::label_text>()) { // through the closing brace of `^{up}`
+                const auto& text = file_.text();
+                while (end < text.size() && (text[end] == ' ' || text[end] == '\t'))
+                    ++end;
+                if (end < text.size() && text[end] == '}') ++end;
+            }
+            t.range = file_.range(t.range.offset, end - t.range.offset);
+        }
+        for (std::size_t i = 0; i < p.tensors.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (p.tensors[i].name == p.tensors[j].name &&
+                    p.tensors[i].label == p.tensors[j].label)
+                    throw ConvertError{{Severity::Error, "P230", p.tensors[i].range,
+                                        "'" + tensor_key(p.tensors[i].name, p.tensors[i].label) +
+                                            "' is already a parameter on this line",
+                                        "name each parameter once"}};
+        return p;
+    }
+
+    ast::TrainDecl train(const Node& n) const {
+        ast::TrainDecl t;
+        std::vector<std::string> seen;
+        std::string key;
+        bool have_key = false;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::train_optimizer>()) {
+                t.optimizer = c->string();
+                if (t.optimizer != "adam" && t.optimizer != "sgd")
+                    fail(*c, "P231", "unknown optimizer '" + t.optimizer + "'",
+                         "use adam (two f32 moments per weight) or sgd (no state)");
+            } else if (c->is_type<g::train_key>()) {
+                key = c->string();
+                have_key = true;
+                if (key != "master" && key != "recompute" && key != "zero")
+                    fail(*c, "P232", "unknown training option '" + key + "'",
+                         "use master=f32|none, recompute=none|full or zero=0|1|2");
+                if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                    fail(*c, "P233", "the option '" + key + "' is given twice",
+                         "give each option once");
+                seen.push_back(key);
+            } else if (c->is_type<g::train_value>() && have_key) {
+                const std::string v = c->string();
+                if (key == "master") {
+                    if (v != "none" && !dtype_size(v))
+                        fail(*c, "P234", "master weights of unknown element type '" + v + "'",
+                             "use master=f32 (mixed precision) or master=none");
+                    t.master = v;
+                } else if (key == "zero") {
+                    if (v == "3")
+                        fail(*c, "P234",
+                             "zero=3 is not an option: ZeRO stage 3 is the weights' "
+                             "own placement",
+                             "shard the weights over the data axes (as in W_{d_{dp} f}); their "
+                             "gradients and optimizer state follow");
+                    if (v != "0" && v != "1" && v != "2")
+                        fail(*c, "P234", "zero=" + v + " is not a ZeRO stage",
+                             "use zero=1 (optimizer state partitioned) or zero=2 (and gradients)");
+                    t.zero = v[0] - '0';
+                } else {
+                    if (v != "none" && v != "full")
+                        fail(*c, "P234", "recompute=" + v + " is not a recomputation policy",
+                             "use recompute=none (save every activation) or recompute=full");
+                    t.recompute = v;
+                }
+            }
+        }
+        return t;
     }
 
     const SourceFile& file_;

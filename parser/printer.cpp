@@ -303,6 +303,16 @@ struct StatementPrinter {
     std::string operator()(const ast::FnDecl& f) const {
         return "fn " + f.name + (f.kind == ast::FunctionKind::Linear ? " linear" : " elementwise");
     }
+    std::string operator()(const ast::ParamDecl& p) const {
+        std::string out = "param";
+        for (const auto& t : p.tensors)
+            out += " " + t.name + label_text(t.label, unicode);
+        return out;
+    }
+    std::string operator()(const ast::TrainDecl& t) const {
+        return "train " + t.optimizer + " master=" + t.master + " recompute=" + t.recompute +
+               (t.zero > 0 ? " zero=" + std::to_string(t.zero) : "");
+    }
     std::string operator()(const ast::Expect& e) const { return "expect " + print(e); }
     std::string operator()(const ast::Equation& e) const {
         const char* op = e.op == ast::AssignOp::Update       ? " := "

@@ -27,7 +27,9 @@ static constexpr std::array<Hardware, 3> kPresets{{
     // (NVIDIA/nccl src/graph/tuning.cc, commit 01afd20:
     // `if (compCap80) busBw = std::min(busBw, 235.0f)`).
     // Latency: see above (NVLink, ring LL).
-    {"a100", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6,
+    // Capacity: 80 GB, the A100 80GB part (NVIDIA A100 datasheet, "GPU Memory: 80GB HBM2e");
+    // the bandwidth above is the 40 GB part's (the 80 GB SXM part has 2039 GB/s).
+    {"a100", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6, 80e9,
      "NVIDIA A100 datasheet; nccl-tests busbw on 8 A100 (235 GB/s); NCCL tuning.cc latencies"},
     // H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s dense bf16, 3.35 TB/s HBM3 (NVIDIA H100 datasheet,
     // 2022). Link: NVLink 4 is 450 GB/s each way (line rate); NCCL's maintainer: "With the
@@ -37,7 +39,8 @@ static constexpr std::array<Hardware, 3> kPresets{{
     // (https://github.com/NVIDIA/nccl-tests/issues/212; 476 GB/s measured in
     // https://github.com/NVIDIA/nccl-tests/issues/290). The ring figure is the one for every
     // collective the model prices. Latency: see above (NVLink, ring LL).
-    {"h100", 67e12, 989e12, 3350e9, 370e9, 1.07e-6,
+    // Capacity: 80 GB HBM3 (NVIDIA H100 datasheet, H100 SXM "GPU Memory: 80GB").
+    {"h100", 67e12, 989e12, 3350e9, 370e9, 1.07e-6, 80e9,
      "NVIDIA H100 SXM datasheet; nccl-tests issue 212 (370 GB/s ring busbw); NCCL tuning.cc"},
     // TPU v5e: 197 TFLOP/s bf16, 819 GB/s HBM, ICI 400 GB/s bidirectional per chip over 4
     // ports (https://cloud.google.com/tpu/docs/v5e, "System architecture"), i.e. 50 GB/s per
@@ -45,7 +48,9 @@ static constexpr std::array<Hardware, 3> kPresets{{
     // published measured ICI bus bandwidth was found, so this figure is NOT calibrated.
     // f32 runs on the MXU at a quarter of the bf16 rate. Latency: 1 us per step, NOT
     // calibrated either (no published v5e collective latency was found).
-    {"tpu-v5e", 197e12 / 4, 197e12, 819e9, 45e9, 1e-6, "Google Cloud TPU v5e documentation"},
+    // Capacity: 16 GB HBM2 per chip (same page, key chip specifications: "HBM2 capacity and
+    // bandwidth: 16 GB, 819 GBps").
+    {"tpu-v5e", 197e12 / 4, 197e12, 819e9, 45e9, 1e-6, 16e9, "Google Cloud TPU v5e documentation"},
 }};
 
 const Hardware* find_hardware(std::string_view name) {

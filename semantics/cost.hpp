@@ -7,7 +7,8 @@
 
 namespace shardscope::semantics {
 
-/// A hardware preset: peak compute per element type, memory and interconnect bandwidth.
+/// A hardware preset: peak compute per element type, memory capacity and bandwidth, and
+/// interconnect bandwidth.
 struct Hardware {
     std::string_view name;
     double flops_f32 = 0;      ///< FLOP/s, non-tensor-core f32
@@ -15,6 +16,7 @@ struct Hardware {
     double memory_bw = 0;      ///< bytes/s (HBM)
     double link_bw = 0;        ///< bytes/s per device into its mesh axis (one direction)
     double link_latency_s = 0; ///< per collective step
+    double hbm_bytes = 0;      ///< memory capacity per device (bytes): program totals' "fits"
     std::string_view source;   ///< where the figures come from
 };
 

@@ -360,6 +360,10 @@ ViewActions MainView::frame(const ViewInput& in) {
             verify_panel(in, out);
             ImGui::EndTabItem();
         }
+        if (tab("Totals", Panel::Totals)) {
+            totals_panel(in);
+            ImGui::EndTabItem();
+        }
         ImGui::EndTabBar();
         force_panel_ = false;
     }

@@ -6,6 +6,7 @@
 #include "render/gui/fonts.hpp"
 #include "render/pictures.hpp"
 #include "semantics/plan.hpp"
+#include "semantics/totals.hpp"
 
 #include <cstdint>
 #include <map>
@@ -53,6 +54,8 @@ struct Script {
 struct ViewInput {
     std::string* text = nullptr;           ///< the editor's text (edited in place)
     const semantics::Plan* plan = nullptr; ///< the plan drawn (the last one that checked)
+    /// Its program totals (the totals panel; nullptr: not shown)
+    const semantics::ProgramTotals* totals = nullptr;
     const std::vector<Diagnostic>* diagnostics = nullptr; ///< of the current text
     bool stale = false;  ///< the text has syntax errors: plan is older
     double check_ms = 0; ///< how long the last re-check took
@@ -89,7 +92,7 @@ struct ViewActions {
 
 class MainView {
 public:
-    enum class Panel { Mesh, Plan, Steps, Verify };
+    enum class Panel { Mesh, Plan, Steps, Verify, Totals };
 
     explicit MainView(const Fonts& fonts) : fonts_(fonts) {}
     /// The fonts rebuilt (another content scale).
@@ -148,6 +151,7 @@ private:
     void steps_panel(const ViewInput& in);
     bool script_play_ = false; ///< this frame's scripted play/pause
     void verify_panel(const ViewInput& in, ViewActions& out);
+    void totals_panel(const ViewInput& in);
     void teaching_panel(const ViewInput& in, ViewActions& out);
     /// Draws a picture filling the rest of the current window (or `height` px of it).
     void picture(const semantics::Plan& plan, View view, float height = -1);

@@ -41,6 +41,34 @@ assert t["statements"] == sum(len(f["statements"]) for f in doc["files"]), t
 assert abs(t["time_s"] - sum(s["cost"]["time_s"] for f in doc["files"] for s in f["statements"])) < 1e-9 * max(1, t["time_s"])
 assert t["comm_bytes_per_device"] > 0 and not t["failed"], t
 ' "$root/docs/check-json-v1.schema.json" "$tmp/out"
+pyok "json program totals (issue 18): ZeRO stage 3 memory, traffic, the schema's new fields" '
+import json, sys, jsonschema, copy
+schema = json.load(open(sys.argv[1])); doc = json.load(open(sys.argv[2]))
+z = [f for f in doc["files"] if f["path"].endswith("zero_memory.ein")][0]["totals"]["program"]
+m = z["memory"]
+assert z["training"] and z["devices"] == 64 and z["hardware"] == "a100", z
+# 7.5e9 bf16 parameters over 64 devices: 2 + 2 + 12 bytes each
+assert abs(m["weights_bytes"] - 2 * 7.5e9 / 64) < 1 and abs(m["optimizer_bytes"] - 12 * 7.5e9 / 64) < 1, m
+assert m["fits"] and m["hbm_bytes"] == 80e9, m
+assert abs(m["total_bytes"] - sum(m[k] for k in m if k.endswith("_bytes") and k not in ("total_bytes", "hbm_bytes"))) < 1, m
+assert set(z["comm_bytes_by_kind"]) == {"all-gather", "reduce-scatter"}, z
+assert abs(z["comm_bytes_by_kind"]["all-gather"]["bytes"] - 63 / 64 * 7.5e9 * 2) < 1, z
+assert abs(z["step_time_s"] - z["compute_time_s"] - z["exposed_comm_time_s"]) < 1e-12, z
+assert 0 < z["mfu"] <= 1, z
+for bad in ({"fits": "yes"}, {"weights_bytes": -1}):
+    d = copy.deepcopy(doc)
+    d["files"][0]["totals"]["program"]["memory"].update(bad)
+    try:
+        jsonschema.validate(d, schema)
+        raise SystemExit("schema accepted %r" % bad)
+    except jsonschema.ValidationError:
+        pass
+d = copy.deepcopy(doc); del d["files"][0]["totals"]["program"]["comm_bytes_by_kind"]
+try:
+    jsonschema.validate(d, schema); raise SystemExit("schema accepted a program without comm_bytes_by_kind")
+except jsonschema.ValidationError:
+    pass
+' "$root/docs/check-json-v1.schema.json" "$tmp/out"
 check "--json is --format json" 0 "$bin" check --json "$tmp/one.ein"
 pyok "--json has totals" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["statements"]==1 and d["files"][0]["totals"]["errors"]==0, d' "$tmp/out"
 check "json of a file with errors" 1 "$bin" check --format json "$tmp/bad.ein"

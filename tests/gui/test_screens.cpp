@@ -80,7 +80,8 @@ TEST_CASE("gui: every sample opens in the window and draws its panels") {
         // Text, tiles, cells: far more than a blank window's few colours, and device colours.
         CHECK(img.distinct() > 50);
         CHECK(img.count(device_color(0, 2)) + img.count(device_color(0, 4)) +
-                  img.count(device_color(0, 8)) + img.count(device_color(0, 16)) >
+                  img.count(device_color(0, 8)) + img.count(device_color(0, 16)) +
+                  img.count(device_color(0, 64)) >
               500);
     }
 }
@@ -672,4 +673,64 @@ TEST_CASE("gui: resizable panes, high-DPI scale, export of the view") {
                      "export;wait;answer:" + (dir / "x.jpg").string() + ";wait", png);
     CHECK(out.find("must end in .svg or .png") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "x.jpg"));
+}
+
+TEST_CASE("gui: the totals panel shows time, traffic and the memory bar against HBM") {
+    // The memory bar's colours (render/gui/panel_totals.cpp).
+    const render::Color weights{52, 120, 198}, gradients{232, 142, 36}, optimizer{142, 84, 196},
+        buffers{206, 186, 40}, hbm{220, 40, 40};
+    const auto dir = out_dir("totals");
+    // ZeRO stage 3 (samples/zero_memory.ein): 1.9 GB of model states and a 15 GB gathered
+    // weight in an A100's 80 GB. On the bar's scale of 80 GB the optimizer state is 1.8% of
+    // it, the buffer 19%; the weights and gradients a few pixels.
+    const auto png = dir / "zero3.png", text = dir / "zero3.txt";
+    gui_script(dir, "--panel totals " + sample("zero_memory.ein"),
+               "dump:" + text.string() + ";wait", png);
+    // The panel's text (the editor's comments quote some of the same figures).
+    auto panel = [](const std::string& dump) {
+        const auto at = dump.find("Program totals per device and step: ");
+        return at == std::string::npos ? std::string() : dump.substr(at);
+    };
+    auto dump = panel(test::read_file(text));
+    CHECK(dump.find("Program totals per device and step: 64 devices, a100, training") !=
+          std::string::npos);
+    CHECK(dump.find("all-gather") != std::string::npos);
+    CHECK(dump.find("reduce-scatter") != std::string::npos);
+    CHECK(dump.find("optimizer 1.41 GB") != std::string::npos);
+    CHECK(dump.find("weights 234 MB") != std::string::npos);
+    CHECK(dump.find("fits") != std::string::npos);
+    CHECK(dump.find("does NOT fit") == std::string::npos);
+    auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    const long opt3 = img.count(optimizer), buf3 = img.count(buffers);
+    CHECK(opt3 > 200);
+    CHECK(buf3 > 5 * opt3);
+    CHECK(img.count(hbm) > 20);
+
+    // Plain data parallelism (the weight replicated): 120 GB of model states do not fit, and
+    // the weights, gradients and optimizer state fill most of the bar.
+    auto dp = test::read_file(fs::path(SHARDSCOPE_SAMPLES_DIR) / "zero_memory.ein");
+    for (const std::string from : {"W_{d_{dp} f} -> W_{d f}\nexpect all-gather(dp)\n",
+                                   "gW_{d_{dp} f}", "expect reduce-scatter(dp)"}) {
+        const auto at = dp.find(from);
+        REQUIRE(at != std::string::npos);
+        dp.replace(at, from.size(),
+                   from[0] == 'W'   ? ""
+                   : from[0] == 'g' ? "gW_{d f}"
+                                    : "expect all-reduce(dp)");
+    }
+    const auto file = dir / "ddp.ein";
+    std::ofstream(file) << dp;
+    const auto png2 = dir / "ddp.png", text2 = dir / "ddp.txt";
+    gui_script(dir, "--panel totals " + quote(file.string()), "dump:" + text2.string() + ";wait",
+               png2);
+    dump = panel(test::read_file(text2));
+    CHECK(dump.find("does NOT fit") != std::string::npos);
+    CHECK(dump.find("optimizer 90 GB") != std::string::npos);
+    img = test::load_png(png2.string());
+    REQUIRE(img.ok());
+    // On the bar (136 GB wide) 15 GB is ~11% of it: far more than the legend's square.
+    CHECK(img.count(weights) > 1000);
+    CHECK(img.count(gradients) > 1000);
+    CHECK(img.count(optimizer) > 10 * opt3);
 }

@@ -1,0 +1,267 @@
+#include "totals.hpp"
+
+#include "cost.hpp"
+#include "report.hpp"
+
+#include "parser/functions.hpp"
+#include "parser/printer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace shardscope::semantics {
+
+Training training_of(const ast::Program& program) {
+    Training t;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (s == nullptr) continue;
+        if (const auto* p = std::get_if<ast::ParamDecl>(&s->node)) {
+            for (const auto& w : p->tensors) {
+                auto key = parser::tensor_key(w.name, w.label);
+                if (std::find(t.params.begin(), t.params.end(), key) == t.params.end())
+                    t.params.push_back(std::move(key));
+            }
+        } else if (const auto* tr = std::get_if<ast::TrainDecl>(&s->node)) {
+            t.train = true;
+            t.optimizer = tr->optimizer;
+            t.master = tr->master;
+            t.recompute = tr->recompute == "full";
+            t.zero = tr->zero;
+        } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
+            t.tensor_bytes[parser::tensor_key(td->name, td->label)] =
+                dtype_size(td->dtype).value_or(4);
+        }
+    }
+    return t;
+}
+
+namespace {
+
+double elements(const std::vector<std::int64_t>& shape) {
+    double n = 1;
+    for (auto e : shape)
+        n *= static_cast<double>(e);
+    return n;
+}
+
+/// One named tensor of the program as the memory model sees it.
+struct Live {
+    double bytes = 0;     ///< per device, one copy (the largest layout it is stored in)
+    int first = -1;       ///< statement index where it comes to exist (0 for inputs)
+    int last = -1;        ///< the last statement that reads or writes it
+    bool defined = false; ///< some statement writes it
+    std::vector<int> defs;
+};
+
+/// The maximal run of consecutive statements around `i` with the same repeat count: one
+/// repeated block as the flattened plan shows it.
+std::pair<int, int> run_of(const Plan& plan, int i) {
+    const auto r = plan.statements[static_cast<std::size_t>(i)].repeat;
+    int a = i, b = i;
+    while (a > 0 && plan.statements[static_cast<std::size_t>(a - 1)].repeat == r)
+        --a;
+    while (b + 1 < static_cast<int>(plan.statements.size()) &&
+           plan.statements[static_cast<std::size_t>(b + 1)].repeat == r)
+        ++b;
+    return {a, b};
+}
+
+} // namespace
+
+ProgramTotals program_totals(const Plan& plan, const Training& training) {
+    ProgramTotals t;
+    t.training = training.train;
+    const Hardware* hw = find_hardware(plan.hardware);
+    if (hw == nullptr) hw = find_hardware("h100");
+    t.hardware = std::string(hw->name);
+    t.hbm_bytes = hw->hbm_bytes;
+    t.devices = plan.mesh.device_count();
+    const int dtype_bytes = dtype_size(plan.dtype).value_or(4);
+    t.peak_flops = dtype_bytes <= 2 ? hw->flops_bf16 : hw->flops_f32;
+    auto bytes_of = [&](const std::string& tensor) {
+        auto it = training.tensor_bytes.find(tensor);
+        return it != training.tensor_bytes.end() ? it->second : dtype_bytes;
+    };
+    auto layout_bytes = [&](const TensorLayout& l) {
+        return elements(l.local_shape) * bytes_of(l.tensor);
+    };
+
+    // Time, traffic, work. Per repetition of each statement: its compute and its
+    // collectives' time (the overlap model's runs).
+    const int n = static_cast<int>(plan.statements.size());
+    std::vector<double> compute_one(static_cast<std::size_t>(n), 0),
+        comm_one(static_cast<std::size_t>(n), 0);
+    std::map<StepKind, KindBytes> kinds;
+    for (int i = 0; i < n; ++i) {
+        const auto& s = plan.statements[static_cast<std::size_t>(i)];
+        const double r = static_cast<double>(std::max<std::int64_t>(s.repeat, 0));
+        for (const auto& st : s.steps) {
+            if (is_collective(st.kind)) {
+                comm_one[static_cast<std::size_t>(i)] += st.time_s;
+                auto& k = kinds[st.kind];
+                k.kind = st.kind;
+                k.bytes += r * st.bytes_per_device;
+                k.count += static_cast<int>(r);
+                // The buffer a collective fills: its output block (the gathered or received
+                // data), or its input where the output is written by the next step.
+                double buffer = 0;
+                auto value_bytes = [&](int v) {
+                    if (v < 0 || v >= static_cast<int>(s.values.size())) return 0.0;
+                    return elements(s.values[static_cast<std::size_t>(v)].layout.local_shape) *
+                           st.elem_bytes;
+                };
+                buffer = value_bytes(st.output);
+                for (int v : st.inputs)
+                    buffer = std::max(buffer, value_bytes(v));
+                t.memory.buffers = std::max(t.memory.buffers, buffer);
+            } else {
+                compute_one[static_cast<std::size_t>(i)] += st.time_s;
+                t.flops += r * st.flops_per_device;
+            }
+        }
+        t.compute_s += r * compute_one[static_cast<std::size_t>(i)];
+        t.comm_s += r * comm_one[static_cast<std::size_t>(i)];
+    }
+    for (const auto& [kind, k] : kinds) {
+        t.bytes_by_kind.push_back(k);
+        t.comm_bytes += k.bytes;
+    }
+
+    // Weights, gradients, optimizer state: each `param` in the layout it is first stored in.
+    const std::set<std::string> params(training.params.begin(), training.params.end());
+    std::set<std::string> grads;
+    for (const auto& key : training.params) {
+        if (training.train) grads.insert("g" + key);
+        const TensorLayout* layout = nullptr;
+        for (const auto& s : plan.statements) {
+            for (const auto& op : s.operands)
+                if (layout == nullptr && op.tensor == key) layout = &op;
+            if (layout == nullptr && s.target == key) layout = &s.result;
+            if (layout != nullptr) break;
+        }
+        if (layout == nullptr) continue; // never used: nothing to count
+        const double elems = elements(layout->local_shape);
+        const int wb = bytes_of(key);
+        t.memory.weights += elems * wb;
+        if (!training.train) continue;
+        // ZeRO stages 1 and 2 partition the state over the devices holding the same copy.
+        double replicas = 1;
+        for (std::size_t k = 0; k < layout->placements.size() && k < plan.mesh.axes.size(); ++k)
+            if (layout->placements[k].kind == Placement::Kind::Replicate)
+                replicas *= static_cast<double>(plan.mesh.axes[k].size);
+        const double state = training.zero >= 1 ? elems / replicas : elems;
+        t.memory.gradients += (training.zero >= 2 ? elems / replicas : elems) * wb;
+        if (training.optimizer == "adam") t.memory.optimizer += 2 * 4 * state;
+        if (training.master != "none") {
+            const int mb = dtype_size(training.master).value_or(4);
+            if (mb != wb) t.memory.optimizer += state * mb;
+        }
+    }
+
+    // Activations: every other named tensor, live from its first write (inputs: from the
+    // start) to its last read or write. A tensor written in a repeated block and live outside
+    // that block is kept once per repetition (each layer saves its own), except that with
+    // recompute=full only the block's inputs (read in the block before it writes them: the
+    // checkpoints) are kept per repetition, the rest once (one layer recomputed at a time).
+    std::map<std::string, Live> lives;
+    for (int i = 0; i < n; ++i) {
+        const auto& s = plan.statements[static_cast<std::size_t>(i)];
+        for (const auto& op : s.operands) {
+            if (params.count(op.tensor) || grads.count(op.tensor)) continue;
+            auto& l = lives[op.tensor];
+            if (l.first < 0) {
+                l.first = 0; // read before any write: a program input
+                l.bytes = layout_bytes(op);
+            }
+            l.last = i;
+        }
+        if (s.target.empty() || params.count(s.target) || grads.count(s.target)) continue;
+        auto& l = lives[s.target];
+        if (l.first < 0) l.first = i;
+        l.last = i;
+        l.defined = true;
+        l.defs.push_back(i);
+        l.bytes = std::max(l.bytes, layout_bytes(s.result));
+    }
+    std::vector<double> live_at(static_cast<std::size_t>(n), 0);
+    std::set<int> recomputed; // statements whose results recompute=full recomputes
+    for (const auto& [name, l] : lives) {
+        double copies = 1;
+        for (int d : l.defs) {
+            const auto r = plan.statements[static_cast<std::size_t>(d)].repeat;
+            if (r <= 1) continue;
+            const auto [a, b] = run_of(plan, d);
+            if (l.first >= a && l.last <= b) continue; // a temporary of one repetition
+            bool checkpoint = false;                   // read in the block before written
+            for (int i = a; i <= b && !checkpoint; ++i) {
+                const auto& s = plan.statements[static_cast<std::size_t>(i)];
+                for (const auto& op : s.operands)
+                    checkpoint = checkpoint || op.tensor == name;
+                if (s.target == name) break;
+            }
+            if (training.recompute && !checkpoint) {
+                recomputed.insert(d);
+                continue;
+            }
+            copies = std::max(copies, static_cast<double>(r));
+        }
+        for (int i = std::max(l.first, 0); i <= l.last && i < n; ++i)
+            live_at[static_cast<std::size_t>(i)] += l.bytes * copies;
+    }
+    for (double b : live_at)
+        t.memory.activations = std::max(t.memory.activations, b);
+    for (int d : recomputed)
+        t.recompute_s += static_cast<double>(plan.statements[static_cast<std::size_t>(d)].repeat) *
+                         compute_one[static_cast<std::size_t>(d)];
+    t.compute_s += t.recompute_s;
+
+    // The overlap model (totals.hpp): a run's collectives hide behind the other runs' compute.
+    double exposed = std::max(0.0, t.comm_s - t.compute_s);
+    for (int i = 0; i < n; ++i)
+        exposed = std::max(exposed, comm_one[static_cast<std::size_t>(i)] -
+                                        (t.compute_s - compute_one[static_cast<std::size_t>(i)]));
+    t.exposed_s = exposed;
+    t.step_s = t.compute_s + t.exposed_s;
+    t.serial_s = t.compute_s + t.comm_s;
+    t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.flops / (t.step_s * t.peak_flops) : 0;
+    t.fits = t.memory.total() <= t.hbm_bytes;
+    return t;
+}
+
+std::string format_totals(const ProgramTotals& t) {
+    char buf[160];
+    std::string out = "Program totals (per device, per step; " + std::to_string(t.devices) +
+                      (t.devices == 1 ? " device, " : " devices, ") + t.hardware +
+                      (t.training ? ", training" : ", inference") + "):\n";
+    out += "  time     " + format_seconds(t.step_s) + " = compute " + format_seconds(t.compute_s);
+    if (t.recompute_s > 0) out += " (recompute " + format_seconds(t.recompute_s) + ")";
+    out += " + exposed communication " + format_seconds(t.exposed_s) + " (communication " +
+           format_seconds(t.comm_s) + "; no overlap " + format_seconds(t.serial_s) + ")\n";
+    out += "  traffic  ";
+    if (t.bytes_by_kind.empty()) out += "none";
+    for (std::size_t i = 0; i < t.bytes_by_kind.size(); ++i) {
+        const auto& k = t.bytes_by_kind[i];
+        out += (i ? ", " : "") + std::string(step_kind_name(k.kind)) + " " + format_bytes(k.bytes) +
+               " (" + std::to_string(k.count) + "x)";
+    }
+    out += "\n";
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * t.mfu);
+    out += "  compute  " + format_flops(t.flops) + ", MFU " + buf + " of " +
+           format_flops(t.peak_flops) + "/s\n";
+    const auto& m = t.memory;
+    out += "  memory   " + format_bytes(m.total()) + " = weights " + format_bytes(m.weights);
+    if (t.training)
+        out += " + gradients " + format_bytes(m.gradients) + " + optimizer " +
+               format_bytes(m.optimizer);
+    out +=
+        " + activations " + format_bytes(m.activations) + " + buffers " + format_bytes(m.buffers);
+    std::snprintf(buf, sizeof buf, " (%.0f%%)",
+                  t.hbm_bytes > 0 ? 100 * m.total() / t.hbm_bytes : 0);
+    out += (t.fits ? ": fits in " : ": does NOT fit in ") + format_bytes(t.hbm_bytes) + " HBM" +
+           buf + "\n";
+    return out;
+}
+
+} // namespace shardscope::semantics

@@ -1,0 +1,92 @@
+// Program totals (issue 18): a whole program's step time, traffic, FLOPs, MFU and peak memory
+// per device, from its Plan and its training declarations (`param`, `train`). A pure function
+// of its inputs; README.md "Program totals" states the model and validates it.
+//
+// Overlap model: communication runs on its own stream, concurrently with compute, except that
+// a statement's collectives never overlap that statement's own compute (it needs their
+// result): exposed communication is the two-stream lower bound
+//   max(0, comm − compute, max over statement runs s of (comm_s − (compute − compute_s))),
+// every repetition of a repeated statement a run of its own; the no-overlap bound
+// (compute + comm) is reported beside it.
+#pragma once
+
+#include "plan.hpp"
+
+#include "parser/ast.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardscope::semantics {
+
+/// What the memory model needs besides the Plan: the `param` and `train` lines of a program,
+/// and the element size of tensors declared with their own type (`tensor x : f32`).
+struct Training {
+    std::vector<std::string> params; ///< trained weights, as tensor keys (`W^0`)
+    bool train = false;              ///< a `train` line: gradients and optimizer state count
+    std::string optimizer = "adam";  ///< adam: two f32 moments per weight; sgd: none
+    std::string master = "f32";      ///< master weights' type ("none": no master copy)
+    bool recompute = false;          ///< recompute=full: activations recomputed per layer
+    int zero = 0; ///< ZeRO stage 1 or 2: optimizer state (and gradients) partitioned over the
+                  ///< mesh axes each weight is replicated over
+    std::map<std::string, int> tensor_bytes; ///< element size of declared tensors
+    bool operator==(const Training&) const = default;
+};
+
+/// The training configuration of a parsed program (the last `train` line wins; `param`
+/// lines accumulate).
+Training training_of(const ast::Program& program);
+
+/// Bytes each device sends per step, one collective kind.
+struct KindBytes {
+    StepKind kind = StepKind::AllReduce;
+    double bytes = 0;
+    int count = 0; ///< collectives of this kind per step (repetitions counted)
+    bool operator==(const KindBytes&) const = default;
+};
+
+/// Peak memory per device, by what it holds (bytes).
+struct MemoryBreakdown {
+    double weights = 0;     ///< `param` tensors in their stored layout
+    double gradients = 0;   ///< one per weight, its layout and type (train only)
+    double optimizer = 0;   ///< Adam moments (2 × f32) and master weights (train only)
+    double activations = 0; ///< the peak of live non-weight tensors (see totals.cpp)
+    double buffers = 0;     ///< the largest collective's output (received/gathered) block
+    double total() const { return weights + gradients + optimizer + activations + buffers; }
+    bool operator==(const MemoryBreakdown&) const = default;
+};
+
+/// A whole program's totals per device and per step.
+struct ProgramTotals {
+    bool training = false; ///< a `train` line: gradients and optimizer state included
+    std::string hardware;  ///< the preset priced against
+    // Time.
+    double compute_s = 0;   ///< compute steps (and recomputation), every repetition
+    double comm_s = 0;      ///< collective steps, every repetition
+    double exposed_s = 0;   ///< the communication the overlap model cannot hide
+    double step_s = 0;      ///< compute_s + exposed_s
+    double serial_s = 0;    ///< no-overlap bound: compute_s + comm_s
+    double recompute_s = 0; ///< part of compute_s: the forward recomputed (recompute=full)
+    // Traffic and work.
+    std::vector<KindBytes> bytes_by_kind; ///< collectives that occur, in StepKind order
+    double comm_bytes = 0;                ///< their sum
+    double flops = 0;                     ///< model FLOPs per device (recomputation excluded)
+    double peak_flops = 0;                ///< the preset's peak for the program's type
+    double mfu = 0;                       ///< flops / (step_s · peak_flops)
+    // Memory.
+    MemoryBreakdown memory;
+    double hbm_bytes = 0; ///< the preset's HBM per device
+    bool fits = true;     ///< memory.total() <= hbm_bytes
+    std::int64_t devices = 1;
+    bool operator==(const ProgramTotals&) const = default;
+};
+
+/// The totals of `plan`: every statement counts StatementPlan::repeat times.
+ProgramTotals program_totals(const Plan& plan, const Training& training);
+
+/// The "Program totals" block of `check`'s text output (a few lines, each ending in '\n').
+std::string format_totals(const ProgramTotals& t);
+
+} // namespace shardscope::semantics

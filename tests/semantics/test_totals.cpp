@@ -1,0 +1,291 @@
+// Program totals (issue 18, semantics/totals.hpp): time with the overlap model, bytes per
+// collective kind, FLOPs, MFU and peak memory per device, each figure worked out here from
+// the program's sizes, not read back from the output; and ZeRO's published memory example
+// (samples/zero_memory.ein).
+#include "helpers.hpp"
+
+#include "semantics/cost.hpp"
+#include "semantics/totals.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace shardscope;
+using namespace shardscope::test;
+using semantics::Plan;
+using semantics::ProgramTotals;
+using semantics::StepKind;
+
+namespace {
+
+struct Checked {
+    Plan plan;
+    semantics::Training training;
+};
+
+Checked check_program(const std::string& text) {
+    SourceFile file("test.ein", text);
+    auto parsed = parser::parse(file);
+    std::string errors;
+    for (const auto& d : parsed.diagnostics)
+        errors += format_diagnostic(file, d);
+    REQUIRE_MESSAGE(!parsed.has_errors(), errors);
+    Checked c{semantics::check(parsed.program, {}), semantics::training_of(parsed.program)};
+    REQUIRE_MESSAGE(c.plan.errors() == 0, plan_text(text, c.plan));
+    return c;
+}
+
+ProgramTotals totals_of(const std::string& text) {
+    const auto c = check_program(text);
+    return semantics::program_totals(c.plan, c.training);
+}
+
+double compute_time_of(const semantics::StatementPlan& s) {
+    double t = 0;
+    for (const auto& st : s.steps)
+        if (!semantics::is_collective(st.kind)) t += st.time_s;
+    return t;
+}
+double comm_time_of(const semantics::StatementPlan& s) {
+    double t = 0;
+    for (const auto& st : s.steps)
+        if (semantics::is_collective(st.kind)) t += st.time_s;
+    return t;
+}
+
+std::string read_sample(const std::string& name) {
+    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+    REQUIRE(in.good());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("totals: data parallel inference, by hand") {
+    // 4 devices, batch cut 4 ways, W replicated; f32.
+    const double b = 8, d = 16, f = 32, n = 4;
+    const auto t = totals_of("mesh 4\ndim b=8 d=16 f=32\nparam W\n"
+                             "y_{b_0 f} = x_{b_0 d} W_{d f}\n");
+    CHECK_FALSE(t.training);
+    CHECK(t.devices == 4);
+    CHECK(t.hardware == "h100");
+    CHECK(t.flops == rel(2 * (b / n) * d * f));
+    CHECK(t.memory.weights == rel(d * f * 4));
+    CHECK(t.memory.gradients == 0);
+    CHECK(t.memory.optimizer == 0);
+    // x and y live together at the one statement.
+    CHECK(t.memory.activations == rel((b / n) * d * 4 + (b / n) * f * 4));
+    CHECK(t.memory.buffers == 0);
+    CHECK(t.bytes_by_kind.empty());
+    CHECK(t.comm_s == 0);
+    CHECK(t.exposed_s == 0);
+    CHECK(t.step_s == rel(t.compute_s));
+    CHECK(t.compute_s > 0);
+    CHECK(t.peak_flops == rel(67e12)); // f32 on h100
+    CHECK(t.mfu == rel(t.flops / (t.step_s * 67e12)));
+    CHECK(t.hbm_bytes == rel(80e9));
+    CHECK(t.fits);
+}
+
+TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model") {
+    // Megatron's row-parallel product: a partial y all-reduced over 4 devices, then an
+    // independent local product.
+    const double b = 64, d = 256, f = 512, n = 4;
+    auto c = check_program("mesh 4\ndim b=64 d=256 f=512 e=128\n"
+                           "y_{b f} = x_{b d_0} W_{d_0 f}\n"
+                           "z_{b e} = u_{b f} V_{f e}\n");
+    const double ar_bytes = 2 * (n - 1) / n * (b * f * 4); // ring all-reduce of y
+    auto t = semantics::program_totals(c.plan, c.training);
+    REQUIRE(t.bytes_by_kind.size() == 1);
+    CHECK(t.bytes_by_kind[0].kind == StepKind::AllReduce);
+    CHECK(t.bytes_by_kind[0].count == 1);
+    CHECK(t.bytes_by_kind[0].bytes == rel(ar_bytes));
+    CHECK(t.comm_bytes == rel(ar_bytes));
+    CHECK(t.flops == rel(2 * b * (d / n) * f + 2 * b * f * 128));
+    // The all-reduce's buffer: the whole y on every device.
+    CHECK(t.memory.buffers == rel(b * f * 4));
+    // Overlap: statement 0's collective hides behind statement 1's compute only.
+    const double k0 = compute_time_of(c.plan.statements[0]);
+    const double k1 = compute_time_of(c.plan.statements[1]);
+    const double c0 = comm_time_of(c.plan.statements[0]);
+    CHECK(c0 > 0);
+    CHECK(t.compute_s == rel(k0 + k1));
+    CHECK(t.comm_s == rel(c0));
+    CHECK(t.exposed_s == rel(std::max(0.0, c0 - k1)));
+    CHECK(t.serial_s == rel(k0 + k1 + c0));
+    CHECK(t.step_s == rel(k0 + k1 + std::max(0.0, c0 - k1)));
+
+    // Three repetitions of each: bytes, counts, flops and times triple; each repetition of
+    // the all-reduce hides behind the other five statement runs' compute.
+    for (auto& s : c.plan.statements)
+        s.repeat = 3;
+    t = semantics::program_totals(c.plan, c.training);
+    CHECK(t.bytes_by_kind[0].count == 3);
+    CHECK(t.bytes_by_kind[0].bytes == rel(3 * ar_bytes));
+    CHECK(t.flops == rel(3 * (2 * b * (d / n) * f + 2 * b * f * 128)));
+    CHECK(t.compute_s == rel(3 * (k0 + k1)));
+    const double K = 3 * (k0 + k1), C = 3 * c0;
+    CHECK(t.exposed_s == rel(std::max({0.0, C - K, c0 - (K - k0)})));
+}
+
+TEST_CASE("totals: weights, gradients and optimizer state follow the weights' placement") {
+    // W sharded 4 ways (FSDP/ZeRO-3): each device stores d/4 x f of it, bf16.
+    const double elems = (16.0 / 4) * 32;
+    const std::string body = "y_{b f} = x_{b d} W_{d f}\n";
+    auto t = totals_of("mesh 4\ndtype bf16\ndim b=8 d=16 f=32\nparam W\ntrain adam\n"
+                       "W_{d_0 f} -> W_{d f}\n" +
+                       body);
+    CHECK(t.training);
+    CHECK(t.memory.weights == rel(elems * 2));
+    CHECK(t.memory.gradients == rel(elems * 2));
+    // Adam: two f32 moments, and an f32 master copy of the bf16 weights.
+    CHECK(t.memory.optimizer == rel(elems * (4 + 4 + 4)));
+    CHECK(t.peak_flops == rel(989e12)); // bf16 on h100
+    // The all-gather's buffer: the whole weight.
+    CHECK(t.memory.buffers == rel(16.0 * 32 * 2));
+    REQUIRE(t.bytes_by_kind.size() == 1);
+    CHECK(t.bytes_by_kind[0].kind == StepKind::AllGather);
+    CHECK(t.bytes_by_kind[0].bytes == rel(3.0 / 4 * 16 * 32 * 2));
+
+    t = totals_of("mesh 4\ndtype bf16\ndim b=8 d=16 f=32\nparam W\ntrain adam master=none\n" +
+                  body);
+    CHECK(t.memory.weights == rel(16.0 * 32 * 2)); // replicated
+    CHECK(t.memory.optimizer == rel(16.0 * 32 * 8));
+    t = totals_of("mesh 4\ndtype bf16\ndim b=8 d=16 f=32\nparam W\ntrain sgd master=none\n" + body);
+    CHECK(t.memory.optimizer == 0);
+    CHECK(t.memory.gradients == rel(16.0 * 32 * 2));
+    // f32 weights are their own master copy.
+    t = totals_of("mesh 4\ndim b=8 d=16 f=32\nparam W\ntrain adam master=f32\n" + body);
+    CHECK(t.memory.optimizer == rel(16.0 * 32 * 8));
+    // A weight declared with its own type keeps it.
+    t = totals_of("mesh 4\ndtype bf16\ndim b=8 d=16 f=32\ntensor W : f32\nparam W\ntrain adam\n" +
+                  body);
+    CHECK(t.memory.weights == rel(16.0 * 32 * 4));
+    CHECK(t.memory.optimizer == rel(16.0 * 32 * 8));
+    // The gradient gW is counted as the gradient, not as an activation: the peak is at
+    // statement 0 with x, y and the input gy (gW would make statement 1's x + gy + gW larger).
+    const auto with_grad = totals_of("mesh 4\ndim b=8 d=16 f=32\nparam W\ntrain adam\n" + body +
+                                     "gW_{d f} = x_{b d} gy_{b f}\n");
+    CHECK(with_grad.memory.gradients == rel(16.0 * 32 * 4));
+    CHECK(with_grad.memory.activations == rel(8.0 * 16 * 4 + 8.0 * 32 * 4 + 8.0 * 32 * 4));
+}
+
+TEST_CASE("totals: saved activations per repetition, and recomputation") {
+    // u: one tensor's bytes (b x d f32, replicated over 2 devices).
+    const double u = 4.0 * 8 * 4;
+    const std::string text = "mesh 2\ndim b=4 d=8\nparam W\ntrain adam recompute=RC\n"
+                             "h_{b d} = relu(x_{b d})\n"  // 0: once
+                             "a_{b d} = relu(h_{b d})\n"  // 1: the repeated block...
+                             "h_{b d} := relu(a_{b d})\n" // 2: ...whose input is h
+                             "y_{b d} = relu(a_{b d})\n"; // 3: once, reads a after the block
+    auto run = [&](const std::string& rc) {
+        auto t = text;
+        t.replace(t.find("RC"), 2, rc);
+        auto c = check_program(t);
+        c.plan.statements[1].repeat = 3;
+        c.plan.statements[2].repeat = 3;
+        return std::pair{semantics::program_totals(c.plan, c.training), c.plan};
+    };
+    // No recomputation: h (the block's input, read before written) and a (read after the
+    // block) are kept once per layer. Live at statement 1 and 2: 3 h + 3 a.
+    const auto [none, plan] = run("none");
+    CHECK(none.memory.activations == rel(6 * u));
+    CHECK(none.recompute_s == 0);
+    // Full recomputation: only the checkpoints h per layer, a once: 3 h + a.
+    const auto [full, plan2] = run("full");
+    CHECK(full.memory.activations == rel(4 * u));
+    CHECK(full.recompute_s == rel(3 * compute_time_of(plan2.statements[1])));
+    CHECK(full.compute_s == rel(none.compute_s + full.recompute_s));
+    CHECK(full.flops == rel(none.flops)); // model FLOPs: recomputation excluded
+    // Unrepeated, the same program keeps one copy of each: x and h at 0, h and a at 1...
+    auto c =
+        check_program(text.substr(0, text.find("RC")) + "none" + text.substr(text.find("RC") + 2));
+    CHECK(semantics::program_totals(c.plan, c.training).memory.activations == rel(2 * u));
+}
+
+TEST_CASE("totals: HBM capacity of the presets, and what does not fit") {
+    CHECK(semantics::find_hardware("h100")->hbm_bytes == rel(80e9));
+    CHECK(semantics::find_hardware("a100")->hbm_bytes == rel(80e9));
+    CHECK(semantics::find_hardware("tpu-v5e")->hbm_bytes == rel(16e9));
+    // 3e9 f32 weights replicated: 12 GB, over tpu-v5e's 16 GB with Adam (12 + 12 + 24).
+    const auto t = totals_of("mesh 2\nhw tpu-v5e\ndim d=60000 f=50000 b=2\nparam W\n"
+                             "train adam\ny_{b f} = x_{b d} W_{d f}\n");
+    CHECK(t.memory.weights == rel(3e9 * 4));
+    CHECK(t.memory.total() > 16e9);
+    CHECK_FALSE(t.fits);
+    CHECK(semantics::format_totals(t).find("does NOT fit in 16 GB HBM") != std::string::npos);
+}
+
+TEST_CASE("validated: ZeRO's 7.5B-parameter memory example (Rajbhandari et al. 2020, sec. 5)") {
+    // Mixed-precision Adam: 2 + 2 + K bytes per parameter, K = 12 (fp32 master weights,
+    // momentum and variance). Published: 120 GB per device with data parallelism, 1.9 GB
+    // with P_os+g+p over Nd = 64.
+    const double psi = 7.5e9, nd = 64;
+    const double per_param = 2 + 2 + 12;
+    const auto text = read_sample("zero_memory.ein");
+    const auto zero3 = totals_of(text);
+    const double states3 = zero3.memory.weights + zero3.memory.gradients + zero3.memory.optimizer;
+    CHECK(states3 == rel(per_param * psi / nd));
+    CHECK(std::abs(states3 - 1.9e9) / 1.9e9 < 0.02); // published 1.9 GB (rounded)
+    CHECK(zero3.memory.weights == rel(2 * psi / nd));
+    CHECK(zero3.memory.optimizer == rel(12 * psi / nd));
+    CHECK(zero3.fits); // with the 15 GB gathered weight, in an A100's 80 GB
+
+    // Plain data parallelism: the weight (and so its gradient and state) replicated.
+    auto dp = text;
+    const std::string gather = "W_{d_{dp} f} -> W_{d f}\nexpect all-gather(dp)\n";
+    REQUIRE(dp.find(gather) != std::string::npos);
+    dp.replace(dp.find(gather), gather.size(), "");
+    const std::string rs = "gW_{d_{dp} f} = x_{b_{dp} d} gy_{b_{dp} f}\nexpect reduce-scatter(dp)";
+    REQUIRE(dp.find(rs) != std::string::npos);
+    dp.replace(dp.find(rs), rs.size(),
+               "gW_{d f} = x_{b_{dp} d} gy_{b_{dp} f}\nexpect all-reduce(dp)");
+    const auto ddp = totals_of(dp);
+    const double states = ddp.memory.weights + ddp.memory.gradients + ddp.memory.optimizer;
+    CHECK(states == rel(per_param * psi));
+    CHECK(states == rel(120e9)); // published 120 GB
+    CHECK_FALSE(ddp.fits);
+
+    // ZeRO stages 1 (P_os) and 2 (P_os+g) on the replicated weight: published 31.4 GB and
+    // 16.6 GB (Figure 1, Nd = 64).
+    const std::string train = "train adam master=f32 recompute=none";
+    REQUIRE(dp.find(train) != std::string::npos);
+    auto stage = [&](int z) {
+        auto text = dp;
+        text.replace(text.find(train), train.size(), train + " zero=" + std::to_string(z));
+        const auto t = totals_of(text);
+        return t.memory.weights + t.memory.gradients + t.memory.optimizer;
+    };
+    const double os = stage(1), osg = stage(2);
+    CHECK(os == rel(2 * psi + 2 * psi + 12 * psi / nd));
+    CHECK(osg == rel(2 * psi + (2 + 12) * psi / nd));
+    CHECK(std::abs(os - 31.4e9) / 31.4e9 < 0.01);
+    CHECK(std::abs(osg - 16.6e9) / 16.6e9 < 0.01);
+    CHECK(stage(0) == rel(states));
+}
+
+TEST_CASE("totals: ZeRO stages 1 and 2 partition over the axes the weight is replicated over") {
+    // A 2x4 mesh: W sharded over tp (axis 1), replicated over dp (axis 0, 2 devices).
+    const double local = 16.0 * 32 / 4; // elements per device
+    const std::string prog = "mesh dp=2 tp=4\ndtype bf16\ndim b=8 d=16 f=32\nparam W\n"
+                             "train adam ZERO\ny_{b f_{tp}} = x_{b d} W_{d f_{tp}}\n";
+    auto with = [&](const std::string& z) {
+        auto t = prog;
+        t.replace(t.find("ZERO"), 4, z);
+        return totals_of(t);
+    };
+    const auto z0 = with("zero=0"), z1 = with("zero=1"), z2 = with("zero=2");
+    CHECK(z0.memory.gradients == rel(local * 2));
+    CHECK(z0.memory.optimizer == rel(local * 12));
+    CHECK(z1.memory.gradients == rel(local * 2));
+    CHECK(z1.memory.optimizer == rel(local * 12 / 2));
+    CHECK(z2.memory.gradients == rel(local * 2 / 2));
+    CHECK(z2.memory.optimizer == rel(local * 12 / 2));
+    CHECK(z2.memory.weights == rel(local * 2)); // the weights stay as placed
+}
