@@ -74,6 +74,10 @@ namespace shardscope {
     X(P162, Error, "Syntax (P1xx)", "expected a mesh axis inside the parentheses") \
     X(P163, Error, "Syntax (P1xx)", "expected `,` or `)` after the mesh axis") \
     X(P164, Error, "Syntax (P1xx)", "expected `)}` to close the inline expectation") \
+    X(P175, Error, "Syntax (P1xx)", "expected a tensor name after `param`") \
+    X(P176, Error, "Syntax (P1xx)", "expected an optimizer after `train`: `adam` or `sgd`") \
+    X(P177, Error, "Syntax (P1xx)", "expected `=` and a value in a `train` option (`master=f32`)") \
+    X(P178, Error, "Syntax (P1xx)", "expected a value after `=` in a `train` option") \
     X(P200, Error, "Declarations and literals (P2xx)", "unknown collective in an expectation") \
     X(P202, Error, "Declarations and literals (P2xx)", "unknown element type") \
     X(P203, Error, "Declarations and literals (P2xx)", "a tensor with two superscript labels") \
@@ -86,6 +90,11 @@ namespace shardscope {
     X(P211, Error, "Declarations and literals (P2xx)", "a link names more than one mesh axis") \
     X(P212, Error, "Declarations and literals (P2xx)", "a bandwidth or latency out of range (not positive, not finite)") \
     X(P213, Error, "Declarations and literals (P2xx)", "a built-in function redeclared with `fn`") \
+    X(P230, Error, "Declarations and literals (P2xx)", "a weight named twice on one `param` line") \
+    X(P231, Error, "Declarations and literals (P2xx)", "an unknown optimizer in `train` (`adam` or `sgd`)") \
+    X(P232, Error, "Declarations and literals (P2xx)", "an unknown `train` option (`master`, `recompute`, `zero`)") \
+    X(P233, Error, "Declarations and literals (P2xx)", "a `train` option given twice") \
+    X(P234, Error, "Declarations and literals (P2xx)", "a bad `train` value: `master=` an unknown element type, `recompute=` other than `none` or `full`, `zero=` other than 0, 1 or 2") \
     X(P299, Error, "Declarations and literals (P2xx)", "internal error of the parser (please report it)") \
     X(S001, Error, "The program (S0xx)", "a second `mesh` declaration") \
     X(S002, Error, "The program (S0xx)", "an index declared with two different ranges") \
