@@ -15,5 +15,6 @@ void add_grad_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_render_command(CLI::App& app, int& exit_code);
 void add_gui_command(CLI::App& app, int& exit_code);
+void add_plan_command(CLI::App& app, int& exit_code);
 
 } // namespace shardscope::app
