@@ -6,11 +6,14 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -439,19 +442,12 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     const auto tuples = factorizations(options.devices, free_axes.size());
     result.factorizations = tuples.size();
 
-    struct Class {
-        std::size_t index = 0; ///< into ranked or pruned
-        bool pruned = false;
-    };
-    std::map<std::vector<std::int64_t>, Class> classes;
-    CheckOptions co;
-    std::size_t done = 0;
+    // Phase 1: every mesh, its class (the effective sizes), and the rejection of sizes that
+    // do not divide a declared range, without a check.
+    std::vector<Candidate> classes_found;
+    std::map<std::vector<std::int64_t>, std::size_t> class_of;
+    std::vector<std::size_t> jobs; // classes to check, in enumeration order
     for (const auto& t : tuples) {
-        if (options.progress && !options.progress(done, tuples.size())) {
-            result.interrupted = true;
-            break;
-        }
-        ++done;
         std::vector<std::int64_t> sizes(names.size(), 1);
         for (std::size_t j = 0; j < free_axes.size(); ++j)
             sizes[free_axes[j]] = t[j];
@@ -459,76 +455,126 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
         std::vector<std::int64_t> key = sizes;
         for (std::size_t k = 0; k < names.size(); ++k)
             if (!facts.all_used && !facts.used[k]) key[k] = 0;
-        if (auto c = classes.find(key); c != classes.end()) {
-            auto& cand =
-                c->second.pruned ? result.pruned[c->second.index] : result.ranked[c->second.index];
-            ++cand.equivalents;
+        if (auto c = class_of.find(key); c != class_of.end()) {
+            ++classes_found[c->second].equivalents;
             continue;
         }
         Candidate cand;
         cand.sizes = sizes;
         cand.mesh_text = mesh_text(names, sizes);
-        // Sizes that do not divide a declared range sharded over them: rejected unchecked.
-        for (const auto& s : facts.sharded) {
+        for (const auto& sh : facts.sharded) {
             std::int64_t n = 1;
             std::string axes;
-            for (int k : s.axes) {
+            for (int k : sh.axes) {
                 n *= sizes[static_cast<std::size_t>(k)];
                 axes += (axes.empty() ? "" : "·") + names[static_cast<std::size_t>(k)];
             }
-            if (n > 1 && s.range % n != 0) {
+            if (n > 1 && sh.range % n != 0) {
                 cand.pruned = PruneReason::Uneven;
-                cand.reason = s.index + "=" + std::to_string(s.range) + " does not divide by " +
+                cand.reason = sh.index + "=" + std::to_string(sh.range) + " does not divide by " +
                               axes + " = " + std::to_string(n) + " (line " +
-                              std::to_string(s.at.line) + ")";
+                              std::to_string(sh.at.line) + ")";
                 break;
             }
         }
-        if (!cand.pruned) {
-            for (std::size_t k = 0; k < names.size(); ++k)
-                mesh->axes[k].size = sizes[k];
-            mesh->devices.clear();
-            const Plan plan = check(work, co);
-            ++result.checked;
-            const Diagnostic* first_error = nullptr;
-            const Diagnostic* uneven = nullptr;
-            for (const auto& d : plan.diagnostics) {
-                if (d.severity == Severity::Error && !first_error) first_error = &d;
-                if (d.code == "S500" && !uneven) uneven = &d;
-            }
-            if (first_error) {
-                cand.pruned = PruneReason::Error;
-                cand.reason = "line " + std::to_string(first_error->range.line) + ": " +
-                              first_error->message + " [" + first_error->code + "]";
-            } else if (uneven) {
-                cand.pruned = PruneReason::Uneven;
-                cand.reason = "line " + std::to_string(uneven->range.line) + ": " + uneven->message;
-            } else {
-                cand.cost = evaluate(plan);
-                for (auto& c : cand.cost.collectives) {
-                    double bw = 0;
-                    for (int k : c.axes) {
-                        const double b = links[static_cast<std::size_t>(k)];
-                        bw = bw == 0 ? b : std::min(bw, b);
-                    }
-                    c.link_bytes_per_second = bw;
-                }
-                if (options.hbm_bytes && cand.cost.memory_bytes_per_device > *options.hbm_bytes) {
-                    cand.pruned = PruneReason::Memory;
-                    cand.reason = "needs " + format_bytes(cand.cost.memory_bytes_per_device) +
-                                  " per device, more than " + format_bytes(*options.hbm_bytes);
-                }
-            }
-        }
-        if (cand.pruned) {
-            classes[key] = {result.pruned.size(), true};
-            result.pruned.push_back(std::move(cand));
-        } else {
-            classes[key] = {result.ranked.size(), false};
-            result.ranked.push_back(std::move(cand));
-        }
+        class_of[key] = classes_found.size();
+        if (!cand.pruned) jobs.push_back(classes_found.size());
+        classes_found.push_back(std::move(cand));
     }
-    if (options.progress && !result.interrupted) options.progress(done, tuples.size());
+
+    // Phase 2: check each class on a copy of the program whose mesh sizes are rewritten (in
+    // parallel where threads are allowed: the checks share nothing).
+    const CheckOptions co;
+    auto check_one = [&](ast::Program& prog, ast::MeshDecl& m, Candidate& cand) {
+        for (std::size_t k = 0; k < names.size(); ++k)
+            m.axes[k].size = cand.sizes[k];
+        m.devices.clear();
+        const Plan plan = check(prog, co);
+        const Diagnostic* first_error = nullptr;
+        const Diagnostic* uneven = nullptr;
+        for (const auto& d : plan.diagnostics) {
+            if (d.severity == Severity::Error && !first_error) first_error = &d;
+            if (d.code == "S500" && !uneven) uneven = &d;
+        }
+        if (first_error) {
+            cand.pruned = PruneReason::Error;
+            cand.reason = "line " + std::to_string(first_error->range.line) + ": " +
+                          first_error->message + " [" + first_error->code + "]";
+            return;
+        }
+        if (uneven) {
+            cand.pruned = PruneReason::Uneven;
+            cand.reason = "line " + std::to_string(uneven->range.line) + ": " + uneven->message;
+            return;
+        }
+        cand.cost = evaluate(plan);
+        for (auto& c : cand.cost.collectives) {
+            double bw = 0;
+            for (int k : c.axes) {
+                const double b = links[static_cast<std::size_t>(k)];
+                bw = bw == 0 ? b : std::min(bw, b);
+            }
+            c.link_bytes_per_second = bw;
+        }
+        if (options.hbm_bytes && cand.cost.memory_bytes_per_device > *options.hbm_bytes) {
+            cand.pruned = PruneReason::Memory;
+            cand.reason = "needs " + format_bytes(cand.cost.memory_bytes_per_device) +
+                          " per device, more than " + format_bytes(*options.hbm_bytes);
+        }
+    };
+    std::vector<char> checked(classes_found.size(), 0);
+    std::size_t threads = options.threads;
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min(threads, std::max<std::size_t>(1, jobs.size()));
+    if (threads <= 1) {
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+            if (options.progress && !options.progress(j, jobs.size())) {
+                result.interrupted = true;
+                break;
+            }
+            check_one(work, *mesh, classes_found[jobs[j]]);
+            checked[jobs[j]] = 1;
+        }
+    } else {
+        std::atomic<std::size_t> next{0}, done{0};
+        std::atomic<bool> stop{false};
+        auto worker = [&] {
+            ast::Program prog = work;
+            ast::MeshDecl* m = nullptr;
+            for (auto& item : prog.items)
+                if (auto* st = std::get_if<ast::Statement>(&item))
+                    if ((m = std::get_if<ast::MeshDecl>(&st->node))) break;
+            while (!stop) {
+                const std::size_t j = next++;
+                if (j >= jobs.size()) break;
+                check_one(prog, *m, classes_found[jobs[j]]);
+                checked[jobs[j]] = 1;
+                ++done;
+            }
+        };
+        std::vector<std::thread> pool;
+        for (std::size_t k = 0; k < threads; ++k)
+            pool.emplace_back(worker);
+        while (done < jobs.size() && !stop) {
+            if (options.progress && !options.progress(done, jobs.size())) {
+                stop = true;
+                result.interrupted = true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        for (auto& th : pool)
+            th.join();
+    }
+    if (options.progress && !result.interrupted) options.progress(jobs.size(), jobs.size());
+    for (std::size_t i = 0; i < classes_found.size(); ++i) {
+        auto& cand = classes_found[i];
+        if (!cand.pruned && !checked[i]) continue; // interrupted before its check
+        result.checked += checked[i];
+        if (cand.pruned)
+            result.pruned.push_back(std::move(cand));
+        else
+            result.ranked.push_back(std::move(cand));
+    }
     std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
     for (std::size_t k = 1; k < result.ranked.size(); ++k)
         result.ranked[k].reason = explain_loss(result.ranked[k], result.ranked[0]);

@@ -73,8 +73,11 @@ struct SearchOptions {
     std::optional<double> hbm_bytes; ///< per device; unset: memory is not a constraint
     std::string hardware;            ///< a preset overriding the program's `hw`; empty: keep
     std::vector<std::string> axes;   ///< the axes that may be sized; empty: every mesh axis
-    /// Called after each candidate (checked: how many so far, of `total`); returning false
-    /// stops the search (Ctrl-C): the result holds what was found so far.
+    /// Threads that check candidates (0: one per hardware thread; 1: the caller's only).
+    std::size_t threads = 0;
+    /// Called before each check (with threads: every 20 ms) with the checks done so far and
+    /// their total; returning false stops the search (Ctrl-C): the result holds what was
+    /// checked so far.
     std::function<bool(std::size_t checked, std::size_t total)> progress;
 };
 

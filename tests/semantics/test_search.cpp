@@ -308,6 +308,7 @@ TEST_CASE("search: the hardware preset changes the ranking's figures") {
 TEST_CASE("search: a progress callback that returns false stops it") {
     semantics::SearchOptions o;
     o.devices = 16;
+    o.threads = 1; // deterministic: a check between two calls
     std::size_t calls = 0;
     o.progress = [&](std::size_t done, std::size_t total) {
         CHECK(done <= total);
@@ -318,6 +319,22 @@ TEST_CASE("search: a progress callback that returns false stops it") {
     CHECK(r.checked == 3);
     CHECK(r.ranked.size() + r.pruned.size() == 3);
     CHECK(semantics::format_search(r, "m.ein", 3).find("interrupted") != std::string::npos);
+}
+
+TEST_CASE("search: one thread or several, the same result") {
+    semantics::SearchOptions o;
+    o.devices = 16;
+    o.threads = 1;
+    const auto one = semantics::search(parse_text(kFsdp), o);
+    o.threads = 3;
+    const auto three = semantics::search(parse_text(kFsdp), o);
+    REQUIRE(one.ranked.size() == three.ranked.size());
+    CHECK(one.checked == three.checked);
+    for (std::size_t k = 0; k < one.ranked.size(); ++k) {
+        CHECK(one.ranked[k].sizes == three.ranked[k].sizes);
+        CHECK(one.ranked[k].cost == three.ranked[k].cost);
+        CHECK(one.ranked[k].reason == three.ranked[k].reason);
+    }
 }
 
 TEST_CASE("search: evaluate multiplies each statement by its repeat") {
