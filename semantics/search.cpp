@@ -736,7 +736,11 @@ std::string format_search(const SearchResult& r, const std::string& path, std::s
             if (it == m.end()) return std::string("-");
             return format_bytes(it->second.first) + ", " + format_seconds(it->second.second);
         });
-    row("equivalent meshes", [](const Candidate& c) { return std::to_string(c.equivalents); });
+    bool merged = false;
+    for (std::size_t k = 0; k < n; ++k)
+        merged = merged || r.ranked[k].equivalents > 1;
+    if (merged)
+        row("equivalent meshes", [](const Candidate& c) { return std::to_string(c.equivalents); });
     std::size_t label_w = 0;
     for (const auto& x : rows)
         label_w = std::max(label_w, width_of(x.label));
