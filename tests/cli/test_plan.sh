@@ -60,5 +60,17 @@ else
 fi
 check "plan from stdin" 0 "$bin" plan - --devices 4 <"$sample"
 
+# Ctrl-C: the search stops between checks and prints the ranking of what it checked (exit 130).
+{
+    printf 'mesh dp=1 fsdp=1 tp=1 sp=1 pp=1\ndim b=512 s=4096 d=8192 f=28672\n'
+    printf 'A_{f_{tp} d} = W_{f_{tp} d_{fsdp}}\n'
+    printf 'h_{b_{dp,fsdp} s f_{tp}} = A_{f_{tp} d} x_{b_{dp,fsdp} s d}\n'
+    printf 'y_{b_{dp,fsdp} s_{sp} d} = V_{d f_{tp}} phi(h_{b_{dp,fsdp} s f_{tp}})\n'
+    printf 'z_{b_{dp,fsdp} s d} = y_{b_{dp,fsdp} s_{sp} d}\n'
+} >"$tmp/long.ein"
+check "interrupted search" 130 timeout --preserve-status -s INT 1 "$bin" plan "$tmp/long.ein" --devices 1024
+contains "says it was interrupted" "$tmp/out" "(interrupted: the candidates checked so far)"
+contains "stderr says so" "$tmp/err" "shardscope: interrupted after"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
