@@ -1,6 +1,6 @@
 // Benchmark (not a test): the strategy search (`shardscope plan`) on a multi-statement model
 // with 5 mesh axes (dp, fsdp, tp, sp, pp) and 1024 devices: 1001 meshes.
-//   bench_search [LAYERS] [REPEATS]     (default: 32 layers, best of 3)
+//   bench_search [LAYERS] [REPEATS] [DEVICES]     (default: 32 layers, best of 3, 1024)
 // The layers are written out (the repetition construct of issue 18 is another branch's); each
 // is an FSDP weight gather, TP MLP with a sequence-parallel output, attention scores and a
 // weight gradient. pp shards nothing here (no pipeline model yet), so it is one class.
@@ -44,8 +44,9 @@ std::string generate(int layers) {
 int main(int argc, char** argv) {
     const int layers = argc > 1 ? std::atoi(argv[1]) : 32;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
-    if (layers <= 0 || repeats <= 0) {
-        std::fprintf(stderr, "usage: bench_search [LAYERS>0] [REPEATS>0]\n");
+    const long devices = argc > 3 ? std::atol(argv[3]) : 1024;
+    if (layers <= 0 || repeats <= 0 || devices <= 0) {
+        std::fprintf(stderr, "usage: bench_search [LAYERS>0] [REPEATS>0] [DEVICES>0]\n");
         return 2;
     }
     using shardscope::bench::seconds_since;
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     shardscope::semantics::SearchOptions o;
-    o.devices = 1024;
+    o.devices = devices;
     o.hbm_bytes = 80e9;
     double best = 1e30;
     shardscope::semantics::SearchResult r;
@@ -70,10 +71,10 @@ int main(int argc, char** argv) {
                      shardscope::semantics::format_search(r, "bench", 3).c_str());
         return 1;
     }
-    std::printf("plan, %d layers (%d statements), 5 axes, 1024 devices: %.2f s (best of %d; "
+    std::printf("plan, %d layers (%d statements), 5 axes, %ld devices: %.2f s (best of %d; "
                 "%zu meshes, %zu checked, %zu kept; %s)\n",
-                layers, layers * 7, best, repeats, r.factorizations, r.checked, r.ranked.size(),
-                shardscope::app::allocator_name().c_str());
+                layers, layers * 7, devices, best, repeats, r.factorizations, r.checked,
+                r.ranked.size(), shardscope::app::allocator_name().c_str());
     std::printf("best: %s\n", r.ranked.front().mesh_text.c_str());
     return 0;
 }
