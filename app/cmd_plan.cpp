@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -148,8 +149,20 @@ int run_plan(const PlanCliOptions& o) {
         return 130;
     }
     if (result.ranked.empty()) {
-        std::cerr << o.file << ": error: no mesh of " << so.devices
-                  << " devices is left: every one was pruned (see above)\n";
+        const bool all_uneven =
+            std::all_of(result.pruned.begin(), result.pruned.end(),
+                        [](const auto& p) { return p.pruned == semantics::PruneReason::Uneven; });
+        std::string axes;
+        for (const auto& a : result.searched_axes)
+            axes += (axes.empty() ? "" : ", ") + a;
+        if (all_uneven)
+            std::cerr << o.file << ": error: no factorization of " << so.devices << " devices over "
+                      << axes
+                      << " divides the ranges sharded over them (see above); try another "
+                         "device count\n";
+        else
+            std::cerr << o.file << ": error: no mesh of " << so.devices
+                      << " devices is left: every one was pruned (see above)\n";
         return kExitInputErrors;
     }
     return kExitOk;

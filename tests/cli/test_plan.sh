@@ -41,7 +41,10 @@ contains "parse error positioned" "$tmp/err" "syntax.ein:2:"
 printf 'mesh tp=1\ndim f=6 d=4\ny_{f_{tp}} = W_{f_{tp} d} x_{d}\n' >"$tmp/uneven.ein"
 check "every mesh pruned" 1 "$bin" plan "$tmp/uneven.ein" --devices 4
 contains "says why" "$tmp/out" "f=6 does not divide by tp = 4"
-contains "no mesh left" "$tmp/err" "no mesh of 4 devices is left"
+contains "no factorization divides" "$tmp/err" "no factorization of 4 devices over tp divides the ranges sharded over them"
+check "every mesh pruned for memory" 1 "$bin" plan "$sample" --devices 8 --hbm 1kB
+contains "no mesh left" "$tmp/err" "no mesh of 8 devices is left: every one was pruned"
+contains "memory reason" "$tmp/out" "more than 1 kB"
 
 check "plan of the sample" 0 "$bin" plan "$sample" --devices 64 --hbm 80GB
 contains "summary line" "$tmp/out" "64 devices over dp, fsdp, tp: 28 meshes"
