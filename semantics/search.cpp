@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <set>
 #include <thread>
@@ -522,6 +523,16 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
                           " per device, more than " + format_bytes(*options.hbm_bytes);
         }
     };
+    // A check that throws (out of memory) prunes its mesh with the reason instead of ending
+    // the process from a worker thread.
+    auto check_safely = [&](ast::Program& prog, ast::MeshDecl& m, Candidate& cand) {
+        try {
+            check_one(prog, m, cand);
+        } catch (const std::exception& e) {
+            cand.pruned = PruneReason::Error;
+            cand.reason = std::string("the check failed: ") + e.what();
+        }
+    };
     std::vector<char> checked(classes_found.size(), 0);
     std::size_t threads = options.threads;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -532,7 +543,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
                 result.interrupted = true;
                 break;
             }
-            check_one(work, *mesh, classes_found[jobs[j]]);
+            check_safely(work, *mesh, classes_found[jobs[j]]);
             checked[jobs[j]] = 1;
         }
     } else {
@@ -547,7 +558,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             while (!stop) {
                 const std::size_t j = next++;
                 if (j >= jobs.size()) break;
-                check_one(prog, *m, classes_found[jobs[j]]);
+                check_safely(prog, *m, classes_found[jobs[j]]);
                 checked[jobs[j]] = 1;
                 ++done;
             }
