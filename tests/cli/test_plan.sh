@@ -75,5 +75,13 @@ check "interrupted search" 130 timeout --preserve-status -s INT 1 "$bin" plan "$
 contains "says it was interrupted" "$tmp/out" "(interrupted: the candidates checked so far)"
 contains "stderr says so" "$tmp/err" "shardscope: interrupted after"
 
+# docs/guide.md's example is what the tool prints (run from the repository root, as shown).
+(cd "$root" && "$bin" plan samples/strategy_search.ein --devices 64 --hbm 2GB) >"$tmp/guide_actual.txt" 2>/dev/null
+awk '/^\$ shardscope plan samples\/strategy_search.ein --devices 64 --hbm 2GB$/ {on=1; next} on && /^```/ {exit} on' \
+    "$root/docs/guide.md" >"$tmp/guide_shown.txt"
+if [ -s "$tmp/guide_shown.txt" ] && cmp -s "$tmp/guide_shown.txt" "$tmp/guide_actual.txt"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: docs/guide.md's plan example differs from the output:"
+    diff "$tmp/guide_shown.txt" "$tmp/guide_actual.txt" | head -20; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
