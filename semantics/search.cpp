@@ -130,6 +130,17 @@ ProgramFacts facts_of(const ast::Program& program, const std::vector<std::string
     ProgramFacts f;
     f.names = names;
     f.used.assign(names.size(), false);
+    // An item this walk does not know (a block that holds statements): merge nothing.
+    for (const auto& item : program.items)
+        std::visit(
+            [&](const auto& n) {
+                using T = std::decay_t<decltype(n)>;
+                if constexpr (!std::is_same_v<T, ast::Statement> &&
+                              !std::is_same_v<T, ast::Comment> &&
+                              !std::is_same_v<T, ast::BlankLine>)
+                    f.all_used = true;
+            },
+            item);
     for_each_statement(program, [&](const ast::Statement& s) {
         if (const auto* d = std::get_if<ast::DimDecl>(&s.node))
             for (const auto& b : d->bindings)
