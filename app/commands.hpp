@@ -16,5 +16,6 @@ void add_export_command(CLI::App& app, int& exit_code);
 void add_render_command(CLI::App& app, int& exit_code);
 void add_gui_command(CLI::App& app, int& exit_code);
 void add_codes_command(CLI::App& app, int& exit_code);
+void add_plan_command(CLI::App& app, int& exit_code);
 
 } // namespace shardscope::app

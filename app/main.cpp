@@ -29,5 +29,6 @@ int main(int argc, char** argv) {
     add_render_command(app, exit_code);
     add_gui_command(app, exit_code);
     add_codes_command(app, exit_code);
+    add_plan_command(app, exit_code);
     return run_command_line(app, argc, argv, exit_code);
 }

@@ -1,0 +1,124 @@
+// The strategy search (`shardscope plan`, issue 18): a strategy file names every parallelism
+// it may use as a named mesh axis (`mesh dp=2 fsdp=1 tp=4 pp=1`), its tensors sharded over
+// those axes as written. The search sizes the axes: every assignment of sizes to the axes
+// whose product is the device count is substituted into the parsed program's mesh (the AST,
+// parsed once), checked, pruned (errors, uneven shards, memory) and ranked by step time.
+// A pure function of the program and the options: no I/O.
+#pragma once
+
+#include "plan.hpp"
+
+#include "parser/ast.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardscope::semantics {
+
+/// One collective of a candidate, by kind and axes ("all-reduce(tp)"), summed over the step.
+struct CollectiveTotal {
+    std::string name;                 ///< "all-reduce(tp)"
+    std::string kind;                 ///< "all-reduce"
+    std::vector<int> axes;            ///< the mesh axes it runs over
+    std::int64_t count = 0;           ///< occurrences per step (statement repeats included)
+    double bytes_per_device = 0;      ///< per step
+    double time_s = 0;                ///< per step
+    double link_bytes_per_second = 0; ///< the slowest link of its axes (0: unknown)
+    bool operator==(const CollectiveTotal&) const = default;
+};
+
+/// What one candidate costs per step, per device.
+struct CandidateCost {
+    double time_s = 0;    ///< compute + communication (no overlap yet)
+    double compute_s = 0; ///< compute steps
+    double comm_s = 0;    ///< collective steps
+    double flops_per_device = 0;
+    double comm_bytes_per_device = 0;
+    double memory_bytes_per_device = 0;
+    std::vector<CollectiveTotal> collectives; ///< sorted by name
+    bool operator==(const CandidateCost&) const = default;
+};
+
+/// The cost of one checked candidate. For now: each statement's cost (time, communicated
+/// bytes, FLOPs) times StatementPlan::repeat, summed; memory is the largest
+/// Cost::memory_bytes_per_device of any statement. The program totals and peak memory of
+/// semantics/totals.* replace this body when they are merged (one function to swap).
+CandidateCost evaluate(const Plan& plan);
+
+/// Why a candidate is left out.
+enum class PruneReason { Uneven, Error, Memory };
+std::string_view prune_reason_name(PruneReason r); ///< "uneven", "error", "memory"
+
+/// One mesh the search looked at (or a class of meshes that differ only in the sizes of
+/// axes no tensor is sharded over: they cost the same).
+struct Candidate {
+    std::vector<std::int64_t> sizes; ///< one per declared mesh axis, in declaration order
+    std::string mesh_text;           ///< "dp=8 tp=4" (axes of size 1 left out; "1 device")
+    std::size_t equivalents = 1;     ///< meshes of the class (this one included)
+    CandidateCost cost;
+    std::optional<PruneReason> pruned;
+    std::string reason; ///< pruned: why, in words; ranked (not the best): why it loses
+};
+
+/// What `plan` asks.
+struct SearchOptions {
+    std::int64_t devices = 0;
+    std::optional<double> hbm_bytes; ///< per device; unset: memory is not a constraint
+    std::string hardware;            ///< a preset overriding the program's `hw`; empty: keep
+    std::vector<std::string> axes;   ///< the axes that may be sized; empty: every mesh axis
+    /// Threads that check candidates (0: one per hardware thread; 1: the caller's only).
+    std::size_t threads = 0;
+    /// Called before each check (with threads: every 20 ms) with the checks done so far and
+    /// their total; returning false stops the search (Ctrl-C): the result holds what was
+    /// checked so far.
+    std::function<bool(std::size_t checked, std::size_t total)> progress;
+};
+
+/// The outcome.
+struct SearchResult {
+    std::vector<std::string> axis_names;    ///< the declared mesh axes
+    std::vector<std::string> searched_axes; ///< those the search sized
+    std::vector<std::string> unused_axes;   ///< no tensor is sharded over them
+    std::int64_t devices = 0;
+    std::optional<double> hbm_bytes;
+    std::string hardware;
+    std::size_t factorizations = 0; ///< meshes enumerated
+    std::size_t checked = 0;        ///< checks run (distinct effective sizes)
+    std::vector<Candidate> ranked;  ///< kept, best first; ranked[k].reason: why it loses
+    std::vector<Candidate> pruned;  ///< in enumeration order
+    bool interrupted = false;
+    /// Problems that stop the search before it starts (parse-free: no mesh, no axes, an
+    /// unknown --axes name or preset, a device count out of range): positioned where they
+    /// belong to the program (the mesh line), line 0 otherwise.
+    std::vector<Diagnostic> problems;
+};
+
+/// Runs the search. Expectations (`expect` lines) are ignored: they describe the written
+/// sizes, and a candidate with other sizes moves other data.
+SearchResult search(const ast::Program& program, const SearchOptions& options);
+
+/// Every ordered k-tuple of positive integers whose product is n, lexicographic.
+std::vector<std::vector<std::int64_t>> factorizations(std::int64_t n, std::size_t k);
+/// Their count by the formula: the product over n's prime powers p^e of C(e + k - 1, k - 1).
+std::uint64_t factorization_count(std::int64_t n, std::size_t k);
+
+/// Why `loser` loses to `best`, in one line: "+38% time: all-reduce(tp) ×32 of 37.5 MB each
+/// (1.2 GB/device per step) over a 450 GB/s link; #1: none".
+std::string explain_loss(const Candidate& loser, const Candidate& best);
+
+/// "80GB", "80 GiB", "1.5e9", "512MB": bytes; nullopt when malformed or not positive.
+std::optional<double> parse_byte_size(std::string_view text);
+
+/// The top `top` candidates side by side, each loser's reason, and a summary of the pruned.
+std::string format_search(const SearchResult& result, const std::string& path, std::size_t top);
+/// The same as JSON (version 1).
+nlohmann::json search_to_json(const SearchResult& result, const std::string& path, std::size_t top);
+
+} // namespace shardscope::semantics

@@ -1,0 +1,432 @@
+// The strategy search (semantics/search.hpp, issue 18): enumeration, pruning, ranking, the
+// explanations, against an exhaustive evaluation that re-parses each mesh as text.
+#include "helpers.hpp"
+
+#include "semantics/search.hpp"
+
+#include "../read_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+using namespace shardscope;
+using shardscope::test::rel;
+
+namespace {
+
+ast::Program parse_text(const std::string& text) {
+    SourceFile file("test.ein", text);
+    auto parsed = parser::parse(file);
+    std::string errors;
+    for (const auto& d : parsed.diagnostics)
+        errors += format_diagnostic(file, d);
+    REQUIRE_MESSAGE(!parsed.has_errors(), errors);
+    return parsed.program;
+}
+
+/// Replaces the program's `mesh` line by one with these sizes.
+std::string with_mesh(const std::string& text, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& sizes) {
+    std::string mesh = "mesh";
+    for (std::size_t k = 0; k < names.size(); ++k)
+        mesh += " " + names[k] + "=" + std::to_string(sizes[k]);
+    // The `mesh` line: the first line that starts with it (comments may say "mesh").
+    std::size_t at = 0;
+    if (text.rfind("mesh ", 0) != 0) {
+        at = text.find("\nmesh ");
+        REQUIRE(at != std::string::npos);
+        ++at;
+    }
+    const auto end = text.find('\n', at);
+    std::string out = text;
+    out.replace(at, end - at, mesh);
+    // Expectations describe the written sizes: dropped, as the search drops them.
+    std::string kept, line;
+    std::size_t pos = 0;
+    while (pos < out.size()) {
+        const auto nl = out.find('\n', pos);
+        line = out.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos + 1);
+        pos = nl == std::string::npos ? out.size() : nl + 1;
+        if (line.rfind("expect", 0) != 0) kept += line;
+    }
+    return kept;
+}
+
+/// The exhaustive answer: every factorization as a new text, parsed and checked; the best
+/// time of those with no error, no uneven shard and within `hbm`.
+double exhaustive_best(const std::string& text, const std::vector<std::string>& names,
+                       std::int64_t devices, std::optional<double> hbm,
+                       std::vector<std::int64_t>* best_sizes = nullptr) {
+    double best = -1;
+    for (const auto& sizes : semantics::factorizations(devices, names.size())) {
+        const auto plan = test::check_text(with_mesh(text, names, sizes));
+        bool bad = plan.errors() > 0;
+        for (const auto& d : plan.diagnostics)
+            bad = bad || d.code == "S500";
+        if (bad) continue;
+        const auto cost = semantics::evaluate(plan);
+        if (hbm && cost.memory_bytes_per_device > *hbm) continue;
+        if (best < 0 || cost.time_s < best) {
+            best = cost.time_s;
+            if (best_sizes) *best_sizes = sizes;
+        }
+    }
+    return best;
+}
+
+const std::string kMlp = R"(mesh dp=1 tp=1 sp=1
+dim b=64 s=512 d=1024 f=4096
+z_{b_{dp} s d} = W^1_{d f_{tp}} phi(W^0_{f_{tp} d'} x_{b_{dp} s d'})
+expect all-reduce(tp)
+q_{b_{dp} s_{sp} f} = W^0_{f d'} x_{b_{dp} s_{sp} d'}
+)";
+
+const std::string kFsdp = R"(mesh dp=2 fsdp=2 tp=2 pp=1
+dim b=32 s=256 d=2048 f=8192
+dtype bf16
+A_{f_{tp} d} = W^0_{f_{tp} d_{fsdp}}
+h_{b_{dp,fsdp} s f_{tp}} = A_{f_{tp} d} x_{b_{dp,fsdp} s d}
+y_{b_{dp,fsdp} s d} = W^1_{d f_{tp}} phi(h_{b_{dp,fsdp} s f_{tp}})
+G_{d_{fsdp} f_{tp}} = g_{b_{dp,fsdp} s d} h_{b_{dp,fsdp} s f_{tp}}
+)";
+
+const std::string kAttention = R"(mesh dp=1 tp=1 cp=1
+dim b=16 s=1024 d=1024 h=16 e=64
+q_{b_{dp} s h_{tp} e} = W^q_{h_{tp} e d} x_{b_{dp} s d}
+k_{b_{dp} s' h_{tp} e} = W^k_{h_{tp} e d} x_{b_{dp} s' d}
+a_{b_{dp} h_{tp} s s'} = q_{b_{dp} s h_{tp} e} k_{b_{dp} s' h_{tp} e}
+o_{b_{dp} s d} = W^o_{d h_{tp} e} v_{b_{dp} s h_{tp} e}
+c_{b_{dp} s_{cp} d} = o_{b_{dp} s d}
+)";
+
+std::vector<std::string> axis_names(const std::string& text) {
+    const auto plan = test::check_text(text);
+    std::vector<std::string> out;
+    for (const auto& a : plan.mesh.axes)
+        out.push_back(a.name);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("search: factorizations are complete, distinct, and as many as the formula says") {
+    for (std::int64_t n = 1; n <= 120; ++n)
+        for (std::size_t k = 1; k <= 4; ++k) {
+            const auto all = semantics::factorizations(n, k);
+            CHECK_MESSAGE(all.size() == semantics::factorization_count(n, k), n, " over ", k);
+            std::set<std::vector<std::int64_t>> distinct(all.begin(), all.end());
+            CHECK(distinct.size() == all.size());
+            for (const auto& t : all) {
+                REQUIRE(t.size() == k);
+                std::int64_t p = 1;
+                for (auto x : t)
+                    p *= x;
+                CHECK(p == n);
+            }
+        }
+    // Known values: 2^10 over 5 axes is C(14, 4); 12 = 2^2·3 over 2 axes is C(3,1)·C(2,1).
+    CHECK(semantics::factorization_count(1024, 5) == 1001);
+    CHECK(semantics::factorizations(1024, 5).size() == 1001);
+    CHECK(semantics::factorization_count(12, 2) == 6);
+    CHECK(semantics::factorization_count(1, 3) == 1);
+    CHECK(semantics::factorization_count(97, 3) == 3);
+    CHECK(semantics::factorizations(0, 3).empty());
+}
+
+TEST_CASE("search: the best equals the best of an exhaustive evaluation") {
+    struct Case {
+        const std::string* text;
+        std::int64_t devices;
+    };
+    for (const auto& c : {Case{&kMlp, 8}, Case{&kMlp, 16}, Case{&kFsdp, 8}, Case{&kFsdp, 16},
+                          Case{&kAttention, 8}, Case{&kAttention, 16}}) {
+        CAPTURE(*c.text);
+        CAPTURE(c.devices);
+        const auto names = axis_names(*c.text);
+        semantics::SearchOptions o;
+        o.devices = c.devices;
+        const auto r = semantics::search(parse_text(*c.text), o);
+        REQUIRE(r.problems.empty());
+        CHECK(r.factorizations == semantics::factorization_count(c.devices, names.size()));
+        std::size_t classes = 0;
+        for (const auto& x : r.ranked)
+            classes += x.equivalents;
+        for (const auto& x : r.pruned)
+            classes += x.equivalents;
+        CHECK(classes == r.factorizations); // every mesh accounted for
+        std::vector<std::int64_t> sizes;
+        const double best = exhaustive_best(*c.text, names, c.devices, std::nullopt, &sizes);
+        REQUIRE(best > 0);
+        REQUIRE(!r.ranked.empty());
+        CHECK(r.ranked.front().cost.time_s == rel(best));
+        // Ranked best first, and every loser explained.
+        for (std::size_t k = 1; k < r.ranked.size(); ++k) {
+            CHECK(r.ranked[k - 1].cost.time_s <= r.ranked[k].cost.time_s);
+            CHECK(!r.ranked[k].reason.empty());
+        }
+    }
+}
+
+TEST_CASE("search: with a memory limit, the best is the exhaustive best of what fits") {
+    const auto names = axis_names(kFsdp);
+    semantics::SearchOptions o;
+    o.devices = 16;
+    // The limit between the smallest and the largest footprint, so that some are pruned.
+    o.progress = nullptr;
+    const auto all = semantics::search(parse_text(kFsdp), o);
+    REQUIRE(all.ranked.size() > 2);
+    double lo = 1e300, hi = 0;
+    for (const auto& c : all.ranked) {
+        lo = std::min(lo, c.cost.memory_bytes_per_device);
+        hi = std::max(hi, c.cost.memory_bytes_per_device);
+    }
+    REQUIRE(lo < hi);
+    o.hbm_bytes = (lo + hi) / 2;
+    const auto r = semantics::search(parse_text(kFsdp), o);
+    REQUIRE(!r.ranked.empty());
+    bool memory_pruned = false;
+    for (const auto& p : r.pruned)
+        if (p.pruned == semantics::PruneReason::Memory) {
+            memory_pruned = true;
+            CHECK(p.cost.memory_bytes_per_device > *o.hbm_bytes);
+            CHECK(p.reason.find("per device, more than") != std::string::npos);
+        }
+    CHECK(memory_pruned);
+    for (const auto& c : r.ranked)
+        CHECK(c.cost.memory_bytes_per_device <= *o.hbm_bytes);
+    CHECK(r.ranked.front().cost.time_s == rel(exhaustive_best(kFsdp, names, 16, o.hbm_bytes)));
+}
+
+TEST_CASE("search: pruning reasons") {
+    SUBCASE("sizes that do not divide a declared range are rejected with the index") {
+        const std::string text = "mesh dp=1 tp=1\ndim b=8 f=6 d=4\n"
+                                 "y_{b_{dp} f_{tp}} = W_{f_{tp} d} x_{b_{dp} d}\n";
+        semantics::SearchOptions o;
+        o.devices = 4;
+        const auto r = semantics::search(parse_text(text), o);
+        // tp=4 does not divide f=6; tp=2 does; dp divides b=8 always.
+        REQUIRE(r.pruned.size() == 1);
+        CHECK(r.pruned[0].sizes == std::vector<std::int64_t>{1, 4});
+        CHECK(r.pruned[0].pruned == semantics::PruneReason::Uneven);
+        CHECK(r.pruned[0].reason == "f=6 does not divide by tp = 4 (line 3)");
+        CHECK(r.ranked.size() == 2);
+        CHECK(r.checked == 2); // the uneven one was never checked
+    }
+    SUBCASE("a program with an error at every size: every mesh pruned with the error") {
+        const std::string text = "mesh dp=1 tp=1\ny_{i_{dp} j} = x_{i_{dp} j} z_{i_{tp,tp}}\n";
+        semantics::SearchOptions o;
+        o.devices = 4;
+        const auto r = semantics::search(parse_text(text), o);
+        CHECK(r.ranked.empty());
+        REQUIRE(!r.pruned.empty());
+        for (const auto& p : r.pruned) {
+            CHECK(p.pruned == semantics::PruneReason::Error);
+            CHECK(p.reason.rfind("line 2: ", 0) == 0);
+            CHECK(p.reason.find("[S") != std::string::npos);
+        }
+    }
+    SUBCASE("too little memory: every mesh pruned for memory") {
+        semantics::SearchOptions o;
+        o.devices = 8;
+        o.hbm_bytes = 1000;
+        const auto r = semantics::search(parse_text(kMlp), o);
+        CHECK(r.ranked.empty());
+        REQUIRE(!r.pruned.empty());
+        for (const auto& p : r.pruned)
+            CHECK(p.pruned == semantics::PruneReason::Memory);
+        CHECK(semantics::format_search(r, "m.ein", 3).find("no candidate is left") !=
+              std::string::npos);
+    }
+}
+
+TEST_CASE("search: axes no tensor is sharded over are one class; --axes restricts") {
+    const std::string text = "mesh dp=1 tp=1 pp=1 ep=1\ndim b=64 d=512 f=512\n"
+                             "y_{b_{dp} f_{tp}} = W_{f_{tp} d} x_{b_{dp} d}\n";
+    semantics::SearchOptions o;
+    o.devices = 8;
+    const auto r = semantics::search(parse_text(text), o);
+    REQUIRE(r.problems.empty());
+    CHECK(r.unused_axes == std::vector<std::string>{"pp", "ep"});
+    CHECK(r.factorizations == 20); // C(3 + 3, 3)
+    // One check per (dp, tp) with dp·tp dividing 8: 10 classes of the 20 meshes.
+    CHECK(r.checked == 10);
+    CHECK(r.ranked.size() == 10);
+    std::size_t meshes = 0;
+    for (const auto& c : r.ranked)
+        meshes += c.equivalents;
+    CHECK(meshes == 20);
+    // The unused axes waste devices: the best puts every device on dp or tp.
+    const auto& best = r.ranked.front();
+    CHECK(best.sizes[0] * best.sizes[1] == 8);
+    o.axes = {"dp", "tp"};
+    const auto only = semantics::search(parse_text(text), o);
+    CHECK(only.factorizations == 4);
+    CHECK(only.searched_axes == std::vector<std::string>{"dp", "tp"});
+    for (const auto& c : only.ranked) {
+        CHECK(c.sizes[2] == 1);
+        CHECK(c.sizes[3] == 1);
+    }
+    CHECK(only.ranked.front().cost.time_s == rel(best.cost.time_s));
+}
+
+TEST_CASE("search: problems that stop it") {
+    semantics::SearchOptions o;
+    o.devices = 8;
+    auto first = [](const semantics::SearchResult& r) {
+        REQUIRE(r.problems.size() == 1);
+        return r.problems[0].message;
+    };
+    CHECK(first(semantics::search(parse_text("y = x_{i} z_{i}\n"), o)) ==
+          "the program declares no mesh axes to size");
+    o.devices = 0;
+    CHECK(first(semantics::search(parse_text(kMlp), o)).find("between 1 and 16777216") !=
+          std::string::npos);
+    o.devices = 8;
+    o.axes = {"ep"};
+    const auto r = semantics::search(parse_text(kMlp), o);
+    CHECK(first(r) == "--axes names 'ep', which the mesh does not declare");
+    CHECK(r.problems[0].fix == "the mesh declares dp, tp, sp");
+    CHECK(r.problems[0].range.line == 1);
+    o.axes.clear();
+    o.hardware = "z80";
+    CHECK(first(semantics::search(parse_text(kMlp), o)) == "unknown hardware preset 'z80'");
+}
+
+TEST_CASE("search: the hardware preset changes the ranking's figures") {
+    semantics::SearchOptions o;
+    o.devices = 8;
+    const auto h100 = semantics::search(parse_text(kMlp), o);
+    o.hardware = "a100";
+    const auto a100 = semantics::search(parse_text(kMlp), o);
+    REQUIRE(!h100.ranked.empty());
+    REQUIRE(!a100.ranked.empty());
+    CHECK(a100.hardware == "a100");
+    CHECK(a100.ranked.front().cost.time_s > h100.ranked.front().cost.time_s);
+}
+
+TEST_CASE("search: a progress callback that returns false stops it") {
+    semantics::SearchOptions o;
+    o.devices = 16;
+    o.threads = 1; // deterministic: a check between two calls
+    std::size_t calls = 0;
+    o.progress = [&](std::size_t done, std::size_t total) {
+        CHECK(done <= total);
+        return ++calls <= 3;
+    };
+    const auto r = semantics::search(parse_text(kMlp), o);
+    CHECK(r.interrupted);
+    CHECK(r.checked == 3);
+    CHECK(r.ranked.size() + r.pruned.size() == 3);
+    CHECK(semantics::format_search(r, "m.ein", 3).find("interrupted") != std::string::npos);
+}
+
+TEST_CASE("search: one thread or several, the same result") {
+    semantics::SearchOptions o;
+    o.devices = 16;
+    o.threads = 1;
+    const auto one = semantics::search(parse_text(kFsdp), o);
+    o.threads = 3;
+    const auto three = semantics::search(parse_text(kFsdp), o);
+    REQUIRE(one.ranked.size() == three.ranked.size());
+    CHECK(one.checked == three.checked);
+    for (std::size_t k = 0; k < one.ranked.size(); ++k) {
+        CHECK(one.ranked[k].sizes == three.ranked[k].sizes);
+        CHECK(one.ranked[k].cost == three.ranked[k].cost);
+        CHECK(one.ranked[k].reason == three.ranked[k].reason);
+    }
+}
+
+TEST_CASE("search: evaluate multiplies each statement by its repeat") {
+    semantics::Plan plan;
+    plan.mesh.axes = {{"tp", 4}};
+    semantics::StatementPlan a;
+    a.cost = {1e9, 100, 5000, 2.0};
+    a.repeat = 3;
+    semantics::Step c;
+    c.kind = semantics::StepKind::Compute;
+    c.time_s = 1.5;
+    semantics::Step ar;
+    ar.kind = semantics::StepKind::AllReduce;
+    ar.mesh_axes = {0};
+    ar.bytes_per_device = 100;
+    ar.time_s = 0.5;
+    a.steps = {c, ar};
+    semantics::StatementPlan b;
+    b.cost = {2e9, 0, 7000, 1.0};
+    b.steps = {c};
+    b.steps[0].time_s = 1.0;
+    plan.statements = {a, b};
+    const auto cost = semantics::evaluate(plan);
+    CHECK(cost.time_s == rel(7.0));
+    CHECK(cost.compute_s == rel(5.5));
+    CHECK(cost.comm_s == rel(1.5));
+    CHECK(cost.flops_per_device == rel(5e9));
+    CHECK(cost.comm_bytes_per_device == rel(300));
+    CHECK(cost.memory_bytes_per_device == rel(7000));
+    REQUIRE(cost.collectives.size() == 1);
+    CHECK(cost.collectives[0].name == "all-reduce(tp)");
+    CHECK(cost.collectives[0].count == 3);
+    CHECK(cost.collectives[0].bytes_per_device == rel(300));
+}
+
+TEST_CASE("search: why a candidate loses") {
+    semantics::Candidate best, loser;
+    best.cost.time_s = 2e-3;
+    best.cost.compute_s = 1.5e-3;
+    best.cost.comm_s = 0.5e-3;
+    best.cost.collectives = {{"all-reduce(dp)", "all-reduce", {0}, 1, 1e8, 0.5e-3, 450e9}};
+    loser.cost = best.cost;
+    loser.cost.time_s = 3e-3;
+    loser.cost.comm_s = 1.5e-3;
+    loser.cost.collectives.push_back({"all-reduce(tp)", "all-reduce", {1}, 32, 1.2e9, 1e-3, 25e9});
+    CHECK(semantics::explain_loss(loser, best) ==
+          "+50% time: all-reduce(tp) ×32 of 37.5 MB each (1.2 GB/device per step) over a 25 GB/s "
+          "link, 1 ms (#1 has none)");
+    loser.cost = best.cost;
+    loser.cost.time_s = 2.2e-3;
+    loser.cost.compute_s = 1.7e-3;
+    loser.cost.flops_per_device = 2e12;
+    best.cost.flops_per_device = 1e12;
+    CHECK(semantics::explain_loss(loser, best) ==
+          "+10% time: compute 1.7 ms vs 1.5 ms (2 TFLOP per device vs 1 TFLOP: less of the work "
+          "is sharded)");
+    loser.cost = best.cost;
+    loser.cost.memory_bytes_per_device = 2e9;
+    best.cost.memory_bytes_per_device = 1e9;
+    CHECK(semantics::explain_loss(loser, best) ==
+          "same time; more memory: 2 GB per device vs 1 GB");
+}
+
+TEST_CASE("search: byte sizes") {
+    CHECK(*semantics::parse_byte_size("80GB") == rel(80e9));
+    CHECK(*semantics::parse_byte_size("80 GiB") == rel(80.0 * (1 << 30)));
+    CHECK(*semantics::parse_byte_size("1.5e9") == rel(1.5e9));
+    CHECK(*semantics::parse_byte_size("512mb") == rel(512e6));
+    CHECK(!semantics::parse_byte_size(""));
+    CHECK(!semantics::parse_byte_size("GB"));
+    CHECK(!semantics::parse_byte_size("-4GB"));
+    CHECK(!semantics::parse_byte_size("4 parsecs"));
+    CHECK(!semantics::parse_byte_size("nan"));
+}
+
+TEST_CASE("search: the sample strategy file") {
+    const std::string text = test::read_file(SHARDSCOPE_SAMPLES_DIR "/strategy_search.ein");
+    const auto written = test::check_text(text);
+    CHECK(written.errors() == 0);
+    const auto names = axis_names(text);
+    semantics::SearchOptions o;
+    o.devices = 16;
+    o.hbm_bytes = 80e9;
+    const auto r = semantics::search(parse_text(text), o);
+    REQUIRE(!r.ranked.empty());
+    CHECK(r.ranked.front().cost.time_s == rel(exhaustive_best(text, names, 16, o.hbm_bytes)));
+    const auto out = semantics::format_search(r, "s.ein", 3);
+    CHECK(out.find("#1") != std::string::npos);
+    CHECK(out.find("#2 loses to #1: ") != std::string::npos);
+    const auto j = semantics::search_to_json(r, "s.ein", 2);
+    CHECK(j["candidates"].size() == 2);
+    CHECK(j["candidates"][0]["mesh"].size() == names.size());
+    CHECK(j["candidates"][1].contains("why"));
+    CHECK(j["factorizations"] == semantics::factorization_count(16, names.size()));
+}
