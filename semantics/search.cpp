@@ -239,23 +239,24 @@ bool better(const Candidate& a, const Candidate& b) {
 
 } // namespace
 
-CandidateCost evaluate(const Plan& plan) {
-    // Placeholder totals until semantics/totals.* is merged: see search.hpp.
+CandidateCost evaluate(const Plan& plan, const Training& training) {
+    // Time, traffic, FLOPs and memory are the program totals (semantics/totals.hpp: the
+    // overlap model, every statement counted StatementPlan::repeat times); the collectives by
+    // name and axes, which the "why it loses" lines cite, are summed here from the steps.
+    const auto totals = program_totals(plan, training);
     CandidateCost c;
+    c.time_s = totals.step_s;
+    c.compute_s = totals.compute_s;
+    c.comm_s = totals.comm_s;
+    c.exposed_s = totals.exposed_s;
+    c.flops_per_device = totals.flops;
+    c.comm_bytes_per_device = totals.comm_bytes;
+    c.memory_bytes_per_device = totals.memory.total();
     std::map<std::string, CollectiveTotal> by_name;
     for (const auto& s : plan.statements) {
-        const auto r = static_cast<double>(std::max<std::int64_t>(1, s.repeat));
-        c.time_s += s.cost.time_s * r;
-        c.flops_per_device += s.cost.flops_per_device * r;
-        c.comm_bytes_per_device += s.cost.comm_bytes_per_device * r;
-        c.memory_bytes_per_device =
-            std::max(c.memory_bytes_per_device, s.cost.memory_bytes_per_device);
+        const auto r = std::max<std::int64_t>(1, s.repeat);
         for (const auto& st : s.steps) {
-            if (!is_collective(st.kind)) {
-                c.compute_s += st.time_s * r;
-                continue;
-            }
-            c.comm_s += st.time_s * r;
+            if (!is_collective(st.kind)) continue;
             const auto name = collective_text(plan.mesh, st.kind, st.mesh_axes);
             auto& t = by_name[name];
             if (t.name.empty()) {
@@ -263,9 +264,9 @@ CandidateCost evaluate(const Plan& plan) {
                 t.kind = std::string(step_kind_name(st.kind));
                 t.axes = st.mesh_axes;
             }
-            t.count += std::max<std::int64_t>(1, s.repeat);
-            t.bytes_per_device += st.bytes_per_device * r;
-            t.time_s += st.time_s * r;
+            t.count += r;
+            t.bytes_per_device += st.bytes_per_device * static_cast<double>(r);
+            t.time_s += st.time_s * static_cast<double>(r);
         }
     }
     for (auto& [name, t] : by_name)
@@ -450,6 +451,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     for (std::size_t k = 0; k < names.size(); ++k)
         if (!facts.all_used && !facts.used[k]) result.unused_axes.push_back(names[k]);
     const auto links = link_bandwidths(work, names, *hw);
+    const auto training = training_of(program);
 
     const auto tuples = factorizations(options.devices, free_axes.size());
     result.factorizations = tuples.size();
@@ -519,7 +521,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             cand.reason = "line " + std::to_string(uneven->range.line) + ": " + uneven->message;
             return;
         }
-        cand.cost = evaluate(plan);
+        cand.cost = evaluate(plan, training);
         for (auto& c : cand.cost.collectives) {
             double bw = 0;
             for (int k : c.axes) {

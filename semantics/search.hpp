@@ -7,6 +7,7 @@
 #pragma once
 
 #include "plan.hpp"
+#include "totals.hpp"
 
 #include "parser/ast.hpp"
 
@@ -36,9 +37,10 @@ struct CollectiveTotal {
 
 /// What one candidate costs per step, per device.
 struct CandidateCost {
-    double time_s = 0;    ///< compute + communication (no overlap yet)
+    double time_s = 0;    ///< the step time: compute + exposed communication (totals.hpp)
     double compute_s = 0; ///< compute steps
     double comm_s = 0;    ///< collective steps
+    double exposed_s = 0; ///< the communication the overlap model cannot hide
     double flops_per_device = 0;
     double comm_bytes_per_device = 0;
     double memory_bytes_per_device = 0;
@@ -46,11 +48,10 @@ struct CandidateCost {
     bool operator==(const CandidateCost&) const = default;
 };
 
-/// The cost of one checked candidate. For now: each statement's cost (time, communicated
-/// bytes, FLOPs) times StatementPlan::repeat, summed; memory is the largest
-/// Cost::memory_bytes_per_device of any statement. The program totals and peak memory of
-/// semantics/totals.* replace this body when they are merged (one function to swap).
-CandidateCost evaluate(const Plan& plan);
+/// The cost of one checked candidate: the program totals (step time under the overlap model,
+/// traffic, FLOPs, peak memory per device with the `param`/`train` lines' weights, gradients
+/// and optimizer state), and its collectives by name and axes.
+CandidateCost evaluate(const Plan& plan, const Training& training = {});
 
 /// Why a candidate is left out.
 enum class PruneReason { Uneven, Error, Memory };
