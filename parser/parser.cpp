@@ -131,7 +131,8 @@ using KeptRules = flat::Kept<
     g::decl_tensor_name, g::hw_decl, g::preset_name, g::link_decl, g::link_axis, g::bandwidth,
     g::latency, g::bw_unit, g::time_unit, g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl,
     g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
-    g::collective_axis>;
+    g::collective_axis, g::repeat_decl, g::repeat_index, g::repeat_count, g::repeat_reverse,
+    g::end_decl>;
 using Node = flat::View<KeptRules>;
 
 /// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
@@ -466,6 +467,10 @@ private:
             s.node = fn(n);
         else if (n.is_type<g::expect_decl>())
             s.node = expect(n);
+        else if (n.is_type<g::repeat_decl>())
+            s.node = repeat(n);
+        else if (n.is_type<g::end_decl>())
+            s.node = ast::EndDecl{};
         else
             fail(n, "P299", "internal: unexpected statement " + n.type_name());
         return s;
@@ -741,6 +746,21 @@ private:
         return l;
     }
 
+    ast::RepeatDecl repeat(const Node& n) const {
+        ast::RepeatDecl r;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::repeat_index>()) r.index = index(*c);
+            if (c->is_type<g::repeat_reverse>()) r.reverse = true;
+            if (c->is_type<g::repeat_count>()) {
+                if (c->string_view().find_first_not_of('0') == std::string_view::npos)
+                    fail(*c, "P214",
+                         "a repeat runs its layers at least once: the count must be 1 or more");
+                r.count = integer(*c);
+            }
+        }
+        return r;
+    }
+
     ast::FnDecl fn(const Node& n) {
         ast::FnDecl f;
         const Node& name = *n.children.at(0);
@@ -795,6 +815,46 @@ bool is_known_latex_command(std::string_view cmd) {
         "textrm", "text",  "texttt", "longrightarrow", "mathrm",     "mathtt", "operatorname"};
     return std::find(std::begin(known), std::end(known), cmd) != std::end(known) ||
            find_builtin_function(cmd) != nullptr;
+}
+
+/// `repeat` ... `end` pair up, one level deep, with only equations, chains and expectations
+/// between them (declarations are program-wide).
+void check_blocks(ParseResult& result) {
+    const ast::Statement* open = nullptr;
+    for (const auto& item : result.program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        auto error = [&](std::string code, std::string message, std::string fix) {
+            result.diagnostics.push_back(
+                {Severity::Error, std::move(code), s->range, std::move(message), std::move(fix)});
+        };
+        if (std::holds_alternative<ast::RepeatDecl>(s->node)) {
+            if (open)
+                error("P215",
+                      "a repeat inside a repeat (line " + std::to_string(open->range.line) +
+                          "): repeats do not nest",
+                      "close the repeat of line " + std::to_string(open->range.line) +
+                          " with 'end' first");
+            else
+                open = s;
+        } else if (std::holds_alternative<ast::EndDecl>(s->node)) {
+            if (!open)
+                error("P216", "'end' without a 'repeat' before it",
+                      "remove it, or open a block with 'repeat l=N'");
+            open = nullptr;
+        } else if (open && !std::holds_alternative<ast::Equation>(s->node) &&
+                   !std::holds_alternative<ast::Chain>(s->node) &&
+                   !std::holds_alternative<ast::Expect>(s->node)) {
+            error("P217",
+                  "a declaration inside the repeat of line " + std::to_string(open->range.line) +
+                      ": declarations hold for the whole program",
+                  "move it before the 'repeat'");
+        }
+    }
+    if (open)
+        result.diagnostics.push_back({Severity::Error, "P218", open->range,
+                                      "this repeat has no 'end'",
+                                      "close its body with a line 'end'"});
 }
 
 } // namespace
@@ -888,6 +948,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     }
     while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back()))
         items.pop_back();
+    check_blocks(result);
     return result;
 }
 
