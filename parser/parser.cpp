@@ -820,7 +820,8 @@ bool is_known_latex_command(std::string_view cmd) {
 /// `repeat` ... `end` pair up, one level deep, with only equations, chains and expectations
 /// between them (declarations are program-wide).
 void check_blocks(ParseResult& result) {
-    const ast::Statement* open = nullptr;
+    const ast::Statement* open = nullptr; // the outermost repeat being read
+    int depth = 0;                        // repeats open (more than one is an error)
     for (const auto& item : result.program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
@@ -837,11 +838,13 @@ void check_blocks(ParseResult& result) {
                           " with 'end' first");
             else
                 open = s;
+            ++depth;
         } else if (std::holds_alternative<ast::EndDecl>(s->node)) {
-            if (!open)
+            if (depth == 0)
                 error("P216", "'end' without a 'repeat' before it",
                       "remove it, or open a block with 'repeat l=N'");
-            open = nullptr;
+            else if (--depth == 0)
+                open = nullptr;
         } else if (open && !std::holds_alternative<ast::Equation>(s->node) &&
                    !std::holds_alternative<ast::Chain>(s->node) &&
                    !std::holds_alternative<ast::Expect>(s->node)) {
