@@ -262,7 +262,8 @@ void RankProgram<T>::run(std::size_t s) {
         if (it != state_.end()) {
             old = std::move(it->second.local); // replaced below
         } else {
-            old = input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
+            old = input_shard<T>(run_ ? input_key(*run_, sp.target) : sp.target, sp.result, target,
+                                 mesh_, coords_, data_);
             inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
             old = ops_.upload(std::move(old));
         }
