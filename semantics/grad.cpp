@@ -1145,12 +1145,35 @@ std::string render(const std::vector<Emitted>& em, const std::vector<ast::Repeat
 
 /// Keeps the statements the requested gradients need (liveness, from the end).
 void prune(std::vector<Emitted>& em, std::set<std::string> needed) {
-    for (std::size_t i = em.size(); i-- > 0;) {
-        auto& e = em[i];
-        e.keep = needed.count(e.gradient) > 0;
-        if (!e.keep) continue;
-        if (!e.accumulate) needed.erase(e.gradient);
-        needed.insert(e.reads.begin(), e.reads.end());
+    auto step = [](Emitted& e, std::set<std::string>& need) {
+        e.keep = need.count(e.gradient) > 0;
+        if (!e.keep) return;
+        if (!e.accumulate) need.erase(e.gradient);
+        need.insert(e.reads.begin(), e.reads.end());
+    };
+    for (std::size_t i = em.size(); i > 0;) {
+        const int block = em[i - 1].block;
+        if (block < 0) {
+            step(em[--i], needed);
+            continue;
+        }
+        // A repeat's body runs again after itself (the layer before): what its top needs is
+        // needed at its bottom too, until nothing changes.
+        std::size_t start = i;
+        while (start > 0 && em[start - 1].block == block)
+            --start;
+        std::set<std::string> out = needed, in;
+        for (;;) {
+            in = out;
+            for (std::size_t k = i; k-- > start;)
+                step(em[k], in);
+            auto next = out;
+            next.insert(in.begin(), in.end());
+            if (next == out) break;
+            out = std::move(next);
+        }
+        needed = std::move(in);
+        i = start;
     }
     // A comment heads its group: move it to the first statement kept.
     std::string pending;

@@ -605,6 +605,11 @@ TEST_CASE("repeat: the derived backward verifies on ranks and equals finite diff
     // (what the reverse block leaves in gW and gU) against central differences of the
     // two-layer forward program, whose second layer has its own W and U.
     verify_gradients("repeated.ein", kRepeated);
+    // Only W: the carried gradient gy is still needed from layer to layer (the body's
+    // backward reads it at its top, and its bottom writes it for the layer before).
+    const auto w = verify_gradients("repeated_w.ein", kRepeated, {"W"});
+    CHECK(semantics::derived_text(w).find("gy_{bd} = ga_{bd}") != std::string::npos);
+    CHECK(semantics::derived_text(w).find("gU_{e_0 d}") == std::string::npos);
     // A body that carries with +=, and an output after the repeat that is not a sum.
     verify_gradients("repeated2.ein", "mesh 2\ndim b=4 d=6\ny_{b d_0} = x_{b d_0}\n"
                                       "repeat l=2\n"
