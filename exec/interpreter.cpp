@@ -87,7 +87,7 @@ template <class T>
 RankProgram<T>::RankProgram(const semantics::Plan& plan, const LabelTable& labels,
                             Communicator& comm, const DataOptions& data, LocalCompute<T>* compute)
     : plan_(plan), labels_(labels), comm_(comm), ops_(compute ? *compute : host_), data_(data),
-      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())) {}
+      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())), tape_(plan) {}
 
 template <class T>
 const Tensor<T>& RankProgram<T>::stored(const std::string& key) {

@@ -44,19 +44,21 @@ std::vector<Run> schedule(const semantics::Plan& plan);
 std::string input_key(const Run& run, const std::string& key);
 
 /// A repeat's layers share names, so the values a layer stores are saved at its end, per
-/// layer, and a reverse repeat over the same index puts layer l's back before running layer
-/// l (its backward reads what that layer computed); after it, the last layer's are back.
+/// layer, and the reverse repeat that reads that block (RepeatBlock::forward) puts layer l's
+/// back before running layer l (its backward reads what that layer computed); after it, the
+/// last layer's are back.
 /// `State` maps tensor keys to stored values (the executor's ranks and the reference).
 template <class State>
 class Tape {
 public:
+    explicit Tape(const semantics::Plan& plan) : plan_(plan) {}
     void before(const Run& r, State& state) const {
         if (r.block && r.block->reverse && r.first) restore(*r.block, r.layer, state);
     }
     void after(const Run& r, State& state) {
         if (!r.block || !r.last) return;
         if (!r.block->reverse) {
-            auto& layers = saved_[r.block->index];
+            auto& layers = saved_[r.block->first];
             layers.resize(static_cast<std::size_t>(r.block->count));
             auto& keep = layers[static_cast<std::size_t>(r.layer)];
             keep.clear();
@@ -68,13 +70,16 @@ public:
     }
 
 private:
+    /// Puts back layer `layer` of the forward block that reverse block `b` reads.
     void restore(const semantics::RepeatBlock& b, std::int64_t layer, State& state) const {
-        auto it = saved_.find(b.index);
+        if (b.forward < 0 || static_cast<std::size_t>(b.forward) >= plan_.repeats.size()) return;
+        auto it = saved_.find(plan_.repeats[static_cast<std::size_t>(b.forward)].first);
         if (it == saved_.end() || static_cast<std::size_t>(layer) >= it->second.size()) return;
         for (const auto& [k, v] : it->second[static_cast<std::size_t>(layer)])
             state.insert_or_assign(k, v);
     }
-    std::map<std::string, std::vector<State>> saved_;
+    const semantics::Plan& plan_;
+    std::map<std::size_t, std::vector<State>> saved_; ///< by the forward block's first statement
 };
 
 template <class T>

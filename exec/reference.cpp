@@ -24,7 +24,7 @@ class Evaluator {
 public:
     Evaluator(const ast::Program& program, const semantics::Plan& plan, LabelTable& labels,
               const DataOptions& data)
-        : labels_(labels), data_(data) {
+        : labels_(labels), data_(data), tape_(plan) {
         for (const auto& s : plan.statements) {
             for (const auto& a : s.result.atoms)
                 ranges_[a.index] = a.extent;

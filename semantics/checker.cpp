@@ -357,15 +357,22 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
         block.parameters.assign(params.begin(), params.end());
         block.defines.assign(defines.begin(), defines.end());
         if (block.reverse) {
-            bool found = false;
-            for (std::size_t a = 0; a < b; ++a)
-                found |= !plan.repeats[a].reverse && plan.repeats[a].index == block.index &&
-                         plan.repeats[a].count == block.count;
-            if (!found)
+            for (std::size_t a = b; a-- > 0;) {
+                const auto& f = plan.repeats[a];
+                const bool taken = std::any_of(
+                    plan.repeats.begin(), plan.repeats.begin() + static_cast<long>(b),
+                    [&](const RepeatBlock& r) { return r.forward == static_cast<int>(a); });
+                if (!f.reverse && f.index == block.index && f.count == block.count && !taken) {
+                    block.forward = static_cast<int>(a);
+                    break;
+                }
+            }
+            if (block.forward < 0)
                 ctx.diag(Severity::Error, "S153", block.range,
                          "a reverse repeat reads the layers of an earlier repeat over " +
                              block.index + " with " + std::to_string(block.count) +
-                             " layers, and there is none",
+                             " layers, and there is none (that another reverse repeat does not "
+                             "read)",
                          "write the forward 'repeat " + block.index + "=" +
                              std::to_string(block.count) + "' block first, or drop 'reverse'");
         }

@@ -191,6 +191,10 @@ struct RepeatBlock {
     std::string index; ///< the layer index as written (`l`)
     std::int64_t count = 1;
     bool reverse = false; ///< layers from last to first (a backward pass), see ast::RepeatDecl
+    /// reverse: the forward block whose layers it reads (an index into Plan::repeats): the
+    /// latest one before it over the same index and count that no other reverse block reads
+    /// (so a derived backward pairs its blocks last to first); -1 when none.
+    int forward = -1;
     std::size_t first = 0, last = 0;
     /// Per-layer parameters: the tensors the body reads that no statement of the program
     /// defines. Each layer has its own copy (count copies in all), sorted.
@@ -200,9 +204,9 @@ struct RepeatBlock {
     std::vector<std::string> defines;
     ast::SourceRange range; ///< the `repeat` line
     bool operator==(const RepeatBlock& o) const {
-        return index == o.index && count == o.count && reverse == o.reverse && first == o.first &&
-               last == o.last && parameters == o.parameters && defines == o.defines &&
-               range.same_place(o.range);
+        return index == o.index && count == o.count && reverse == o.reverse &&
+               forward == o.forward && first == o.first && last == o.last &&
+               parameters == o.parameters && defines == o.defines && range.same_place(o.range);
     }
 };
 

@@ -605,6 +605,18 @@ TEST_CASE("repeat: the derived backward verifies on ranks and equals finite diff
     // (what the reverse block leaves in gW and gU) against central differences of the
     // two-layer forward program, whose second layer has its own W and U.
     verify_gradients("repeated.ein", kRepeated);
+    // Two repeats over the same index (an encoder and a decoder, say): each reverse block
+    // reads the layers of its own forward block.
+    verify_gradients("two_repeats.ein", "mesh 2\ndim b=4 d=6\ny_{b d_0} = x_{b d_0}\n"
+                                        "repeat l=2\n"
+                                        "  a_{b d_0} = y_{b d_0}\n"
+                                        "  y_{b d_0} := a_{b d_0} + tanh(a_{b d'} W_{d' d_0})\n"
+                                        "end\n"
+                                        "repeat l=2\n"
+                                        "  c_{b d_0} = y_{b d_0}\n"
+                                        "  y_{b d_0} := c_{b d_0} sigmoid(c_{b d'} V_{d' d_0})\n"
+                                        "end\n"
+                                        "z_{b} = sum_{d}(y_{b d_0})\n");
     // Only W: the carried gradient gy is still needed from layer to layer (the body's
     // backward reads it at its top, and its bottom writes it for the layer before).
     const auto w = verify_gradients("repeated_w.ein", kRepeated, {"W"});

@@ -116,4 +116,20 @@ TEST_CASE("repeat: pipeline parallelism's spelling is reserved; reverse needs a 
     REQUIRE(plan.repeats.size() == 2);
     CHECK(plan.repeats[1].reverse);
     CHECK(plan.repeats[1].parameters.empty()); // y is defined by the forward block
+    CHECK(plan.repeats[1].forward == 0);
+    // Two forward repeats over one index: the reverse blocks pair with them last to first,
+    // as a derived backward writes them; a third reverse block finds none left.
+    const std::string two = "mesh 2\n"
+                            "repeat l=2\n  y_{b} = x_{b}\nend\n"
+                            "repeat l=2\n  z_{b} = y_{b}\nend\n"
+                            "repeat l=2 reverse\n  gy_{b} = z_{b}\nend\n"
+                            "repeat l=2 reverse\n  gx_{b} = y_{b}\nend\n";
+    plan = check_text(two);
+    INFO(plan_text(two, plan));
+    CHECK(plan.errors() == 0);
+    REQUIRE(plan.repeats.size() == 4);
+    CHECK(plan.repeats[2].forward == 1);
+    CHECK(plan.repeats[3].forward == 0);
+    plan = check_text(two + "repeat l=2 reverse\n  gw_{b} = y_{b}\nend\n");
+    CHECK(has(codes(plan), "S153"));
 }
