@@ -166,8 +166,16 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
         if (const auto* s = std::get_if<ast::Statement>(&item))
             if (!std::holds_alternative<ast::Equation>(s->node) &&
                 !std::holds_alternative<ast::Chain>(s->node) &&
-                !std::holds_alternative<ast::Expect>(s->node))
+                !std::holds_alternative<ast::Expect>(s->node) &&
+                !std::holds_alternative<ast::RepeatDecl>(s->node) &&
+                !std::holds_alternative<ast::EndDecl>(s->node))
                 out += parser::print(*s) + "\n";
+    // A repeat's body is written once (one layer); its count is said in a comment.
+    for (const auto& b : plan.repeats)
+        out += "% Rows " + std::to_string(b.first + 1) + " to " + std::to_string(b.last) +
+               " are one layer of 'repeat " + b.index + "=" + std::to_string(b.count) +
+               (b.reverse ? " reverse" : "") + "' (line " + std::to_string(b.range.line) +
+               "): they run " + std::to_string(b.count) + " times\n";
     out += "\\begin{align}\n";
     for (std::size_t i = 0; i < statements.size(); ++i) {
         const auto& sp = *statements[i].plan;

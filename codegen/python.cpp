@@ -18,6 +18,13 @@ std::optional<ExportTarget> parse_export_target(std::string_view name) {
 
 std::string export_program(const ast::Program& program, const semantics::Plan& plan,
                            ExportTarget target, const ExportOptions& options) {
+    // The scripts run each statement once; a repeat's layers (per-layer inputs, the reverse
+    // block's saved values) are not written yet.
+    if (target != ExportTarget::Latex && !plan.repeats.empty())
+        throw ExportError("export --to torch|jax does not run repeated layers yet (the repeat "
+                          "of line " +
+                          std::to_string(plan.repeats.front().range.line) +
+                          "); --to latex writes one layer");
     switch (target) {
     case ExportTarget::Torch:
         return export_torch(program, plan, options);

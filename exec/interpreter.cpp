@@ -87,7 +87,7 @@ template <class T>
 RankProgram<T>::RankProgram(const semantics::Plan& plan, const LabelTable& labels,
                             Communicator& comm, const DataOptions& data, LocalCompute<T>* compute)
     : plan_(plan), labels_(labels), comm_(comm), ops_(compute ? *compute : host_), data_(data),
-      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())) {}
+      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())), tape_(plan) {}
 
 template <class T>
 const Tensor<T>& RankProgram<T>::stored(const std::string& key) {
@@ -127,7 +127,8 @@ Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
             pre->second.first.labels == labels)
             return pre->second.first;
         // A program input: this rank's shard (or partial share) of its logical value.
-        auto x = input_shard<T>(v.load, v.layout, labels, mesh_, coords_, data_);
+        auto x = input_shard<T>(run_ ? input_key(*run_, v.load) : v.load, v.layout, labels, mesh_,
+                                coords_, data_);
         inputs_.insert_or_assign(v.load, std::pair{x, v.layout});
         return ops_.upload(std::move(x));
     }
@@ -158,6 +159,49 @@ void RankProgram<T>::preload(std::size_t s) {
                 std::pair{ops_.upload(input_shard<T>(v.load, v.layout, labels_.labels_at(v.layout),
                                                      mesh_, coords_, data_)),
                           v.layout});
+}
+
+std::vector<Run> schedule(const semantics::Plan& plan) {
+    std::vector<Run> out;
+    out.reserve(plan.statements.size());
+    std::size_t s = 0;
+    auto once = [&](std::size_t e) {
+        for (; s < e; ++s)
+            out.push_back({s, nullptr, 0, true, true, true});
+    };
+    for (const auto& b : plan.repeats) {
+        once(b.first);
+        for (std::int64_t k = 0; k < b.count; ++k) {
+            const auto layer = b.reverse ? b.count - 1 - k : k;
+            for (std::size_t j = b.first; j < b.last; ++j)
+                out.push_back({j, &b, layer, j == b.first, j + 1 == b.last,
+                               k + 1 == b.count && j + 1 == b.last});
+        }
+        s = std::max(s, b.last);
+    }
+    once(plan.statements.size());
+    return out;
+}
+
+std::string input_key(const Run& run, const std::string& key) {
+    if (!run.block || run.layer == 0 ||
+        !std::binary_search(run.block->parameters.begin(), run.block->parameters.end(), key))
+        return key;
+    return key + "@" + std::to_string(run.layer);
+}
+
+template <class T>
+void RankProgram<T>::run(const Run& r) {
+    tape_.before(r, state_);
+    run_ = &r;
+    try {
+        run(r.statement);
+    } catch (...) {
+        run_ = nullptr;
+        throw;
+    }
+    run_ = nullptr;
+    tape_.after(r, state_);
 }
 
 template <class T>
@@ -218,7 +262,8 @@ void RankProgram<T>::run(std::size_t s) {
         if (it != state_.end()) {
             old = std::move(it->second.local); // replaced below
         } else {
-            old = input_shard<T>(sp.target, sp.result, target, mesh_, coords_, data_);
+            old = input_shard<T>(run_ ? input_key(*run_, sp.target) : sp.target, sp.result, target,
+                                 mesh_, coords_, data_);
             inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
             old = ops_.upload(std::move(old));
         }

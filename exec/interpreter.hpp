@@ -24,6 +24,64 @@ struct Executed {
     double bytes = 0;
 };
 
+/// One run of a plan statement: outside repeats once, inside a repeat block once per layer.
+struct Run {
+    std::size_t statement = 0;
+    const semantics::RepeatBlock* block = nullptr; ///< null: not in a repeat
+    std::int64_t layer = 0;
+    bool first = false; ///< the first statement of its layer
+    bool last = false;  ///< the last statement of its layer
+    bool final = false; ///< the last run of its block
+};
+
+/// The order the plan's statements run in: a repeat's body once per layer, layers 0 to
+/// count-1, a reverse repeat's from count-1 down to 0.
+std::vector<Run> schedule(const semantics::Plan& plan);
+
+/// The key a program input is generated under in `run`: a per-layer parameter of its repeat
+/// has a copy per layer, `W` in layer 0 (so one layer reads what an unrepeated program reads)
+/// and `W@l` in layer l.
+std::string input_key(const Run& run, const std::string& key);
+
+/// A repeat's layers share names, so the values a layer stores are saved at its end, per
+/// layer, and the reverse repeat that reads that block (RepeatBlock::forward) puts layer l's
+/// back before running layer l (its backward reads what that layer computed); after it, the
+/// last layer's are back.
+/// `State` maps tensor keys to stored values (the executor's ranks and the reference).
+template <class State>
+class Tape {
+public:
+    explicit Tape(const semantics::Plan& plan) : plan_(plan) {}
+    void before(const Run& r, State& state) const {
+        if (r.block && r.block->reverse && r.first) restore(*r.block, r.layer, state);
+    }
+    void after(const Run& r, State& state) {
+        if (!r.block || !r.last) return;
+        if (!r.block->reverse) {
+            auto& layers = saved_[r.block->first];
+            layers.resize(static_cast<std::size_t>(r.block->count));
+            auto& keep = layers[static_cast<std::size_t>(r.layer)];
+            keep.clear();
+            for (const auto& k : r.block->defines)
+                if (auto it = state.find(k); it != state.end()) keep.insert(*it);
+        } else if (r.final) {
+            restore(*r.block, r.block->count - 1, state);
+        }
+    }
+
+private:
+    /// Puts back layer `layer` of the forward block that reverse block `b` reads.
+    void restore(const semantics::RepeatBlock& b, std::int64_t layer, State& state) const {
+        if (b.forward < 0 || static_cast<std::size_t>(b.forward) >= plan_.repeats.size()) return;
+        auto it = saved_.find(plan_.repeats[static_cast<std::size_t>(b.forward)].first);
+        if (it == saved_.end() || static_cast<std::size_t>(layer) >= it->second.size()) return;
+        for (const auto& [k, v] : it->second[static_cast<std::size_t>(layer)])
+            state.insert_or_assign(k, v);
+    }
+    const semantics::Plan& plan_;
+    std::map<std::size_t, std::vector<State>> saved_; ///< by the forward block's first statement
+};
+
 template <class T>
 class RankProgram {
 public:
@@ -36,6 +94,8 @@ public:
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
+    /// One run of the schedule: its statement, in its layer (per-layer inputs, the tape).
+    void run(const Run& r);
     /// Generates and uploads statement `s`'s program inputs now, for its later run: a timed
     /// run then measures the plan alone (benchmarks). Preloaded inputs are not in inputs().
     void preload(std::size_t s);
@@ -90,6 +150,8 @@ private:
     MeshShape mesh_;
     std::vector<int> coords_;
     std::map<std::string, Stored> state_;
+    Tape<std::map<std::string, Stored>> tape_;
+    const Run* run_ = nullptr; // the run in progress (run(const Run&)), for per-layer inputs
     std::vector<Tensor<T>> values_;
     std::vector<bool> have_;
     std::vector<std::size_t> last_use_; // by value: the last step that reads it

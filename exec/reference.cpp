@@ -1,6 +1,7 @@
 #include "exec/reference.hpp"
 
 #include "exec/functions.hpp"
+#include "exec/interpreter.hpp"
 #include "exec/kernels.hpp"
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
@@ -23,7 +24,7 @@ class Evaluator {
 public:
     Evaluator(const ast::Program& program, const semantics::Plan& plan, LabelTable& labels,
               const DataOptions& data)
-        : labels_(labels), data_(data) {
+        : labels_(labels), data_(data), tape_(plan) {
         for (const auto& s : plan.statements) {
             for (const auto& a : s.result.atoms)
                 ranges_[a.index] = a.extent;
@@ -35,6 +36,16 @@ public:
             if (const auto* s = std::get_if<ast::Statement>(&item))
                 if (const auto* f = std::get_if<ast::FnDecl>(&s->node))
                     declared_[f->name] = f->kind;
+    }
+
+    /// One run of the schedule (a statement in its layer).
+    Tensor<double> run(const ast::Statement& s, const Run& r) {
+        tape_.before(r, state_);
+        run_ = &r;
+        auto out = statement(s);
+        run_ = nullptr;
+        tape_.after(r, state_);
+        return out;
     }
 
     Tensor<double> statement(const ast::Statement& s) {
@@ -67,7 +78,7 @@ private:
         if (auto it = state_.find(key); it != state_.end()) {
             x.data = it->second.data;
         } else {
-            x.data = input_values(key, x.size(), data_);
+            x.data = input_values(run_ ? input_key(*run_, key) : key, x.size(), data_);
         }
         if (static_cast<std::int64_t>(x.data.size()) != x.size())
             throw ExecError(key + " is used with another size than it has");
@@ -242,6 +253,8 @@ private:
     std::map<IndexId, std::int64_t> ranges_;
     std::map<std::string, ast::FunctionKind> declared_;
     std::map<std::string, Tensor<double>> state_;
+    Tape<std::map<std::string, Tensor<double>>> tape_;
+    const Run* run_ = nullptr;
 };
 
 } // namespace
@@ -249,17 +262,29 @@ private:
 std::vector<Tensor<double>> evaluate_reference(const ast::Program& program,
                                                const semantics::Plan& plan, LabelTable& labels,
                                                const DataOptions& data) {
+    auto runs = evaluate_runs(program, plan, labels, data);
+    std::vector<Tensor<double>> out(plan.statements.size());
+    const auto order = schedule(plan);
+    for (std::size_t i = 0; i < order.size(); ++i)
+        out[order[i].statement] = std::move(runs[i]);
+    return out;
+}
+
+std::vector<Tensor<double>> evaluate_runs(const ast::Program& program, const semantics::Plan& plan,
+                                          LabelTable& labels, const DataOptions& data) {
     Evaluator ev(program, plan, labels, data);
-    std::vector<Tensor<double>> out;
+    std::vector<const ast::Statement*> statements;
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
-        if (!s || !(std::holds_alternative<ast::Equation>(s->node) ||
-                    std::holds_alternative<ast::Chain>(s->node)))
-            continue;
-        out.push_back(ev.statement(*s));
+        if (s && (std::holds_alternative<ast::Equation>(s->node) ||
+                  std::holds_alternative<ast::Chain>(s->node)))
+            statements.push_back(s);
     }
-    if (out.size() != plan.statements.size())
+    if (statements.size() != plan.statements.size())
         throw ExecError("the program has statements the checker could not plan");
+    std::vector<Tensor<double>> out;
+    for (const auto& r : schedule(plan))
+        out.push_back(ev.run(*statements[r.statement], r));
     return out;
 }
 

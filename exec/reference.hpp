@@ -17,9 +17,13 @@
 namespace shardscope::exec {
 
 /// Every equation's and chain's stored value, in program order (one per plan statement),
-/// labelled as the plan's result layout.
+/// labelled as the plan's result layout. A statement in a repeat: its last run's value.
 std::vector<Tensor<double>> evaluate_reference(const ast::Program& program,
                                                const semantics::Plan& plan, LabelTable& labels,
                                                const DataOptions& data);
+
+/// The stored value of every run of schedule(plan) (interpreter.hpp), in its order.
+std::vector<Tensor<double>> evaluate_runs(const ast::Program& program, const semantics::Plan& plan,
+                                          LabelTable& labels, const DataOptions& data);
 
 } // namespace shardscope::exec

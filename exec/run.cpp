@@ -162,11 +162,13 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
     const auto mesh = mesh_shape(plan.mesh);
     const bool root = comm.rank() == 0;
     const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
-    std::set<std::string> inexact; // results that are not integers (under --data ints)
-    for (std::size_t s = 0; s < plan.statements.size(); ++s) {
+    std::set<std::string> inexact;    // results that are not integers (under --data ints)
+    const auto runs = schedule(plan); // a repeat's body once per layer
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto s = runs[i].statement;
         const auto& sp = plan.statements[s];
         const double device_before = compute ? compute->device_seconds() : 0;
-        prog.run(s);
+        prog.run(runs[i]);
         const auto result_labels = labels.labels_at(sp.result);
         auto locals = gather_locals(comm, prog.stored(sp.target), sp.result, result_labels, mesh);
         std::string shown;
@@ -186,13 +188,16 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         StatementRun run;
         run.line = sp.range.line;
         run.source = sp.source;
+        if (runs[i].block)
+            run.source += "   (layer " + std::to_string(runs[i].layer + 1) + " of " +
+                          std::to_string(runs[i].block->count) + ")";
         run.target = sp.target;
         run.collectives = prog.executed();
         run.shown = std::move(shown);
         if (compute && std::string(compute->name()) == "cuda")
             run.device_s = compute->device_seconds() - device_before;
         const auto got = assemble(locals, sp.result, result_labels, mesh, run.replica_error);
-        const auto& want = reference.at(s);
+        const auto& want = reference.at(i);
         // Infinities and NaNs (log 0, x / 0 under --data ints) match where the reference has
         // the same; the scale is the largest finite magnitude.
         double scale = 0;
@@ -225,7 +230,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
                              : run.max_rel_error <= tolerance &&
                                    run.replica_error <= tolerance * std::max(scale, 1.0);
         report.statements.push_back(std::move(run));
-        if (options.progress) options.progress(s + 1, plan.statements.size());
+        if (options.progress) options.progress(i + 1, runs.size());
     }
 }
 
@@ -276,7 +281,7 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
         // before the pool is sized (a clear error under a tight ulimit -v, not a hang).
         reserve_blas_callers(report.ranks);
         // The reference interns any index the plan lacks; do it before threads share labels.
-        const auto reference = evaluate_reference(program, plan, labels, options.data);
+        const auto reference = evaluate_runs(program, plan, labels, options.data);
         set_blas_threads(1);
         run_sim(mesh, [&](Communicator& comm) {
             if (options.f64) {
@@ -295,7 +300,7 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
     }
     if (options.backend == Backend::Cuda) {
         // Virtual ranks: a thread per rank, each with its GPU's stream and cuBLAS handle.
-        const auto reference = evaluate_reference(program, plan, labels, options.data);
+        const auto reference = evaluate_runs(program, plan, labels, options.data);
         set_blas_threads(1);
         run_cuda(mesh, [&](Communicator& comm, int device) {
             if (options.f64) {
@@ -314,7 +319,7 @@ ExecReport execute(const ast::Program& program, const semantics::Plan& plan,
     auto comm = options.backend == Backend::Nccl ? make_nccl(mesh, device) : make_mpi(mesh);
     report.reporting = comm->rank() == 0;
     std::vector<Tensor<double>> reference;
-    if (report.reporting) reference = evaluate_reference(program, plan, labels, options.data);
+    if (report.reporting) reference = evaluate_runs(program, plan, labels, options.data);
     const bool gpu = options.backend == Backend::Nccl;
     if (options.f64) {
         auto compute = gpu ? make_cuda_compute<double>(device, true) : nullptr;

@@ -279,10 +279,28 @@ struct TrainDecl {
     bool operator==(const TrainDecl&) const = default;
 };
 
+/// `repeat l=32` ... `end`: the statements between run `count` times per program step, once
+/// per layer (README.md, "Repeated layers"). `index` names the layer; mesh axes on it
+/// (`l_{pp}`, pipeline parallelism) parse but are not yet supported by the checker.
+/// `reverse`: the layers run from last to first, each reading the values that the earlier
+/// forward repeat over the same index stored in that layer (a derived backward pass).
+struct RepeatDecl {
+    Index index;
+    std::int64_t count = 1;
+    bool reverse = false;
+    bool operator==(const RepeatDecl&) const = default;
+};
+
+/// `end`: closes the innermost `repeat`.
+struct EndDecl {
+    bool operator==(const EndDecl&) const = default;
+};
+
 /// One statement of a program. `comment` is a trailing comment on the same line.
 struct Statement {
     std::variant<MeshDecl, DimDecl, SplitDecl, DtypeDecl, TensorDecl, HwDecl, LinkDecl, FnDecl,
-                 Expect, Equation, Chain, ParamDecl, TrainDecl>
+                 Expect, Equation, Chain, ParamDecl, TrainDecl,
+                 RepeatDecl, EndDecl>
         node;
     std::string comment;
     SourceRange range;

@@ -13,7 +13,7 @@ template <typename Rule>
 inline constexpr const char* error_message = nullptr;
 
 // clang-format off
-template <> inline constexpr auto error_message<g::statement_body> = "P100|expected a statement: a declaration (mesh, dim, split, dtype, tensor, hw, link, fn, param, train, expect) or a tensor followed by '=', ':=', '+=' or '->'";
+template <> inline constexpr auto error_message<g::statement_body> = "P100|expected a statement: a declaration (mesh, dim, split, dtype, tensor, hw, link, fn, param, train, expect, repeat, end) or a tensor followed by '=', ':=', '+=' or '->'";
 template <> inline constexpr auto error_message<g::end_of_statement> = "P101|unexpected text after the end of the statement";
 template <> inline constexpr auto error_message<g::ref_tail> = "P102|expected '=', ':=', '+=' or an arrow '->' after the tensor";
 template <> inline constexpr auto error_message<g::rhs> = "P103|expected an expression after the assignment";
@@ -73,6 +73,8 @@ template <> inline constexpr auto error_message<g::train_optimizer> = "P176|expe
 template <> inline constexpr auto error_message<g::train_eq> = "P177|expected '=' and a value (as in 'master=f32' or 'recompute=full')";
 template <> inline constexpr auto error_message<g::train_value> = "P178|expected a value after '='";
 
+template <> inline constexpr auto error_message<g::repeat_index> = "P159|expected the layer index after 'repeat' (as in 'repeat l=32')";
+template <> inline constexpr auto error_message<g::repeat_count> = "P165|expected the number of layers (a whole number, as in 'repeat l=32')";
 template <> inline constexpr auto error_message<g::expect_list> = "P160|expected 'none' or a list of collectives such as 'all-reduce(0)'";
 template <> inline constexpr auto error_message<g::collective_next> = "P161|expected a collective after ','";
 template <> inline constexpr auto error_message<g::collective_axis_first> = "P162|expected a mesh axis inside the parentheses";

@@ -95,6 +95,13 @@ struct StatementJson {
     json operator()(const ast::Expect& e) const {
         return {{"type", "expect"}, {"collectives", expect_json(e)}};
     }
+    json operator()(const ast::RepeatDecl& r) const {
+        return {{"type", "repeat"},
+                {"index", index_json(r.index)},
+                {"count", r.count},
+                {"reverse", r.reverse}};
+    }
+    json operator()(const ast::EndDecl&) const { return {{"type", "end"}}; }
     json operator()(const ast::Equation& e) const {
         const char* op = e.op == ast::AssignOp::Update       ? ":="
                          : e.op == ast::AssignOp::Accumulate ? "+="

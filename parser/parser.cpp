@@ -133,7 +133,8 @@ using KeptRules = flat::Kept<
     g::latency, g::bw_unit, g::time_unit, g::fn_decl, g::fn_decl_name, g::fn_kind, g::expect_decl,
     g::param_decl, g::param_name, g::train_decl, g::train_optimizer, g::train_key, g::train_value,
     g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
-    g::collective_axis>;
+    g::collective_axis, g::repeat_decl, g::repeat_index, g::repeat_count, g::repeat_reverse,
+    g::end_decl>;
 using Node = flat::View<KeptRules>;
 
 /// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
@@ -515,6 +516,10 @@ private:
             s.node = param(n);
         else if (n.is_type<g::train_decl>())
             s.node = train(n);
+        else if (n.is_type<g::repeat_decl>())
+            s.node = repeat(n);
+        else if (n.is_type<g::end_decl>())
+            s.node = ast::EndDecl{};
         else
             fail(n, "P299", "internal: unexpected statement " + n.type_name());
         return s;
@@ -790,6 +795,21 @@ private:
         return l;
     }
 
+    ast::RepeatDecl repeat(const Node& n) const {
+        ast::RepeatDecl r;
+        for (const auto& c : n.children) {
+            if (c->is_type<g::repeat_index>()) r.index = index(*c);
+            if (c->is_type<g::repeat_reverse>()) r.reverse = true;
+            if (c->is_type<g::repeat_count>()) {
+                if (c->string_view().find_first_not_of('0') == std::string_view::npos)
+                    fail(*c, "P214",
+                         "a repeat runs its layers at least once: the count must be 1 or more");
+                r.count = integer(*c);
+            }
+        }
+        return r;
+    }
+
     ast::FnDecl fn(const Node& n) {
         ast::FnDecl f;
         const Node& name = *n.children.at(0);
@@ -927,6 +947,76 @@ bool is_known_latex_command(std::string_view cmd) {
            find_builtin_function(cmd) != nullptr;
 }
 
+/// `repeat` ... `end` pair up, one level deep, with only equations, chains and expectations
+/// between them (declarations are program-wide).
+/// Whether a statement's text starts with the word `repeat` (a repeat line that failed).
+bool starts_repeat(std::string_view chunk) {
+    const auto b = chunk.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos || chunk.substr(b, 6) != "repeat") return false;
+    const auto e = b + 6;
+    return e >= chunk.size() ||
+           !(std::isalnum(static_cast<unsigned char>(chunk[e])) || chunk[e] == '_');
+}
+
+/// `repeat` ... `end` pair up, one level deep, with only equations, chains and expectations
+/// between them (declarations are program-wide). `failed` holds the offsets of repeat lines
+/// that had errors of their own: they open a block all the same (their `end` is no error).
+void check_blocks(ParseResult& result, const std::vector<std::size_t>& failed) {
+    struct Open {
+        bool is = false; ///< a repeat is being read
+        ast::SourceRange range;
+        bool failed = false;
+        explicit operator bool() const { return is; }
+        const Open* operator->() const { return this; }
+        void reset() { is = false; }
+    };
+    Open open;     // the outermost repeat being read
+    int depth = 0; // repeats open (more than one is an error)
+    std::size_t next_failed = 0;
+    auto opens = [&](const ast::SourceRange& r, bool bad) {
+        if (!open) open = Open{true, r, bad};
+        ++depth;
+    };
+    for (const auto& item : result.program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        while (next_failed < failed.size() && failed[next_failed] < s->range.offset) {
+            ast::SourceRange r;
+            r.offset = static_cast<std::uint32_t>(failed[next_failed++]);
+            opens(r, true);
+        }
+        auto error = [&](std::string code, std::string message, std::string fix) {
+            result.diagnostics.push_back(
+                {Severity::Error, std::move(code), s->range, std::move(message), std::move(fix)});
+        };
+        const auto open_line = open ? std::to_string(open->range.line) : std::string();
+        if (std::holds_alternative<ast::RepeatDecl>(s->node)) {
+            if (open && !open->failed)
+                error("P215",
+                      "a repeat inside a repeat (line " + open_line + "): repeats do not nest",
+                      "close the repeat of line " + open_line + " with 'end' first");
+            opens(s->range, false);
+        } else if (std::holds_alternative<ast::EndDecl>(s->node)) {
+            if (depth == 0)
+                error("P216", "'end' without a 'repeat' before it",
+                      "remove it, or open a block with 'repeat l=N'");
+            else if (--depth == 0)
+                open.reset();
+        } else if (open && !open->failed && !std::holds_alternative<ast::Equation>(s->node) &&
+                   !std::holds_alternative<ast::Chain>(s->node) &&
+                   !std::holds_alternative<ast::Expect>(s->node)) {
+            error("P217",
+                  "a declaration inside the repeat of line " + open_line +
+                      ": declarations hold for the whole program",
+                  "move it before the 'repeat'");
+        }
+    }
+    if (open && !open->failed)
+        result.diagnostics.push_back({Severity::Error, "P218", open->range,
+                                      "this repeat has no 'end'",
+                                      "close its body with a line 'end'"});
+}
+
 } // namespace
 
 bool ParseResult::has_errors() const {
@@ -944,7 +1034,8 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
 
     auto& items = result.program.items;
     constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-    std::size_t statement_on_line = kNone; // item index of the last statement on this line
+    std::size_t statement_on_line = kNone;   // item index of the last statement on this line
+    std::vector<std::size_t> failed_repeats; // offsets of repeat lines with errors
     bool line_has_content = false;
 
     for (const auto& piece : split_statements(text)) {
@@ -980,6 +1071,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                     if (k == 0) statement_on_line = items.size() - 1;
                 }
             } catch (const pegtl::parse_error& e) {
+                if (starts_repeat(chunk)) failed_repeats.push_back(piece.begin);
                 const auto off = e.positions().front().byte;
                 std::string msg(e.message());
                 std::string code = "P100";
@@ -1009,6 +1101,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                 result.diagnostics.push_back(std::move(d));
                 line_has_content = true;
             } catch (const ConvertError& e) {
+                if (starts_repeat(chunk)) failed_repeats.push_back(piece.begin);
                 result.diagnostics.push_back(e.diagnostic);
                 line_has_content = true;
             }
@@ -1018,6 +1111,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     }
     while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back()))
         items.pop_back();
+    check_blocks(result, failed_repeats);
     return result;
 }
 

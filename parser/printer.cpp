@@ -314,6 +314,14 @@ struct StatementPrinter {
                (t.zero > 0 ? " zero=" + std::to_string(t.zero) : "");
     }
     std::string operator()(const ast::Expect& e) const { return "expect " + print(e); }
+    std::string operator()(const ast::RepeatDecl& r) const {
+        std::string out = "repeat ";
+        put_index(out, r.index, false, unicode);
+        out += "=" + std::to_string(r.count);
+        if (r.reverse) out += " reverse";
+        return out;
+    }
+    std::string operator()(const ast::EndDecl&) const { return "end"; }
     std::string operator()(const ast::Equation& e) const {
         const char* op = e.op == ast::AssignOp::Update       ? " := "
                          : e.op == ast::AssignOp::Accumulate ? " += "
@@ -368,7 +376,12 @@ std::string print(const ast::Statement& s, PrintOptions o) {
 
 std::string print(const ast::Program& program, PrintOptions o) {
     std::string out;
+    bool body = false; // inside a repeat: indented by two spaces
     for (const auto& item : program.items) {
+        const auto* st = std::get_if<ast::Statement>(&item);
+        if (st && std::holds_alternative<ast::EndDecl>(st->node)) body = false;
+        if (body && !std::holds_alternative<ast::BlankLine>(item)) out += "  ";
+        if (st && std::holds_alternative<ast::RepeatDecl>(st->node)) body = true;
         if (const auto* s = std::get_if<ast::Statement>(&item)) {
             out += print(*s, o);
             if (!s->comment.empty()) out += "  # " + s->comment;

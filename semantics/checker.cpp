@@ -10,6 +10,8 @@
 #include "parser/visit.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -335,6 +337,85 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
     }
 }
 
+/// Completes each repeat block (its per-layer parameters and stored tensors) and checks that
+/// its layers can run one after another as the one checked layer: a tensor a layer reads
+/// before the body stores it is carried from the layer before, so it must exist before the
+/// repeat and leave the body in the layout it had there. A reverse block needs a forward one
+/// over the same index and count before it.
+void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::string>& defined) {
+    for (std::size_t b = 0; b < plan.repeats.size(); ++b) {
+        auto& block = plan.repeats[b];
+        std::set<std::string> params, defines;
+        for (std::size_t j = block.first; j < block.last; ++j) {
+            const auto& sp = plan.statements[j];
+            for (const auto& v : sp.values)
+                if (!v.load.empty() && !defined.count(v.load)) params.insert(v.load);
+            if (sp.assign == Assign::Accumulate && !defined.count(sp.target))
+                params.insert(sp.target);
+            defines.insert(sp.target);
+        }
+        block.parameters.assign(params.begin(), params.end());
+        block.defines.assign(defines.begin(), defines.end());
+        if (block.reverse) {
+            for (std::size_t a = b; a-- > 0;) {
+                const auto& f = plan.repeats[a];
+                const bool taken = std::any_of(
+                    plan.repeats.begin(), plan.repeats.begin() + static_cast<long>(b),
+                    [&](const RepeatBlock& r) { return r.forward == static_cast<int>(a); });
+                if (!f.reverse && f.index == block.index && f.count == block.count && !taken) {
+                    block.forward = static_cast<int>(a);
+                    break;
+                }
+            }
+            if (block.forward < 0)
+                ctx.diag(Severity::Error, "S153", block.range,
+                         "a reverse repeat reads the layers of an earlier repeat over " +
+                             block.index + " with " + std::to_string(block.count) +
+                             " layers, and there is none (that another reverse repeat does not "
+                             "read)",
+                         "write the forward 'repeat " + block.index + "=" +
+                             std::to_string(block.count) + "' block first, or drop 'reverse'");
+        }
+        // Carried tensors: read in the body before the body stores them.
+        std::set<std::string> stored, reported;
+        for (std::size_t j = block.first; j < block.last; ++j) {
+            const auto& sp = plan.statements[j];
+            std::vector<std::string> reads;
+            for (const auto& v : sp.values)
+                if (!v.load.empty()) reads.push_back(v.load);
+            if (sp.assign != Assign::Define) reads.push_back(sp.target);
+            for (const auto& r : reads) {
+                if (stored.count(r) || !defines.count(r) || !reported.insert(r).second) continue;
+                // The layout it enters with: the last store before the repeat.
+                const StatementPlan* before = nullptr;
+                for (std::size_t k = 0; k < block.first; ++k)
+                    if (plan.statements[k].target == r) before = &plan.statements[k];
+                const StatementPlan* after = nullptr;
+                for (std::size_t k = block.first; k < block.last; ++k)
+                    if (plan.statements[k].target == r) after = &plan.statements[k];
+                if (!before) {
+                    ctx.diag(Severity::Error, "S151", sp.range,
+                             "each layer reads " + r +
+                                 " before the body stores it, so the first layer reads a program "
+                                 "input and the next ones the layer before's " +
+                                 r,
+                             "define " + r + " before the repeat (the first layer's input)");
+                } else if (after && !same_layout(before->result, after->result)) {
+                    ctx.diag(Severity::Error, "S152", after->range,
+                             "the layer stores " + r + " as " +
+                                 placements_text(after->result.placements, &plan.mesh) +
+                                 ", but it enters the repeat as " +
+                                 placements_text(before->result.placements, &plan.mesh) +
+                                 " (line " + std::to_string(before->range.line) +
+                                 "): the next layer would not run as checked",
+                             "store " + r + " in the layout it enters with");
+                }
+            }
+            stored.insert(sp.target);
+        }
+    }
+}
+
 Plan check_program(const ast::Program& program, const CheckOptions& options,
                    CheckCache::Impl* cache) {
     Plan plan;
@@ -371,9 +452,35 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     planned_asts.reserve(planned_count);
     FlatSet<IndexId> examined; // indices the default-range note has looked at
 
+    std::optional<RepeatBlock> block; // the repeat being read
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
+        if (const auto* rp = std::get_if<ast::RepeatDecl>(&s->node)) {
+            if (!rp->index.axes.empty())
+                ctx.diag(Severity::Error, "S150", rp->index.range,
+                         "a layer index sharded over a mesh axis (pipeline parallelism, '" +
+                             parser::print(rp->index) + "') is not yet supported",
+                         "write 'repeat " + rp->index.name + "=" + std::to_string(rp->count) +
+                             "': every device runs every layer");
+            block = RepeatBlock{};
+            block->index = IndexId{rp->index.name, rp->index.primes}.text();
+            // At small sizes (`exec --small`, which ignores `dim` lines), two layers: enough
+            // to run a carried tensor and the per-layer values through a second layer.
+            block->count = options.ignore_dims ? std::min<std::int64_t>(rp->count, 2) : rp->count;
+            block->reverse = rp->reverse;
+            block->first = plan.statements.size();
+            block->range = s->range;
+            continue;
+        }
+        if (std::holds_alternative<ast::EndDecl>(s->node)) {
+            if (block) {
+                block->last = plan.statements.size();
+                plan.repeats.push_back(std::move(*block));
+            }
+            block.reset();
+            continue;
+        }
         if (const auto* ex = std::get_if<ast::Expect>(&s->node)) {
             // Expectations describe the plans at the declared sizes.
             if (last_failed || options.ignore_dims)
@@ -499,15 +606,15 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         defined[key] = std::move(planned->result);
         sp.target = key;
         if (eq) sp.assign = eq->op;
+        if (block) sp.repeat = block->count;
         plan.statements.push_back(std::move(sp));
         planned_asts.push_back(s);
         last = &plan.statements.back();
     }
-    if (!input_reads.empty()) {
-        for (const auto& [k, v] : defined)
-            chain_steps.insert(k);
-        check_inputs(ctx, plan, input_reads, chain_steps, planned_asts);
-    }
+    for (const auto& [k, v] : defined)
+        chain_steps.insert(k);
+    if (!input_reads.empty()) check_inputs(ctx, plan, input_reads, chain_steps, planned_asts);
+    check_repeats(ctx, plan, chain_steps);
     return plan;
 }
 

@@ -205,6 +205,7 @@ struct Emitted {
     std::uint32_t forward_line = 0;
     std::string comment; ///< printed before it (the forward statement), when first of a group
     bool keep = true;
+    int block = -1; ///< the forward repeat whose body it differentiates (Deriver::blocks)
 };
 
 class Deriver {
@@ -213,9 +214,22 @@ public:
         : program_(program), plan_(plan), diags_(diags) {}
 
     bool prepare() {
+        int open = -1; // the repeat being read
         for (const auto& item : program_.items) {
             const auto* s = std::get_if<ast::Statement>(&item);
             if (!s) continue;
+            if (const auto* rp = std::get_if<ast::RepeatDecl>(&s->node)) {
+                if (rp->reverse) {
+                    diag(Severity::Error, "G203", s->range,
+                         "the backward of a reverse repeat (a derived backward pass) is not "
+                         "derived",
+                         "differentiate the forward program");
+                    return false;
+                }
+                blocks_.push_back(*rp);
+                open = static_cast<int>(blocks_.size()) - 1;
+            }
+            if (std::holds_alternative<ast::EndDecl>(s->node)) open = -1;
             if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) declared_[f->name] = f->kind;
             if (const auto* d = std::get_if<ast::DimDecl>(&s->node))
                 for (const auto& b : d->bindings)
@@ -247,6 +261,7 @@ public:
             f.stmt = s;
             f.eq = eq;
             f.ch = ch;
+            f.block = open;
             fwd_.push_back(std::move(f));
         }
         if (fwd_.size() != plan_.statements.size()) {
@@ -308,6 +323,8 @@ public:
     }
 
     const std::set<std::string>& inputs() const { return inputs_; }
+    /// The forward program's repeats, in order.
+    const std::vector<ast::RepeatDecl>& blocks() const { return blocks_; }
     bool defined(const std::string& key) const { return defs_.count(key) > 0; }
 
     /// The reverse sweep.
@@ -336,6 +353,7 @@ private:
         const ast::Equation* eq = nullptr;
         const ast::Chain* ch = nullptr;
         const StatementPlan* sp = nullptr;
+        int block = -1; ///< the repeat it is in (blocks_), -1: none
         std::string target;
         const ast::TensorRef* target_ref = nullptr;
         std::map<const ast::TensorRef*, int> operand;
@@ -841,6 +859,7 @@ private:
         em.gradient = gradient;
         em.accumulate = accumulate;
         em.forward_line = cur_stmt_->range.line;
+        em.block = fwd_[static_cast<std::size_t>(cur_index_)].block;
         if (!group_started_)
             em.comment = "backward of line " + std::to_string(em.forward_line) + ": " +
                          parser::print(*cur_stmt_);
@@ -1010,6 +1029,7 @@ private:
     const Plan& plan_;
     std::vector<Diagnostic>& diags_;
     std::vector<Fwd> fwd_;
+    std::vector<ast::RepeatDecl> blocks_;
     std::map<std::string, ast::FunctionKind> declared_;
     std::set<IndexId> own_range_;
     std::set<IndexId> program_indices_; ///< every index the forward program mentions
@@ -1061,8 +1081,9 @@ void collect_calls(const ast::Expr& e, const std::set<std::string>& of,
 }
 
 /// The derived part of the program text; records each statement's line.
-std::string render(const std::vector<Emitted>& em, const std::set<std::string>& functions,
-                   const std::vector<Seed>& seeds, std::uint32_t first_line,
+std::string render(const std::vector<Emitted>& em, const std::vector<ast::RepeatDecl>& blocks,
+                   const std::set<std::string>& functions, const std::vector<Seed>& seeds,
+                   std::uint32_t first_line,
                    const std::map<std::size_t, std::vector<std::string>>* collectives,
                    std::vector<std::uint32_t>& lines) {
     std::string out;
@@ -1085,30 +1106,74 @@ std::string render(const std::vector<Emitted>& em, const std::set<std::string>& 
             put("fn " + f + " elementwise   # the derivative of " + f.substr(1));
     }
     lines.clear();
+    // The backward of a repeat's body is the same repeat's, its layers in reverse order.
+    int open = -1;
+    std::string indent;
+    auto close = [&] {
+        if (open >= 0) put("end");
+        open = -1;
+        indent.clear();
+    };
     for (std::size_t i = 0; i < em.size(); ++i) {
         const auto& e = em[i];
         if (!e.keep) {
             lines.push_back(0);
             continue;
         }
-        if (!e.comment.empty()) put("# " + e.comment);
+        if (e.block != open) {
+            close();
+            if (e.block >= 0) {
+                ast::Statement r;
+                auto decl = blocks.at(static_cast<std::size_t>(e.block));
+                decl.reverse = true;
+                r.node = std::move(decl);
+                put(parser::print(r));
+                open = e.block;
+                indent = "  ";
+            }
+        }
+        if (!e.comment.empty()) put(indent + "# " + e.comment);
         lines.push_back(line);
-        put(parser::print(e.stmt));
+        put(indent + parser::print(e.stmt));
         if (collectives)
             if (auto it = collectives->find(i); it != collectives->end())
-                put("expect " + join_or_none(it->second));
+                put(indent + "expect " + join_or_none(it->second));
     }
+    close();
     return out;
 }
 
 /// Keeps the statements the requested gradients need (liveness, from the end).
 void prune(std::vector<Emitted>& em, std::set<std::string> needed) {
-    for (std::size_t i = em.size(); i-- > 0;) {
-        auto& e = em[i];
-        e.keep = needed.count(e.gradient) > 0;
-        if (!e.keep) continue;
-        if (!e.accumulate) needed.erase(e.gradient);
-        needed.insert(e.reads.begin(), e.reads.end());
+    auto step = [](Emitted& e, std::set<std::string>& need) {
+        e.keep = need.count(e.gradient) > 0;
+        if (!e.keep) return;
+        if (!e.accumulate) need.erase(e.gradient);
+        need.insert(e.reads.begin(), e.reads.end());
+    };
+    for (std::size_t i = em.size(); i > 0;) {
+        const int block = em[i - 1].block;
+        if (block < 0) {
+            step(em[--i], needed);
+            continue;
+        }
+        // A repeat's body runs again after itself (the layer before): what its top needs is
+        // needed at its bottom too, until nothing changes.
+        std::size_t start = i;
+        while (start > 0 && em[start - 1].block == block)
+            --start;
+        std::set<std::string> out = needed, in;
+        for (;;) {
+            in = out;
+            for (std::size_t k = i; k-- > start;)
+                step(em[k], in);
+            auto next = out;
+            next.insert(in.begin(), in.end());
+            if (next == out) break;
+            out = std::move(next);
+        }
+        needed = std::move(in);
+        i = start;
     }
     // A comment heads its group: move it to the first statement kept.
     std::string pending;
@@ -1216,7 +1281,7 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
         static_cast<std::uint32_t>(std::count(head.begin(), head.end(), '\n') + 1);
     std::vector<std::uint32_t> lines;
     auto build = [&](const std::map<std::size_t, std::vector<std::string>>* cols) {
-        return head + render(em, functions, result.seeds, first_line, cols, lines);
+        return head + render(em, d.blocks(), functions, result.seeds, first_line, cols, lines);
     };
     auto check_text = [&](const std::string& text, Plan& plan, ast::Program& program) {
         SourceFile file(forward.name(), text);
@@ -1299,6 +1364,7 @@ namespace {
 Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt) {
     Plan p = r.plan;
     p.statements.clear();
+    p.repeats.clear(); // statement indices of the whole program; each keeps its `repeat`
     p.diagnostics = r.diagnostics;
     for (const auto& s : r.statements) {
         if (s.plan_index < 0) continue;

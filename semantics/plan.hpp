@@ -185,12 +185,38 @@ struct StatementPlan {
     bool same_content(const StatementPlan& o) const; ///< everything but the range
 };
 
+/// A `repeat l=N` ... `end` block: plan statements [first, last) are one layer's, and run
+/// `count` times per program step (their StatementPlan::repeat is `count`).
+struct RepeatBlock {
+    std::string index; ///< the layer index as written (`l`)
+    std::int64_t count = 1;
+    bool reverse = false; ///< layers from last to first (a backward pass), see ast::RepeatDecl
+    /// reverse: the forward block whose layers it reads (an index into Plan::repeats): the
+    /// latest one before it over the same index and count that no other reverse block reads
+    /// (so a derived backward pairs its blocks last to first); -1 when none.
+    int forward = -1;
+    std::size_t first = 0, last = 0;
+    /// Per-layer parameters: the tensors the body reads that no statement of the program
+    /// defines. Each layer has its own copy (count copies in all), sorted.
+    std::vector<std::string> parameters;
+    /// The tensors the body's statements store (a layer's activations, saved per layer for a
+    /// reverse block over the same index), sorted.
+    std::vector<std::string> defines;
+    ast::SourceRange range; ///< the `repeat` line
+    bool operator==(const RepeatBlock& o) const {
+        return index == o.index && count == o.count && reverse == o.reverse &&
+               forward == o.forward && first == o.first && last == o.last &&
+               parameters == o.parameters && defines == o.defines && range.same_place(o.range);
+    }
+};
+
 /// The checked program: the mesh, every statement's plan, and the diagnostics.
 struct Plan {
     Mesh mesh;
     std::string dtype = "f32";
     std::string hardware = "h100";
     std::vector<StatementPlan> statements;
+    std::vector<RepeatBlock> repeats; ///< in program order; none overlap
     std::vector<Diagnostic> diagnostics;
     int errors() const;
     int warnings() const;

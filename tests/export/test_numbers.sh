@@ -87,6 +87,11 @@ run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
     fi
 }
 for f in "$src"/samples/*.ein; do
+    # The scripts do not run repeated layers yet (export refuses them, README "Repeated layers").
+    if grep -q '^repeat ' "$f"; then
+        echo "skipped: $(basename "$f" .ein) (repeated layers: export --to $target refuses them)"
+        continue
+    fi
     run "$(basename "$f" .ein)" "$f" random 5 f64 1e-9
 done
 # The backward passes (shardscope grad) run too.

@@ -556,3 +556,115 @@ TEST_CASE("an input read in two layouts: its gradient sums both uses, and the ba
         CHECK(into_gx >= 2); // one contribution per use
     }
 }
+
+// ---- repeated layers (issue 18) --------------------------------------------------------------
+
+namespace {
+
+const char* kRepeated = "mesh 2\n"
+                        "dim b=4 d=8 e=16\n"
+                        "y_{bd} = x_{bd}\n"
+                        "repeat l=3\n"
+                        "  a_{bd} = y_{bd}\n"
+                        "  u_{b e_0} = a_{bd} W_{d e_0}\n"
+                        "  o_{bd} = tanh(u_{b e_0}) U_{e_0 d}\n"
+                        "  y_{bd} := a_{bd} + o_{bd}\n"
+                        "end\n"
+                        "z_{b} = sum_{d}(y_{bd})\n";
+
+} // namespace
+
+TEST_CASE("repeat: the backward of L layers is the body's backward, repeated in reverse") {
+    const auto r = semantics::derive_gradients(SourceFile("r.ein", kRepeated), small_options());
+    INFO(r.text, "\n", diagnostics_text(r));
+    REQUIRE(r.errors() == 0);
+    const auto derived = semantics::derived_text(r);
+    // One reverse block over the same index and count, holding the body's backward.
+    const auto open = derived.find("repeat l=3 reverse\n");
+    REQUIRE(open != std::string::npos);
+    const auto close = derived.find("\nend\n", open);
+    REQUIRE(close != std::string::npos);
+    const auto body = derived.substr(open, close - open);
+    CHECK(body.find("gW_{d e_0} = ") != std::string::npos);
+    CHECK(body.find("gU_{e_0 d} = ") != std::string::npos);
+    CHECK(body.find("gy_{bd} = ga_{bd}") != std::string::npos); // the carried gradient
+    // z's and the copy of x's backward are outside the block.
+    CHECK(derived.find("gy_{bd} = gz_{b} ones(y_{bd})") < open);
+    CHECK(derived.find("gx_{bd} = gy_{bd}") > close);
+    // The derived program's plans: the block's statements run 3 times (2 at small sizes).
+    REQUIRE(r.plan.repeats.size() == 2);
+    CHECK(r.plan.repeats[1].reverse);
+    CHECK(r.plan.repeats[1].count == 2);
+    const auto* gw = derived_for(r, "W");
+    REQUIRE(gw);
+    CHECK(r.plan.statements[static_cast<std::size_t>(gw->plan_index)].repeat == 2);
+}
+
+TEST_CASE("repeat: the derived backward verifies on ranks and equals finite differences") {
+    // Through both layers: the gradients of x (before the repeat) and of layer 0's W and U
+    // (what the reverse block leaves in gW and gU) against central differences of the
+    // two-layer forward program, whose second layer has its own W and U.
+    verify_gradients("repeated.ein", kRepeated);
+    // Two repeats over the same index (an encoder and a decoder, say): each reverse block
+    // reads the layers of its own forward block.
+    verify_gradients("two_repeats.ein", "mesh 2\ndim b=4 d=6\ny_{b d_0} = x_{b d_0}\n"
+                                        "repeat l=2\n"
+                                        "  a_{b d_0} = y_{b d_0}\n"
+                                        "  y_{b d_0} := a_{b d_0} + tanh(a_{b d'} W_{d' d_0})\n"
+                                        "end\n"
+                                        "repeat l=2\n"
+                                        "  c_{b d_0} = y_{b d_0}\n"
+                                        "  y_{b d_0} := c_{b d_0} sigmoid(c_{b d'} V_{d' d_0})\n"
+                                        "end\n"
+                                        "z_{b} = sum_{d}(y_{b d_0})\n");
+    // Only W: the carried gradient gy is still needed from layer to layer (the body's
+    // backward reads it at its top, and its bottom writes it for the layer before).
+    const auto w = verify_gradients("repeated_w.ein", kRepeated, {"W"});
+    CHECK(semantics::derived_text(w).find("gy_{bd} = ga_{bd}") != std::string::npos);
+    CHECK(semantics::derived_text(w).find("gU_{e_0 d}") == std::string::npos);
+    // A body that carries with +=, and an output after the repeat that is not a sum.
+    verify_gradients("repeated2.ein", "mesh 2\ndim b=4 d=6\ny_{b d_0} = x_{b d_0}\n"
+                                      "repeat l=2\n"
+                                      "  a_{b d_0} = y_{b d_0}\n"
+                                      "  y_{b d_0} += a_{b d_0} sigmoid(a_{b d'} W_{d' d_0})\n"
+                                      "end\n"
+                                      "z_{b d_0} = exp(y_{b d_0})\n");
+}
+
+TEST_CASE("repeat: exec runs the body once per layer, each layer with its own parameters") {
+    // Two layers of y := tanh(y W) equal the unrolled program with layer 1's copy of W (the
+    // input exec generates as W@1) given to a second tensor V.
+    const std::string repeated = "mesh 2\ndim b=4 d=4 d'=4\ny_{b d} = x_{b d}\n"
+                                 "repeat l=2\n  y_{b d} := tanh(y_{b d'} W_{d' d_0})\nend\n";
+    const std::string unrolled = "mesh 2\ndim b=4 d=4 d'=4\ny_{b d} = x_{b d}\n"
+                                 "y_{b d} := tanh(y_{b d'} W_{d' d_0})\n"
+                                 "y_{b d} := tanh(y_{b d'} V_{d' d_0})\n";
+    const GradOptions o; // the declared sizes: W is 4x4
+    const auto a = parse_and_check("a.ein", repeated, o);
+    const auto b = parse_and_check("b.ein", unrolled, o);
+    REQUIRE(a.plan.errors() == 0);
+    REQUIRE(b.plan.errors() == 0);
+    exec::ExecOptions eo;
+    eo.f64 = true;
+    const auto ra = exec::execute(a.parsed.program, a.plan, eo);
+    INFO(exec::format_exec(ra, a.plan, false));
+    CHECK(ra.passed());
+    REQUIRE(ra.statements.size() == 3); // y, then the body twice
+    CHECK(ra.statements[1].source.find("(layer 1 of 2)") != std::string::npos);
+    CHECK(ra.statements[2].source.find("(layer 2 of 2)") != std::string::npos);
+    exec::LabelTable la, lb;
+    const auto va = exec::evaluate_reference(a.parsed.program, a.plan, la, eo.data);
+    auto data = eo.data;
+    data.given["V"] = exec::input_values("W@1", 16, eo.data);
+    const auto vb = exec::evaluate_reference(b.parsed.program, b.plan, lb, data);
+    REQUIRE(va.size() == 2);
+    REQUIRE(vb.size() == 3);
+    CHECK(va[1].data == vb[2].data);
+    // ...and not the program that reads one W in both layers.
+    const auto vw = exec::evaluate_reference(b.parsed.program, b.plan, lb, [&] {
+        auto d = eo.data;
+        d.given["V"] = exec::input_values("W", 16, eo.data);
+        return d;
+    }());
+    CHECK(va[1].data != vw[2].data);
+}
