@@ -69,11 +69,13 @@ namespace shardscope {
     X(P156, Error, "Syntax (P1xx)", "expected a time unit") \
     X(P157, Error, "Syntax (P1xx)", "expected a function name after `fn`") \
     X(P158, Error, "Syntax (P1xx)", "expected `elementwise` or `linear` after the function name") \
+    X(P159, Error, "Syntax (P1xx)", "expected the layer index after `repeat` (as in `repeat l=32`)") \
     X(P160, Error, "Syntax (P1xx)", "expected `none` or a list of collectives after `expect`") \
     X(P161, Error, "Syntax (P1xx)", "expected a collective after `,`") \
     X(P162, Error, "Syntax (P1xx)", "expected a mesh axis inside the parentheses") \
     X(P163, Error, "Syntax (P1xx)", "expected `,` or `)` after the mesh axis") \
     X(P164, Error, "Syntax (P1xx)", "expected `)}` to close the inline expectation") \
+    X(P165, Error, "Syntax (P1xx)", "expected the number of layers after `repeat l=`") \
     X(P175, Error, "Syntax (P1xx)", "expected a tensor name after `param`") \
     X(P176, Error, "Syntax (P1xx)", "expected an optimizer after `train`: `adam` or `sgd`") \
     X(P177, Error, "Syntax (P1xx)", "expected `=` and a value in a `train` option (`master=f32`)") \
@@ -90,6 +92,11 @@ namespace shardscope {
     X(P211, Error, "Declarations and literals (P2xx)", "a link names more than one mesh axis") \
     X(P212, Error, "Declarations and literals (P2xx)", "a bandwidth or latency out of range (not positive, not finite)") \
     X(P213, Error, "Declarations and literals (P2xx)", "a built-in function redeclared with `fn`") \
+    X(P214, Error, "Declarations and literals (P2xx)", "a `repeat` count of 0") \
+    X(P215, Error, "Declarations and literals (P2xx)", "a `repeat` inside a `repeat` (blocks do not nest)") \
+    X(P216, Error, "Declarations and literals (P2xx)", "`end` without a `repeat` before it") \
+    X(P217, Error, "Declarations and literals (P2xx)", "a declaration inside a `repeat` body (declarations hold for the whole program)") \
+    X(P218, Error, "Declarations and literals (P2xx)", "a `repeat` without its `end`") \
     X(P230, Error, "Declarations and literals (P2xx)", "a weight named twice on one `param` line") \
     X(P231, Error, "Declarations and literals (P2xx)", "an unknown optimizer in `train` (`adam` or `sgd`)") \
     X(P232, Error, "Declarations and literals (P2xx)", "an unknown `train` option (`master`, `recompute`, `zero`)") \
@@ -121,6 +128,10 @@ namespace shardscope {
     X(S131, Note, "References (S1xx)", "`:=`/`+=` updates a program input") \
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
+    X(S150, Error, "References (S1xx)", "a layer index sharded over a mesh axis (`repeat l_{pp}=N`, pipeline parallelism): not yet supported") \
+    X(S151, Error, "References (S1xx)", "a tensor a `repeat` body carries from layer to layer is not defined before the block") \
+    X(S152, Error, "References (S1xx)", "a carried tensor leaves the `repeat` body in another layout than it entered with") \
+    X(S153, Error, "References (S1xx)", "a `repeat ... reverse` block with no forward `repeat` over the same index and count before it") \
     X(S200, Error, "Placements (S2xx)", "a sharded value cannot become partial (`S → P`)") \
     X(S201, Error, "Placements (S2xx)", "a partial of one kind cannot become another (`P(sum) → P(max)`)") \
     X(S202, Error, "Placements (S2xx)", "a reduce-scatter or all-to-all onto an index the value does not have") \
@@ -150,6 +161,7 @@ namespace shardscope {
     X(G110, Warning, "Gradients (Gxxx, `shardscope grad`)", "a contracted split part renamed with primes takes its letter's range") \
     X(G201, Error, "Gradients (Gxxx, `shardscope grad`)", "the backward needs a value that a later statement overwrote (give the new value its own name)") \
     X(G202, Error, "Gradients (Gxxx, `shardscope grad`)", "a tensor used with two shapes: its gradient is not derived through one of the uses") \
+    X(G203, Error, "Gradients (Gxxx, `shardscope grad`)", "`grad` of a program that already has a `repeat ... reverse` block") \
     X(G900, Error, "Gradients (Gxxx, `shardscope grad`)", "internal: a derived statement does not read back as printed")
 // clang-format on
 

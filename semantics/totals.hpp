@@ -2,12 +2,14 @@
 // per device, from its Plan and its training declarations (`param`, `train`). A pure function
 // of its inputs; README.md "Program totals" states the model and validates it.
 //
-// Overlap model: communication runs on its own stream, concurrently with compute, except that
-// a statement's collectives never overlap that statement's own compute (it needs their
-// result): exposed communication is the two-stream lower bound
-//   max(0, comm − compute, max over statement runs s of (comm_s − (compute − compute_s))),
-// every repetition of a repeated statement a run of its own; the no-overlap bound
-// (compute + comm) is reported beside it.
+// Overlap model: two in-order streams, one for compute and one for collectives (as a
+// framework issues NCCL work on its own CUDA stream). The program runs in order, every
+// repetition of a repeated block in turn; a statement's steps run one after the other, and its
+// first step waits for the statements that wrote what it reads. So a collective overlaps only
+// compute that does not need its result — an FSDP gather of a weight overlaps the compute
+// before it, a tensor-parallel all-reduce whose sum the next statement reads does not.
+// Exposed communication = the two streams' makespan (plus any recomputation) − compute; the
+// no-overlap bound (compute + comm) is reported beside it.
 #pragma once
 
 #include "plan.hpp"

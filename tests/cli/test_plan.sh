@@ -76,8 +76,8 @@ contains "says it was interrupted" "$tmp/out" "(interrupted: the candidates chec
 contains "stderr says so" "$tmp/err" "shardscope: interrupted after"
 
 # docs/guide.md's example is what the tool prints (run from the repository root, as shown).
-(cd "$root" && "$bin" plan samples/strategy_search.ein --devices 64 --hbm 2GB) >"$tmp/guide_actual.txt" 2>/dev/null
-awk '/^\$ shardscope plan samples\/strategy_search.ein --devices 64 --hbm 2GB$/ {on=1; next} on && /^```/ {exit} on' \
+(cd "$root" && "$bin" plan samples/strategy_search.ein --devices 64 --hbm 8GB) >"$tmp/guide_actual.txt" 2>/dev/null
+awk '/^\$ shardscope plan samples\/strategy_search.ein --devices 64 --hbm 8GB$/ {on=1; next} on && /^```/ {exit} on' \
     "$root/docs/guide.md" >"$tmp/guide_shown.txt"
 if [ -s "$tmp/guide_shown.txt" ] && cmp -s "$tmp/guide_shown.txt" "$tmp/guide_actual.txt"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAIL: docs/guide.md's plan example differs from the output:"

@@ -61,7 +61,10 @@ PY
 execute() { # execute SCRIPT DATA SEED DTYPE: run an exported script, printing every value
     local opts=(--data "$2" --seed "$3" --dtype "$4" --values)
     if [ "$target" = jax ]; then
-        "$py" "$1" "${opts[@]}"
+        # As many CPU devices as the plan's mesh has (the script's header says how many).
+        local devices
+        devices=$(sed -n 's/^# Run: XLA_FLAGS=--xla_force_host_platform_device_count=\([0-9]*\) .*/\1/p' "$1")
+        XLA_FLAGS=--xla_force_host_platform_device_count=${devices:-8} "$py" "$1" "${opts[@]}"
         return
     fi
     local n

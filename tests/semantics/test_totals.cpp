@@ -121,8 +121,10 @@ TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model
     CHECK(t.serial_s == rel(k0 + k1 + c0));
     CHECK(t.step_s == rel(k0 + k1 + std::max(0.0, c0 - k1)));
 
-    // Three repetitions of each: bytes, counts, flops and times triple; each repetition of
-    // the all-reduce hides behind the other five statement runs' compute.
+    // Three repetitions of each: bytes, counts, flops and times triple. In order on two
+    // streams, repetition r's all-reduce starts when its own product is done (after r-1 whole
+    // repetitions and k0) and the previous all-reduce has finished; only what runs past the
+    // last compute is exposed.
     for (auto& s : c.plan.statements)
         s.repeat = 3;
     t = semantics::program_totals(c.plan, c.training);
@@ -130,8 +132,19 @@ TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model
     CHECK(t.bytes_by_kind[0].bytes == rel(3 * ar_bytes));
     CHECK(t.flops == rel(3 * (2 * b * (d / n) * f + 2 * b * f * 128)));
     CHECK(t.compute_s == rel(3 * (k0 + k1)));
-    const double K = 3 * (k0 + k1), C = 3 * c0;
-    CHECK(t.exposed_s == rel(std::max({0.0, C - K, c0 - (K - k0)})));
+    const double K = 3 * (k0 + k1);
+    double comm_end = 0;
+    for (int r = 0; r < 3; ++r)
+        comm_end = std::max(comm_end, r * (k0 + k1) + k0) + c0;
+    CHECK(t.exposed_s == rel(std::max(0.0, comm_end - K)));
+
+    // A dependency: when the second statement reads the all-reduced y, nothing hides it.
+    auto dep = check_program("mesh 4\ndim b=64 d=256 f=512 e=128\n"
+                             "y_{b f} = x_{b d_0} W_{d_0 f}\n"
+                             "z_{b e} = y_{b f} V_{f e}\n");
+    const auto td = semantics::program_totals(dep.plan, dep.training);
+    CHECK(td.exposed_s == rel(comm_time_of(dep.plan.statements[0])));
+    CHECK(td.step_s == rel(td.serial_s));
 }
 
 TEST_CASE("totals: weights, gradients and optimizer state follow the weights' placement") {
