@@ -169,7 +169,8 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
         t.comm_bytes += k.bytes;
     }
 
-    // Weights, gradients, optimizer state: each `param` in the layout it is first stored in.
+    // Weights, gradients, optimizer state: each `param` in the layout it is first stored in,
+    // once per layer when it is a per-layer parameter of a repeated block.
     const std::set<std::string> params(training.params.begin(), training.params.end());
     std::set<std::string> grads;
     for (const auto& key : training.params) {
@@ -182,7 +183,14 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
             if (layout != nullptr) break;
         }
         if (layout == nullptr) continue; // never used: nothing to count
-        const double elems = elements(layout->local_shape);
+        // A per-layer parameter of a repeated block has a copy per layer (and so do its
+        // gradient and optimizer state).
+        double copies = 1;
+        for (const auto& block : plan.repeats)
+            if (!block.reverse && std::binary_search(block.parameters.begin(),
+                                                     block.parameters.end(), key))
+                copies = std::max(copies, static_cast<double>(block.count));
+        const double elems = copies * elements(layout->local_shape);
         const int wb = bytes_of(key);
         t.memory.weights += elems * wb;
         if (!training.train) continue;

@@ -302,3 +302,20 @@ TEST_CASE("totals: ZeRO stages 1 and 2 partition over the axes the weight is rep
     CHECK(z2.memory.optimizer == rel(local * 12 / 2));
     CHECK(z2.memory.weights == rel(local * 2)); // the weights stay as placed
 }
+
+TEST_CASE("totals: a per-layer parameter of a repeated block is stored once per layer") {
+    // Two weights of one layer, tp-sharded, in a block of 4 layers: 4 copies of each.
+    const std::string layer = "mesh tp=2\ndim b=8 d=256 f=1024\nparam W^1 W^2\n"
+                              "y_{b d} = x_{b d}\nrepeat l=4\n"
+                              "  u_{b f_{tp}} = y_{b d} W^1_{d f_{tp}}\n"
+                              "  o_{b d} = phi(u_{b f_{tp}}) W^2_{f_{tp} d}\n"
+                              "  y_{b d} := y_{b d} + o_{b d}\nend\n";
+    auto c = check_program(layer);
+    const auto t = semantics::program_totals(c.plan, c.training);
+    const double one_layer = 2 * (256.0 * 1024 / 2) * 4; // two f32 shards of d x f/2
+    CHECK(t.memory.weights == rel(4 * one_layer));
+    auto trained = check_program(layer + "train adam master=f32\n");
+    const auto tt = semantics::program_totals(trained.plan, trained.training);
+    CHECK(tt.memory.gradients == rel(4 * one_layer));
+    CHECK(tt.memory.optimizer == rel(4 * 2 * one_layer)); // two f32 moments; f32 is its own master
+}
