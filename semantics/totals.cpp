@@ -187,8 +187,8 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
         // gradient and optimizer state).
         double copies = 1;
         for (const auto& block : plan.repeats)
-            if (!block.reverse && std::binary_search(block.parameters.begin(),
-                                                     block.parameters.end(), key))
+            if (!block.reverse &&
+                std::binary_search(block.parameters.begin(), block.parameters.end(), key))
                 copies = std::max(copies, static_cast<double>(block.count));
         const double elems = copies * elements(layout->local_shape);
         const int wb = bytes_of(key);

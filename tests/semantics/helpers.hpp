@@ -12,19 +12,25 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace shardscope::test {
 
-/// Parses and checks `text` (REQUIREs that it parses).
-inline semantics::Plan check_text(const std::string& text, semantics::CheckOptions options = {}) {
+/// Parses `text` (REQUIREs that it parses, printing the errors otherwise).
+inline ast::Program parse_program(const std::string& text) {
     SourceFile file("test.ein", text);
     auto parsed = parser::parse(file);
     std::string errors;
     for (const auto& d : parsed.diagnostics)
         errors += format_diagnostic(file, d);
     REQUIRE_MESSAGE(!parsed.has_errors(), errors);
-    return semantics::check(parsed.program, options);
+    return std::move(parsed.program);
+}
+
+/// Parses and checks `text` (REQUIREs that it parses).
+inline semantics::Plan check_text(const std::string& text, semantics::CheckOptions options = {}) {
+    return semantics::check(parse_program(text), options);
 }
 
 /// The plan and diagnostics as text, for failure messages.

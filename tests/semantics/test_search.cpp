@@ -16,13 +16,7 @@ using shardscope::test::rel;
 namespace {
 
 ast::Program parse_text(const std::string& text) {
-    SourceFile file("test.ein", text);
-    auto parsed = parser::parse(file);
-    std::string errors;
-    for (const auto& d : parsed.diagnostics)
-        errors += format_diagnostic(file, d);
-    REQUIRE_MESSAGE(!parsed.has_errors(), errors);
-    return parsed.program;
+    return test::parse_program(text);
 }
 
 /// Replaces the program's `mesh` line by one with these sizes.

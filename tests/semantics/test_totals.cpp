@@ -28,13 +28,8 @@ struct Checked {
 };
 
 Checked check_program(const std::string& text) {
-    SourceFile file("test.ein", text);
-    auto parsed = parser::parse(file);
-    std::string errors;
-    for (const auto& d : parsed.diagnostics)
-        errors += format_diagnostic(file, d);
-    REQUIRE_MESSAGE(!parsed.has_errors(), errors);
-    Checked c{semantics::check(parsed.program, {}), semantics::training_of(parsed.program)};
+    const auto program = test::parse_program(text);
+    Checked c{semantics::check(program, {}), semantics::training_of(program)};
     REQUIRE_MESSAGE(c.plan.errors() == 0, plan_text(text, c.plan));
     return c;
 }
