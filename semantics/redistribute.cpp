@@ -425,35 +425,73 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     }
     const auto src = device_blocks(p, from), dst = device_blocks(p, to);
     const auto N = static_cast<std::size_t>(n);
-    auto fits = [&](std::size_t s, std::size_t d) {
-        for (std::size_t a = 0; a < src[s].size(); ++a)
-            if (!contains(src[s][a], dst[d][a])) return false;
-        return true;
+    // Devices holding the same block are interchangeable: test containment once per pair of
+    // distinct blocks (a replicated layout has few), not per pair of devices (up to 1024²).
+    auto group = [](const std::vector<std::vector<Range>>& blocks,
+                    std::vector<std::vector<std::size_t>>& members) {
+        std::map<std::vector<std::pair<std::int64_t, std::int64_t>>, std::size_t> ids;
+        std::vector<std::size_t> of(blocks.size());
+        for (std::size_t d = 0; d < blocks.size(); ++d) {
+            std::vector<std::pair<std::int64_t, std::int64_t>> key;
+            key.reserve(blocks[d].size());
+            for (const auto& r : blocks[d])
+                key.emplace_back(r.begin, r.end);
+            const auto [it, fresh] = ids.emplace(std::move(key), members.size());
+            if (fresh) members.emplace_back();
+            members[it->second].push_back(d);
+            of[d] = it->second;
+        }
+        return of;
     };
-    std::vector<std::vector<std::size_t>> options(N);
-    for (std::size_t d = 0; d < N; ++d) {
-        if (fits(d, d)) options[d].push_back(d); // staying put first
-        for (std::size_t s = 0; s < N; ++s)
-            if (s != d && fits(s, d)) options[d].push_back(s);
-        if (options[d].empty()) return std::nullopt;
+    std::vector<std::vector<std::size_t>> src_members, dst_members;
+    const auto src_group = group(src, src_members), dst_group = group(dst, dst_members);
+    // fits[g][h]: source block g holds destination block h.
+    std::vector<std::vector<char>> fits(src_members.size(),
+                                        std::vector<char>(dst_members.size(), 0));
+    for (std::size_t g = 0; g < src_members.size(); ++g)
+        for (std::size_t h = 0; h < dst_members.size(); ++h) {
+            const auto& a = src[src_members[g].front()];
+            const auto& b = dst[dst_members[h].front()];
+            bool ok = true;
+            for (std::size_t k = 0; k < a.size() && ok; ++k)
+                ok = contains(a[k], b[k]);
+            fits[g][h] = ok;
+        }
+    // The source groups that can send each destination group its block.
+    std::vector<std::vector<std::size_t>> senders(dst_members.size());
+    for (std::size_t h = 0; h < dst_members.size(); ++h) {
+        for (std::size_t g = 0; g < src_members.size(); ++g)
+            if (fits[g][h]) senders[h].push_back(g);
+        if (senders[h].empty()) return std::nullopt;
     }
+    auto stays = [&](std::size_t d) { return fits[src_group[d]][dst_group[d]] != 0; };
+    // The devices that can send device d its block, ascending (as a scan of all devices would
+    // meet them, so the matching is the one a device-by-device search finds).
+    auto senders_of = [&](std::size_t d) {
+        std::vector<std::size_t> out;
+        for (auto g : senders[dst_group[d]])
+            out.insert(out.end(), src_members[g].begin(), src_members[g].end());
+        std::sort(out.begin(), out.end());
+        return out;
+    };
     // A bijection: Kuhn's augmenting paths, from the matching that keeps every block that
     // can stay where it is.
     std::vector<std::int64_t> sender_of(N, -1), receiver_of(N, -1);
     for (std::size_t d = 0; d < N; ++d)
-        if (options[d].front() == d)
+        if (stays(d))
             sender_of[d] = static_cast<std::int64_t>(d),
             receiver_of[d] = static_cast<std::int64_t>(d);
     std::vector<char> seen;
     std::function<bool(std::size_t)> augment = [&](std::size_t d) {
-        for (auto s : options[d]) // an idle sender first: no block that stays is moved
+        const auto options = senders_of(d);
+        for (auto s : options) // an idle sender first: no block that stays is moved
             if (!seen[s] && receiver_of[s] < 0) {
                 seen[s] = 1;
                 receiver_of[s] = static_cast<std::int64_t>(d);
                 sender_of[d] = static_cast<std::int64_t>(s);
                 return true;
             }
-        for (auto s : options[d]) {
+        for (auto s : options) {
             if (seen[s]) continue;
             seen[s] = 1;
             if (receiver_of[s] < 0 || augment(static_cast<std::size_t>(receiver_of[s]))) {

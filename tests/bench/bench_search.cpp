@@ -1,9 +1,10 @@
 // Benchmark (not a test): the strategy search (`shardscope plan`) on a multi-statement model
 // with 5 mesh axes (dp, fsdp, tp, sp, pp) and 1024 devices: 1001 meshes.
-//   bench_search [LAYERS] [REPEATS] [DEVICES]     (default: 32 layers, best of 3, 1024)
-// The layers are written out (the repetition construct of issue 18 is another branch's); each
-// is an FSDP weight gather, TP MLP with a sequence-parallel output, attention scores and a
-// weight gradient. pp shards nothing here (no pipeline model yet), so it is one class.
+//   bench_search [LAYERS] [REPEATS] [DEVICES] [unrolled]   (default: 32 layers, best of 3, 1024)
+// Each layer is an FSDP weight gather, TP MLP with a sequence-parallel output, attention
+// scores and a weight gradient; the layers are one `repeat` block (checked once per mesh), or
+// with `unrolled` written out one after the other. pp shards nothing here (no pipeline model
+// yet), so it is one class.
 #include "app/allocator.hpp"
 #include "bench_util.hpp"
 #include "parser/parser.hpp"
@@ -39,18 +40,41 @@ std::string generate(int layers) {
     return out;
 }
 
+/// The same layer as the body of one `repeat l=LAYERS` block, x carried from layer to layer.
+std::string generate_repeated(int layers) {
+    return "mesh dp=1 fsdp=1 tp=1 sp=1 pp=1\n"
+           "dim b=512 s=4096 d=8192 f=28672 n=64 e=128\n"
+           "dtype bf16\n"
+           "x_{b_{dp,fsdp} s d} = x0_{b_{dp,fsdp} s d}\n"
+           "repeat l=" +
+           std::to_string(layers) +
+           "\n"
+           "  A_{f_{tp} d} = W_{f_{tp} d_{fsdp}}\n"
+           "  h_{b_{dp,fsdp} s f_{tp}} = A_{f_{tp} d} x_{b_{dp,fsdp} s d}\n"
+           "  B_{d f_{tp}} = V_{d_{fsdp} f_{tp}}\n"
+           "  y_{b_{dp,fsdp} s_{sp} d} = B_{d f_{tp}} phi(h_{b_{dp,fsdp} s f_{tp}})\n"
+           "  q_{b_{dp,fsdp} s n_{tp} e} = Q_{n_{tp} e d} y_{b_{dp,fsdp} s d}\n"
+           "  a_{b_{dp,fsdp} n_{tp} s s'} = q_{b_{dp,fsdp} s n_{tp} e} k_{b_{dp,fsdp} s' n_{tp} "
+           "e}\n"
+           "  G_{f_{tp} d_{fsdp}} = h_{b_{dp,fsdp} s f_{tp}} x_{b_{dp,fsdp} s d}\n"
+           "  x_{b_{dp,fsdp} s d} := y_{b_{dp,fsdp} s d}\n"
+           "end\n";
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const int layers = argc > 1 ? std::atoi(argv[1]) : 32;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
     const long devices = argc > 3 ? std::atol(argv[3]) : 1024;
+    const bool unrolled = argc > 4 && std::string(argv[4]) == "unrolled";
     if (layers <= 0 || repeats <= 0 || devices <= 0) {
-        std::fprintf(stderr, "usage: bench_search [LAYERS>0] [REPEATS>0] [DEVICES>0]\n");
+        std::fprintf(stderr, "usage: bench_search [LAYERS>0] [REPEATS>0] [DEVICES>0] [unrolled]\n");
         return 2;
     }
     using shardscope::bench::seconds_since;
-    const shardscope::SourceFile file("bench_search.ein", generate(layers));
+    const shardscope::SourceFile file("bench_search.ein",
+                                      unrolled ? generate(layers) : generate_repeated(layers));
     const auto parsed = shardscope::parser::parse(file);
     if (parsed.has_errors()) {
         std::fprintf(stderr, "bench program has parse errors\n");
@@ -71,10 +95,11 @@ int main(int argc, char** argv) {
                      shardscope::semantics::format_search(r, "bench", 3).c_str());
         return 1;
     }
-    std::printf("plan, %d layers (%d statements), 5 axes, %ld devices: %.2f s (best of %d; "
+    std::printf("plan, %d layers (%s), 5 axes, %ld devices: %.2f s (best of %d; "
                 "%zu meshes, %zu checked, %zu kept; %s)\n",
-                layers, layers * 7, devices, best, repeats, r.factorizations, r.checked,
-                r.ranked.size(), shardscope::app::allocator_name().c_str());
+                layers, unrolled ? "written out, 7 statements each" : "one repeat block", devices,
+                best, repeats, r.factorizations, r.checked, r.ranked.size(),
+                shardscope::app::allocator_name().c_str());
     std::printf("best: %s\n", r.ranked.front().mesh_text.c_str());
     return 0;
 }
