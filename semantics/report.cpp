@@ -240,6 +240,7 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
                               {"collectives", s.collectives},
                               {"alternatives", alternatives},
                               {"chosen", s.chosen},
+                              {"repeat", s.repeat},
                               {"cost",
                                {{"flops_per_device", s.cost.flops_per_device},
                                 {"comm_bytes_per_device", s.cost.comm_bytes_per_device},

@@ -54,6 +54,9 @@ assert abs(m["total_bytes"] - sum(m[k] for k in m if k.endswith("_bytes") and k 
 assert set(z["comm_bytes_by_kind"]) == {"all-gather", "reduce-scatter"}, z
 assert abs(z["comm_bytes_by_kind"]["all-gather"]["bytes"] - 63 / 64 * 7.5e9 * 2) < 1, z
 assert abs(z["step_time_s"] - z["compute_time_s"] - z["exposed_comm_time_s"]) < 1e-12, z
+# A repeat block: statements of the body say how often they run (32 layers), the others once.
+tl = [f for f in doc["files"] if f["path"].endswith("transformer_layer.ein")][0]["statements"]
+assert tl[0]["repeat"] == 1 and tl[1]["repeat"] == 32 and tl[-1]["repeat"] == 1, [s["repeat"] for s in tl]
 assert 0 < z["mfu"] <= 1, z
 for bad in ({"fits": "yes"}, {"weights_bytes": -1}):
     d = copy.deepcopy(doc)
