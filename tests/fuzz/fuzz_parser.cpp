@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
         (void)shardscope::semantics::gradients_to_json(grad, "fuzz.ein").dump();
         try {
-            namespace render = shardscope::render;
+            namespace codegen = shardscope::codegen;
             const auto tex = codegen::export_latex(result.program, plan);
             if (shardscope::parser::parse(shardscope::SourceFile("fuzz.tex", tex)).has_errors()) {
                 std::fprintf(stderr, "LaTeX export does not parse:\n%s\n--- export\n%s\n",
