@@ -280,7 +280,7 @@ struct TrainDecl {
 };
 
 /// `repeat l=32` ... `end`: the statements between run `count` times per program step, once
-/// per layer (README.md, "Repeated layers"). `index` names the layer; mesh axes on it
+/// per layer (docs/reference.md, "Repeated layers"). `index` names the layer; mesh axes on it
 /// (`l_{pp}`, pipeline parallelism) parse but are not yet supported by the checker.
 /// `reverse`: the layers run from last to first, each reading the values that the earlier
 /// forward repeat over the same index stored in that layer (a derived backward pass).

@@ -1,6 +1,6 @@
 // Program totals (issue 18): a whole program's step time, traffic, FLOPs, MFU and peak memory
 // per device, from its Plan and its training declarations (`param`, `train`). A pure function
-// of its inputs; README.md "Program totals" states the model and validates it.
+// of its inputs; docs/guide.md "Program totals" states the model, README.md validates it.
 //
 // Overlap model: two in-order streams, one for compute and one for collectives (as a
 // framework issues NCCL work on its own CUDA stream). The program runs in order, every

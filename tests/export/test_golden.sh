@@ -27,7 +27,7 @@ for f in samples/*.ein; do
     for to in torch jax; do
         count=$((count + 1))
         if grep -q '^repeat ' "$f"; then
-            # Repeated layers are not exported yet: a clear refusal, exit 1 (README).
+            # Repeated layers are not exported yet: a clear refusal, exit 1 (docs/reference.md).
             "$bin" export --to "$to" "$f" -o "$tmp/x.py" 2>"$tmp/err"
             rc=$?
             if [ "$rc" -ne 1 ] || ! grep -q "does not run repeated layers yet" "$tmp/err"; then

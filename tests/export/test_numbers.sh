@@ -90,7 +90,7 @@ run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
     fi
 }
 for f in "$src"/samples/*.ein; do
-    # The scripts do not run repeated layers yet (export refuses them, README "Repeated layers").
+    # The scripts do not run repeated layers yet (export refuses them, docs/reference.md "Repeated layers").
     if grep -q '^repeat ' "$f"; then
         echo "skipped: $(basename "$f" .ein) (repeated layers: export --to $target refuses them)"
         continue
