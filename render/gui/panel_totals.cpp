@@ -52,7 +52,7 @@ void MainView::totals_panel(const ViewInput& in) {
             t.recompute_s > 0 ? "includes the recomputed forward" : "");
         if (t.recompute_s > 0) row("recompute", format_seconds(t.recompute_s));
         row("exposed communication", format_seconds(t.exposed_s),
-            "collectives overlap other statements' compute, never their own");
+            "collectives hide only behind compute that does not need them");
         row("communication", format_seconds(t.comm_s), "all of it");
         row("no overlap", format_seconds(t.serial_s), "compute + communication");
         for (const auto& k : t.bytes_by_kind)
