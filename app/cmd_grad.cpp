@@ -66,8 +66,8 @@ void add_grad_command(CLI::App& app, int& exit_code) {
         "check them: prints the program followed by its backward pass");
     cmd->add_option("file", opts->file, "A notation file (- for stdin)")->required();
     cmd->add_option("--wrt", opts->wrt,
-                    "Differentiate with respect to these tensors (x, W^0); default: every "
-                    "program input")
+                    "Differentiate with respect to these tensors (x, W^0); default: the "
+                    "tensors of the file's param lines, else every program input")
         ->expected(1, -1);
     cmd->add_flag("--json", opts->json,
                   "Print check --json's document for the derived statements, each with 'wrt'");

@@ -1220,7 +1220,15 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
         return result;
     }
     // What to differentiate.
+    // By default the trained weights a `param` line names (a training step needs only their
+    // gradients; the data's would inflate the backward), else every input.
     std::vector<std::string> wrt = options.wrt;
+    if (wrt.empty())
+        for (const auto& item : parsed.program.items)
+            if (const auto* st = std::get_if<ast::Statement>(&item))
+                if (const auto* p = std::get_if<ast::ParamDecl>(&st->node))
+                    for (const auto& t : p->tensors)
+                        wrt.push_back(parser::tensor_key(t.name, t.label));
     if (wrt.empty())
         for (const auto& k : d.inputs())
             wrt.push_back(k);

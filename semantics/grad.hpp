@@ -19,7 +19,8 @@ namespace shardscope::semantics {
 
 struct GradOptions {
     /// The tensors to differentiate with respect to (`x`, `W^0`): program inputs, or tensors
-    /// a statement defines (the gradient of their first definition). Empty: every input.
+    /// a statement defines (the gradient of their first definition). Empty: the tensors
+    /// of the program's `param` lines, or every input where it has none.
     std::vector<std::string> wrt;
     /// How the forward program and the derived program are checked (mesh override, small
     /// ranges for exec). `text` is ignored: the derivation sets it.

@@ -367,6 +367,32 @@ TEST_CASE("--wrt keeps only the statements the requested gradients need") {
     CHECK(bad.errors() == 1);
 }
 
+TEST_CASE("param lines: by default only the trained weights' gradients are derived") {
+    const std::string fwd = "mesh 4\nh_{b r_0 f} = W^0_{r_0 f d} x_{bd}\n"
+                            "z_{be} = W^1_{e r_0 f} h_{b r_0 f}\n";
+    const std::string with_params = "param W^0 W^1\n" + fwd;
+    const auto all = semantics::derive_gradients(SourceFile("t.ein", fwd), small_options());
+    const auto params =
+        semantics::derive_gradients(SourceFile("t.ein", with_params), small_options());
+    REQUIRE(all.errors() == 0);
+    REQUIRE(params.errors() == 0);
+    CHECK(all.gradients.count("x") == 1);
+    // The data x is not a weight: its gradient (and the statement that only it needs) is gone.
+    CHECK(params.gradients.size() == 2);
+    CHECK(params.gradients.count("W^0") == 1);
+    CHECK(params.gradients.count("W^1") == 1);
+    CHECK(params.gradients.count("x") == 0);
+    CHECK(params.statements.size() + 1 == all.statements.size());
+    for (const auto& s : params.statements)
+        CHECK_MESSAGE(s.wrt != "x", s.text);
+    // --wrt still overrides the param lines.
+    const auto x =
+        semantics::derive_gradients(SourceFile("t.ein", with_params), small_options({"x"}));
+    REQUIRE(x.errors() == 0);
+    CHECK(x.gradients.size() == 1);
+    CHECK(x.gradients.count("x") == 1);
+}
+
 TEST_CASE("names: a gradient name that is taken gets another g; the JSON has wrt") {
     const std::string src = "mesh 2\ngx_{ij} = x_{ik} w_{kj}\n";
     const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
