@@ -73,20 +73,22 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
     out += "\n\n" + std::string(preludes::jax_functions);
     out += "\n\n" + std::string(preludes::jax_main);
     bool uneven = false;
+    std::vector<std::string> code;
     for (std::size_t s = 0; s < statements.size(); ++s) {
+        std::string text;
         const auto& sp = *statements[s].plan;
         const std::string name = "s" + std::to_string(s) + "_line" + std::to_string(sp.range.line);
-        out += "\n    # ---- line " + std::to_string(sp.range.line) + ": " +
-               statement_comment(*statements[s].statement) + "\n";
+        text += "\n    # ---- line " + std::to_string(sp.range.line) + ": " +
+                statement_comment(*statements[s].statement) + "\n";
         std::string cols;
         for (const auto& c : sp.collectives)
             cols += (cols.empty() ? "" : ", ") + c;
-        out += "    # plan: " + (cols.empty() ? std::string("no collectives") : cols) + "\n";
-        out += "    specs = {\n";
+        text += "    # plan: " + (cols.empty() ? std::string("no collectives") : cols) + "\n";
+        text += "    specs = {\n";
         for (std::size_t v = 0; v < sp.values.size(); ++v)
-            out += "        " + std::to_string(v) + ": " +
-                   spec_of(plan, sp.values[v].layout, true, uneven) + ",\n";
-        out += "    }\n";
+            text += "        " + std::to_string(v) + ": " +
+                    spec_of(plan, sp.values[v].layout, true, uneven) + ",\n";
+        text += "    }\n";
         std::vector<int> loads;
         std::string params;
         for (std::size_t v = 0; v < sp.values.size(); ++v)
@@ -94,29 +96,33 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
                 loads.push_back(static_cast<int>(v));
                 params += (params.empty() ? "" : ", ") + std::string("v") + std::to_string(v);
             }
-        out += "\n    def " + name + "(" + params + "):\n";
-        out += "        layout = lambda x, i: constrain(x, specs[i])\n";
+        text += "\n    def " + name + "(" + params + "):\n";
+        text += "        layout = lambda x, i: constrain(x, specs[i])\n";
         for (std::size_t v = 0; v < sp.values.size(); ++v)
             if (!sp.values[v].constant.empty())
-                out += "        v" + std::to_string(v) + " = jnp.asarray(" + sp.values[v].constant +
-                       ", dtype=dtype)\n";
-        out += python_steps(plan, sp, Backend::Jax, "        ");
-        out += "        return out\n\n";
+                text += "        v" + std::to_string(v) + " = jnp.asarray(" +
+                        sp.values[v].constant + ", dtype=dtype)\n";
+        text += python_steps(plan, sp, Backend::Jax, "        ");
+        text += "        return out\n\n";
         std::string in_specs, args;
         for (int v : loads) {
             const auto& info = sp.values[static_cast<std::size_t>(v)];
             const auto spec = spec_of(plan, info.layout, false, uneven);
             in_specs += "named(" + spec + "), ";
-            args += (args.empty() ? "" : ", ") + std::string("load(") + py_str(info.load) + ", " +
-                    python_shape(info.layout) + ", " + spec + ")";
+            args += (args.empty() ? "" : ", ") + std::string("load(") +
+                    load_key(plan, s, info.load) + ", " + python_shape(info.layout) + ", " + spec +
+                    ")";
         }
         const auto out_spec = spec_of(plan, sp.result, false, uneven);
-        out += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
-               "), out_shardings=named(" + out_spec + "))\n";
-        out += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) + ", step(" +
-               args + "), " + (sp.assign == semantics::Assign::Accumulate ? "True" : "False") +
-               ", " + out_spec + ")\n";
+        text += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
+                "), out_shardings=named(" + out_spec + "))\n";
+        text += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) +
+                ", step(" + args + "), " +
+                (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " + out_spec +
+                ")\n";
+        code.push_back(std::move(text));
     }
+    out += python_program(plan, code);
     if (uneven)
         out += "\n    # Some index does not divide by its mesh axes: NamedSharding needs even\n"
                "    # shards, so those dimensions are left unsharded here.\n";

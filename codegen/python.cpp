@@ -18,13 +18,6 @@ std::optional<ExportTarget> parse_export_target(std::string_view name) {
 
 std::string export_program(const ast::Program& program, const semantics::Plan& plan,
                            ExportTarget target, const ExportOptions& options) {
-    // The scripts run each statement once; a repeat's layers (per-layer inputs, the reverse
-    // block's saved values) are not written yet.
-    if (target != ExportTarget::Latex && !plan.repeats.empty())
-        throw ExportError("export --to torch|jax does not run repeated layers yet (the repeat "
-                          "of line " +
-                          std::to_string(plan.repeats.front().range.line) +
-                          "); --to latex writes one layer");
     switch (target) {
     case ExportTarget::Torch:
         return export_torch(program, plan, options);
@@ -66,6 +59,69 @@ std::string py_str(const std::string& s) {
         out += c;
     }
     return out + "\"";
+}
+
+const semantics::RepeatBlock* block_of(const semantics::Plan& plan, std::size_t s) {
+    for (const auto& b : plan.repeats)
+        if (s >= b.first && s < b.last) return &b;
+    return nullptr;
+}
+
+std::string load_key(const semantics::Plan& plan, std::size_t s, const std::string& key) {
+    const auto* b = block_of(plan, s);
+    if (!b || !std::binary_search(b->parameters.begin(), b->parameters.end(), key))
+        return py_str(key);
+    return "(" + py_str(key) + " if layer == 0 else " + py_str(key + "@") + " + str(layer))";
+}
+
+std::string python_program(const semantics::Plan& plan, const std::vector<std::string>& code) {
+    auto indented = [](const std::string& text) {
+        std::string out;
+        std::size_t at = 0;
+        while (at < text.size()) {
+            auto end = text.find('\n', at);
+            if (end == std::string::npos) end = text.size();
+            const auto line = text.substr(at, end - at);
+            out += (line.empty() ? "" : "    ") + line + "\n";
+            at = end + 1;
+        }
+        return out;
+    };
+    auto keys = [](const std::vector<std::string>& names) {
+        std::string out = "(";
+        for (const auto& n : names)
+            out += py_str(n) + ", ";
+        return out + ")";
+    };
+    std::string out;
+    std::size_t s = 0;
+    for (std::size_t bi = 0; bi < plan.repeats.size(); ++bi) {
+        const auto& b = plan.repeats[bi];
+        for (; s < b.first; ++s)
+            out += code.at(s);
+        const auto n = std::to_string(b.count);
+        const auto saved = "saved_" + std::to_string(bi);
+        out += "\n    # ---- repeat " + b.index + "=" + n + (b.reverse ? " reverse" : "") +
+               " (line " + std::to_string(b.range.line) + "): statements of lines " +
+               std::to_string(plan.statements.at(b.first).range.line) + "-" +
+               std::to_string(plan.statements.at(b.last - 1).range.line) + ", once per layer\n";
+        const bool restores = b.reverse && b.forward >= 0;
+        const auto from = "saved_" + std::to_string(b.forward);
+        if (!b.reverse) out += "    " + saved + " = []  # each layer's stored values\n";
+        out += std::string("    for layer in ") + (b.reverse ? "reversed(range(" : "range(") + n +
+               (b.reverse ? ")" : "") + "):\n";
+        if (restores)
+            out += "        state.update(" + from + "[layer])  # the forward layer's values\n";
+        for (; s < b.last; ++s)
+            out += indented(code.at(s));
+        if (!b.reverse)
+            out += "        " + saved + ".append({k: state[k] for k in " + keys(b.defines) +
+                   " if k in state})\n";
+        if (restores) out += "    state.update(" + from + "[" + n + " - 1])\n";
+    }
+    for (; s < code.size(); ++s)
+        out += code[s];
+    return out;
 }
 
 std::string statement_comment(const ast::Statement& s) {

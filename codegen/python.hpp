@@ -43,4 +43,15 @@ std::string py_str(const std::string& s);
 /// The statement as a one-line comment (canonical ASCII).
 std::string statement_comment(const ast::Statement& s);
 
+/// The Python expression of the key statement `s` loads input `key` under: in a repeat's body a
+/// per-layer parameter is `key` in layer 0 and `key@l` in layer l, as exec generates it
+/// (exec::input_key); elsewhere the key itself.
+std::string load_key(const semantics::Plan& plan, std::size_t s, const std::string& key);
+
+/// The statements' code (`code[s]`, indented by four spaces, in plan order) as `main`'s body:
+/// a repeat block becomes a loop over its layers (`layer`, reversed for a reverse block) with
+/// exec's tape: a forward block saves each layer's stored values, and the reverse block that
+/// reads it puts layer l's back before running layer l (and the last layer's after it).
+std::string python_program(const semantics::Plan& plan, const std::vector<std::string>& code);
+
 } // namespace shardscope::codegen::detail

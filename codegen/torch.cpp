@@ -71,33 +71,37 @@ std::string export_torch(const ast::Program& program, const semantics::Plan& pla
     out += "\n\n" + std::string(preludes::torch_functions);
     out += "\n\n" + std::string(preludes::torch_main);
     bool unordered = false;
+    std::vector<std::string> code;
     for (std::size_t s = 0; s < statements.size(); ++s) {
+        std::string text;
         const auto& sp = *statements[s].plan;
-        out += "\n    # ---- line " + std::to_string(sp.range.line) + ": " +
-               statement_comment(*statements[s].statement) + "\n";
+        text += "\n    # ---- line " + std::to_string(sp.range.line) + ": " +
+                statement_comment(*statements[s].statement) + "\n";
         std::string cols;
         for (const auto& c : sp.collectives)
             cols += (cols.empty() ? "" : ", ") + c;
-        out += "    # plan: " + (cols.empty() ? std::string("no collectives") : cols) + "\n";
-        out += "    places = {\n";
+        text += "    # plan: " + (cols.empty() ? std::string("no collectives") : cols) + "\n";
+        text += "    places = {\n";
         for (std::size_t v = 0; v < sp.values.size(); ++v)
-            out += "        " + std::to_string(v) + ": " +
-                   placements_of(sp.values[v].layout, axes, unordered) + ",\n";
-        out += "    }\n";
-        out += "    layout = lambda x, i: relayout(x, places[i])\n";
+            text += "        " + std::to_string(v) + ": " +
+                    placements_of(sp.values[v].layout, axes, unordered) + ",\n";
+        text += "    }\n";
+        text += "    layout = lambda x, i: relayout(x, places[i])\n";
         for (std::size_t v = 0; v < sp.values.size(); ++v) {
             const auto& info = sp.values[v];
             if (!info.load.empty())
-                out += "    v" + std::to_string(v) + " = load(" + py_str(info.load) + ", " +
-                       python_shape(info.layout) + ", places[" + std::to_string(v) + "])\n";
+                text += "    v" + std::to_string(v) + " = load(" + load_key(plan, s, info.load) +
+                        ", " + python_shape(info.layout) + ", places[" + std::to_string(v) + "])\n";
             else if (!info.constant.empty())
-                out += "    v" + std::to_string(v) + " = const(" + info.constant + ")\n";
+                text += "    v" + std::to_string(v) + " = const(" + info.constant + ")\n";
         }
-        out += python_steps(plan, sp, Backend::Torch, "    ");
-        out += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) + ", out, " +
-               (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " +
-               placements_of(sp.result, axes, unordered) + ")\n";
+        text += python_steps(plan, sp, Backend::Torch, "    ");
+        text += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) +
+                ", out, " + (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " +
+                placements_of(sp.result, axes, unordered) + ")\n";
+        code.push_back(std::move(text));
     }
+    out += python_program(plan, code);
     if (unordered)
         out += "\n    # Some index is sharded over several mesh axes in another order than the\n"
                "    # mesh's: DTensor shards in mesh order, so its chunks sit on other ranks\n"

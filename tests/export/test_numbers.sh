@@ -90,15 +90,11 @@ run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
     fi
 }
 for f in "$src"/samples/*.ein; do
-    # The scripts do not run repeated layers yet (export refuses them, docs/reference.md "Repeated layers").
-    if grep -q '^repeat ' "$f"; then
-        echo "skipped: $(basename "$f" .ein) (repeated layers: export --to $target refuses them)"
-        continue
-    fi
     run "$(basename "$f" .ein)" "$f" random 5 f64 1e-9
 done
 # The backward passes (shardscope grad) run too.
-for s in megatron_mlp fsdp_tp; do
+# transformer_layer: repeated layers and their reverse block (the tape of saved layers).
+for s in megatron_mlp fsdp_tp transformer_layer; do
     "$bin" grad --small "$src/samples/$s.ein" >"$tmp/$s.grad.ein" 2>/dev/null
     run "$s.grad" "$tmp/$s.grad.ein" random 7 f64 1e-9
 done
