@@ -1,8 +1,9 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
 #include "check_formats.hpp"
 #include "commands.hpp"
-#include "document.hpp"
+#include "frontend/document.hpp"
 #include "documents.hpp"
+#include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
 #include "parser/json.hpp"
@@ -67,8 +68,9 @@ int run_check(const CheckOptions& o) {
         // Parse, check what parses, merge, sort: as the REPL and the GUI (app/document.cpp).
         semantics::CheckOptions co;
         co.strict = o.strict;
-        if (!o.mesh.empty()) co.mesh = o.mesh;
-        auto result = check_source(std::make_shared<const SourceFile>(std::move(*source)), co);
+        if (!o.mesh.empty()) co.mesh = frontend::parse_mesh_spec(o.mesh);
+        auto result =
+            frontend::check_source(std::make_shared<const SourceFile>(std::move(*source)), co);
         const auto& parsed = result.parsed;
         const auto& shown_source = result.source;
         semantics::Plan plan = std::move(result.plan);

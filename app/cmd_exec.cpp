@@ -2,6 +2,7 @@
 // single-device result.
 #include "commands.hpp"
 #include "exec_cli.hpp"
+#include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
 #include "exec/backend_plugins.hpp"
@@ -125,7 +126,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     co.text = source.text();
     co.small_defaults = true;
     co.ignore_dims = o.small;
-    if (!o.mesh.empty()) co.mesh = o.mesh;
+    if (!o.mesh.empty()) co.mesh = frontend::parse_mesh_spec(o.mesh);
     const auto plan = semantics::check(parsed.program, co);
     if (plan.errors() > 0) {
         if (!speaks) return kExitInputErrors;

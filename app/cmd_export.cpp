@@ -1,5 +1,6 @@
 // `shardscope export`: a checked program as a PyTorch DTensor script, a JAX script or LaTeX.
 #include "commands.hpp"
+#include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
 #include "codegen/export.hpp"
@@ -42,7 +43,7 @@ int run_export(const ExportCliOptions& o) {
     co.text = source->text();
     co.small_defaults = o.small;
     co.ignore_dims = o.small;
-    if (!o.mesh.empty()) co.mesh = o.mesh;
+    if (!o.mesh.empty()) co.mesh = frontend::parse_mesh_spec(o.mesh);
     const auto plan = semantics::check(parsed.program, co);
     if (plan.errors() > 0) {
         for (const auto& d : plan.diagnostics)

@@ -1,5 +1,7 @@
 // `shardscope grad`: the backward statements of a program, in the notation, checked.
 #include "commands.hpp"
+#include "frontend/gradients.hpp"
+#include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
 #include "semantics/checker.hpp"
@@ -27,10 +29,10 @@ int run_grad(const GradCliOptions& o) {
     if (!source) return kExitUsage;
     semantics::GradOptions go;
     go.wrt = o.wrt;
-    if (!o.mesh.empty()) go.check.mesh = o.mesh;
+    if (!o.mesh.empty()) go.check.mesh = frontend::parse_mesh_spec(o.mesh);
     go.check.small_defaults = o.small;
     go.check.ignore_dims = o.small;
-    const auto result = semantics::derive_gradients(*source, go);
+    const auto result = frontend::derive_gradients(*source, go);
     const SourceFile shown(source->name(), result.text.empty() ? source->text() : result.text);
     if (o.json) {
         nlohmann::json doc = {{"version", 1},

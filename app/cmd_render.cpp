@@ -4,8 +4,8 @@
 #include "commands.hpp"
 #include "inputs.hpp"
 
-#include "app/document.hpp"
 #include "app/gui_helper.hpp"
+#include "frontend/document.hpp"
 #include "render/pictures.hpp"
 #include "render/stepthrough.hpp"
 #ifdef SHARDSCOPE_HAVE_GUI
@@ -158,7 +158,7 @@ int run_render(const RenderOptions& o) {
 #endif
     auto source = load_source(o.file);
     if (!source) return kExitUsage;
-    const auto checked = check_text(o.file, source->text());
+    const auto checked = frontend::check_text(o.file, source->text());
     const bool color = stderr_color();
     if (checked.plan.errors() > 0) {
         for (const auto& d : checked.plan.diagnostics)

@@ -1,8 +1,8 @@
 // The desktop window's loop: GLFW + OpenGL 3 + Dear ImGui around render::MainView. The app
 // owns the document (text, checked plan) and the background verification.
 #include "app/gui_app.hpp"
-#include "app/document.hpp"
 #include "app/inputs.hpp"
+#include "frontend/document.hpp"
 
 #include "exec/run.hpp"
 #include "render/course.hpp"
@@ -141,7 +141,7 @@ const char* kNewProgram = "# A new program: a 2x2 mesh, a matrix cut over both a
 /// Why a verify run could not start: the errors of the program as checked for it (small
 /// sizes, `dim` ignored, as `exec --small`), each with its line, code and fix. The editor's
 /// diagnostics are those of the program as written, which may have none.
-std::string verify_errors(const CheckedText& checked) {
+std::string verify_errors(const frontend::CheckedText& checked) {
     std::string out = "nothing ran: at the small sizes of a verify run (dim declarations "
                       "ignored, as exec --small) the program has errors:";
     int shown = 0, errors = 0;
@@ -196,7 +196,7 @@ private:
         semantics::CheckOptions co;
         co.small_defaults = true;
         co.ignore_dims = true;
-        const auto checked = check_text(name, text, co);
+        const auto checked = frontend::check_text(name, text, co);
         if (!checked.syntax_ok() || checked.plan.errors() > 0) {
             s.error = verify_errors(checked);
         } else if (checked.plan.mesh.device_count() > 4096) {
@@ -295,14 +295,14 @@ struct Document {
         return false;
     }
     std::string title() const { return name + (dirty() ? " *" : "") + " — shardscope"; }
-    CheckedText checked;
+    frontend::CheckedText checked;
     semantics::Plan shown;           ///< the plan drawn: the last one whose text parsed
     semantics::ProgramTotals totals; ///< shown's program totals (the totals panel)
     double check_ms = 0;
     semantics::CheckCache cache; ///< an edit re-plans only the statements it changes
     void recheck() {
         const auto t0 = std::chrono::steady_clock::now();
-        checked = check_text(path.empty() ? "untitled.ein" : path, text, {}, &cache);
+        checked = frontend::check_text(path.empty() ? "untitled.ein" : path, text, {}, &cache);
         if (checked.syntax_ok()) {
             shown = checked.plan;
             totals =

@@ -1,6 +1,8 @@
 // The desktop window: the ImGui/GLFW loop around render::View (only with SHARDSCOPE_GUI).
 #pragma once
 
+#include "frontend/document.hpp"
+
 #include <string>
 
 namespace shardscope::app {
@@ -36,11 +38,9 @@ struct GuiOptions {
     std::string script;
 };
 
-struct CheckedText;
-
 /// Why a verify run could not start, for the verify panel: the errors of the program as
 /// checked at small sizes, with their lines, codes and fixes (never just "it has errors").
-std::string verify_errors(const CheckedText& checked);
+std::string verify_errors(const frontend::CheckedText& checked);
 
 /// Runs the window until it is closed (or the screenshot is written). Returns the exit code.
 int run_gui(const GuiOptions& options);

@@ -1,5 +1,6 @@
 #include "inputs.hpp"
 #include "documents.hpp"
+#include "frontend/mesh_spec.hpp"
 
 #include "semantics/checker.hpp"
 
@@ -155,7 +156,7 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
 bool mesh_option_ok(const std::string& mesh, std::ostream& err) {
     if (mesh.empty()) return true;
     Diagnostic d;
-    if (semantics::parse_mesh_spec(mesh, &d)) return true;
+    if (frontend::parse_mesh_spec(mesh, &d)) return true;
     // The parser's diagnostic of the value as a `mesh` line, its caret under the value.
     auto detail = format_diagnostic(SourceFile("--mesh", mesh), d);
     detail.erase(0, detail.find('\n') + 1);

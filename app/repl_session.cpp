@@ -1,6 +1,7 @@
 #include "repl_session.hpp"
+#include "frontend/document.hpp"
+#include "frontend/gradients.hpp"
 
-#include "document.hpp"
 
 #include "exec_cli.hpp"
 #include "inputs.hpp"
@@ -107,7 +108,7 @@ Session::Checked Session::check_text(const std::string& text, bool strict) const
     // checked even where another has a syntax error, with the same "did you mean" notes.
     semantics::CheckOptions co;
     co.strict = strict;
-    auto checked = app::check_text(std::string(kName), text, co, &cache_);
+    auto checked = frontend::check_text(std::string(kName), text, co, &cache_);
     Checked c;
     c.text = text;
     c.parsed = checked.syntax_ok();
@@ -682,7 +683,7 @@ Answer Session::grad(const std::vector<std::string>& wrt) const {
     semantics::GradOptions go;
     go.wrt = wrt;
     go.check.strict = strict_;
-    const auto result = semantics::derive_gradients(SourceFile(kName, text()), go);
+    const auto result = frontend::derive_gradients(SourceFile(kName, text()), go);
     const SourceFile shown(kName, result.text.empty() ? text() : result.text);
     std::string out = semantics::derived_text(result);
     for (const auto& d : result.diagnostics)

@@ -1,6 +1,11 @@
 // Reading notation text into an ast::Program, with positioned diagnostics.
 #pragma once
 
+#ifdef SHARDSCOPE_NO_GRAMMAR
+#error                                                                                             \
+    "this target reads trees, not text: parse through the front door (frontend/), see parser/CMakeLists.txt"
+#endif
+
 #include "ast.hpp"
 #include "source.hpp"
 

@@ -2,6 +2,11 @@
 // statement never stops the rest of the file from being read.
 #pragma once
 
+#ifdef SHARDSCOPE_NO_GRAMMAR
+#error                                                                                             \
+    "this target reads trees, not text: parse through the front door (frontend/), see parser/CMakeLists.txt"
+#endif
+
 #include <cstddef>
 #include <string>
 #include <string_view>

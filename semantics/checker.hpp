@@ -15,8 +15,9 @@
 namespace shardscope::semantics {
 
 struct CheckOptions {
-    bool strict = false;             ///< implicit redistributions and chosen fixes are errors
-    std::optional<std::string> mesh; ///< `--mesh` override: "4", "2x4", "dp=2,tp=4"
+    bool strict = false; ///< implicit redistributions and chosen fixes are errors
+    /// `--mesh` override of the file's mesh (frontend/mesh_spec.hpp reads "2x4", "dp=2,tp=4")
+    std::optional<Mesh> mesh;
     /// The program's text, so that StatementPlan::source is the statement as written (when
     /// empty, it is the canonical form).
     std::string_view text;
@@ -58,9 +59,7 @@ Plan check(const ast::Program& program, const CheckOptions& options, CheckCache&
 /// position) and the same partial placements.
 bool same_layout(const TensorLayout& a, const TensorLayout& b);
 
-/// Parses a `--mesh` spec ("4", "2x4", "dp=2,tp=4" or "dp=2 tp=4") as the text of a `mesh`
-/// line, with its rules and limits; nullopt if malformed, and then `*problem` (when given)
-/// says why, its columns counted in `spec`.
-std::optional<Mesh> parse_mesh_spec(const std::string& spec, Diagnostic* problem = nullptr);
+/// The mesh a `mesh` line declares.
+Mesh mesh_of(const ast::MeshDecl& m);
 
 } // namespace shardscope::semantics

@@ -319,7 +319,6 @@ std::vector<IndexId> split_path(const PartsOf& parts_of, const IndexId& from,
 }
 
 /// The checker's mesh of a `mesh` line.
-Mesh mesh_of(const ast::MeshDecl& m);
 
 /// Reads the declarations (mesh, dim, split, dtype, tensor, hw, function, link) into `ctx`.
 void declare(Context& ctx, const ast::Program& program, const CheckOptions& options);

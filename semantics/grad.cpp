@@ -15,7 +15,6 @@
 #include "report.hpp"
 
 #include "parser/functions.hpp"
-#include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
@@ -1195,36 +1194,34 @@ void prune(std::vector<Emitted>& em, std::set<std::string> needed) {
 
 } // namespace
 
-GradResult derive_gradients(const SourceFile& forward, const GradOptions& options) {
-    GradResult result;
-    const auto parsed = parser::parse(forward);
-    if (parsed.has_errors()) {
-        result.diagnostics = parsed.diagnostics;
-        result.diagnostics.push_back(
-            {Severity::Note, "G000", {}, "no gradients: fix the syntax errors first", {}});
-        return result;
-    }
-    auto co = options.check;
-    co.text = forward.text();
-    const Plan fplan = check(parsed.program, co);
-    if (fplan.errors() > 0) {
-        result.diagnostics = fplan.diagnostics;
-        result.diagnostics.push_back(
-            {Severity::Note, "G000", {}, "no gradients: the program has errors", {}});
-        return result;
-    }
+/// What the derivation keeps between printing its text and reading the text's check.
+struct Derivation::Impl {
+    Impl(const ast::Program& forward, const Plan& plan) : deriver(forward, plan, diags) {}
     std::vector<Diagnostic> diags;
-    Deriver d(parsed.program, fplan, diags);
+    Deriver deriver;
+    GradResult result;
+    bool ok = false;
+    std::set<std::uint32_t> bad_lines; ///< forward lines whose derivation failed
+    std::set<std::string> functions;   ///< derivative functions the kept statements call
+    std::vector<std::uint32_t> lines;  ///< each emitted statement's line in the last text
+};
+
+Derivation::Derivation(const ast::Program& forward, const Plan& forward_plan,
+                       const GradOptions& options)
+    : impl_(std::make_unique<Impl>(forward, forward_plan)) {
+    auto& d = impl_->deriver;
+    auto& diags = impl_->diags;
+    auto& result = impl_->result;
+    auto fail = [&] { result.diagnostics = diags; };
     if (!d.prepare()) {
-        result.diagnostics = diags;
-        return result;
+        fail();
+        return;
     }
-    // What to differentiate.
-    // By default the trained weights a `param` line names (a training step needs only their
-    // gradients; the data's would inflate the backward), else every input.
+    // What to differentiate. By default the trained weights a `param` line names (a training
+    // step needs only their gradients; the data's would inflate the backward), else every input.
     std::vector<std::string> wrt = options.wrt;
     if (wrt.empty())
-        for (const auto& item : parsed.program.items)
+        for (const auto& item : forward.items)
             if (const auto* st = std::get_if<ast::Statement>(&item))
                 if (const auto* p = std::get_if<ast::ParamDecl>(&st->node))
                     for (const auto& t : p->tensors)
@@ -1239,11 +1236,10 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
                              {},
                              "--wrt " + w + ": the program has no tensor " + w,
                              "name a tensor of the program, with its label (W^0)"});
-    if (!diags.empty() && std::any_of(diags.begin(), diags.end(), [](const auto& x) {
-            return x.severity == Severity::Error;
-        })) {
-        result.diagnostics = diags;
-        return result;
+    if (std::any_of(diags.begin(), diags.end(),
+                    [](const auto& x) { return x.severity == Severity::Error; })) {
+        fail();
+        return;
     }
     d.run();
     auto& em = d.emitted();
@@ -1262,81 +1258,74 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
         needed.insert(g);
     }
     prune(em, needed);
-    std::set<std::uint32_t> bad_lines;
     {
         std::set<std::uint32_t> kept;
         for (const auto& e : em)
             if (e.keep) kept.insert(e.forward_line);
-        bad_lines = d.report(kept);
+        impl_->bad_lines = d.report(kept);
     }
     // Seeds and functions that the kept statements use.
-    std::set<std::string> reads, functions;
+    std::set<std::string> reads;
     for (const auto& e : em) {
         if (!e.keep) continue;
         reads.insert(e.reads.begin(), e.reads.end());
         if (const auto* eq = std::get_if<ast::Equation>(&e.stmt.node))
-            collect_calls(eq->rhs, d.functions(), functions);
+            collect_calls(eq->rhs, d.functions(), impl_->functions);
     }
-    for (const auto& s : d.seeds())
-        if (reads.count(s.seed)) result.seeds.push_back(s);
+    for (const auto& sd : d.seeds())
+        if (reads.count(sd.seed)) result.seeds.push_back(sd);
+    impl_->ok = true;
+}
 
-    // The program: forward text, then the derived part; checked twice (the second time with
-    // the collectives of the first as expectations, at their final lines).
-    std::string head = forward.text();
-    if (!head.empty() && head.back() != '\n') head += '\n';
-    head += '\n';
-    const auto first_line =
-        static_cast<std::uint32_t>(std::count(head.begin(), head.end(), '\n') + 1);
-    std::vector<std::uint32_t> lines;
-    auto build = [&](const std::map<std::size_t, std::vector<std::string>>* cols) {
-        return head + render(em, d.blocks(), functions, result.seeds, first_line, cols, lines);
-    };
-    auto check_text = [&](const std::string& text, Plan& plan, ast::Program& program) {
-        SourceFile file(forward.name(), text);
-        auto p = parser::parse(file);
-        if (p.has_errors()) {
-            for (auto dg : p.diagnostics)
-                if (dg.range.line >= first_line) {
-                    dg.message = "internal: a derived statement does not parse: " + dg.message;
-                    diags.push_back(dg);
-                }
-            return false;
+Derivation::~Derivation() = default;
+
+bool Derivation::ok() const {
+    return impl_->ok;
+}
+
+GradResult Derivation::failed() const {
+    return impl_->result;
+}
+
+std::string Derivation::text(std::uint32_t first_line, const Plan* checked) {
+    auto& em = impl_->deriver.emitted();
+    std::map<std::size_t, std::vector<std::string>> cols;
+    if (checked)
+        for (std::size_t i = 0; i < em.size() && i < impl_->lines.size(); ++i)
+            for (const auto& sp : checked->statements)
+                if (em[i].keep && sp.range.line == impl_->lines[i]) cols[i] = sp.collectives;
+    return render(em, impl_->deriver.blocks(), impl_->functions, impl_->result.seeds, first_line,
+                  checked ? &cols : nullptr, impl_->lines);
+}
+
+GradResult Derivation::finish(std::string text, std::uint32_t first_line,
+                              const ast::Program& program, Plan plan,
+                              const std::vector<Diagnostic>& syntax_errors) {
+    auto& em = impl_->deriver.emitted();
+    const auto& lines = impl_->lines;
+    auto& diags = impl_->diags;
+    auto result = std::move(impl_->result);
+    for (auto dg : syntax_errors)
+        if (dg.range.line >= first_line) {
+            dg.message = "internal: a derived statement does not parse: " + dg.message;
+            diags.push_back(dg);
         }
-        auto opts = options.check;
-        opts.text = file.text();
-        plan = check(p.program, opts);
-        program = std::move(p.program);
-        return true;
-    };
-    std::string text = build(nullptr);
-    Plan plan;
-    ast::Program program;
-    if (check_text(text, plan, program) && options.expectations) {
-        std::map<std::size_t, std::vector<std::string>> cols;
-        for (std::size_t i = 0; i < em.size(); ++i)
-            for (const auto& sp : plan.statements)
-                if (em[i].keep && sp.range.line == lines[i]) cols[i] = sp.collectives;
-        text = build(&cols);
-        check_text(text, plan, program);
-    }
     // Every derived statement must read back as the tree it was printed from.
-    {
-        std::map<std::uint32_t, const ast::Statement*> at;
-        for (const auto& item : program.items)
-            if (const auto* s = std::get_if<ast::Statement>(&item)) at[s->range.line] = s;
-        for (std::size_t i = 0; i < em.size(); ++i) {
-            if (!em[i].keep) continue;
-            auto it = at.find(lines[i]);
-            if (it == at.end() || !(it->second->node == em[i].stmt.node))
-                diags.push_back({Severity::Error,
-                                 "G900",
-                                 {},
-                                 "internal: the derived statement '" + parser::print(em[i].stmt) +
-                                     "' reads back differently",
-                                 {}});
-        }
+    std::map<std::uint32_t, const ast::Statement*> at;
+    for (const auto& item : program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item)) at[s->range.line] = s;
+    for (std::size_t i = 0; i < em.size(); ++i) {
+        if (!em[i].keep) continue;
+        auto it = at.find(lines[i]);
+        if (it == at.end() || !(it->second->node == em[i].stmt.node))
+            diags.push_back({Severity::Error,
+                             "G900",
+                             {},
+                             "internal: the derived statement '" + parser::print(em[i].stmt) +
+                                 "' reads back differently",
+                             {}});
     }
-    result.text = text;
+    result.text = std::move(text);
     result.backward_line = first_line;
     for (std::size_t i = 0; i < em.size(); ++i) {
         if (!em[i].keep) continue;
@@ -1358,7 +1347,7 @@ GradResult derive_gradients(const SourceFile& forward, const GradOptions& option
     for (const auto& dg : plan.diagnostics) {
         if (dg.range.line < first_line && dg.severity != Severity::Error) continue;
         if (auto it = forward_of.find(dg.range.line);
-            it != forward_of.end() && bad_lines.count(it->second))
+            it != forward_of.end() && impl_->bad_lines.count(it->second))
             continue;
         diags.push_back(dg);
     }

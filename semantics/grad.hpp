@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,34 @@ struct GradResult {
     int errors() const;
 };
 
-/// Derives the backward statements of the program in `forward` and checks them.
-GradResult derive_gradients(const SourceFile& forward, const GradOptions& options = {});
+/// The backward statements of a checked forward program, derived in the notation. The text
+/// goes back through the parser and the checker, which is the front door's work
+/// (frontend/gradients.hpp `derive_gradients`): semantics reads ASTs, never text.
+/// `forward` and `forward_plan` must outlive the Derivation.
+class Derivation {
+public:
+    Derivation(const ast::Program& forward, const Plan& forward_plan,
+               const GradOptions& options = {});
+    ~Derivation();
+    Derivation(const Derivation&) = delete;
+    Derivation& operator=(const Derivation&) = delete;
+    /// False: nothing was derived; failed() has the diagnostics that say why.
+    bool ok() const;
+    GradResult failed() const;
+    /// The derived part of the program text, its first line numbered `first_line`; with
+    /// `checked` (the check of the previous text), each statement followed by an `expect` line
+    /// naming the collectives that check planned for it.
+    std::string text(std::uint32_t first_line, const Plan* checked = nullptr);
+    /// The result, from the whole program `text` (forward + the last text()) read back:
+    /// `program` and `plan` its parse and check, `syntax_errors` the parser's errors (none
+    /// unless the printer is wrong).
+    GradResult finish(std::string text, std::uint32_t first_line, const ast::Program& program,
+                      Plan plan, const std::vector<Diagnostic>& syntax_errors);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 /// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
 /// shows after the program it already has.

@@ -6,7 +6,7 @@
 // set_fast_paths: solid fills without the atlas, lines as solid bars, hatching tiles), so the
 // two figures share the machine's load; --no-compare draws every frame with them.
 // BENCH_GUI_VERBOSE=1 adds each view's vertices and the pixels llvmpipe fills, by kind.
-#include "app/document.hpp"
+#include "frontend/document.hpp"
 #include "render/gui/imgui_canvas.hpp"
 #include "render/gui/offscreen.hpp"
 #include "render/gui/solid_fill.hpp"
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
         for (char ch : typed) {
             text += ch;
             const auto t0 = std::chrono::steady_clock::now();
-            const auto checked = app::check_text("bench.ein", text);
+            const auto checked = frontend::check_text("bench.ein", text);
             keystroke_ms.push_back(bench::seconds_since(t0) * 1e3);
             sink += checked.plan.diagnostics.size();
         }
@@ -124,12 +124,12 @@ int main(int argc, char** argv) {
         for (char ch : std::string(" the hidden width is cut on axis 1\n")) {
             text += ch;
             const auto t0 = std::chrono::steady_clock::now();
-            const auto c = app::check_text("bench.ein", text);
+            const auto c = frontend::check_text("bench.ein", text);
             comment_ms.push_back(bench::seconds_since(t0) * 1e3);
             sink += c.plan.statements.size();
         }
     }
-    const auto checked = app::check_text("bench.ein", kProgram);
+    const auto checked = frontend::check_text("bench.ein", kProgram);
     if (sink == 0 || checked.plan.errors() > 0 || checked.plan.mesh.device_count() != 1024) {
         std::fprintf(stderr, "bench_gui: the bench program does not check\n");
         return 1;

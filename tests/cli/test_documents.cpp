@@ -159,8 +159,8 @@ TEST_CASE("report: placements by axis name on named meshes; alternatives name te
     CHECK(alternative_text(a) == "all-gather(tp), all-gather(tp)");
 }
 
-// The document check that `check`, the GUI and the REPL share (app/document.hpp).
-#include "app/document.hpp"
+// The document check that `check`, the GUI and the REPL share (frontend/document.hpp).
+#include "frontend/document.hpp"
 
 #include <algorithm>
 
@@ -176,7 +176,7 @@ bool has_diagnostic(const shardscope::semantics::Plan& p, const std::string& cod
 } // namespace
 
 TEST_CASE("document check: statements that parse are checked past a syntax error") {
-    const auto c = shardscope::app::check_text(
+    const auto c = shardscope::frontend::check_text(
         "d.ein", "mesh 2\ndim a=4\ny_{a = x_{a}\nz_{a} = w_{a_9}\nhidden_{a} = x_{a_0}\n"
                  "q_{a} = hiden_{a}\n");
     CHECK_FALSE(c.syntax_ok());
@@ -196,7 +196,7 @@ TEST_CASE("document check: statements that parse are checked past a syntax error
 }
 
 TEST_CASE("document check: a declaration with a syntax error stops the checker") {
-    const auto c = shardscope::app::check_text("d.ein", "mesh 2 x\nz_{a} = w_{a_9}\n");
+    const auto c = shardscope::frontend::check_text("d.ein", "mesh 2 x\nz_{a} = w_{a_9}\n");
     CHECK_FALSE(c.checked);
     CHECK(c.plan.statements.empty());
     CHECK_FALSE(has_diagnostic(c.plan, "S102", 0));
@@ -207,9 +207,9 @@ TEST_CASE("document check: the cache gives what a check from scratch gives") {
     shardscope::semantics::CheckCache cache;
     const std::string text = "mesh 2\ndim a=4\ny_{a = x_{a}\nhidden_{a} = x_{a_0}\n"
                              "q_{a} = hiden_{a}\n";
-    const auto plain = shardscope::app::check_text("d.ein", text);
+    const auto plain = shardscope::frontend::check_text("d.ein", text);
     for (int k = 0; k < 2; ++k)
-        CHECK(shardscope::app::check_text("d.ein", text, {}, &cache).plan == plain.plan);
+        CHECK(shardscope::frontend::check_text("d.ein", text, {}, &cache).plan == plain.plan);
 }
 
 TEST_CASE("documents: where each math environment opens") {

@@ -15,7 +15,7 @@ ref=${2:-$root/docs/reference.md}
 bin=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && grep -rhoE '"[PSG][0-9]{3}[|"]' parser semantics exec render app) |
+(cd "$root" && grep -rhoE '"[PSG][0-9]{3}[|"]' parser semantics frontend exec render codegen app) |
     tr -d '"|' | sort -u >"$tmp/sources"
 grep -oE '`[PSG][0-9]{3}`' "$ref" | tr -d '`' | sort -u >"$tmp/documented"
 if [ "$(wc -l <"$tmp/sources")" -lt 100 ]; then

@@ -4,6 +4,7 @@
 #include "codegen/export.hpp"
 #include "codegen/preludes.hpp"
 #include "exec/functions.hpp"
+#include "frontend/gradients.hpp"
 #include "parser/functions.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
@@ -86,7 +87,7 @@ TEST_CASE("LaTeX round trip: every sample parses back to the same plans") {
 }
 
 TEST_CASE("LaTeX round trip: a derived backward pass, with its derivative functions") {
-    const auto g = semantics::derive_gradients(
+    const auto g = frontend::derive_gradients(
         SourceFile("m.ein", read_file(SHARDSCOPE_SAMPLES_DIR "/megatron_mlp.ein")));
     REQUIRE(g.errors() == 0);
     round_trip("megatron_grad.ein", g.text, false);

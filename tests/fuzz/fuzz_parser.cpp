@@ -4,6 +4,7 @@
 // differentiated (every derived statement must read back as printed) and exported: the
 // LaTeX must parse back.
 #include "codegen/export.hpp"
+#include "frontend/gradients.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "semantics/checker.hpp"
@@ -42,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)shardscope::semantics::format_plan(plan, "fuzz.ein");
         (void)shardscope::semantics::plan_to_json(plan, "fuzz.ein").dump();
         if (strict || plan.errors() > 0 || plan.statements.size() > 12) continue;
-        const auto grad = shardscope::semantics::derive_gradients(file);
+        const auto grad = shardscope::frontend::derive_gradients(file);
         for (const auto& d : grad.diagnostics)
             if (d.code == "G900") {
                 std::fprintf(stderr, "derived statement reads back differently:\n%s\n%s\n",

@@ -7,6 +7,7 @@
 #include "exec/layout.hpp"
 #include "exec/reference.hpp"
 #include "exec/run.hpp"
+#include "frontend/gradients.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
 #include "semantics/checker.hpp"
@@ -112,7 +113,7 @@ double loss(const Parsed& fwd, const GradResult& r, const exec::DataOptions& dat
 GradResult verify_gradients(const std::string& name, const std::string& text,
                             const std::vector<std::string>& wrt = {}, std::uint64_t seed = 1) {
     const auto o = small_options(wrt);
-    const auto r = semantics::derive_gradients(SourceFile(name, text), o);
+    const auto r = frontend::derive_gradients(SourceFile(name, text), o);
     INFO(name, "\n", r.text, "\n", diagnostics_text(r));
     REQUIRE(r.errors() == 0);
     REQUIRE(!r.gradients.empty());
@@ -189,7 +190,7 @@ GradResult verify_gradients(const std::string& name, const std::string& text,
 
 TEST_CASE("worked example: the input gradient of y_{sbo_0} = x_{sbi} w_{io_0} all-reduces") {
     const std::string src = "mesh 4\ndim s=8 b=2 i=16 o=4\ny_{sbo_0} = x_{sbi} w_{io_0}\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     INFO(r.text, diagnostics_text(r));
     REQUIRE(r.errors() == 0);
     const auto* gx = derived_for(r, "x");
@@ -207,7 +208,7 @@ TEST_CASE("worked example: the input gradient of y_{sbo_0} = x_{sbi} w_{io_0} al
 
 TEST_CASE("worked example: the weight gradient of y_{sbo_0} = x_{sbi} w_{io_0} is local") {
     const std::string src = "mesh 4\ndim s=8 b=2 i=16 o=4\ny_{sbo_0} = x_{sbi} w_{io_0}\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     REQUIRE(r.errors() == 0);
     const auto* gw = derived_for(r, "w");
     REQUIRE(gw);
@@ -222,7 +223,7 @@ TEST_CASE("worked example: the weight gradient of y_{sbo_0} = x_{sbi} w_{io_0} i
 TEST_CASE("Megatron MLP: the input gradient all-reduces, the weight gradients do not") {
     const std::string src = "mesh 4\ndim b=8 s=2048 d=4096 f=4096\n"
                             "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     INFO(r.text, diagnostics_text(r));
     REQUIRE(r.errors() == 0);
     CHECK(collectives_of(r, *derived_for(r, "x")) == std::vector<std::string>{"all-reduce(0)"});
@@ -240,7 +241,7 @@ TEST_CASE("Megatron MLP: the input gradient all-reduces, the weight gradients do
 TEST_CASE("sequence parallelism: the weight gradient all-reduces over the sequence axis") {
     const std::string src = "mesh X=4\ndim batch=8 seq=2048 d=1024 f=4096\n"
                             "y[batch, seq_X, f] = x[batch, seq_X, d] W[d, f]\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     REQUIRE(r.errors() == 0);
     CHECK(derived_for(r, "W")->text ==
           canonical("gW[d, f] = x[batch, seq_X, d] gy[batch, seq_X, f]"));
@@ -253,7 +254,7 @@ TEST_CASE("FSDP: the gradient of a gathered weight stays partial and reduce-scat
     const std::string src = "mesh 2x4\ndim b=16 s=128 m=64 e=32\nsplit m -> g n\n"
                             "W_{t_1 e (g_0 n)} -> W_{t_1 e m}\n"
                             "h_{b_0 s t_1 e} = W_{t_1 e m} x_{b_0 s m}\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     INFO(r.text, diagnostics_text(r));
     REQUIRE(r.errors() == 0);
     const auto* contribution = derived_for(r, "W", 0);
@@ -354,8 +355,8 @@ TEST_CASE("renamed indices avoid the program's own (a split part keeps its range
 TEST_CASE("--wrt keeps only the statements the requested gradients need") {
     const std::string src = "mesh 4\nh_{b r_0 f} = W^0_{r_0 f d} x_{bd}\n"
                             "z_{be} = W^1_{e r_0 f} h_{b r_0 f}\n";
-    const auto all = semantics::derive_gradients(SourceFile("t.ein", src), small_options());
-    const auto w1 = semantics::derive_gradients(SourceFile("t.ein", src), small_options({"W^1"}));
+    const auto all = frontend::derive_gradients(SourceFile("t.ein", src), small_options());
+    const auto w1 = frontend::derive_gradients(SourceFile("t.ein", src), small_options({"W^1"}));
     REQUIRE(all.errors() == 0);
     REQUIRE(w1.errors() == 0);
     CHECK(all.statements.size() == 4);
@@ -363,7 +364,7 @@ TEST_CASE("--wrt keeps only the statements the requested gradients need") {
     CHECK(w1.statements[0].wrt == "W^1");
     CHECK(w1.gradients.size() == 1);
     verify_gradients("t.ein", src, {"x"});
-    const auto bad = semantics::derive_gradients(SourceFile("t.ein", src), small_options({"q"}));
+    const auto bad = frontend::derive_gradients(SourceFile("t.ein", src), small_options({"q"}));
     CHECK(bad.errors() == 1);
 }
 
@@ -371,9 +372,9 @@ TEST_CASE("param lines: by default only the trained weights' gradients are deriv
     const std::string fwd = "mesh 4\nh_{b r_0 f} = W^0_{r_0 f d} x_{bd}\n"
                             "z_{be} = W^1_{e r_0 f} h_{b r_0 f}\n";
     const std::string with_params = "param W^0 W^1\n" + fwd;
-    const auto all = semantics::derive_gradients(SourceFile("t.ein", fwd), small_options());
+    const auto all = frontend::derive_gradients(SourceFile("t.ein", fwd), small_options());
     const auto params =
-        semantics::derive_gradients(SourceFile("t.ein", with_params), small_options());
+        frontend::derive_gradients(SourceFile("t.ein", with_params), small_options());
     REQUIRE(all.errors() == 0);
     REQUIRE(params.errors() == 0);
     CHECK(all.gradients.count("x") == 1);
@@ -387,7 +388,7 @@ TEST_CASE("param lines: by default only the trained weights' gradients are deriv
         CHECK_MESSAGE(s.wrt != "x", s.text);
     // --wrt still overrides the param lines.
     const auto x =
-        semantics::derive_gradients(SourceFile("t.ein", with_params), small_options({"x"}));
+        frontend::derive_gradients(SourceFile("t.ein", with_params), small_options({"x"}));
     REQUIRE(x.errors() == 0);
     CHECK(x.gradients.size() == 1);
     CHECK(x.gradients.count("x") == 1);
@@ -395,7 +396,7 @@ TEST_CASE("param lines: by default only the trained weights' gradients are deriv
 
 TEST_CASE("names: a gradient name that is taken gets another g; the JSON has wrt") {
     const std::string src = "mesh 2\ngx_{ij} = x_{ik} w_{kj}\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src));
     REQUIRE(r.errors() == 0);
     CHECK(r.gradients.at("x") == "ggx");
     CHECK(r.seeds.at(0).seed == "gggx");
@@ -409,7 +410,7 @@ TEST_CASE("names: a gradient name that is taken gets another g; the JSON has wrt
 TEST_CASE("a value the backward needs after it was redefined is an error (G201)") {
     const std::string src =
         "mesh 2\nh_{ij} = x_{ik} w_{kj}\nz_{ij} = tanh(h_{ij})\nh_{ij} = z_{ij} v_{j}\n";
-    const auto r = semantics::derive_gradients(SourceFile("t.ein", src), small_options({"x"}));
+    const auto r = frontend::derive_gradients(SourceFile("t.ein", src), small_options({"x"}));
     bool g201 = false;
     for (const auto& d : r.diagnostics)
         g201 |= d.code == "G201";
@@ -469,7 +470,7 @@ TEST_CASE("property: gradients of random sharded einsum programs verify") {
         // A second statement reads the first: gradients flow across statements.
         if (pick(2) && !lhs_idx.empty()) src += "y = z_{" + lhs_idx + "} w_{" + lhs_idx + "}\n";
         CAPTURE(src);
-        const auto fwd = semantics::derive_gradients(SourceFile("r.ein", src), small_options());
+        const auto fwd = frontend::derive_gradients(SourceFile("r.ein", src), small_options());
         bool forward_errors = false;
         for (const auto& d : fwd.diagnostics)
             forward_errors |= d.code == "G000";
@@ -501,7 +502,7 @@ TEST_CASE(
 }
 
 TEST_CASE("samples: latex_blog.ein with respect to every input reports why not") {
-    const auto r = semantics::derive_gradients(
+    const auto r = frontend::derive_gradients(
         SourceFile("latex_blog.ein", read_file(SHARDSCOPE_SAMPLES_DIR "/latex_blog.ein")),
         small_options());
     bool why = false;
@@ -548,7 +549,7 @@ TEST_CASE("inputs read twice: check's verdict equals grad's (S106/S217, issue 20
         const auto parsed = parser::parse(f);
         REQUIRE(!parsed.has_errors());
         const auto plan = semantics::check(parsed.program);
-        const auto g = semantics::derive_gradients(f);
+        const auto g = frontend::derive_gradients(f);
         INFO(diagnostics_text(g));
         CHECK((plan.errors() > 0) == c.refused);
         CHECK((g.errors() > 0) == c.refused);
@@ -601,7 +602,7 @@ const char* kRepeated = "mesh 2\n"
 } // namespace
 
 TEST_CASE("repeat: the backward of L layers is the body's backward, repeated in reverse") {
-    const auto r = semantics::derive_gradients(SourceFile("r.ein", kRepeated), small_options());
+    const auto r = frontend::derive_gradients(SourceFile("r.ein", kRepeated), small_options());
     INFO(r.text, "\n", diagnostics_text(r));
     REQUIRE(r.errors() == 0);
     const auto derived = semantics::derived_text(r);

@@ -224,7 +224,7 @@ TEST_CASE(":save writes a file that check accepts; :load reads it back") {
         CHECK(u.eval(":load " + (dir / "none.ein")).error);
     }
     SUBCASE("a loaded file with a syntax error: the statements that parse are checked too") {
-        // As `shardscope check` does (app/document.cpp's check_source, one path for both).
+        // As `shardscope check` does (frontend/document.cpp's check_source, one path for both).
         const auto bad = dir / "mixed.ein";
         std::ofstream(bad) << "mesh 4\ny_{a = x_{a}\nz_{a} = w_{a_9}\n";
         Session u;

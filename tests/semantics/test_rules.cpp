@@ -2,6 +2,7 @@
 // einsum rules 1-4, other nodes, the left-hand-side table, across statements, uneven shards),
 // range inference (section 5), expectations (section 7) and --strict.
 // Every check prints the plan (plan_text) when it fails.
+#include "frontend/mesh_spec.hpp"
 #include "helpers.hpp"
 
 #include <doctest/doctest.h>
@@ -1185,7 +1186,7 @@ TEST_CASE("diagnostics: split products beyond int64 are errors, not wrapped or s
 }
 
 TEST_CASE("parse_mesh_spec reads --mesh as a mesh line") {
-    using semantics::parse_mesh_spec;
+    using frontend::parse_mesh_spec;
     SUBCASE("sizes and names") {
         const auto m = parse_mesh_spec("2x4");
         REQUIRE(m);

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-namespace shardscope::app {
+namespace shardscope::frontend {
 
 struct CheckedText {
     std::shared_ptr<const SourceFile> source;
@@ -37,4 +37,4 @@ CheckedText check_text(const std::string& name, const std::string& text,
                        semantics::CheckOptions options = {},
                        semantics::CheckCache* cache = nullptr);
 
-} // namespace shardscope::app
+} // namespace shardscope::frontend

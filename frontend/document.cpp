@@ -1,4 +1,4 @@
-#include "app/document.hpp"
+#include "frontend/document.hpp"
 
 #include "parser/suggest.hpp"
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstring>
 
-namespace shardscope::app {
+namespace shardscope::frontend {
 
 namespace {
 
@@ -116,4 +116,4 @@ CheckedText check_text(const std::string& name, const std::string& text,
     return check_source(std::make_shared<SourceFile>(name, text), std::move(options), cache);
 }
 
-} // namespace shardscope::app
+} // namespace shardscope::frontend
