@@ -50,12 +50,34 @@ double relative_error(double predicted, double published) {
 
 } // namespace
 
+TEST_CASE("presets: each A100 part with its own memory bandwidth and capacity") {
+    // NVIDIA A100 datasheet: 80GB SXM 2039 GB/s, 40GB 1555 GB/s; the same peaks and NVLink.
+    const auto* big = semantics::find_hardware("a100");
+    const auto* small = semantics::find_hardware("a100-40gb");
+    REQUIRE(big != nullptr);
+    REQUIRE(small != nullptr);
+    CHECK(big->memory_bw == 2039e9);
+    CHECK(big->hbm_bytes == 80e9);
+    CHECK(small->memory_bw == 1555e9);
+    CHECK(small->hbm_bytes == 40e9);
+    CHECK(big->flops_bf16 == small->flops_bf16);
+    CHECK(big->link_bw == small->link_bw);
+    CHECK(semantics::hardware_names().find("a100-40gb") != std::string::npos);
+    // A memory-bound statement runs 2039 / 1555 times faster on the 80 GB part.
+    const std::string mlp = "mesh 1\ndtype bf16\ndim b=32 d=4096 f=8192\nHW\n"
+                            "y_{b f} = x_{b d} W_{d f}\n";
+    auto on = [&](const std::string& hw) {
+        return totals_of(replace_all(mlp, "HW", "hw " + hw)).step_s;
+    };
+    CHECK(on("a100-40gb") / on("a100") == rel(2039.0 / 1555.0));
+}
+
 TEST_CASE("validated: the performance book's roofline of a gated MLP on an A100") {
     // ml-performance-book.txt, "Practical Example": b=32, d_model=4096, hidden=8192, bf16,
-    // A100 312 TFLOP/s (tensor cores), 1555 GB/s. Published: estimate 129 us (memory-bound,
+    // A100 40GB: 312 TFLOP/s (tensor cores), 1555 GB/s. Published: estimate 129 us (memory-bound,
     // fused by torch.compile), measured 191 us.
     const double b = 32, d = 4096, f = 8192, bytes = 2, bw = 1555e9, peak = 312e12;
-    const auto* a100 = semantics::find_hardware("a100");
+    const auto* a100 = semantics::find_hardware("a100-40gb"); // the book's "A100 40GB PCIe"
     REQUIRE(a100 != nullptr);
     CHECK(a100->memory_bw == bw); // the book's A100 figures are the preset's
     CHECK(a100->flops_bf16 == peak);
@@ -116,14 +138,14 @@ TEST_CASE("validated: Megatron-LM's 22B GPT step (Korthikanti et al. 2022, Table
 
     // MFU as the paper defines it: model FLOPs / (time * peak), here with the predicted
     // step time. The roofline runs every product at the full 312 TFLOP/s and does not
-    // price the optimizer step, so the prediction is an upper bound: 54.7% against the
-    // published 41.5% (+31.9%; docs/validation.md explains the gap), and the step 24%
+    // price the optimizer step, so the prediction is an upper bound: 59.0% against the
+    // published 41.5% (+42%; docs/validation.md explains the gap), and the step 29%
     // shorter than the published 1.10 s.
     const double mfu = model / kT / (t.step_s * kPeak);
     CHECK(mfu > 0.415);
-    CHECK(relative_error(mfu, 0.415) < 0.35);
-    CHECK(relative_error(t.step_s, 1.10) < 0);
-    CHECK(relative_error(t.step_s, 1.10) > -0.25);
+    CHECK(relative_error(mfu, 0.415) < 0.45);
+    CHECK(relative_error(t.step_s, 1.10) < -0.25);
+    CHECK(relative_error(t.step_s, 1.10) > -0.32);
     // The step is no shorter than its matrix products at peak.
     CHECK(t.compute_s > (model / kT + recomputed) / kPeak);
 }
@@ -131,7 +153,7 @@ TEST_CASE("validated: Megatron-LM's 22B GPT step (Korthikanti et al. 2022, Table
 TEST_CASE("validated: one layer's forward and backward (Korthikanti et al. 2022, Table 4)") {
     // Table 4, the 22B model's layer with selective recomputation and sequence parallelism:
     // forward 7.2 ms, backward 13.1 ms. Predicted: every step of the block in turn (no
-    // overlap), 5.90 and 12.19 ms: -18% and -7% (docs/validation.md), and no faster than
+    // overlap), 5.57 and 11.27 ms: -23% and -14% (docs/validation.md), and no faster than
     // the layer's matrix products at peak (the backward's: twice the forward's, and the
     // recomputed QK^T).
     const auto text = read_sample("megatron_gpt22b.ein");
@@ -151,10 +173,10 @@ TEST_CASE("validated: one layer's forward and backward (Korthikanti et al. 2022,
     const double products = (24 * kB * kS * kH * kH + 4 * kB * kS * kS * kH) / kT / kPeak;
     CHECK(forward > products);
     CHECK(backward > 2 * products + 2 * kB * kS * kS * kH / kT / kPeak);
-    CHECK(relative_error(forward, 7.2e-3) < -0.10);
+    CHECK(relative_error(forward, 7.2e-3) < -0.15);
     CHECK(relative_error(forward, 7.2e-3) > -0.25);
-    CHECK(relative_error(backward, 13.1e-3) < 0);
-    CHECK(relative_error(backward, 13.1e-3) > -0.12);
+    CHECK(relative_error(backward, 13.1e-3) < -0.05);
+    CHECK(relative_error(backward, 13.1e-3) > -0.20);
 }
 
 TEST_CASE("validated: activation memory per layer (Korthikanti et al. 2022, section 4)") {
