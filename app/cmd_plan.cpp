@@ -181,7 +181,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--hbm", opts->hbm,
                     "Memory per device (80GB, 96GiB): prune what does not fit; default: no limit");
     cmd->add_option("--hw", opts->hw,
-                    "A hardware preset (a100, h100, tpu-v5e) instead of the file's");
+                    "A hardware preset (a100, a100-40gb, h100, tpu-v5e) instead of the file's");
     cmd->add_option("--top", opts->top, "How many candidates to show side by side (default 3)");
     cmd->add_option("--axes", opts->axes,
                     "Only these axes may be larger than 1 (dp,tp); default: every mesh axis");

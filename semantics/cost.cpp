@@ -16,21 +16,27 @@ namespace shardscope::semantics {
 //   the per-step figure folds the base in for the largest group of one node (8 GPUs,
 //   all-reduce, 14 steps): (6.6 + 14 · 0.6) / 14 = 1.07 us, which reproduces NCCL's 15 us for
 //   a small all-reduce on 8 GPUs and undercounts smaller groups (README.md, "Cost model").
-static constexpr std::array<Hardware, 3> kPresets{{
-    // A100 SXM: 19.5 TFLOP/s f32, 312 TFLOP/s bf16 tensor core, 1555 GB/s HBM2 (40 GB part)
-    // (NVIDIA A100 datasheet, 2020; the same figures in ml-performance-book.txt, "Roofline").
+static constexpr std::array<Hardware, 4> kPresets{{
+    // A100 SXM 80GB: 19.5 TFLOP/s f32, 312 TFLOP/s bf16 tensor core, 2039 GB/s HBM2e, 80 GB
+    // (NVIDIA A100 datasheet: GPU memory bandwidth 2,039 GB/s for the 80GB SXM part; the part
+    // of Megatron-LM's published runs, docs/validation.md).
     // Link: NVLink 3 is 300 GB/s each way (line rate). all_reduce_perf on the 8 A100-SXM4-40GB
     // of one node, 10 GiB: 80922 us, busbw 232.2 GB/s (Oracle's OCI HPC tutorials
     // (ocitutorials), the NCCL Tests page for BM.GPU4.8/BM.GPU.A100-v2.8 on Ubuntu, section
     // 3-1, NCCL 2.26.5; runs on the same shape in the other OCI guides give 232.8-235.4 GB/s),
     // and NCCL's tuning model caps the bus bandwidth of compute capability 8.0 at 235 GB/s
     // (NVIDIA/nccl src/graph/tuning.cc, commit 01afd20:
-    // `if (compCap80) busBw = std::min(busBw, 235.0f)`).
+    // `if (compCap80) busBw = std::min(busBw, 235.0f)`): the same NVLink on both parts.
     // Latency: see above (NVLink, ring LL).
-    // Capacity: 80 GB, the A100 80GB part (NVIDIA A100 datasheet, "GPU Memory: 80GB HBM2e");
-    // the bandwidth above is the 40 GB part's (the 80 GB SXM part has 2039 GB/s).
-    {"a100", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6, 80e9,
-     "NVIDIA A100 datasheet; nccl-tests busbw on 8 A100 (235 GB/s); NCCL tuning.cc latencies"},
+    {"a100", 19.5e12, 312e12, 2039e9, 235e9, 1.07e-6, 80e9,
+     "NVIDIA A100 80GB SXM datasheet; nccl-tests busbw on 8 A100 (235 GB/s); NCCL tuning.cc "
+     "latencies"},
+    // A100 40GB: the same peaks, 1555 GB/s HBM2, 40 GB (NVIDIA A100 datasheet: 1,555 GB/s for
+    // the 40GB parts; the same figures in ml-performance-book.txt's roofline example, whose
+    // A100 is an A100 40GB PCIe). Link and latency as the a100 above (measured on
+    // A100-SXM4-40GB); a PCIe card's own links are not modelled.
+    {"a100-40gb", 19.5e12, 312e12, 1555e9, 235e9, 1.07e-6, 40e9,
+     "NVIDIA A100 40GB datasheet; nccl-tests busbw on 8 A100-SXM4-40GB; NCCL tuning.cc"},
     // H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s dense bf16, 3.35 TB/s HBM3 (NVIDIA H100 datasheet,
     // 2022). Link: NVLink 4 is 450 GB/s each way (line rate); NCCL's maintainer: "With the
     // protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s, which you

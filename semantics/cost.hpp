@@ -20,7 +20,7 @@ struct Hardware {
     std::string_view source;   ///< where the figures come from
 };
 
-/// The preset named `name` (a100, h100, tpu-v5e), or nullptr.
+/// The preset named `name` (a100, a100-40gb, h100, tpu-v5e), or nullptr.
 const Hardware* find_hardware(std::string_view name);
 /// Names of all presets, comma-separated, for messages.
 std::string hardware_names();

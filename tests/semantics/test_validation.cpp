@@ -1,0 +1,214 @@
+// The cost model against published numbers (issue 18, docs/validation.md): the samples that
+// reproduce a published figure, each predicted figure worked out here from the sample's sizes
+// and the preset (not read back from the output), then compared with the published one within
+// the error docs/validation.md states and explains.
+#include "helpers.hpp"
+
+#include "semantics/cost.hpp"
+#include "semantics/totals.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace shardscope;
+using namespace shardscope::test;
+using semantics::ProgramTotals;
+
+namespace {
+
+std::string read_sample(const std::string& name) {
+    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+    REQUIRE(in.good());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+ProgramTotals totals_of(const std::string& text) {
+    const auto program = parse_program(text);
+    const auto plan = semantics::check(program, {});
+    REQUIRE_MESSAGE(plan.errors() == 0, plan_text(text, plan));
+    return semantics::program_totals(plan, semantics::training_of(program));
+}
+
+/// `text` with every occurrence of `from` replaced by `to` (at least one).
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+    std::size_t at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    for (; at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+double relative_error(double predicted, double published) {
+    return (predicted - published) / published;
+}
+
+} // namespace
+
+TEST_CASE("presets: each A100 part with its own memory bandwidth and capacity") {
+    // NVIDIA A100 datasheet: 80GB SXM 2039 GB/s, 40GB 1555 GB/s; the same peaks and NVLink.
+    const auto* big = semantics::find_hardware("a100");
+    const auto* small = semantics::find_hardware("a100-40gb");
+    REQUIRE(big != nullptr);
+    REQUIRE(small != nullptr);
+    CHECK(big->memory_bw == 2039e9);
+    CHECK(big->hbm_bytes == 80e9);
+    CHECK(small->memory_bw == 1555e9);
+    CHECK(small->hbm_bytes == 40e9);
+    CHECK(big->flops_bf16 == small->flops_bf16);
+    CHECK(big->link_bw == small->link_bw);
+    CHECK(semantics::hardware_names().find("a100-40gb") != std::string::npos);
+    // A memory-bound statement runs 2039 / 1555 times faster on the 80 GB part.
+    const std::string mlp = "mesh 1\ndtype bf16\ndim b=32 d=4096 f=8192\nHW\n"
+                            "y_{b f} = x_{b d} W_{d f}\n";
+    auto on = [&](const std::string& hw) {
+        return totals_of(replace_all(mlp, "HW", "hw " + hw)).step_s;
+    };
+    CHECK(on("a100-40gb") / on("a100") == rel(2039.0 / 1555.0));
+}
+
+TEST_CASE("validated: the performance book's roofline of a gated MLP on an A100") {
+    // ml-performance-book.txt, "Practical Example": b=32, d_model=4096, hidden=8192, bf16,
+    // A100 40GB: 312 TFLOP/s (tensor cores), 1555 GB/s. Published: estimate 129 us (memory-bound,
+    // fused by torch.compile), measured 191 us.
+    const double b = 32, d = 4096, f = 8192, bytes = 2, bw = 1555e9, peak = 312e12;
+    const auto* a100 = semantics::find_hardware("a100-40gb"); // the book's "A100 40GB PCIe"
+    REQUIRE(a100 != nullptr);
+    CHECK(a100->memory_bw == bw); // the book's A100 figures are the preset's
+    CHECK(a100->flops_bf16 == peak);
+    const auto t = totals_of(read_sample("book_roofline_mlp.ein"));
+
+    // The book's fused estimate: x, the three weights and the output cross HBM once.
+    const double fused = (2 * b * d + 3 * d * f) * bytes / bw;
+    CHECK(fused == doctest::Approx(129e-6).epsilon(0.01).scale(0));
+    // The model prices each statement by its own roofline: each product reads its operands
+    // and writes its result (all memory-bound here), relu and the gating product read and
+    // write u and v (the book's x1 and x2, which fusion keeps out of HBM).
+    const double product = (b * d + d * f + b * f) * bytes / bw;
+    CHECK(product > 2 * b * d * f / peak); // memory-bound: the bytes take longer than the FLOPs
+    const double relu = 2 * b * f * bytes / bw, gate = 3 * b * f * bytes / bw;
+    const double predicted = 3 * product + relu + gate;
+    CHECK(t.step_s == rel(predicted));
+    CHECK(t.flops == rel(3 * 2 * b * d * f + b * f + 2 * b * f));
+    // Against the book: +2.9% of its 129 us estimate (the unfused intermediates), within
+    // the 5% docs/validation.md states; 30.5% under the measured 191 us (kernel launches and
+    // the gaps between kernels, which a roofline leaves out: the book's own explanation).
+    CHECK(std::abs(relative_error(t.step_s, 129e-6)) < 0.05);
+    CHECK(relative_error(t.step_s, 191e-6) < -0.25);
+    CHECK(relative_error(t.step_s, 191e-6) > -0.35);
+}
+
+namespace {
+
+// Korthikanti et al. 2022 (arXiv:2205.05198), Table 3, the 22B model: a=64 heads, h=6144,
+// L=48, t=8, p=1, 8 GPUs, global batch 4 (micro-batch 4: no data parallelism); s=2048,
+// vocabulary 51200; A100 peak 312 TFLOP/s.
+constexpr double kB = 4, kS = 2048, kH = 6144, kA = 64, kL = 48, kT = 8, kV = 51200;
+constexpr double kPeak = 312e12;
+
+/// The paper's model FLOPs per iteration (its Appendix A, eq. 7, the Megatron-LM formula):
+/// forward and backward of every matrix product, recomputation excluded.
+double megatron_model_flops() {
+    return 72 * kB * kL * kS * kH * kH * (1 + kS / (6 * kH) + kV / (12 * kH * kL));
+}
+
+} // namespace
+
+TEST_CASE("validated: Megatron-LM's 22B GPT step (Korthikanti et al. 2022, Tables 3 and 5)") {
+    const auto t = totals_of(read_sample("megatron_gpt22b.ein"));
+    CHECK(t.devices == 8);
+    CHECK(t.peak_flops == kPeak);
+
+    // Our reading of the configuration reproduces the published MFU from the published
+    // iteration time (1.10 s): global batch 4 on the 8 GPUs of one tensor-parallel group.
+    const double model = megatron_model_flops();
+    CHECK(model / (1.10 * kT * kPeak) == doctest::Approx(0.415).epsilon(0.01).scale(0));
+
+    // FLOPs per device: the model FLOPs, plus the QK^T product that selective recomputation
+    // runs again in each layer's backward (2 b s^2 h / t), plus the elementwise work (norms,
+    // softmax, GeLU: under 0.2%).
+    const double recomputed = 2 * kB * kS * kS * kH * kL / kT;
+    CHECK(t.flops > model / kT + recomputed);
+    CHECK(t.flops < (model / kT + recomputed) * 1.002);
+
+    // MFU as the paper defines it: model FLOPs / (time * peak), here with the predicted
+    // step time. The roofline runs every product at the full 312 TFLOP/s and does not
+    // price the optimizer step, so the prediction is an upper bound: 59.0% against the
+    // published 41.5% (+42%; docs/validation.md explains the gap), and the step 29%
+    // shorter than the published 1.10 s.
+    const double mfu = model / kT / (t.step_s * kPeak);
+    CHECK(mfu > 0.415);
+    CHECK(relative_error(mfu, 0.415) < 0.45);
+    CHECK(relative_error(t.step_s, 1.10) < -0.25);
+    CHECK(relative_error(t.step_s, 1.10) > -0.32);
+    // The step is no shorter than its matrix products at peak.
+    CHECK(t.compute_s > (model / kT + recomputed) / kPeak);
+}
+
+TEST_CASE("validated: one layer's forward and backward (Korthikanti et al. 2022, Table 4)") {
+    // Table 4, the 22B model's layer with selective recomputation and sequence parallelism:
+    // forward 7.2 ms, backward 13.1 ms. Predicted: every step of the block in turn (no
+    // overlap), 5.57 and 11.27 ms: -23% and -14% (docs/validation.md), and no faster than
+    // the layer's matrix products at peak (the backward's: twice the forward's, and the
+    // recomputed QK^T).
+    const auto text = read_sample("megatron_gpt22b.ein");
+    const auto plan = semantics::check(parse_program(text), {});
+    REQUIRE(plan.errors() == 0);
+    REQUIRE(plan.repeats.size() == 2);
+    auto block_time = [&](const semantics::RepeatBlock& b) {
+        double s = 0;
+        for (std::size_t i = b.first; i < b.last; ++i)
+            for (const auto& st : plan.statements[i].steps)
+                s += st.time_s;
+        return s;
+    };
+    REQUIRE_FALSE(plan.repeats[0].reverse);
+    REQUIRE(plan.repeats[1].reverse);
+    const double forward = block_time(plan.repeats[0]), backward = block_time(plan.repeats[1]);
+    const double products = (24 * kB * kS * kH * kH + 4 * kB * kS * kS * kH) / kT / kPeak;
+    CHECK(forward > products);
+    CHECK(backward > 2 * products + 2 * kB * kS * kS * kH / kT / kPeak);
+    CHECK(relative_error(forward, 7.2e-3) < -0.15);
+    CHECK(relative_error(forward, 7.2e-3) > -0.25);
+    CHECK(relative_error(backward, 13.1e-3) < -0.05);
+    CHECK(relative_error(backward, 13.1e-3) > -0.20);
+}
+
+TEST_CASE("validated: activation memory per layer (Korthikanti et al. 2022, section 4)") {
+    // The activations one more layer adds: the totals at 48 layers minus those at 47.
+    const auto text = read_sample("megatron_gpt22b.ein");
+    auto per_layer = [&](const std::string& program) {
+        const auto at48 = totals_of(program);
+        const auto at47 = totals_of(replace_all(program, "repeat l=48", "repeat l=47"));
+        return at48.memory.activations - at47.memory.activations;
+    };
+    const double sbh_t = kS * kB * kH / kT;      // elements of one sequence-sharded activation
+    const double stats = 2 * (kB * kS / kT) * 2; // the two norms' per-token statistics, bf16
+
+    // Tensor + sequence parallelism with selective recomputation: the paper's 34 s b h / t
+    // bytes. Ours: c, a, Q, K, V, O, z, h (2 bytes each), u and G (8 each: 4h wide) and the
+    // residual r (2: the totals keep a carried tensor per layer) = 34 s b h / t; the paper's
+    // 34 has two 1-byte dropout masks, which the sample lacks, where we count r.
+    const double selective = per_layer(text);
+    CHECK(selective == rel(34 * sbh_t + stats));
+    CHECK(std::abs(relative_error(selective, 34 * sbh_t)) < 1e-4);
+
+    // Without recomputation the probabilities P are saved too: the paper's
+    // s b h / t (34 + 5 a s / h); ours (34 + 2 a s / h): no dropout of the probabilities
+    // (its 1-byte mask and 2-byte output, 3 a s / h), -45.5%.
+    auto stored = replace_all(text,
+                              "  R_{b s n_{tp} t} = softmax_t(0.102 Q_{b s n_{tp} k} K_{b t "
+                              "n_{tp} k} + M_{s t})\n  expect none\n",
+                              "");
+    stored = replace_all(stored, "R_{b s n_{tp} t}", "P_{b s n_{tp} t}");
+    const double saved = per_layer(stored);
+    CHECK(saved == rel(sbh_t * (34 + 2 * kA * kS / kH) + stats));
+    const double paper = sbh_t * (34 + 5 * kA * kS / kH);
+    CHECK(relative_error(saved, paper) ==
+          doctest::Approx(-3 * kA * kS / kH / (34 + 5 * kA * kS / kH)).epsilon(1e-3).scale(0));
+}
