@@ -38,7 +38,9 @@ struct StatementRun {
     std::string source;
     std::string target;
     double max_abs_error = 0;
-    double max_rel_error = 0; ///< relative to the largest magnitude of the reference
+    /// relative to the largest magnitude of the reference (of its operands where the reference
+    /// cancels below the tolerance times theirs: rounding noise)
+    double max_rel_error = 0;
     double replica_error = 0; ///< largest difference between copies that should be equal
     double tolerance = 0;     ///< on the relative error; 0: must be exact
     bool exact = false;       ///< integer data through a linear statement

@@ -12,6 +12,8 @@
 // printed, parsed and checked like any other: their plans hold the backward collectives.
 #include "grad.hpp"
 
+#include "grad_builders.hpp"
+#include "grad_emit.hpp"
 #include "report.hpp"
 
 #include "parser/functions.hpp"
@@ -35,127 +37,9 @@ int GradResult::errors() const {
                       [](const auto& d) { return d.severity == Severity::Error; }));
 }
 
+using namespace grad_detail;
+
 namespace {
-
-using IndexSet = std::set<IndexId>;
-
-IndexId id_of(const ast::Index& i) {
-    return {i.name, i.primes};
-}
-
-template <class N>
-ast::Expr ex(N node) {
-    ast::Expr e;
-    e.node = std::move(node);
-    return e;
-}
-
-IndexSet indices_of(const ast::Expr& e) {
-    IndexSet s;
-    ast::for_each_index(e, [&](const ast::Index& i) { s.insert(id_of(i)); });
-    return s;
-}
-
-IndexSet indices_of(const ast::TensorRef& r) {
-    IndexSet s;
-    for (const auto& d : r.dims)
-        for (const auto& p : d.parts)
-            s.insert(id_of(p));
-    return s;
-}
-
-std::string key_of(const ast::TensorRef& r) {
-    return parser::tensor_key(r.name, r.label);
-}
-
-/// Applies `f` to every index written under `e` (tensor indices and call subscripts).
-void rename_indices(ast::Expr& e, const std::function<void(ast::Index&)>& f) {
-    std::visit(
-        [&](auto& n) {
-            using T = std::decay_t<decltype(n)>;
-            if constexpr (std::is_same_v<T, ast::TensorRef>) {
-                for (auto& d : n.dims)
-                    for (auto& p : d.parts)
-                        f(p);
-            } else if constexpr (std::is_same_v<T, ast::Call>) {
-                for (auto& i : n.indices)
-                    f(i);
-                rename_indices(*n.arg, f);
-            } else if constexpr (std::is_same_v<T, ast::Product>) {
-                for (auto& x : n.factors)
-                    rename_indices(x, f);
-            } else if constexpr (std::is_same_v<T, ast::Sum>) {
-                for (auto& x : n.terms)
-                    rename_indices(x, f);
-            } else if constexpr (std::is_same_v<T, ast::Quotient>) {
-                rename_indices(*n.num, f);
-                rename_indices(*n.den, f);
-            }
-        },
-        e.node);
-}
-
-ast::Expr call(std::string function, std::vector<ast::Index> indices, ast::Expr arg) {
-    return ex(
-        ast::Call{std::move(function), std::move(indices), ast::Box<ast::Expr>(std::move(arg))});
-}
-
-ast::Expr number(std::string text) {
-    return ex(ast::Number{std::move(text)});
-}
-
-ast::Expr negate(ast::Expr x) {
-    if (auto* s = std::get_if<ast::Sum>(&x.node);
-        s && s->terms.size() == 1 && !s->negated.empty() && s->negated[0])
-        return s->terms[0]; // --x = x
-    return ex(ast::Sum{{std::move(x)}, {true}});
-}
-
-/// The product of `factors`, flattened; quotients are lifted (`a (b / c)` is `a b / c`), so
-/// the printed text parses back to the same tree.
-ast::Expr product(std::vector<ast::Expr> factors) {
-    std::vector<ast::Expr> nums, dens;
-    std::function<void(ast::Expr)> add = [&](ast::Expr f) {
-        if (auto* p = std::get_if<ast::Product>(&f.node)) {
-            for (auto& x : p->factors)
-                add(std::move(x));
-        } else if (auto* q = std::get_if<ast::Quotient>(&f.node)) {
-            add(std::move(*q->num));
-            dens.push_back(std::move(*q->den));
-        } else {
-            nums.push_back(std::move(f));
-        }
-    };
-    for (auto& f : factors)
-        add(std::move(f));
-    auto join = [](std::vector<ast::Expr> v) {
-        if (v.empty()) return number("1");
-        if (v.size() == 1) return std::move(v[0]);
-        return ex(ast::Product{std::move(v)});
-    };
-    // A negation among the factors moves to the front of the product: -(a b).
-    bool negative = false;
-    for (auto& f : nums)
-        if (auto* s = std::get_if<ast::Sum>(&f.node);
-            s && s->terms.size() == 1 && !s->negated.empty() && s->negated[0]) {
-            negative = !negative;
-            ast::Expr inner = std::move(s->terms[0]);
-            f = std::move(inner);
-        }
-    // Flatten again: a negated product may have been unwrapped into a product.
-    std::vector<ast::Expr> flat;
-    for (auto& f : nums) {
-        if (auto* p = std::get_if<ast::Product>(&f.node))
-            for (auto& x : p->factors)
-                flat.push_back(std::move(x));
-        else
-            flat.push_back(std::move(f));
-    }
-    ast::Expr out = dens.empty() ? join(std::move(flat))
-                                 : ex(ast::Quotient{ast::Box<ast::Expr>(join(std::move(flat))),
-                                                    ast::Box<ast::Expr>(join(std::move(dens)))});
-    return negative ? negate(std::move(out)) : out;
-}
 
 /// A placement per written part of a tensor (flattened dimensions), and its partial axes.
 struct Layout {
@@ -192,19 +76,6 @@ struct Grad {
 struct Contribution {
     const ast::TensorRef* use;
     ast::Expr expr;
-};
-
-/// One emitted statement, before it is printed.
-struct Emitted {
-    ast::Statement stmt;
-    std::string wrt;      ///< forward tensor key
-    std::string gradient; ///< written tensor key
-    std::set<std::string> reads;
-    bool accumulate = false;
-    std::uint32_t forward_line = 0;
-    std::string comment; ///< printed before it (the forward statement), when first of a group
-    bool keep = true;
-    int block = -1; ///< the forward repeat whose body it differentiates (Deriver::blocks)
 };
 
 class Deriver {
@@ -1055,142 +926,6 @@ private:
     std::map<std::string, int> primes_;
     std::map<IndexId, int> occurrences_;
 };
-
-/// The calls under `e` whose function is in `of`.
-void collect_calls(const ast::Expr& e, const std::set<std::string>& of,
-                   std::set<std::string>& out) {
-    std::visit(
-        [&](const auto& n) {
-            using T = std::decay_t<decltype(n)>;
-            if constexpr (std::is_same_v<T, ast::Call>) {
-                if (of.count(n.function)) out.insert(n.function);
-                collect_calls(*n.arg, of, out);
-            } else if constexpr (std::is_same_v<T, ast::Product>) {
-                for (const auto& x : n.factors)
-                    collect_calls(x, of, out);
-            } else if constexpr (std::is_same_v<T, ast::Sum>) {
-                for (const auto& x : n.terms)
-                    collect_calls(x, of, out);
-            } else if constexpr (std::is_same_v<T, ast::Quotient>) {
-                collect_calls(*n.num, of, out);
-                collect_calls(*n.den, of, out);
-            }
-        },
-        e.node);
-}
-
-/// The derived part of the program text; records each statement's line.
-std::string render(const std::vector<Emitted>& em, const std::vector<ast::RepeatDecl>& blocks,
-                   const std::set<std::string>& functions, const std::vector<Seed>& seeds,
-                   std::uint32_t first_line,
-                   const std::map<std::size_t, std::vector<std::string>>* collectives,
-                   std::vector<std::uint32_t>& lines) {
-    std::string out;
-    std::uint32_t line = first_line;
-    auto put = [&](const std::string& s) {
-        out += s + "\n";
-        ++line;
-    };
-    put("# ---- backward (shardscope grad): gX is the gradient of X ----");
-    std::string seed_text;
-    for (const auto& s : seeds)
-        seed_text += (seed_text.empty() ? "" : ", ") + s.seed + " of " + s.output;
-    if (!seed_text.empty()) put("# inputs: the output gradients " + seed_text);
-    for (const auto& f : functions) {
-        if (f == "ones")
-            put("fn ones elementwise   # ones(x) = 1 with x's indices (a broadcast)");
-        else if (f == "dmax")
-            put("fn dmax elementwise   # dmax(x) = 1 where x = 0 (the maximum), else 0");
-        else
-            put("fn " + f + " elementwise   # the derivative of " + f.substr(1));
-    }
-    lines.clear();
-    // The backward of a repeat's body is the same repeat's, its layers in reverse order.
-    int open = -1;
-    std::string indent;
-    auto close = [&] {
-        if (open >= 0) put("end");
-        open = -1;
-        indent.clear();
-    };
-    for (std::size_t i = 0; i < em.size(); ++i) {
-        const auto& e = em[i];
-        if (!e.keep) {
-            lines.push_back(0);
-            continue;
-        }
-        if (e.block != open) {
-            close();
-            if (e.block >= 0) {
-                ast::Statement r;
-                auto decl = blocks.at(static_cast<std::size_t>(e.block));
-                decl.reverse = true;
-                r.node = std::move(decl);
-                put(parser::print(r));
-                open = e.block;
-                indent = "  ";
-            }
-        }
-        if (!e.comment.empty()) put(indent + "# " + e.comment);
-        lines.push_back(line);
-        put(indent + parser::print(e.stmt));
-        if (collectives)
-            if (auto it = collectives->find(i); it != collectives->end())
-                put(indent + "expect " + join_or_none(it->second));
-    }
-    close();
-    return out;
-}
-
-/// Keeps the statements the requested gradients need (liveness, from the end).
-void prune(std::vector<Emitted>& em, std::set<std::string> needed) {
-    auto step = [](Emitted& e, std::set<std::string>& need) {
-        e.keep = need.count(e.gradient) > 0;
-        if (!e.keep) return;
-        if (!e.accumulate) need.erase(e.gradient);
-        need.insert(e.reads.begin(), e.reads.end());
-    };
-    for (std::size_t i = em.size(); i > 0;) {
-        const int block = em[i - 1].block;
-        if (block < 0) {
-            step(em[--i], needed);
-            continue;
-        }
-        // A repeat's body runs again after itself (the layer before): what its top needs is
-        // needed at its bottom too, until nothing changes.
-        std::size_t start = i;
-        while (start > 0 && em[start - 1].block == block)
-            --start;
-        std::set<std::string> out = needed, in;
-        for (;;) {
-            in = out;
-            for (std::size_t k = i; k-- > start;)
-                step(em[k], in);
-            auto next = out;
-            next.insert(in.begin(), in.end());
-            if (next == out) break;
-            out = std::move(next);
-        }
-        needed = std::move(in);
-        i = start;
-    }
-    // A comment heads its group: move it to the first statement kept.
-    std::string pending;
-    std::uint32_t pending_line = 0;
-    for (auto& e : em) {
-        if (!e.comment.empty()) {
-            pending = e.comment;
-            pending_line = e.forward_line;
-        }
-        if (!e.keep) {
-            e.comment.clear();
-            continue;
-        }
-        e.comment = pending_line == e.forward_line ? pending : std::string();
-        pending.clear();
-        pending_line = 0;
-    }
-}
 
 } // namespace
 

@@ -49,13 +49,7 @@ print(" ".join(seen))')
         done
         echo "ok (cuda): $f"
     elif [ "$backend" = sim ]; then
-        # A sample whose results cancel to rounding noise on integer data says so, and why,
-        # on a line '# exec-data: random -- REASON' (samples/megatron_gpt22b.ein).
         datas="random ints"
-        if grep -q '^# exec-data: random' "$f"; then
-            datas=random
-            echo "random data only: $f (its '# exec-data: random' line says why)"
-        fi
         for data in $datas; do
             if ! out=$("$bin" exec --small --data "$data" "$f" 2>&1); then
                 echo "FAIL ($data): $f"; echo "$out"; failed=$((failed + 1))
