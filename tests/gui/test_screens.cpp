@@ -8,6 +8,7 @@
 #include "tests/read_file.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -733,4 +734,51 @@ TEST_CASE("gui: the totals panel shows time, traffic and the memory bar against 
     CHECK(img.count(weights) > 1000);
     CHECK(img.count(gradients) > 1000);
     CHECK(img.count(optimizer) > 10 * opt3);
+}
+
+TEST_CASE("gui: the compare panel searches on a worker thread and shows a candidate's plan") {
+    // The panel's row colours (render/gui/panel_compare.cpp): the best, the candidate shown.
+    const render::Color best_row{200, 236, 200}, shown_row{252, 228, 160};
+    const auto dir = out_dir("compare");
+    const auto file = std::string(SHARDSCOPE_SAMPLES_DIR) + "/strategy_search.ein";
+    // The command line's ranking of the same search (`plan` with the preset's HBM prunes what
+    // does not fit; the panel puts what fits first).
+    REQUIRE(run_shardscope("plan " + quote(file) + " --devices 64 --hbm 80GB --json",
+                           dir / "plan.json") == 0);
+    const auto plan = nlohmann::json::parse(test::read_file(dir / "plan.json"));
+    REQUIRE(plan["candidates"].size() >= 2);
+    const std::string best = plan["candidates"][0]["mesh_text"];
+    const std::string second = plan["candidates"][1]["mesh_text"];
+    const std::string why = plan["candidates"][1]["why"];
+
+    const auto png = dir / "compare.png", before = dir / "before.txt", after = dir / "after.txt";
+    const auto out = gui_script(dir, "--panel compare --size 1400x900 " + quote(file),
+                                "search:64;wait-search;wait;dump:" + before.string() +
+                                    ";candidate:2;wait;wait;dump:" + after.string() + ";wait",
+                                png);
+    auto panel = [](const std::string& dump) {
+        const auto at = dump.find("Strategy search over");
+        return at == std::string::npos ? std::string() : dump.substr(at);
+    };
+    const auto b = panel(test::read_file(before));
+    REQUIRE(!b.empty());
+    CHECK(b.find("64 devices over dp, fsdp, tp: ") != std::string::npos);
+    CHECK(b.find("#1 best") != std::string::npos);
+    // The best row first, then #2, with the explanation the command line gives.
+    const auto r1 = b.find("#1 best"), r2 = b.find("#2");
+    CHECK(r1 < r2);
+    CHECK(b.find(best, r1) < b.find(second, r1 + 1));
+    CHECK(b.find("#2 " + second + ": " + why.substr(0, 20)) != std::string::npos);
+    CHECK(b.find("The other panels show") == std::string::npos);
+    // The candidate clicked: the file re-checked at its mesh, 64 devices.
+    const auto a = panel(test::read_file(after));
+    CHECK(a.find("The other panels show candidate #2 (" + second + ")") != std::string::npos);
+    CHECK(a.find("It loses to #1: " + why.substr(0, 20)) != std::string::npos);
+    CHECK(out.find("compare: ") != std::string::npos);
+    CHECK(out.find(", best " + best + "; shown #2 at ") != std::string::npos);
+    CHECK(out.find("(64 devices)") != std::string::npos);
+    auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.count(best_row) > 2000);
+    CHECK(img.count(shown_row) > 2000);
 }
