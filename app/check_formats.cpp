@@ -376,9 +376,7 @@ Comparison compare(std::vector<ComparedFile> files) {
     for (std::size_t k = 1; k < c.ranking.size(); ++k) {
         auto& f = c.files[c.ranking[k]];
         if (best.totals.fits && !f.totals.fits) {
-            f.why = "does not fit: needs " + semantics::format_bytes(f.totals.memory.total()) +
-                    " per device, more than the " + semantics::format_bytes(f.totals.hbm_bytes) +
-                    " of HBM";
+            f.why = semantics::explain_no_fit(f.totals.memory.total(), f.totals.hbm_bytes);
             if (f.candidate.cost.time_s > best.candidate.cost.time_s)
                 f.why += "; and " + semantics::explain_loss(f.candidate, best.candidate);
         } else {

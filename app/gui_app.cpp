@@ -1,6 +1,7 @@
 // The desktop window's loop: GLFW + OpenGL 3 + Dear ImGui around render::MainView. The app
 // owns the document (text, checked plan) and the background verification.
 #include "app/gui_app.hpp"
+#include "app/check_formats.hpp"
 #include "app/document.hpp"
 #include "app/inputs.hpp"
 
@@ -350,6 +351,44 @@ private:
     std::thread thread_;
 };
 
+/// `gui --compare A B...`: the files checked and ranked as `check --compare` ranks them, as
+/// the Compare panel's rows (rank order, files with errors last); false when one cannot be
+/// read (said on stderr).
+bool compare_files(const std::vector<std::string>& paths, std::vector<render::CompareRow>& rows,
+                   std::string& note) {
+    std::vector<ComparedFile> files;
+    for (const auto& path : paths) {
+        auto source = load_source(path);
+        if (!source) return false;
+        const auto checked = check_source(std::make_shared<const SourceFile>(std::move(*source)));
+        files.push_back(compared_file(path, checked.parsed.program, checked.plan));
+    }
+    const auto c = compare(std::move(files));
+    auto row = [](const ComparedFile& f) {
+        render::CompareRow r;
+        r.rank = f.rank;
+        r.file = f.path;
+        r.errors = f.errors;
+        r.mesh = f.candidate.mesh_text;
+        r.step_s = f.totals.step_s;
+        r.compute_s = f.totals.compute_s;
+        r.exposed_s = f.totals.exposed_s;
+        r.comm_s = f.totals.comm_s;
+        r.memory_bytes = f.totals.memory.total();
+        r.fits = f.totals.fits;
+        r.why = f.why;
+        return r;
+    };
+    for (auto i : c.ranking)
+        rows.push_back(row(c.files[i]));
+    for (const auto& f : c.files)
+        if (f.rank == 0) rows.push_back(row(f));
+    if (!c.models_differ.empty())
+        note = "These are different models (" + c.models_differ +
+               "): the figures compare different work.";
+    return true;
+}
+
 /// The open program and its last check.
 struct Document {
     std::string path;    ///< "" for an untitled text (new, or a sample's copy)
@@ -432,14 +471,24 @@ struct Document {
 int run_gui(const GuiOptions& o) {
     Document doc;
     const auto samples = find_samples();
+    std::vector<render::CompareRow> compared;
+    std::string compared_note;
+    if (o.compare.size() == 1) {
+        std::cerr << "shardscope: error: --compare needs at least two files to compare, got 1: "
+                     "shardscope gui --compare a.ein b.ein\n";
+        return kExitUsage;
+    }
+    if (!o.compare.empty() && !compare_files(o.compare, compared, compared_note)) return kExitUsage;
+    const std::string first_file =
+        o.file.empty() && !o.compare.empty() ? o.compare.front() : o.file;
     if (o.file == "-") {
         auto source = load_source(o.file);
         if (!source) return kExitUsage;
         doc.name = "untitled";
         doc.text = source->text();
         doc.saved_text = "";
-    } else if (!o.file.empty()) {
-        if (!doc.open(o.file, false)) return kExitUsage;
+    } else if (!first_file.empty()) {
+        if (!doc.open(first_file, false)) return kExitUsage;
     } else if (o.teaching && !samples.files.empty()) {
         // The course's first sample, as an untitled copy (never written back).
         doc.open(samples.files.front(), true);
@@ -597,6 +646,8 @@ int run_gui(const GuiOptions& o) {
                 step.search_devices = std::atoll(a.c_str() + 7);
             } else if (a.rfind("candidate:", 0) == 0) {
                 step.pick_candidate = std::atoi(a.c_str() + 10);
+            } else if (a.rfind("compared-file:", 0) == 0) {
+                step.pick_file = std::atoi(a.c_str() + 14);
             } else if (a == "wait-search") {
                 // Holds the script until the search is done (at most a minute).
                 if (searcher.running() &&
@@ -659,7 +710,9 @@ int run_gui(const GuiOptions& o) {
         const bool dumping = !dump_path.empty();
         if (dumping) ImGui::LogToFile(-1, dump_path.c_str());
         const auto vstate = verifier.snapshot();
-        const auto cstate = searcher.snapshot();
+        auto cstate = searcher.snapshot();
+        cstate.files = compared;
+        cstate.files_note = compared_note;
         render::ViewInput in;
         in.text = &doc.text;
         in.plan = &doc.shown;

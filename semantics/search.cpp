@@ -680,6 +680,11 @@ std::string explain_loss(const Candidate& loser, const Candidate& best) {
     return out;
 }
 
+std::string explain_no_fit(double memory_bytes, double hbm_bytes) {
+    return "does not fit: needs " + format_bytes(memory_bytes) + " per device, more than the " +
+           format_bytes(hbm_bytes) + " of HBM";
+}
+
 namespace {
 
 struct Row {

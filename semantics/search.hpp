@@ -124,6 +124,11 @@ Candidate candidate_of(const ast::Program& program, const Plan& plan, const Trai
 /// (1.2 GB/device per step) over a 450 GB/s link; #1: none".
 std::string explain_loss(const Candidate& loser, const Candidate& best);
 
+/// Why a candidate that needs more than the HBM loses to one that fits, in one line (`check
+/// --compare`, the GUI's Compare panel): "does not fit: needs 69.3 GB per device, more than
+/// the 80 GB of HBM".
+std::string explain_no_fit(double memory_bytes, double hbm_bytes);
+
 /// "80GB", "80 GiB", "1.5e9", "512MB": bytes; nullopt when malformed or not positive.
 std::optional<double> parse_byte_size(std::string_view text);
 

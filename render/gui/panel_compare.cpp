@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 namespace shardscope::render {
@@ -20,9 +21,9 @@ namespace {
 constexpr ImU32 kBestRow = IM_COL32(200, 236, 200, 255);
 constexpr ImU32 kShownRow = IM_COL32(252, 228, 160, 255);
 
-std::string does_not_fit(double memory, double hbm) {
-    return "does not fit: needs " + semantics::format_bytes(memory) +
-           " per device, more than the " + semantics::format_bytes(hbm) + " of HBM";
+/// A file's name without its folder (the full path is the row's tooltip).
+std::string base_name(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
 }
 
 } // namespace
@@ -54,7 +55,7 @@ std::vector<CompareRow> compare_rows(const semantics::SearchResult& result, doub
         r.equivalents = c.equivalents;
         if (k > 0) {
             const auto& best = *order.front();
-            r.why = fits(&best) && !r.fits ? does_not_fit(r.memory_bytes, hbm_bytes)
+            r.why = fits(&best) && !r.fits ? semantics::explain_no_fit(r.memory_bytes, hbm_bytes)
                                            : semantics::explain_loss(c, best);
         }
         rows.push_back(std::move(r));
@@ -67,6 +68,68 @@ void MainView::compare_panel(const ViewInput& in, ViewActions& out) {
     using semantics::format_seconds;
     const CompareState& s = *in.compare;
     const Script& script = in.script ? *in.script : Script{};
+    if (!s.files.empty()) {
+        // gui --compare: the files as `check --compare` ranks them; a click opens one.
+        ImGui::Text("Files compared (%zu), per device and step; the open one is amber:",
+                    s.files.size());
+        if (!s.files_note.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(170, 100, 0, 255));
+            ImGui::TextWrapped("%s", s.files_note.c_str());
+            ImGui::PopStyleColor();
+        }
+        if (ImGui::BeginTable("files", 8,
+                              ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                  ImGuiTableFlags_BordersInnerV)) {
+            for (const char* h : {"#", "file", "mesh", "step time", "compute", "exposed comm.",
+                                  "memory/device", "fits"})
+                ImGui::TableSetupColumn(h);
+            ImGui::TableHeadersRow();
+            int index = 0;
+            for (const auto& r : s.files) {
+                ++index;
+                ImGui::TableNextRow();
+                if (r.rank == 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kBestRow);
+                if (r.file == in.file) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kShownRow);
+                ImGui::TableNextColumn();
+                const std::string label =
+                    (r.rank == 0 ? std::string("-") : "#" + std::to_string(r.rank)) +
+                    (r.rank == 1 ? " best" : "") + "##file" + std::to_string(index);
+                if ((ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) ||
+                     script.pick_file == index) &&
+                    r.file != in.file)
+                    ask_open(in, r.file, false, out);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.file.c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(base_name(r.file).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(r.mesh.c_str());
+                if (r.rank == 0) {
+                    ImGui::TableNextColumn();
+                    ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "%d %s: not ranked", r.errors,
+                                       r.errors == 1 ? "error" : "errors");
+                    continue;
+                }
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(format_seconds(r.step_s).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(format_seconds(r.compute_s).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(format_seconds(r.exposed_s).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(format_bytes(r.memory_bytes).c_str());
+                ImGui::TableNextColumn();
+                if (r.fits)
+                    ImGui::TextColored({0.16f, 0.55f, 0.24f, 1}, "yes");
+                else
+                    ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "NO");
+            }
+            ImGui::EndTable();
+        }
+        for (const auto& r : s.files)
+            if (r.rank > 1)
+                ImGui::TextWrapped("#%d %s: %s", r.rank, base_name(r.file).c_str(), r.why.c_str());
+        ImGui::Separator();
+    }
     if (search_devices_ <= 0) search_devices_ = static_cast<int>(in.plan->mesh.device_count());
     ImGui::TextUnformatted("Strategy search over");
     ImGui::SameLine();

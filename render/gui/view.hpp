@@ -38,7 +38,9 @@ struct VerifyState {
 /// One row of the Compare panel: a candidate of the strategy search (semantics::search), best
 /// first.
 struct CompareRow {
-    int rank = 0;          ///< 1 for the best
+    int rank = 0;          ///< 1 for the best; 0: not ranked (a file with errors)
+    std::string file;      ///< `gui --compare`: the file (its row opens it when clicked)
+    int errors = 0;        ///< `gui --compare`: the file's errors
     std::string mesh;      ///< "dp=8 tp=8" (axes of size 1 left out)
     std::string mesh_spec; ///< every axis, for re-checking the file there: "dp=8,fsdp=1,tp=8"
     double step_s = 0;     ///< compute + exposed communication
@@ -70,6 +72,10 @@ struct CompareState {
     std::string summary; ///< "64 devices over dp, fsdp, tp: 28 meshes, 28 checked, 12 kept"
     std::string error;   ///< it could not run (errors in the file, no mesh axes, ...)
     std::vector<CompareRow> rows;
+    /// `gui --compare A B...`: the files side by side as `check --compare` ranks them (in
+    /// rank order, those with errors last) and the note when they are different models
+    std::vector<CompareRow> files;
+    std::string files_note;
     std::string shown_mesh; ///< the plan shown is the file re-checked at this mesh ("": as written)
     int shown_rank = 0;     ///< the row it belongs to (0: none)
 };
@@ -90,6 +96,7 @@ struct Script {
     int export_kind = -1;            ///< in the export prompt, pick the view (0 tiling .. 3 steps)
     std::int64_t search_devices = 0; ///< the Compare panel: type this device count, press Search
     int pick_candidate = 0;          ///< the Compare panel: click the row of this rank
+    int pick_file = 0; ///< the Compare panel: click this row (1-based) of the files compared
 };
 
 /// What the view is given each frame.

@@ -782,3 +782,59 @@ TEST_CASE("gui: the compare panel searches on a worker thread and shows a candid
     CHECK(img.count(best_row) > 2000);
     CHECK(img.count(shown_row) > 2000);
 }
+
+TEST_CASE("gui: the compare panel with gui --compare: files ranked, a click opens one") {
+    const render::Color best_row{200, 236, 200}, shown_row{252, 228, 160};
+    const auto dir = out_dir("compare_files");
+    // samples/strategy_search.ein at two meshes of 64 devices, and one with an error.
+    auto at_mesh = [&](const std::string& mesh, const std::string& name, const std::string& tail) {
+        std::istringstream in(
+            test::read_file(fs::path(SHARDSCOPE_SAMPLES_DIR) / "strategy_search.ein"));
+        std::string out, line;
+        while (std::getline(in, line))
+            if (line.rfind("expect ", 0) != 0)
+                out += (line.rfind("mesh ", 0) == 0 ? "mesh " + mesh : line) + "\n";
+        std::ofstream(dir / name) << out << tail;
+        return (dir / name).string();
+    };
+    const auto tp = at_mesh("dp=8 fsdp=1 tp=8", "tp.ein", "");
+    const auto fsdp = at_mesh("dp=1 fsdp=64 tp=1", "fsdp.ein", "");
+    const auto bad = at_mesh("dp=8 fsdp=1 tp=8", "bad.ein", "z = q_{\n");
+    // The command line's ranking of the same files.
+    run_shardscope("check -q --compare " + quote(fsdp) + " " + quote(tp) + " " + quote(bad),
+                   dir / "check.txt");
+    const auto check = test::read_file(dir / "check.txt");
+    REQUIRE(check.find("#1 (best)") != std::string::npos);
+    const std::string head = "#2 " + fsdp + " loses to #1 " + tp + ": ";
+    const auto loses = check.find(head);
+    REQUIRE(loses != std::string::npos);
+    const auto why = check.substr(loses + head.size(), 30);
+
+    const auto png = dir / "files.png", before = dir / "before.txt", after = dir / "after.txt";
+    const auto out = gui_script(
+        dir, "--panel compare --compare " + quote(fsdp) + " " + quote(tp) + " " + quote(bad),
+        "dump:" + before.string() + ";compared-file:1;wait;wait;dump:" + after.string() + ";wait",
+        png);
+    auto panel = [](const std::string& dump) {
+        const auto at = dump.find("Files compared (3)");
+        return at == std::string::npos ? std::string() : dump.substr(at);
+    };
+    const auto b = panel(test::read_file(before));
+    REQUIRE(!b.empty());
+    // Best first (tp.ein), then fsdp.ein with check --compare's reason, the file with errors
+    // last and not ranked.
+    const auto r1 = b.find("#1 best"), r2 = b.find("| #2 |"), r3 = b.find("not ranked");
+    CHECK(r1 < r2);
+    CHECK(r2 < r3);
+    CHECK(r3 != std::string::npos);
+    CHECK(b.find("| tp.ein |", r1) < r2);
+    CHECK(b.find("| fsdp.ein |", r2) < r3);
+    CHECK(b.find("#2 fsdp.ein: " + why) != std::string::npos);
+    // The first file given opened first; clicking the best opens it.
+    CHECK(out.find("title: tp.ein") != std::string::npos);
+    auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    // The best row is the open one now: amber over green.
+    CHECK(img.count(shown_row) > 2000);
+    CHECK(img.count(best_row) < 100);
+}
