@@ -147,8 +147,9 @@ void MainView::compare_panel(const ViewInput& in, ViewActions& out) {
     if (s.running) {
         const float frac =
             s.total ? static_cast<float>(s.checked) / static_cast<float>(s.total) : 0.0f;
-        const std::string label =
-            std::to_string(s.checked) + " / " + std::to_string(s.total) + " meshes checked";
+        const std::string label = s.total ? std::to_string(s.checked) + " / " +
+                                                std::to_string(s.total) + " meshes checked"
+                                          : std::string("searching: enumerating the meshes");
         ImGui::ProgressBar(frac, {-1, 0}, label.c_str());
     }
     if (!s.error.empty()) {

@@ -743,7 +743,7 @@ TEST_CASE("gui: the compare panel searches on a worker thread and shows a candid
     const auto file = std::string(SHARDSCOPE_SAMPLES_DIR) + "/strategy_search.ein";
     // The command line's ranking of the same search (`plan` with the preset's HBM prunes what
     // does not fit; the panel puts what fits first).
-    REQUIRE(run_shardscope("plan " + quote(file) + " --devices 64 --hbm 80GB --json",
+    REQUIRE(run_shardscope("plan " + quote(file) + " --devices 1024 --hbm 80GB --json",
                            dir / "plan.json") == 0);
     const auto plan = nlohmann::json::parse(test::read_file(dir / "plan.json"));
     REQUIRE(plan["candidates"].size() >= 2);
@@ -751,18 +751,26 @@ TEST_CASE("gui: the compare panel searches on a worker thread and shows a candid
     const std::string second = plan["candidates"][1]["mesh_text"];
     const std::string why = plan["candidates"][1]["why"];
 
-    const auto png = dir / "compare.png", before = dir / "before.txt", after = dir / "after.txt";
+    const auto png = dir / "compare.png", before = dir / "before.txt", after = dir / "after.txt",
+               mid = dir / "mid.txt";
     const auto out = gui_script(dir, "--panel compare --size 1400x900 " + quote(file),
-                                "search:64;wait-search;wait;dump:" + before.string() +
+                                "search:1024;dump:" + mid.string() +
+                                    ";wait-search;wait;dump:" + before.string() +
                                     ";candidate:2;wait;wait;dump:" + after.string() + ";wait",
                                 png);
     auto panel = [](const std::string& dump) {
         const auto at = dump.find("Strategy search over");
         return at == std::string::npos ? std::string() : dump.substr(at);
     };
+    // The frame after Search is pressed: the window draws while the search runs (a worker
+    // thread), with its progress.
+    const auto m = panel(test::read_file(mid));
+    CHECK((m.find("meshes checked") != std::string::npos ||
+           m.find("searching: enumerating the meshes") != std::string::npos));
     const auto b = panel(test::read_file(before));
     REQUIRE(!b.empty());
-    CHECK(b.find("64 devices over dp, fsdp, tp: ") != std::string::npos);
+    CHECK(b.find("1024 devices over dp, fsdp, tp: ") != std::string::npos);
+    CHECK(b.find("meshes checked") == std::string::npos);
     CHECK(b.find("#1 best") != std::string::npos);
     // The best row first, then #2, with the explanation the command line gives.
     const auto r1 = b.find("#1 best"), r2 = b.find("#2");
@@ -776,7 +784,7 @@ TEST_CASE("gui: the compare panel searches on a worker thread and shows a candid
     CHECK(a.find("It loses to #1: " + why.substr(0, 20)) != std::string::npos);
     CHECK(out.find("compare: ") != std::string::npos);
     CHECK(out.find(", best " + best + "; shown #2 at ") != std::string::npos);
-    CHECK(out.find("(64 devices)") != std::string::npos);
+    CHECK(out.find("(1024 devices)") != std::string::npos);
     auto img = test::load_png(png.string());
     REQUIRE(img.ok());
     CHECK(img.count(best_row) > 2000);
