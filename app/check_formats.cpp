@@ -1,11 +1,13 @@
 #include "app/check_formats.hpp"
 
 #include "render/canvas.hpp"
+#include "semantics/report.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace shardscope::app {
@@ -245,11 +247,6 @@ nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Trainin
     for (const auto& d : plan.diagnostics)
         notes += d.severity == Severity::Note ? 1 : 0;
     const auto t = semantics::program_totals(plan, training);
-    nlohmann::json by_kind = nlohmann::json::object();
-    for (const auto& k : t.bytes_by_kind)
-        by_kind[std::string(semantics::step_kind_name(k.kind))] = {{"bytes", k.bytes},
-                                                                   {"count", k.count}};
-    const auto& m = t.memory;
     return {{"statements", plan.statements.size()},
             {"errors", plan.errors()},
             {"warnings", plan.warnings()},
@@ -258,30 +255,250 @@ nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Trainin
             {"comm_bytes_per_device", bytes},
             {"flops_per_device", flops},
             {"max_memory_bytes_per_device", memory},
-            {"program",
-             {{"training", t.training},
-              {"hardware", t.hardware},
-              {"devices", t.devices},
-              {"step_time_s", t.step_s},
-              {"compute_time_s", t.compute_s},
-              {"recompute_time_s", t.recompute_s},
-              {"comm_time_s", t.comm_s},
-              {"exposed_comm_time_s", t.exposed_s},
-              {"no_overlap_time_s", t.serial_s},
-              {"comm_bytes_per_device", t.comm_bytes},
-              {"comm_bytes_by_kind", by_kind},
-              {"flops_per_device", t.flops},
-              {"peak_flops_per_s", t.peak_flops},
-              {"mfu", t.mfu},
-              {"memory",
-               {{"weights_bytes", m.weights},
-                {"gradients_bytes", m.gradients},
-                {"optimizer_bytes", m.optimizer},
-                {"activations_bytes", m.activations},
-                {"buffers_bytes", m.buffers},
-                {"total_bytes", m.total()},
-                {"hbm_bytes", t.hbm_bytes},
-                {"fits", t.fits}}}}}};
+            {"program", program_totals_json(t)}};
+}
+
+nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
+    nlohmann::json by_kind = nlohmann::json::object();
+    for (const auto& k : t.bytes_by_kind)
+        by_kind[std::string(semantics::step_kind_name(k.kind))] = {{"bytes", k.bytes},
+                                                                   {"count", k.count}};
+    const auto& m = t.memory;
+    return {{"training", t.training},
+            {"hardware", t.hardware},
+            {"devices", t.devices},
+            {"step_time_s", t.step_s},
+            {"compute_time_s", t.compute_s},
+            {"recompute_time_s", t.recompute_s},
+            {"comm_time_s", t.comm_s},
+            {"exposed_comm_time_s", t.exposed_s},
+            {"no_overlap_time_s", t.serial_s},
+            {"comm_bytes_per_device", t.comm_bytes},
+            {"comm_bytes_by_kind", by_kind},
+            {"flops_per_device", t.flops},
+            {"peak_flops_per_s", t.peak_flops},
+            {"mfu", t.mfu},
+            {"memory",
+             {{"weights_bytes", m.weights},
+              {"gradients_bytes", m.gradients},
+              {"optimizer_bytes", m.optimizer},
+              {"activations_bytes", m.activations},
+              {"buffers_bytes", m.buffers},
+              {"total_bytes", m.total()},
+              {"hbm_bytes", t.hbm_bytes},
+              {"fits", t.fits}}}};
+}
+
+namespace {
+
+/// "8192×32768".
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::string out;
+    for (auto e : shape)
+        out += (out.empty() ? "" : "×") + std::to_string(e);
+    return out.empty() ? "a scalar" : out;
+}
+
+/// Width in code points (× and · are two bytes).
+std::size_t text_width(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s)
+        if ((c & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+std::string pad_to(const std::string& s, std::size_t width) {
+    const std::size_t n = text_width(s);
+    return s + std::string(width > n ? width - n : 0, ' ');
+}
+
+std::string percent_text(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+    return buf;
+}
+
+/// Which tensor differs between two files' models, in words ("" when none does).
+std::string model_difference(const ComparedFile& a, const ComparedFile& b) {
+    for (const auto& [name, shape] : a.tensors) {
+        const auto it = b.tensors.find(name);
+        if (it == b.tensors.end()) return name + " is only in " + a.path;
+        if (it->second != shape)
+            return name + " is " + shape_text(shape) + " in " + a.path + " and " +
+                   shape_text(it->second) + " in " + b.path;
+    }
+    for (const auto& [name, shape] : b.tensors)
+        if (a.tensors.count(name) == 0) return name + " is only in " + b.path;
+    return {};
+}
+
+} // namespace
+
+ComparedFile compared_file(const std::string& path, const ast::Program& program,
+                           const semantics::Plan& plan) {
+    ComparedFile f;
+    f.path = path;
+    f.errors = plan.errors();
+    const auto training = semantics::training_of(program);
+    f.totals = semantics::program_totals(plan, training);
+    f.candidate = semantics::candidate_of(program, plan, training);
+    // The model: the tensors the program reads and never defines (its inputs and weights),
+    // each with its global shape as first written. Intermediates a strategy adds (a gathered
+    // weight) do not make another model.
+    std::set<std::string> defined;
+    for (const auto& s : plan.statements)
+        if (!s.target.empty()) defined.insert(s.target);
+    for (const auto& s : plan.statements)
+        for (const auto& o : s.operands)
+            if (!o.tensor.empty() && o.tensor[0] != '%' && defined.count(o.tensor) == 0)
+                f.tensors.emplace(o.tensor, o.global_shape);
+    return f;
+}
+
+Comparison compare(std::vector<ComparedFile> files) {
+    Comparison c;
+    c.files = std::move(files);
+    for (std::size_t i = 0; i < c.files.size(); ++i) {
+        c.files[i].rank = 0;
+        c.files[i].why.clear();
+        if (c.files[i].errors == 0) c.ranking.push_back(i);
+    }
+    std::stable_sort(c.ranking.begin(), c.ranking.end(), [&](std::size_t a, std::size_t b) {
+        const auto& fa = c.files[a];
+        const auto& fb = c.files[b];
+        if (fa.totals.fits != fb.totals.fits) return fa.totals.fits;
+        return semantics::ranks_before(fa.candidate, fb.candidate);
+    });
+    for (std::size_t k = 0; k < c.ranking.size(); ++k)
+        c.files[c.ranking[k]].rank = static_cast<int>(k + 1);
+    if (c.ranking.empty()) return c;
+    const auto& best = c.files[c.ranking.front()];
+    for (std::size_t k = 1; k < c.ranking.size(); ++k) {
+        auto& f = c.files[c.ranking[k]];
+        if (best.totals.fits && !f.totals.fits) {
+            f.why = semantics::explain_no_fit(f.totals.memory.total(), f.totals.hbm_bytes);
+            if (f.candidate.cost.time_s > best.candidate.cost.time_s)
+                f.why += "; and " + semantics::explain_loss(f.candidate, best.candidate);
+        } else {
+            f.why = semantics::explain_loss(f.candidate, best.candidate);
+        }
+        if (c.models_differ.empty()) c.models_differ = model_difference(best, f);
+    }
+    return c;
+}
+
+std::string format_compare(const Comparison& c) {
+    using semantics::format_bytes;
+    using semantics::format_flops;
+    using semantics::format_seconds;
+    std::string out = "Comparison of " + std::to_string(c.files.size()) +
+                      " files, per device and step (the best first: those that fit in HBM, "
+                      "then the shortest step time)\n";
+    const std::size_t n = c.ranking.size();
+    struct Row {
+        std::string label;
+        std::vector<std::string> cells;
+    };
+    std::vector<Row> rows;
+    auto row = [&](std::string label, auto cell) {
+        Row r{std::move(label), {}};
+        for (std::size_t k = 0; k < n; ++k)
+            r.cells.push_back(cell(c.files[c.ranking[k]]));
+        rows.push_back(std::move(r));
+    };
+    row("", [](const ComparedFile& f) {
+        return "#" + std::to_string(f.rank) + (f.rank == 1 ? " (best)" : "");
+    });
+    row("file", [](const ComparedFile& f) { return f.path; });
+    row("mesh", [](const ComparedFile& f) { return f.candidate.mesh_text; });
+    row("hardware", [](const ComparedFile& f) { return f.totals.hardware; });
+    row("step time", [](const ComparedFile& f) { return format_seconds(f.totals.step_s); });
+    row("  compute", [](const ComparedFile& f) { return format_seconds(f.totals.compute_s); });
+    row("  exposed communication",
+        [](const ComparedFile& f) { return format_seconds(f.totals.exposed_s); });
+    row("communication (all)",
+        [](const ComparedFile& f) { return format_seconds(f.totals.comm_s); });
+    std::set<semantics::StepKind> kinds;
+    for (std::size_t k = 0; k < n; ++k)
+        for (const auto& b : c.files[c.ranking[k]].totals.bytes_by_kind)
+            kinds.insert(b.kind);
+    for (const auto kind : kinds)
+        row("  " + std::string(semantics::step_kind_name(kind)), [kind](const ComparedFile& f) {
+            for (const auto& b : f.totals.bytes_by_kind)
+                if (b.kind == kind)
+                    return format_bytes(b.bytes) + " (" + std::to_string(b.count) + "×)";
+            return std::string("-");
+        });
+    row("FLOP/device", [](const ComparedFile& f) { return format_flops(f.totals.flops); });
+    row("MFU", [](const ComparedFile& f) { return percent_text(f.totals.mfu); });
+    row("peak memory", [](const ComparedFile& f) { return format_bytes(f.totals.memory.total()); });
+    row("  weights", [](const ComparedFile& f) { return format_bytes(f.totals.memory.weights); });
+    row("  gradients",
+        [](const ComparedFile& f) { return format_bytes(f.totals.memory.gradients); });
+    row("  optimizer",
+        [](const ComparedFile& f) { return format_bytes(f.totals.memory.optimizer); });
+    row("  activations",
+        [](const ComparedFile& f) { return format_bytes(f.totals.memory.activations); });
+    row("  buffers", [](const ComparedFile& f) { return format_bytes(f.totals.memory.buffers); });
+    row("fits in HBM", [](const ComparedFile& f) {
+        return (f.totals.fits ? "yes, of " : "NO, of ") + format_bytes(f.totals.hbm_bytes);
+    });
+    if (n > 0) {
+        std::size_t label_w = 0;
+        for (const auto& r : rows)
+            label_w = std::max(label_w, text_width(r.label));
+        std::vector<std::size_t> col_w(n, 0);
+        for (const auto& r : rows)
+            for (std::size_t k = 0; k < n; ++k)
+                col_w[k] = std::max(col_w[k], text_width(r.cells[k]));
+        for (const auto& r : rows) {
+            std::string line = "  " + pad_to(r.label, label_w);
+            for (std::size_t k = 0; k < n; ++k)
+                line += "   " + pad_to(r.cells[k], col_w[k]);
+            while (!line.empty() && line.back() == ' ')
+                line.pop_back();
+            out += line + "\n";
+        }
+        const auto& best = c.files[c.ranking.front()];
+        for (std::size_t k = 1; k < n; ++k) {
+            const auto& f = c.files[c.ranking[k]];
+            out += "  #" + std::to_string(f.rank) + " " + f.path + " loses to #1 " + best.path +
+                   ": " + f.why + "\n";
+        }
+        if (!best.totals.fits) out += "  none of them fits in HBM\n";
+    } else {
+        out += "  no file is left to rank: every one has errors\n";
+    }
+    for (const auto& f : c.files)
+        if (f.rank == 0)
+            out += "  not ranked: " + f.path + " has " + std::to_string(f.errors) +
+                   (f.errors == 1 ? " error" : " errors") + " (reported above)\n";
+    if (!c.models_differ.empty())
+        out += "  note: these are different models (" + c.models_differ +
+               "): the figures compare different work\n";
+    return out;
+}
+
+nlohmann::json compare_to_json(const Comparison& c) {
+    using nlohmann::json;
+    json files = json::array();
+    for (const auto& f : c.files) {
+        files.push_back({{"path", f.path},
+                         {"ranked", f.rank > 0},
+                         {"rank", f.rank > 0 ? json(f.rank) : json(nullptr)},
+                         {"errors", f.errors},
+                         {"mesh_text", f.candidate.mesh_text},
+                         {"program", program_totals_json(f.totals)},
+                         {"why", f.rank > 1 ? json(f.why) : json(nullptr)}});
+    }
+    json ranking = json::array();
+    for (auto i : c.ranking)
+        ranking.push_back(c.files[i].path);
+    return {{"files", files},
+            {"ranking", ranking},
+            {"best", c.ranking.empty() ? json(nullptr) : json(c.files[c.ranking.front()].path)},
+            {"same_model", c.models_differ.empty()},
+            {"models_differ", c.models_differ}};
 }
 
 } // namespace shardscope::app

@@ -1,13 +1,17 @@
 // `check --format github|sarif|junit`: the checked files as CI systems read them (GitHub
 // workflow-command annotations, SARIF 2.1.0 for code scanning, JUnit XML), and the program
-// totals of `--format json`.
+// totals of `--format json`, and the side-by-side comparison of `check --compare`.
 #pragma once
 
 #include "semantics/plan.hpp"
+#include "semantics/search.hpp"
 #include "semantics/totals.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,5 +53,46 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror);
 /// breakdown, bytes per collective kind, FLOPs, MFU, peak memory and whether it fits), which
 /// count every statement StatementPlan::repeat times.
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Training& training = {});
+
+/// The "program" object of plan_totals: the program totals as JSON (schema v1's
+/// program_totals).
+nlohmann::json program_totals_json(const semantics::ProgramTotals& t);
+
+/// One file of `check --compare`.
+struct ComparedFile {
+    std::string path;
+    int errors = 0;                  ///< a file with errors is reported but not ranked
+    semantics::ProgramTotals totals; ///< semantics::program_totals of its plan
+    semantics::Candidate candidate;  ///< its mesh and cost (semantics::candidate_of)
+    /// The model: each tensor's global shape (intermediates left out). Files whose tensors
+    /// differ are different models: still compared, and the comparison says so.
+    std::map<std::string, std::vector<std::int64_t>> tensors;
+    int rank = 0;    ///< 1 for the best; 0: not ranked (errors)
+    std::string why; ///< rank > 1: why it loses to the best, in one line
+};
+
+/// A checked file as `check --compare` compares it.
+ComparedFile compared_file(const std::string& path, const ast::Program& program,
+                           const semantics::Plan& plan);
+
+/// Several strategies side by side.
+struct Comparison {
+    std::vector<ComparedFile> files;  ///< in the order given, ranks filled
+    std::vector<std::size_t> ranking; ///< indices into files, best first (files with errors out)
+    /// "" when every ranked file has the same tensors; else which tensor differs, in words
+    std::string models_differ;
+};
+
+/// Ranks the files without errors: those that fit in their preset's HBM first, then by step
+/// time and memory per device (semantics::ranks_before); each loser's line says why
+/// (semantics::explain_loss, the `plan` command's explanation; "does not fit" first when
+/// the best fits and it does not).
+Comparison compare(std::vector<ComparedFile> files);
+
+/// The side-by-side table of `check --compare` (text), best first, and the loser's lines.
+std::string format_compare(const Comparison& c);
+
+/// The same as JSON (the "comparison" object of check --format json, schema v1).
+nlohmann::json compare_to_json(const Comparison& c);
 
 } // namespace shardscope::app

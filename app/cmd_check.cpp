@@ -32,6 +32,7 @@ struct CheckOptions {
     bool werror = false;
     std::vector<std::string> fail_on;
     std::string mesh;
+    bool compare = false;
 };
 
 /// The `expect` lines of a program, for JUnit's cases.
@@ -53,6 +54,17 @@ int run_check(const CheckOptions& o) {
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
     const std::string format = o.json ? "json" : o.format;
+    if (o.compare && format != "text" && format != "json") {
+        std::cerr << "shardscope: error: --compare prints a table (text) or JSON, not --format "
+                  << format << "\n";
+        return kExitUsage;
+    }
+    if (o.compare && files->size() < 2) {
+        std::cerr << "shardscope: error: --compare needs at least two files to compare, got "
+                  << files->size() << ": shardscope check --compare a.ein b.ein\n";
+        return kExitUsage;
+    }
+    std::vector<ComparedFile> compared;
     const bool text = format == "text";
     int rc = kExitOk;
     const bool color = stderr_color();
@@ -81,6 +93,7 @@ int run_check(const CheckOptions& o) {
         total_statements += static_cast<int>(plan.statements.size());
         for (const auto& d : plan.diagnostics)
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
+        if (o.compare) compared.push_back(compared_file(path, parsed.program, plan));
         if (format == "json") {
             auto file = semantics::plan_to_json(plan, path);
             file["totals"] = plan_totals(plan, semantics::training_of(parsed.program));
@@ -110,7 +123,15 @@ int run_check(const CheckOptions& o) {
             if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
                 std::cerr << format_diagnostic(shown, d, color);
     }
+    Comparison comparison;
+    if (o.compare) {
+        comparison = compare(std::move(compared));
+        // A file with errors is left out of the ranking and fails the run (its errors already
+        // do, unless they were all parse errors of an empty plan: say it anyway).
+        if (comparison.ranking.size() < comparison.files.size()) rc = kExitInputErrors;
+    }
     if (format == "json") {
+        if (o.compare) doc["comparison"] = compare_to_json(comparison);
         double time = 0, bytes = 0, flops = 0;
         int notes = 0;
         for (const auto& f : doc["files"]) {
@@ -139,6 +160,8 @@ int run_check(const CheckOptions& o) {
     } else if (format == "junit") {
         std::cout << format_junit(checked, o.werror) << std::flush;
     } else {
+        if (o.compare)
+            std::cout << (o.quiet ? "" : "\n") << format_compare(comparison) << std::flush;
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
                   << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
                   << total_errors << (total_errors == 1 ? " error, " : " errors, ")
@@ -181,6 +204,12 @@ void add_check_command(CLI::App& app, int& exit_code) {
         "from the statement as written, or be written explicitly");
     cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
     cmd->add_flag("--quiet,-q", opts->quiet, "Print only errors and warnings");
+    cmd->add_flag("--compare", opts->compare,
+                  "Compare the files as strategies: after checking each, a side-by-side table "
+                  "of their program totals (step time, compute, exposed communication, bytes "
+                  "per collective kind, FLOPs, MFU, peak memory and its parts, HBM fit), the "
+                  "best first and why each other loses; files with errors are left out (exit "
+                  "1). With --format json: a \"comparison\" object");
     cmd->callback([opts, &exit_code] { exit_code = run_check(*opts); });
 }
 

@@ -14,12 +14,16 @@ namespace shardscope::app {
 void add_gui_command(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<GuiOptions>();
     auto* cmd = app.add_subcommand(
-        "gui", "Open the desktop window: editor, mesh, tiling, plan, step-through, verify");
+        "gui", "Open the desktop window: editor, mesh, tiling, plan, step-through, verify, "
+               "totals, compare (the strategy search's candidates)");
     cmd->add_option("file", opts->file, "A notation file to open");
+    cmd->add_option("--compare", opts->compare,
+                    "Files to compare as strategies in the Compare panel (as check --compare "
+                    "ranks them; a click opens one): --compare a.ein b.ein");
     cmd->add_option("--statement", opts->statement, "The statement shown first (1-based)");
     cmd->add_option("--tensor", opts->tensor, "The tensor tiled first");
     cmd->add_option("--panel", opts->panel, "The lower panel shown first")
-        ->check(CLI::IsMember({"mesh", "plan", "steps", "verify", "totals"}));
+        ->check(CLI::IsMember({"mesh", "plan", "steps", "verify", "totals", "compare"}));
     cmd->add_option("--step", opts->step, "The step-through frame shown first");
     cmd->add_flag("--teaching", opts->teaching,
                   "Teaching mode: large fonts, a sample picker, comments as narration");

@@ -1,14 +1,18 @@
 // The desktop window's loop: GLFW + OpenGL 3 + Dear ImGui around render::MainView. The app
 // owns the document (text, checked plan) and the background verification.
 #include "app/gui_app.hpp"
+#include "app/check_formats.hpp"
 #include "app/inputs.hpp"
 #include "frontend/document.hpp"
+#include "frontend/mesh_spec.hpp"
 
 #include "exec/run.hpp"
 #include "render/course.hpp"
 #include "render/gui/offscreen.hpp"
 #include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
+#include "semantics/cost.hpp"
+#include "semantics/search.hpp"
 
 #define GLFW_INCLUDE_NONE
 #include <GL/gl.h>
@@ -241,6 +245,151 @@ private:
     std::thread thread_;
 };
 
+/// The strategy search of the Compare panel, running in the background, and its state.
+class Searcher {
+public:
+    ~Searcher() { stop(); }
+    /// Searches `text`'s mesh axes over `devices` (a search already running is stopped).
+    void start(const std::string& name, const std::string& text, std::int64_t devices) {
+        stop();
+        {
+            std::lock_guard lock(mu_);
+            state_ = {};
+            state_.running = true;
+            state_.devices = devices;
+        }
+        checked_ = 0;
+        total_ = 0;
+        cancel_ = false;
+        thread_ = std::thread([this, name, text, devices] { run(name, text, devices); });
+    }
+    /// Stops the search (the window closes, another search starts).
+    void stop() {
+        cancel_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
+    render::CompareState snapshot() {
+        std::lock_guard lock(mu_);
+        render::CompareState s = state_;
+        if (s.running) {
+            s.checked = checked_;
+            s.total = total_;
+        }
+        return s;
+    }
+    bool running() {
+        std::lock_guard lock(mu_);
+        return state_.running;
+    }
+    /// The plan shown is the file re-checked at this candidate's mesh ("": as written).
+    void set_shown(const std::string& mesh, int rank) {
+        std::lock_guard lock(mu_);
+        state_.shown_mesh = mesh;
+        state_.shown_rank = rank;
+    }
+
+private:
+    void run(const std::string& name, const std::string& text, std::int64_t devices) {
+        const auto t0 = std::chrono::steady_clock::now();
+        render::CompareState s;
+        s.devices = devices;
+        const auto checked = frontend::check_text(name, text);
+        const auto* hw = semantics::find_hardware(checked.plan.hardware);
+        s.hardware = checked.plan.hardware;
+        s.hbm_bytes = hw ? hw->hbm_bytes : 0;
+        if (!checked.syntax_ok()) {
+            s.error = "the file has syntax errors: fix them (the editor shows where) and search "
+                      "again";
+        } else {
+            semantics::SearchOptions so;
+            so.devices = devices;
+            so.threads = 1; // one core for the search, the other for the window
+            so.progress = [this](std::size_t done, std::size_t total) {
+                checked_ = done;
+                total_ = total;
+                return !cancel_.load();
+            };
+            try {
+                const auto r = semantics::search(checked.parsed.program, so);
+                for (const auto& p : r.problems) {
+                    s.error += (s.error.empty() ? "" : "\n") +
+                               (p.range.line ? "line " + std::to_string(p.range.line) + ": "
+                                             : std::string()) +
+                               p.message + (p.fix.empty() ? "" : " (" + p.fix + ")");
+                }
+                if (r.problems.empty()) {
+                    std::string axes;
+                    for (const auto& a : r.searched_axes)
+                        axes += (axes.empty() ? "" : ", ") + a;
+                    std::size_t pruned = 0;
+                    for (const auto& p : r.pruned)
+                        pruned += p.equivalents;
+                    s.summary = std::to_string(devices) + " devices over " + axes + ": " +
+                                std::to_string(r.factorizations) + " meshes, " +
+                                std::to_string(r.checked) + " checked, " +
+                                std::to_string(r.ranked.size()) + " kept, " +
+                                std::to_string(pruned) + " pruned (errors or uneven shards)" +
+                                (r.interrupted ? ", interrupted" : "");
+                    s.rows = render::compare_rows(r, s.hbm_bytes, 10);
+                    s.checked = r.checked;
+                    s.total = r.checked;
+                }
+            } catch (const std::exception& e) {
+                s.error = std::string("the search failed: ") + e.what();
+            }
+        }
+        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        s.running = false;
+        s.finished = true;
+        std::lock_guard lock(mu_);
+        state_ = std::move(s);
+    }
+
+    std::mutex mu_;
+    render::CompareState state_;
+    std::atomic<std::size_t> checked_{0}, total_{0};
+    std::atomic<bool> cancel_{false};
+    std::thread thread_;
+};
+
+/// `gui --compare A B...`: the files checked and ranked as `check --compare` ranks them, as
+/// the Compare panel's rows (rank order, files with errors last); false when one cannot be
+/// read (said on stderr).
+bool compare_files(const std::vector<std::string>& paths, std::vector<render::CompareRow>& rows,
+                   std::string& note) {
+    std::vector<ComparedFile> files;
+    for (const auto& path : paths) {
+        auto source = load_source(path);
+        if (!source) return false;
+        const auto checked = frontend::check_source(std::make_shared<const SourceFile>(std::move(*source)));
+        files.push_back(compared_file(path, checked.parsed.program, checked.plan));
+    }
+    const auto c = compare(std::move(files));
+    auto row = [](const ComparedFile& f) {
+        render::CompareRow r;
+        r.rank = f.rank;
+        r.file = f.path;
+        r.errors = f.errors;
+        r.mesh = f.candidate.mesh_text;
+        r.step_s = f.totals.step_s;
+        r.compute_s = f.totals.compute_s;
+        r.exposed_s = f.totals.exposed_s;
+        r.comm_s = f.totals.comm_s;
+        r.memory_bytes = f.totals.memory.total();
+        r.fits = f.totals.fits;
+        r.why = f.why;
+        return r;
+    };
+    for (auto i : c.ranking)
+        rows.push_back(row(c.files[i]));
+    for (const auto& f : c.files)
+        if (f.rank == 0) rows.push_back(row(f));
+    if (!c.models_differ.empty())
+        note = "These are different models (" + c.models_differ +
+               "): the figures compare different work.";
+    return true;
+}
+
 /// The open program and its last check.
 struct Document {
     std::string path;    ///< "" for an untitled text (new, or a sample's copy)
@@ -300,9 +449,14 @@ struct Document {
     semantics::ProgramTotals totals; ///< shown's program totals (the totals panel)
     double check_ms = 0;
     semantics::CheckCache cache; ///< an edit re-plans only the statements it changes
+    /// The Compare panel's candidate shown: the text checked at this mesh ("dp=8,tp=8"; "":
+    /// the mesh as written)
+    std::string mesh;
     void recheck() {
         const auto t0 = std::chrono::steady_clock::now();
-        checked = frontend::check_text(path.empty() ? "untitled.ein" : path, text, {}, &cache);
+        semantics::CheckOptions co;
+        if (!mesh.empty()) co.mesh = frontend::parse_mesh_spec(mesh);
+        checked = frontend::check_text(path.empty() ? "untitled.ein" : path, text, co, &cache);
         if (checked.syntax_ok()) {
             shown = checked.plan;
             totals =
@@ -318,14 +472,24 @@ struct Document {
 int run_gui(const GuiOptions& o) {
     Document doc;
     const auto samples = find_samples();
+    std::vector<render::CompareRow> compared;
+    std::string compared_note;
+    if (o.compare.size() == 1) {
+        std::cerr << "shardscope: error: --compare needs at least two files to compare, got 1: "
+                     "shardscope gui --compare a.ein b.ein\n";
+        return kExitUsage;
+    }
+    if (!o.compare.empty() && !compare_files(o.compare, compared, compared_note)) return kExitUsage;
+    const std::string first_file =
+        o.file.empty() && !o.compare.empty() ? o.compare.front() : o.file;
     if (o.file == "-") {
         auto source = load_source(o.file);
         if (!source) return kExitUsage;
         doc.name = "untitled";
         doc.text = source->text();
         doc.saved_text = "";
-    } else if (!o.file.empty()) {
-        if (!doc.open(o.file, false)) return kExitUsage;
+    } else if (!first_file.empty()) {
+        if (!doc.open(first_file, false)) return kExitUsage;
     } else if (o.teaching && !samples.files.empty()) {
         // The course's first sample, as an untitled copy (never written back).
         doc.open(samples.files.front(), true);
@@ -380,11 +544,12 @@ int run_gui(const GuiOptions& o) {
     view.set_quiz(o.quiz);
     view.set_dpi_scale(dpi);
     if (!o.panel.empty())
-        view.show_panel(o.panel == "plan"     ? render::MainView::Panel::Plan
-                        : o.panel == "steps"  ? render::MainView::Panel::Steps
-                        : o.panel == "verify" ? render::MainView::Panel::Verify
-                        : o.panel == "totals" ? render::MainView::Panel::Totals
-                                              : render::MainView::Panel::Mesh);
+        view.show_panel(o.panel == "plan"      ? render::MainView::Panel::Plan
+                        : o.panel == "steps"   ? render::MainView::Panel::Steps
+                        : o.panel == "verify"  ? render::MainView::Panel::Verify
+                        : o.panel == "totals"  ? render::MainView::Panel::Totals
+                        : o.panel == "compare" ? render::MainView::Panel::Compare
+                                               : render::MainView::Panel::Mesh);
     if (o.statement > 0 || !o.tensor.empty()) {
         auto sel = render::resolve_selection(doc.shown, o.statement, o.tensor, error);
         if (!sel) {
@@ -402,6 +567,7 @@ int run_gui(const GuiOptions& o) {
 
     Verifier verifier;
     if (o.verify) verifier.start(doc.path, doc.text);
+    Searcher searcher;
     int rc = kExitOk;
     int frame = 0;
     // A screenshot waits for a verify run to finish (at most a minute).
@@ -437,7 +603,7 @@ int run_gui(const GuiOptions& o) {
             title = doc.title();
             glfwSetWindowTitle(window, title.c_str());
         }
-        const bool busy = verifier.running();
+        const bool busy = verifier.running() || searcher.running();
         if (!o.screenshot.empty())
             glfwPollEvents();
         else
@@ -477,6 +643,19 @@ int run_gui(const GuiOptions& o) {
                 step.pick = arg("pick:");
             } else if (a.rfind("answer:", 0) == 0) {
                 step.answer = arg("answer:");
+            } else if (a.rfind("search:", 0) == 0) {
+                step.search_devices = std::atoll(a.c_str() + 7);
+            } else if (a.rfind("candidate:", 0) == 0) {
+                step.pick_candidate = std::atoi(a.c_str() + 10);
+            } else if (a.rfind("compared-file:", 0) == 0) {
+                step.pick_file = std::atoi(a.c_str() + 14);
+            } else if (a == "wait-search") {
+                // Holds the script until the search is done (at most a minute).
+                if (searcher.running() &&
+                    std::chrono::steady_clock::now() - started < std::chrono::seconds(60)) {
+                    --script_at;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
             } else if (a == "play") {
                 step.play = true;
             } else if (a == "quiz") {
@@ -532,6 +711,9 @@ int run_gui(const GuiOptions& o) {
         const bool dumping = !dump_path.empty();
         if (dumping) ImGui::LogToFile(-1, dump_path.c_str());
         const auto vstate = verifier.snapshot();
+        auto cstate = searcher.snapshot();
+        cstate.files = compared;
+        cstate.files_note = compared_note;
         render::ViewInput in;
         in.text = &doc.text;
         in.plan = &doc.shown;
@@ -540,6 +722,7 @@ int run_gui(const GuiOptions& o) {
         in.stale = !doc.checked.syntax_ok();
         in.check_ms = doc.check_ms;
         in.verify = &vstate;
+        in.compare = &cstate;
         in.samples = &samples.files;
         in.sample_titles = &samples.titles;
         in.copy_of = doc.copy_of;
@@ -582,10 +765,29 @@ int run_gui(const GuiOptions& o) {
             doc.recheck();
             view.fit_selection(doc.shown);
         }
-        if (act.run_verify && !busy) verifier.start(doc.path, doc.text);
+        if (act.run_verify && !verifier.running()) verifier.start(doc.path, doc.text);
+        if (act.run_search > 0 && !searcher.running()) {
+            // A new search: the plan shown goes back to the mesh as written.
+            if (!doc.mesh.empty()) {
+                doc.mesh.clear();
+                doc.recheck();
+                view.fit_selection(doc.shown);
+            }
+            searcher.start(doc.path, doc.text, act.run_search);
+        }
+        if (!act.show_mesh.empty() || act.show_written) {
+            // A candidate of the Compare panel: the file re-checked at its mesh (or back).
+            doc.mesh = act.show_written ? std::string() : act.show_mesh;
+            searcher.set_shown(doc.mesh.empty() ? "" : act.show_mesh, act.show_rank);
+            doc.recheck();
+            view.fit_selection(doc.shown);
+        }
         if (act.save && !doc.path.empty()) doc.save(doc.path);
         if (!act.save_as.empty()) doc.save(act.save_as);
         if (!act.open.empty() && doc.open(act.open, act.open_copy)) {
+            searcher.stop();
+            doc.mesh.clear();
+            searcher.set_shown("", 0);
             doc.recheck();
             view.selection() = {};
             view.new_document();
@@ -627,6 +829,16 @@ int run_gui(const GuiOptions& o) {
                   << " highlight: " << view.highlighted() << "\n";
         std::cout << "split: " << view.left_split() << " " << view.top_split()
                   << " dpi: " << view.dpi_scale() << " font: " << ImGui::GetFontSize() << "\n";
+        const auto c = searcher.snapshot();
+        if (c.finished) {
+            std::cout << "compare: " << c.rows.size() << " candidates";
+            if (!c.rows.empty()) std::cout << ", best " << c.rows.front().mesh;
+            if (!c.shown_mesh.empty())
+                std::cout << "; shown #" << c.shown_rank << " at " << c.shown_mesh << " ("
+                          << doc.shown.mesh.device_count() << " devices)";
+            if (!c.error.empty()) std::cout << "; error: " << c.error;
+            std::cout << "\n";
+        }
         const auto v = verifier.snapshot();
         if (!v.error.empty()) {
             std::cout << "verify: " << v.error << "\n";

@@ -4,17 +4,21 @@
 #include "frontend/document.hpp"
 
 #include <string>
+#include <vector>
 
 namespace shardscope::app {
 
 struct GuiOptions {
-    std::string file;       ///< empty: a new program (or the first sample in teaching mode)
+    std::string file; ///< empty: a new program (or the first sample in teaching mode)
+    /// `--compare A B...`: the files side by side in the Compare panel (the first opened when
+    /// `file` is empty)
+    std::vector<std::string> compare;
     std::string screenshot; ///< hidden: save the window after `frames` frames, then exit
     int frames = 3;
     int width = 1400, height = 900;
     int statement = 0; ///< 1-based; 0: the first
     std::string tensor;
-    std::string panel; ///< mesh, plan, steps, verify: the lower panel shown first
+    std::string panel; ///< mesh, plan, steps, verify, totals, compare: the lower panel shown first
     int step = 0;
     bool teaching = false;
     bool verify = false; ///< start the verify run at once (screenshots wait for it)
@@ -26,14 +30,16 @@ struct GuiOptions {
     /// `f11`, each optionally after `ctrl+`), `save`, `save-as`, `open`, `pick:FILE` (the sample
     /// picker), `answer:PATH` (typed into the path prompt, then OK), `discard`, `cancel`,
     /// `close` (the window's close button), `play` (the step-through's play/pause),
-    /// `sleep:MS`, `wait`; the quiz: `quiz` (tick/untick), `choose:Q:C` (choice C of question
-    /// Q, 0-based); the course: `next-sample`, `previous-sample`; `export` (Export…), then
-    /// `export-view:tiling|mesh|plan|steps` and `answer:PATH`; the pointer: `mouse:X,Y`,
-    /// `press`, `release` (the left button), `wheel:N`; `ui-scale:S` (as if the window moved to
-    /// a display of content scale S: the fonts and style are rebuilt); `dump:FILE` (every text the
-    /// window draws in the next frame, widgets and pictures, written to FILE). The final title and
-    /// status (and why a verify run could not start), the statement, step, scale, full screen,
-    /// quiz, zoom, pan, highlighted device, splits, content scale and font size are printed
+    /// `sleep:MS`, `wait`; the Compare panel: `search:N` (type N devices, press Search),
+    /// `wait-search` (until it is done), `candidate:K` (click the row of rank K), `compared-file:K`
+    /// (click the K-th row of the files compared); the quiz: `quiz` (tick/untick), `choose:Q:C`
+    /// (choice C of question Q, 0-based); the course: `next-sample`, `previous-sample`; `export`
+    /// (Export…), then `export-view:tiling|mesh|plan|steps` and `answer:PATH`; the pointer:
+    /// `mouse:X,Y`, `press`, `release` (the left button), `wheel:N`; `ui-scale:S` (as if the window
+    /// moved to a display of content scale S: the fonts and style are rebuilt); `dump:FILE` (every
+    /// text the window draws in the next frame, widgets and pictures, written to FILE). The final
+    /// title and status (and why a verify run could not start), the statement, step, scale, full
+    /// screen, quiz, zoom, pan, highlighted device, splits, content scale and font size are printed
     /// to stdout.
     std::string script;
 };

@@ -230,11 +230,28 @@ Diagnostic problem(std::string message, std::string fix, ast::SourceRange at = {
     return Diagnostic{Severity::Error, "", at, std::move(message), std::move(fix)};
 }
 
-bool better(const Candidate& a, const Candidate& b) {
+} // namespace
+
+bool ranks_before(const Candidate& a, const Candidate& b) {
     if (a.cost.time_s != b.cost.time_s) return a.cost.time_s < b.cost.time_s;
     if (a.cost.memory_bytes_per_device != b.cost.memory_bytes_per_device)
         return a.cost.memory_bytes_per_device < b.cost.memory_bytes_per_device;
     return a.sizes > b.sizes; // deterministic: the earlier axes larger
+}
+
+namespace {
+
+/// Each collective's link: the slowest of its axes' (`links`, one per mesh axis).
+void set_links(CandidateCost& cost, const std::vector<double>& links) {
+    for (auto& c : cost.collectives) {
+        double bw = 0;
+        for (int k : c.axes) {
+            if (k < 0 || static_cast<std::size_t>(k) >= links.size()) continue;
+            const double b = links[static_cast<std::size_t>(k)];
+            bw = bw == 0 ? b : std::min(bw, b);
+        }
+        c.link_bytes_per_second = bw;
+    }
 }
 
 } // namespace
@@ -522,14 +539,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             return;
         }
         cand.cost = evaluate(plan, training);
-        for (auto& c : cand.cost.collectives) {
-            double bw = 0;
-            for (int k : c.axes) {
-                const double b = links[static_cast<std::size_t>(k)];
-                bw = bw == 0 ? b : std::min(bw, b);
-            }
-            c.link_bytes_per_second = bw;
-        }
+        set_links(cand.cost, links);
         if (options.hbm_bytes && cand.cost.memory_bytes_per_device > *options.hbm_bytes) {
             cand.pruned = PruneReason::Memory;
             cand.reason = "needs " + format_bytes(cand.cost.memory_bytes_per_device) +
@@ -599,10 +609,25 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
         else
             result.ranked.push_back(std::move(cand));
     }
-    std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
+    std::stable_sort(result.ranked.begin(), result.ranked.end(), ranks_before);
     for (std::size_t k = 1; k < result.ranked.size(); ++k)
         result.ranked[k].reason = explain_loss(result.ranked[k], result.ranked[0]);
     return result;
+}
+
+Candidate candidate_of(const ast::Program& program, const Plan& plan, const Training& training) {
+    Candidate c;
+    std::vector<std::string> names;
+    for (const auto& a : plan.mesh.axes) {
+        names.push_back(a.name);
+        c.sizes.push_back(a.size);
+    }
+    c.mesh_text = mesh_text(names, c.sizes);
+    c.cost = evaluate(plan, training);
+    const Hardware* hw = find_hardware(plan.hardware);
+    if (hw == nullptr) hw = find_hardware("h100");
+    if (hw != nullptr) set_links(c.cost, link_bandwidths(program, names, *hw));
+    return c;
 }
 
 std::string explain_loss(const Candidate& loser, const Candidate& best) {
@@ -653,6 +678,11 @@ std::string explain_loss(const Candidate& loser, const Candidate& best) {
         if (o.name == which->name) before = o.time_s, has = true;
     out += has ? " (#1: " + format_seconds(before) + ")" : " (#1 has none)";
     return out;
+}
+
+std::string explain_no_fit(double memory_bytes, double hbm_bytes) {
+    return "does not fit: needs " + format_bytes(memory_bytes) + " per device, more than the " +
+           format_bytes(hbm_bytes) + " of HBM";
 }
 
 namespace {

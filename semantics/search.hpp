@@ -110,9 +110,24 @@ std::vector<std::vector<std::int64_t>> factorizations(std::int64_t n, std::size_
 /// Their count by the formula: the product over n's prime powers p^e of C(e + k - 1, k - 1).
 std::uint64_t factorization_count(std::int64_t n, std::size_t k);
 
+/// The order of the ranking: the shorter step time first, then the smaller memory per
+/// device, then the larger sizes of the earlier axes (deterministic).
+bool ranks_before(const Candidate& a, const Candidate& b);
+
+/// A written program as one candidate, for comparing strategies outside the search (`check
+/// --compare`, the GUI's Compare panel): its mesh as written ("dp=2 tp=4"), its cost
+/// (evaluate) and each collective's link (the preset's, or a `link` line's), which the "why
+/// it loses" line cites.
+Candidate candidate_of(const ast::Program& program, const Plan& plan, const Training& training);
+
 /// Why `loser` loses to `best`, in one line: "+38% time: all-reduce(tp) ×32 of 37.5 MB each
 /// (1.2 GB/device per step) over a 450 GB/s link; #1: none".
 std::string explain_loss(const Candidate& loser, const Candidate& best);
+
+/// Why a candidate that needs more than the HBM loses to one that fits, in one line (`check
+/// --compare`, the GUI's Compare panel): "does not fit: needs 69.3 GB per device, more than
+/// the 80 GB of HBM".
+std::string explain_no_fit(double memory_bytes, double hbm_bytes);
 
 /// "80GB", "80 GiB", "1.5e9", "512MB": bytes; nullopt when malformed or not positive.
 std::optional<double> parse_byte_size(std::string_view text);

@@ -364,6 +364,10 @@ ViewActions MainView::frame(const ViewInput& in) {
             totals_panel(in);
             ImGui::EndTabItem();
         }
+        if (in.compare != nullptr && tab("Compare", Panel::Compare)) {
+            compare_panel(in, out);
+            ImGui::EndTabItem();
+        }
         ImGui::EndTabBar();
         force_panel_ = false;
     }

@@ -6,6 +6,7 @@
 #include "render/gui/fonts.hpp"
 #include "render/pictures.hpp"
 #include "semantics/plan.hpp"
+#include "semantics/search.hpp"
 #include "semantics/totals.hpp"
 
 #include <cstdint>
@@ -34,6 +35,51 @@ struct VerifyState {
     std::vector<VerifyRow> rows;
 };
 
+/// One row of the Compare panel: a candidate of the strategy search (semantics::search), best
+/// first.
+struct CompareRow {
+    int rank = 0;          ///< 1 for the best; 0: not ranked (a file with errors)
+    std::string file;      ///< `gui --compare`: the file (its row opens it when clicked)
+    int errors = 0;        ///< `gui --compare`: the file's errors
+    std::string mesh;      ///< "dp=8 tp=8" (axes of size 1 left out)
+    std::string mesh_spec; ///< every axis, for re-checking the file there: "dp=8,fsdp=1,tp=8"
+    double step_s = 0;     ///< compute + exposed communication
+    double compute_s = 0;  ///< compute
+    double exposed_s = 0;  ///< the communication the overlap model cannot hide
+    double comm_s = 0;     ///< all of the communication
+    double memory_bytes = 0;
+    bool fits = true; ///< memory_bytes <= the preset's HBM
+    std::size_t equivalents = 1;
+    std::string why; ///< rank > 1: why it loses to #1 (semantics::explain_loss)
+};
+
+/// The Compare panel's rows: the search's top `top` candidates ordered as `check --compare`
+/// orders files (those that fit in `hbm_bytes` first, then the search's ranking by step
+/// time), each loser's line from semantics::explain_loss ("does not fit: ..." first when the
+/// best fits and it does not).
+std::vector<CompareRow> compare_rows(const semantics::SearchResult& result, double hbm_bytes,
+                                     std::size_t top);
+
+/// The state of a background strategy search (the app fills it; the view only reads it).
+struct CompareState {
+    bool running = false;
+    bool finished = false;
+    std::size_t checked = 0, total = 0;
+    double seconds = 0;
+    std::int64_t devices = 0; ///< what was searched
+    double hbm_bytes = 0;     ///< the preset's HBM per device
+    std::string hardware;
+    std::string summary; ///< "64 devices over dp, fsdp, tp: 28 meshes, 28 checked, 12 kept"
+    std::string error;   ///< it could not run (errors in the file, no mesh axes, ...)
+    std::vector<CompareRow> rows;
+    /// `gui --compare A B...`: the files side by side as `check --compare` ranks them (in
+    /// rank order, those with errors last) and the note when they are different models
+    std::vector<CompareRow> files;
+    std::string files_note;
+    std::string shown_mesh; ///< the plan shown is the file re-checked at this mesh ("": as written)
+    int shown_rank = 0;     ///< the row it belongs to (0: none)
+};
+
 /// One frame's scripted input, as if clicked or typed (consumed by MainView::frame).
 struct Script {
     std::string pick;     ///< choose this file in the sample picker
@@ -47,7 +93,10 @@ struct Script {
     int choose_question = -1, choose_choice = -1;      ///< pick this choice of this quiz question
     bool next_sample = false, previous_sample = false; ///< teaching mode's course buttons
     bool export_view = false;                          ///< press Export…
-    int export_kind = -1; ///< in the export prompt, pick the view (0 tiling .. 3 steps)
+    int export_kind = -1;            ///< in the export prompt, pick the view (0 tiling .. 3 steps)
+    std::int64_t search_devices = 0; ///< the Compare panel: type this device count, press Search
+    int pick_candidate = 0;          ///< the Compare panel: click the row of this rank
+    int pick_file = 0; ///< the Compare panel: click this row (1-based) of the files compared
 };
 
 /// What the view is given each frame.
@@ -60,6 +109,7 @@ struct ViewInput {
     bool stale = false;  ///< the text has syntax errors: plan is older
     double check_ms = 0; ///< how long the last re-check took
     const VerifyState* verify = nullptr;
+    const CompareState* compare = nullptr;             ///< the Compare panel (nullptr: not shown)
     const std::vector<std::string>* samples = nullptr; ///< sample files, in course order
     /// The course's title of each sample (samples/COURSE; "" where it has none)
     const std::vector<std::string>* sample_titles = nullptr;
@@ -77,6 +127,12 @@ struct ViewInput {
 struct ViewActions {
     bool text_changed = false;
     bool run_verify = false;
+    std::int64_t run_search = 0; ///< the Compare panel's Search: over this many devices
+    /// The Compare panel: show the plan of this candidate (the file re-checked at its mesh,
+    /// "dp=8,fsdp=1,tp=8"); `show_written` back to the mesh as written
+    std::string show_mesh;
+    int show_rank = 0;
+    bool show_written = false;
     bool save = false;              ///< save to the open file (never asked for an untitled text)
     std::string save_as;            ///< save to this path (and keep it as the open file)
     std::string open;               ///< open this file (the confirmation, if any, was given)
@@ -92,7 +148,7 @@ struct ViewActions {
 
 class MainView {
 public:
-    enum class Panel { Mesh, Plan, Steps, Verify, Totals };
+    enum class Panel { Mesh, Plan, Steps, Verify, Totals, Compare };
 
     explicit MainView(const Fonts& fonts) : fonts_(fonts) {}
     /// The fonts rebuilt (another content scale).
@@ -152,6 +208,8 @@ private:
     bool script_play_ = false; ///< this frame's scripted play/pause
     void verify_panel(const ViewInput& in, ViewActions& out);
     void totals_panel(const ViewInput& in);
+    void compare_panel(const ViewInput& in, ViewActions& out);
+    int search_devices_ = 0; ///< the Compare panel's device-count field (0: the file's count)
     void teaching_panel(const ViewInput& in, ViewActions& out);
     /// Draws a picture filling the rest of the current window (or `height` px of it).
     void picture(const semantics::Plan& plan, View view, float height = -1);

@@ -39,6 +39,8 @@ done
 expect "png without a display" 2 'no display.*\.svg.*xvfb-run|built without the GUI.*\.svg' -- render "$samples/placements_2x2.ein" -o "$tmp/x.png"
 [ -e "$tmp/x.png" ] && { echo "FAIL: a PNG was written"; fails=$((fails + 1)); }
 expect "gui without a display" 2 'needs a display.*xvfb-run|built without the GUI' -- gui "$samples/placements_2x2.ein"
+expect "gui --compare one file" 2 '\--compare needs at least two files|built without the GUI' -- gui --compare "$samples/strategy_search.ein"
+expect "gui --compare a missing file" 2 'no such file|built without the GUI' -- gui --compare "$samples/strategy_search.ein" "$tmp/none.ein"
 expect "missing file" 2 'no such file' -- render "$tmp/none.ein" -o "$tmp/a.svg"
 expect "unknown tensor" 2 "no tensor 'Q' in the program \(it has .*W\^\{SS\}" -- render "$samples/placements_2x2.ein" --tensor Q -o "$tmp/a.svg"
 expect "statement out of range" 2 'statement 99 is out of range: the program has 6 statements' -- render "$samples/placements_2x2.ein" --statement 99 -o "$tmp/a.svg"

@@ -8,6 +8,7 @@
 #include "tests/read_file.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -733,4 +734,115 @@ TEST_CASE("gui: the totals panel shows time, traffic and the memory bar against 
     CHECK(img.count(weights) > 1000);
     CHECK(img.count(gradients) > 1000);
     CHECK(img.count(optimizer) > 10 * opt3);
+}
+
+TEST_CASE("gui: the compare panel searches on a worker thread and shows a candidate's plan") {
+    // The panel's row colours (render/gui/panel_compare.cpp): the best, the candidate shown.
+    const render::Color best_row{200, 236, 200}, shown_row{252, 228, 160};
+    const auto dir = out_dir("compare");
+    const auto file = std::string(SHARDSCOPE_SAMPLES_DIR) + "/strategy_search.ein";
+    // The command line's ranking of the same search (`plan` with the preset's HBM prunes what
+    // does not fit; the panel puts what fits first).
+    REQUIRE(run_shardscope("plan " + quote(file) + " --devices 1024 --hbm 80GB --json",
+                           dir / "plan.json") == 0);
+    const auto plan = nlohmann::json::parse(test::read_file(dir / "plan.json"));
+    REQUIRE(plan["candidates"].size() >= 2);
+    const std::string best = plan["candidates"][0]["mesh_text"];
+    const std::string second = plan["candidates"][1]["mesh_text"];
+    const std::string why = plan["candidates"][1]["why"];
+
+    const auto png = dir / "compare.png", before = dir / "before.txt", after = dir / "after.txt",
+               mid = dir / "mid.txt";
+    const auto out = gui_script(dir, "--panel compare --size 1400x900 " + quote(file),
+                                "search:1024;dump:" + mid.string() +
+                                    ";wait-search;wait;dump:" + before.string() +
+                                    ";candidate:2;wait;wait;dump:" + after.string() + ";wait",
+                                png);
+    auto panel = [](const std::string& dump) {
+        const auto at = dump.find("Strategy search over");
+        return at == std::string::npos ? std::string() : dump.substr(at);
+    };
+    // The frame after Search is pressed: the window draws while the search runs (a worker
+    // thread), with its progress.
+    const auto m = panel(test::read_file(mid));
+    CHECK((m.find("meshes checked") != std::string::npos ||
+           m.find("searching: enumerating the meshes") != std::string::npos));
+    const auto b = panel(test::read_file(before));
+    REQUIRE(!b.empty());
+    CHECK(b.find("1024 devices over dp, fsdp, tp: ") != std::string::npos);
+    CHECK(b.find("meshes checked") == std::string::npos);
+    CHECK(b.find("#1 best") != std::string::npos);
+    // The best row first, then #2, with the explanation the command line gives.
+    const auto r1 = b.find("#1 best"), r2 = b.find("#2");
+    CHECK(r1 < r2);
+    CHECK(b.find(best, r1) < b.find(second, r1 + 1));
+    CHECK(b.find("#2 " + second + ": " + why.substr(0, 20)) != std::string::npos);
+    CHECK(b.find("The other panels show") == std::string::npos);
+    // The candidate clicked: the file re-checked at its mesh, 64 devices.
+    const auto a = panel(test::read_file(after));
+    CHECK(a.find("The other panels show candidate #2 (" + second + ")") != std::string::npos);
+    CHECK(a.find("It loses to #1: " + why.substr(0, 20)) != std::string::npos);
+    CHECK(out.find("compare: ") != std::string::npos);
+    CHECK(out.find(", best " + best + "; shown #2 at ") != std::string::npos);
+    CHECK(out.find("(1024 devices)") != std::string::npos);
+    auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    CHECK(img.count(best_row) > 2000);
+    CHECK(img.count(shown_row) > 2000);
+}
+
+TEST_CASE("gui: the compare panel with gui --compare: files ranked, a click opens one") {
+    const render::Color best_row{200, 236, 200}, shown_row{252, 228, 160};
+    const auto dir = out_dir("compare_files");
+    // samples/strategy_search.ein at two meshes of 64 devices, and one with an error.
+    auto at_mesh = [&](const std::string& mesh, const std::string& name, const std::string& tail) {
+        std::istringstream in(
+            test::read_file(fs::path(SHARDSCOPE_SAMPLES_DIR) / "strategy_search.ein"));
+        std::string out, line;
+        while (std::getline(in, line))
+            if (line.rfind("expect ", 0) != 0)
+                out += (line.rfind("mesh ", 0) == 0 ? "mesh " + mesh : line) + "\n";
+        std::ofstream(dir / name) << out << tail;
+        return (dir / name).string();
+    };
+    const auto tp = at_mesh("dp=8 fsdp=1 tp=8", "tp.ein", "");
+    const auto fsdp = at_mesh("dp=1 fsdp=64 tp=1", "fsdp.ein", "");
+    const auto bad = at_mesh("dp=8 fsdp=1 tp=8", "bad.ein", "z = q_{\n");
+    // The command line's ranking of the same files.
+    run_shardscope("check -q --compare " + quote(fsdp) + " " + quote(tp) + " " + quote(bad),
+                   dir / "check.txt");
+    const auto check = test::read_file(dir / "check.txt");
+    REQUIRE(check.find("#1 (best)") != std::string::npos);
+    const std::string head = "#2 " + fsdp + " loses to #1 " + tp + ": ";
+    const auto loses = check.find(head);
+    REQUIRE(loses != std::string::npos);
+    const auto why = check.substr(loses + head.size(), 30);
+
+    const auto png = dir / "files.png", before = dir / "before.txt", after = dir / "after.txt";
+    const auto out = gui_script(
+        dir, "--panel compare --compare " + quote(fsdp) + " " + quote(tp) + " " + quote(bad),
+        "dump:" + before.string() + ";compared-file:1;wait;wait;dump:" + after.string() + ";wait",
+        png);
+    auto panel = [](const std::string& dump) {
+        const auto at = dump.find("Files compared (3)");
+        return at == std::string::npos ? std::string() : dump.substr(at);
+    };
+    const auto b = panel(test::read_file(before));
+    REQUIRE(!b.empty());
+    // Best first (tp.ein), then fsdp.ein with check --compare's reason, the file with errors
+    // last and not ranked.
+    const auto r1 = b.find("#1 best"), r2 = b.find("| #2 |"), r3 = b.find("not ranked");
+    CHECK(r1 < r2);
+    CHECK(r2 < r3);
+    CHECK(r3 != std::string::npos);
+    CHECK(b.find("| tp.ein |", r1) < r2);
+    CHECK(b.find("| fsdp.ein |", r2) < r3);
+    CHECK(b.find("#2 fsdp.ein: " + why) != std::string::npos);
+    // The first file given opened first; clicking the best opens it.
+    CHECK(out.find("title: tp.ein") != std::string::npos);
+    auto img = test::load_png(png.string());
+    REQUIRE(img.ok());
+    // The best row is the open one now: amber over green.
+    CHECK(img.count(shown_row) > 2000);
+    CHECK(img.count(best_row) < 100);
 }
