@@ -5,6 +5,7 @@
 // parse(print(ast)) == ast holds for the canonical printer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -164,19 +165,40 @@ struct Equation {
 
 /// One arrow of a chain and the layout it moves to. A collective label
 /// (`\xrightarrow{all-gather}`) becomes `expect`; any other label is kept as text.
+/// On a chain of products, `to` is the side's moved factor and `with` its other factors.
 struct ChainStep {
     std::optional<Expect> expect;
     std::string label;
     TensorRef to;
+    std::vector<TensorRef> with; ///< the side's other factors, in written order
     bool operator==(const ChainStep&) const = default;
 };
 
-/// `x_{bsd} -> x_{(rc)sd} -> x_{r_0 c s d}`.
+/// `x_{bsd} -> x_{(rc)sd} -> x_{r_0 c s d}`, or a chain of products written for context
+/// (`W^0_{r'_0 f d'} x_{b r_0 t d'} -> W^0_{r'_0 f d'} x_{b s d'}`): every side is the same
+/// product, and the chain moves one factor, the one at position `moved` (the first whose
+/// layout changes; the parser chooses it). `from` and every step's `to` are that factor;
+/// `with` holds the others. A product implies no contraction: a chain only changes layouts.
 struct Chain {
     TensorRef from;
+    std::vector<TensorRef> with; ///< the first side's other factors, in written order
     std::vector<ChainStep> steps;
+    std::size_t moved = 0; ///< the moved factor's position on every side (0: a single tensor)
+    bool product() const { return !with.empty(); }
     bool operator==(const Chain&) const = default;
 };
+
+/// A chain side's factors in written order: `with` with `moved` inserted at its position.
+inline std::vector<const TensorRef*>
+chain_side(const TensorRef& moved_ref, const std::vector<TensorRef>& with, std::size_t moved) {
+    std::vector<const TensorRef*> out;
+    out.reserve(with.size() + 1);
+    for (std::size_t i = 0; i <= with.size(); ++i) {
+        if (i == std::min(moved, with.size())) out.push_back(&moved_ref);
+        if (i < with.size()) out.push_back(&with[i]);
+    }
+    return out;
+}
 
 /// One mesh axis declaration; `named` is false for `mesh 2x4` (axes "0", "1").
 struct MeshAxisDecl {
@@ -299,8 +321,7 @@ struct EndDecl {
 /// One statement of a program. `comment` is a trailing comment on the same line.
 struct Statement {
     std::variant<MeshDecl, DimDecl, SplitDecl, DtypeDecl, TensorDecl, HwDecl, LinkDecl, FnDecl,
-                 Expect, Equation, Chain, ParamDecl, TrainDecl,
-                 RepeatDecl, EndDecl>
+                 Expect, Equation, Chain, ParamDecl, TrainDecl, RepeatDecl, EndDecl>
         node;
     std::string comment;
     SourceRange range;

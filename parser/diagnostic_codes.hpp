@@ -128,6 +128,8 @@ namespace shardscope {
     X(S131, Note, "References (S1xx)", "`:=`/`+=` updates a program input") \
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
+    X(S141, Error, "References (S1xx)", "the sides of a chain of products list different tensors (a chain moves tensors; it computes nothing)") \
+    X(S142, Error, "References (S1xx)", "a chain of products in which a second tensor changes (a chain moves one tensor; the other factors are context)") \
     X(S150, Error, "References (S1xx)", "a layer index sharded over a mesh axis (`repeat l_{pp}=N`, pipeline parallelism): not yet supported") \
     X(S151, Error, "References (S1xx)", "a tensor a `repeat` body carries from layer to layer is not defined before the block") \
     X(S152, Error, "References (S1xx)", "a carried tensor leaves the `repeat` body in another layout than it entered with") \

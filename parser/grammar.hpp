@@ -347,10 +347,14 @@ struct assign_op : sor<TAO_PEGTL_STRING(":="), TAO_PEGTL_STRING("+="), one<'='>>
 struct rhs : expr {};
 struct equation : seq<assign_op, sp, need<rhs>> {};
 struct chain_target : tensor_ref {};
-struct chain_step : seq<arrow, sp, need<chain_target>> {};
-struct chain : seq<chain_step, star<sp, chain_step>> {};
+/// A further factor of a chain side that is a product (`W^0_{r'_0 f d'} x_{b r_0 t d'}`).
+struct chain_factor : tensor_ref {};
+/// chain_step := arrow tensor_ref tensor_ref*
+struct chain_step : seq<arrow, sp, need<chain_target>, star<sp, when<alpha, chain_factor>>> {};
+/// chain := tensor_ref* chain_step+       (after the statement's first tensor_ref)
+struct chain : seq<star<when<alpha, chain_factor>, sp>, chain_step, star<sp, chain_step>> {};
 struct ref_tail : sor<equation, chain> {};
-/// ref_statement := tensor_ref (assign_op expr | (arrow tensor_ref)+)
+/// ref_statement := tensor_ref (assign_op expr | tensor_ref* (arrow tensor_ref+)+)
 struct ref_statement : seq<tensor_ref, sp, need<ref_tail>> {};
 
 /// A declaration keyword commits only when no assignment follows (`dim = ...` is a tensor).
@@ -454,9 +458,9 @@ struct repeat_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("repeat")>, need<repeat_index
                          need<mesh_eq>, sp, need<repeat_count>, opt<sp, repeat_reverse>> {};
 struct end_decl : seq<TAO_PEGTL_KEYWORD("end"), sp, at<eof>> {};
 
-struct declaration : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl,
-                         link_decl, fn_decl, param_decl, train_decl, expect_decl,
-                         repeat_decl, end_decl> {};
+struct declaration
+    : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl, link_decl, fn_decl,
+          param_decl, train_decl, expect_decl, repeat_decl, end_decl> {};
 struct statement_body : sor<declaration, ref_statement> {};
 
 /// trailing := '.' | ','        (LaTeX sentence punctuation after a displayed equation)

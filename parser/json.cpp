@@ -109,14 +109,28 @@ struct StatementJson {
         return {{"type", "equation"}, {"lhs", to_json(e.lhs)}, {"op", op}, {"rhs", to_json(e.rhs)}};
     }
     json operator()(const ast::Chain& c) const {
+        // A chain of products: each side's factors in written order ("product"), and the
+        // position of the moved one ("moved"); "from" and "to" are that factor.
+        auto side = [&](const ast::TensorRef& moved, const std::vector<ast::TensorRef>& with) {
+            json factors = json::array();
+            for (const auto* r : ast::chain_side(moved, with, c.moved))
+                factors.push_back(to_json(*r));
+            return factors;
+        };
         json steps = json::array();
         for (const auto& s : c.steps) {
             json step = {{"to", to_json(s.to)}};
+            if (c.product()) step["product"] = side(s.to, s.with);
             if (s.expect) step["expect"] = expect_json(*s.expect);
             if (!s.label.empty()) step["label"] = s.label;
             steps.push_back(step);
         }
-        return {{"type", "chain"}, {"from", to_json(c.from)}, {"steps", steps}};
+        json out = {{"type", "chain"}, {"from", to_json(c.from)}, {"steps", steps}};
+        if (c.product()) {
+            out["product"] = side(c.from, c.with);
+            out["moved"] = c.moved;
+        }
+        return out;
     }
 };
 

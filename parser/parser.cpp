@@ -119,7 +119,7 @@ using KeptRules = flat::Kept<
     g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
     g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group,
     g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial, g::bracket_list,
-    g::partial_marker, g::tensor_ref, g::chain_target,
+    g::partial_marker, g::tensor_ref, g::chain_target, g::chain_factor,
     // expressions
     g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num,
     g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign,
@@ -538,16 +538,46 @@ private:
             eq.rhs = expr(*tail.children.at(1));
             return eq;
         }
+        // Every side as written: its factors (one, or a product written for context).
+        std::vector<std::vector<ast::TensorRef>> sides(1);
+        sides[0].push_back(std::move(lhs));
         ast::Chain chain;
-        chain.from = std::move(lhs);
         for (std::size_t i = 1; i < n.children.size(); ++i) {
-            const Node& step = *n.children[i];
+            const Node& c = *n.children[i];
+            if (c.is_type<g::chain_factor>()) {
+                sides[0].push_back(tensor_ref(c));
+                continue;
+            }
             ast::ChainStep cs;
-            const Node& arrow = *step.children.at(0);
+            const Node& arrow = *c.children.at(0);
             if (arrow.is_type<g::xrightarrow>()) arrow_label(arrow, cs);
-            cs.to = tensor_ref(*step.children.at(1));
+            sides.emplace_back();
+            for (std::size_t k = 1; k < c.children.size(); ++k)
+                sides.back().push_back(tensor_ref(*c.children[k]));
             chain.steps.push_back(std::move(cs));
         }
+        // The moved factor: the first position whose factor changes between two sides (the
+        // checker reports sides that differ otherwise).
+        std::size_t width = sides[0].size();
+        for (const auto& side : sides)
+            width = std::min(width, side.size());
+        bool found = false;
+        for (std::size_t p = 0; p < width && !found; ++p)
+            for (std::size_t k = 1; k < sides.size() && !found; ++k)
+                if (!(sides[k][p] == sides[k - 1][p])) {
+                    chain.moved = p;
+                    found = true;
+                }
+        auto take = [&](std::vector<ast::TensorRef>& side, ast::TensorRef& moved,
+                        std::vector<ast::TensorRef>& with) {
+            const auto at = static_cast<std::ptrdiff_t>(chain.moved);
+            moved = std::move(side[chain.moved]);
+            side.erase(side.begin() + at);
+            with = std::move(side);
+        };
+        take(sides[0], chain.from, chain.with);
+        for (std::size_t k = 0; k < chain.steps.size(); ++k)
+            take(sides[k + 1], chain.steps[k].to, chain.steps[k].with);
         return chain;
     }
 

@@ -333,9 +333,16 @@ struct StatementPrinter {
         return out;
     }
     std::string operator()(const ast::Chain& c) const {
-        std::string out = ref_text(c.from, unicode);
+        // A side that is a product prints its factors in written order, one space apart.
+        auto side = [&](const ast::TensorRef& moved, const std::vector<ast::TensorRef>& with) {
+            std::string text;
+            for (const auto* r : ast::chain_side(moved, with, c.moved))
+                text += (text.empty() ? "" : " ") + ref_text(*r, unicode);
+            return text;
+        };
+        std::string out = side(c.from, c.with);
         for (const auto& s : c.steps)
-            out += " " + arrow_text(s, unicode) + " " + ref_text(s.to, unicode);
+            out += " " + arrow_text(s, unicode) + " " + side(s.to, s.with);
         return out;
     }
 };

@@ -62,7 +62,8 @@ void for_each_index(const Expr& e, F&& f) {
 }
 
 /// Calls f(const TensorRef&) for every tensor reference of an equation (left-hand side
-/// first) or a chain; other statements have none.
+/// first) or a chain (its moved tensor side by side, then a product's other factors side by
+/// side); other statements have none.
 template <typename F>
 void for_each_ref(const Statement& s, F&& f) {
     if (const auto* eq = std::get_if<Equation>(&s.node)) {
@@ -72,6 +73,11 @@ void for_each_ref(const Statement& s, F&& f) {
         f(ch->from);
         for (const auto& st : ch->steps)
             f(st.to);
+        for (const auto& r : ch->with)
+            f(r);
+        for (const auto& st : ch->steps)
+            for (const auto& r : st.with)
+                f(r);
     }
 }
 

@@ -1641,8 +1641,59 @@ Evaluator::atoms(const std::vector<Dim>& dims,
     return out;
 }
 
+bool Evaluator::product_sides(const ast::Chain& ch) {
+    bool product = ch.product();
+    for (const auto& st : ch.steps)
+        product |= !st.with.empty();
+    if (!product) return true;
+    // A chain of products (`W^0 x -> W^0 x'`) moves one factor; the others are context, written
+    // on every side as they are. A product implies no contraction (NOTATION.md section 4).
+    const auto key = [](const ast::TensorRef& r) { return parser::tensor_key(r.name, r.label); };
+    const auto first = ast::chain_side(ch.from, ch.with, ch.moved);
+    const auto at = std::min(ch.moved, ch.with.size());
+    auto prev = first;
+    for (const auto& st : ch.steps) {
+        const auto side = ast::chain_side(st.to, st.with, ch.moved);
+        if (side.size() != first.size()) {
+            const auto tensors = [](std::size_t n) {
+                return std::to_string(n) + (n == 1 ? " tensor" : " tensors");
+            };
+            error("S141", side.back()->range,
+                  "this side of the chain has " + tensors(side.size()) + ", the first side " +
+                      tensors(first.size()) + ": every side of a chain lists the same tensors",
+                  "write the first side's tensors on every side, in the same order (a chain "
+                  "only moves tensors; compute a product with an equation, y = W x)");
+            return false;
+        }
+        for (std::size_t p = 0; p < side.size(); ++p) {
+            if (key(*side[p]) != key(*first[p])) {
+                error("S141", side[p]->range,
+                      "this side of the chain has " + key(*side[p]) + " where the first side has " +
+                          key(*first[p]) + ": every side of a chain lists the same tensors",
+                      "write the first side's tensors on every side, in the same order (a chain "
+                      "only moves tensors; compute a product with an equation, y = W x)");
+                return false;
+            }
+            if (p != at && !(*side[p] == *prev[p])) {
+                error("S142", side[p]->range,
+                      key(*side[p]) + " changes here, and the chain already moves " + key(ch.from) +
+                          ": a chain of products moves one tensor, the other factors are written "
+                          "as they are, for context",
+                      "move " + key(*side[p]) + " in a chain of its own");
+                return false;
+            }
+        }
+        prev = side;
+    }
+    // The context factors must be valid occurrences (axes, ranges); they move nothing.
+    for (const auto* r : first)
+        if (r != &ch.from && !written(*r)) return false;
+    return true;
+}
+
 std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRange&,
                                       std::vector<std::vector<std::string>>& step_collectives) {
+    if (!product_sides(ch)) return std::nullopt;
     auto cur = use(ch.from);
     if (!cur) return std::nullopt;
     // Splits learned from groups: x_{bsd} -> x_{(rc)sd} says b = (r c).

@@ -220,6 +220,9 @@ public:
     std::vector<IndexId> atoms(const std::vector<Dim>& dims,
                                const std::map<IndexId, std::vector<IndexId>>& learned) const;
 
+    /// A chain of products: every side lists the same tensors, and only the moved one changes
+    /// (S141, S142). True for a chain of single tensors.
+    bool product_sides(const ast::Chain& ch);
     std::optional<Value> chain(const ast::Chain& ch, const ast::SourceRange&,
                                std::vector<std::vector<std::string>>& step_collectives);
 

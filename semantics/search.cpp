@@ -157,6 +157,12 @@ ProgramFacts facts_of(const ast::Program& program, const std::vector<std::string
                     f.ref(n.from);
                     for (const auto& st : n.steps)
                         f.ref(st.to);
+                    // A chain of products: the context factors are references too.
+                    for (const auto& r : n.with)
+                        f.ref(r);
+                    for (const auto& st : n.steps)
+                        for (const auto& r : st.with)
+                            f.ref(r);
                 } else if constexpr (std::is_same_v<T, ast::SplitDecl>) {
                     f.index(n.from);
                     for (const auto& p : n.parts)

@@ -573,7 +573,7 @@ TEST_CASE("property: random einsums on random meshes verify (random f32 and exac
         CHECK_MESSAGE(r.error.empty(), r.text());
         if (!r.error.empty()) continue;
         // One report entry per run: a repeat's body once per layer.
-    REQUIRE_MESSAGE(r.report.statements.size() == exec::schedule(r.c.plan).size(), r.text());
+        REQUIRE_MESSAGE(r.report.statements.size() == exec::schedule(r.c.plan).size(), r.text());
         const bool nonlinear = src.find("relu") != std::string::npos ||
                                src.find("tanh") != std::string::npos ||
                                src.find("softmax") != std::string::npos;
@@ -975,7 +975,8 @@ TEST_CASE(
 
 TEST_CASE("broken plan: without its all-gather the run fails (a FAIL or an ExecError)") {
     for (const std::string src : {"mesh 4\ndim i=8 j=4 k=4\nz_{ik} = x_{i_0 j} y_{jk}\n",
-                                  "mesh 4\ndim i=8 j=4\nx_{i_0 j} -> x_{ij}\n"}) {
+                                  "mesh 4\ndim i=8 j=4\nx_{i_0 j} -> x_{ij}\n",
+                                  "mesh 4\ndim i=8 j=4 k=4\nW_{jk} x_{i_0 j} -> W_{jk} x_{ij}\n"}) {
         CAPTURE(src);
         check_all_pass(run_src(src));
         auto c = check_src(src);
@@ -1160,6 +1161,22 @@ TEST_CASE("constructs: chains (redistributions, splits and groups)") {
         CHECK_MESSAGE(ran(r.statement(0)) == "none", r.text());
         CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
         CHECK_MESSAGE(ran(r.statement(2)) == "all-reduce(0)", r.text());
+    }
+    SUBCASE("a chain of products: the notation post's sequence-parallel step moves x only") {
+        const auto r = run_both("mesh 2\ndim b=2 s=8 d=4 e=8\nsplit s -> r t\nsplit e -> r' f\n"
+                                "W^0_{r'_0 f d'} x_{b r_0 t d'} \\xrightarrow{all-gather} "
+                                "W^0_{r'_0 f d'} x_{b s d'}\n"
+                                "y_{b s r'_0 f} = W^0_{r'_0 f d'} x_{b s d'}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-gather(0)", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+        CHECK_MESSAGE(r.statement(0).target == "x", r.text());
+    }
+    SUBCASE("a chain of products over two arrows, the moved tensor first") {
+        const auto r = run_both("mesh 2x2\ndim i=8 j=4 k=6\n"
+                                "x_{i_0 j_1} W_{jk} -> x_{i j_1} W_{jk} -> x_{i_1 j} W_{jk}\n"
+                                "z_{i_1 k} = x_{i_1 j} W_{jk}\n");
+        CHECK_MESSAGE(r.statement(0).target == "x", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
     }
     SUBCASE("a sharded group unsharded: FSDP weight gather on a 2-D mesh") {
         const auto r = run_both("mesh 2x4\ndim d=8 m=4\nsplit d -> t e\nsplit m -> g n\n"

@@ -343,6 +343,25 @@ TEST_CASE("rules: chains of statements, reshapes, updates and accumulators") {
     verify_gradients("t.ein", "mesh 2\nh_{i j_0} = x_{ik} w_{k j_0}\nz = h_{i j_0} h_{i j_0}\n");
 }
 
+TEST_CASE("a chain of products: the backward reverses the moved tensor's chain only") {
+    // The notation post's sequence-parallel step: x is all-gathered, W^0 is context.
+    const auto r = verify_gradients(
+        "t.ein", "mesh 2\ndim b=2 s=8 d=4 e=8\nsplit s -> r t\nsplit e -> r' f\n"
+                 "W^0_{r'_0 f d'} x_{b r_0 t d'} \\xrightarrow{all-gather} W^0_{r'_0 f d'} "
+                 "x_{b s d'}\n"
+                 "y_{b s r'_0 f} = W^0_{r'_0 f d'} x_{b s d'}\n");
+    bool found = false;
+    for (const auto& s : r.statements) {
+        if (s.text.find("->") == std::string::npos) continue;
+        CAPTURE(s.text);
+        CHECK(s.text.rfind("gx", 0) == 0);
+        CHECK(s.text.find("W") == std::string::npos); // the backward chain is of gx alone
+        CHECK(collectives_of(r, s) == std::vector<std::string>{"reduce-scatter(0)"});
+        found = true;
+    }
+    CHECK_MESSAGE(found, r.text);
+}
+
 TEST_CASE("renamed indices avoid the program's own (a split part keeps its range)") {
     // r is contracted inside tanh; r' is another index (a split part of e) elsewhere.
     const std::string src = "mesh 2\ndim s=8 e=12\nsplit s -> r t\nsplit e -> r' f\n"

@@ -1,6 +1,7 @@
 // One TEST_CASE per construct of NOTATION.md sections 2-5 and 7, with a SUBCASE per spelling.
 // Every check looks at the AST fields the construct should produce, not only at "no error".
 #include "helpers.hpp"
+#include "parser/json.hpp"
 
 #include <doctest/doctest.h>
 
@@ -893,6 +894,82 @@ TEST_CASE("statements: chains") {
         REQUIRE(c.steps.size() == 2);
         CHECK_FALSE(c.steps[0].expect.has_value());
         CHECK(c.steps[1].expect.has_value());
+    }
+}
+
+TEST_CASE("statements: chains of products (the notation post's sequence-parallel step)") {
+    const std::string blog = "W^0_{r'_0 f d'} x_{b r_0 t d'} \\xrightarrow{all-gather} "
+                             "W^0_{r'_0 f d'} x_{b s d'}";
+    SUBCASE("the moved factor is the one that changes; the others are context") {
+        const auto c = parse_as<ast::Chain>(blog);
+        CHECK(c.product());
+        CHECK(c.moved == 1);
+        CHECK(c.from.name == "x");
+        CHECK(dim_names(c.from) == Strings{"b", "r", "t", "d"});
+        REQUIRE(c.with.size() == 1);
+        CHECK(c.with[0].name == "W");
+        CHECK(c.with[0].label == "0");
+        REQUIRE(c.steps.size() == 1);
+        CHECK(c.steps[0].to.name == "x");
+        CHECK(dim_names(c.steps[0].to) == Strings{"b", "s", "d"});
+        REQUIRE(c.steps[0].with.size() == 1);
+        CHECK(c.steps[0].with[0] == c.with[0]);
+        REQUIRE(c.steps[0].expect.has_value());
+        CHECK(c.steps[0].expect->collectives.at(0).kind == ast::CollectiveKind::AllGather);
+        // Written order is kept: the factors of each side, W^0 first.
+        const auto side = ast::chain_side(c.from, c.with, c.moved);
+        REQUIRE(side.size() == 2);
+        CHECK(side[0]->name == "W");
+        CHECK(side[1]->name == "x");
+    }
+    SUBCASE("printed in written order, LaTeX and ASCII arrows, and parsed back the same") {
+        const auto s = single_statement(blog);
+        const auto text = parser::print(s);
+        CHECK(text == "W^0_{r'_0 f d'} x_{b r_0 t d'} \\xrightarrow{all-gather} W^0_{r'_0 f d'} "
+                      "x_{bsd'}");
+        CHECK(single_statement(text) == s);
+        const auto ascii = parse_as<ast::Chain>("W^0_{r'_0 f d'} x_{b r_0 t d'} -> W^0_{r'_0 f d'} "
+                                                "x_{b s d'}");
+        CHECK(ascii.moved == 1);
+        CHECK(ascii.from == parse_as<ast::Chain>(blog).from);
+        CHECK_FALSE(ascii.steps[0].expect.has_value());
+    }
+    SUBCASE("the moved factor first, and several arrows") {
+        const auto c =
+            parse_as<ast::Chain>("x_{i_0 j} W_{jk} -> x_{ij} W_{jk} -> x_{i j_0} W_{jk}");
+        CHECK(c.moved == 0);
+        CHECK(c.from.name == "x");
+        REQUIRE(c.steps.size() == 2);
+        CHECK(dim_names(c.steps[1].to) == Strings{"i", "j"});
+        CHECK(axis_names(c.steps[1].to.dims[1].parts[0].axes) == Strings{"0"});
+        CHECK(c.steps[1].with.at(0).name == "W");
+    }
+    SUBCASE("sides that differ parse (the checker reports them: S141, S142)") {
+        const auto c = parse_as<ast::Chain>("W_{ik} x_{k_0 j} -> y_{ij}");
+        CHECK(c.moved == 0);
+        CHECK(c.from.name == "W");
+        CHECK(c.with.size() == 1);
+        CHECK(c.steps[0].with.empty());
+        const auto two = parse_as<ast::Chain>("W_{i_0 k} x_{k_0 j} -> W_{ik} x_{kj}");
+        CHECK(two.moved == 0);
+        CHECK(two.with.at(0).name == "x");
+    }
+    SUBCASE("a single-tensor chain is no product") {
+        const auto c = parse_as<ast::Chain>("x_{i_0 j} -> x_{ij}");
+        CHECK_FALSE(c.product());
+        CHECK(c.moved == 0);
+        CHECK(c.steps[0].with.empty());
+    }
+    SUBCASE("parse --json lists each side's factors and the moved position") {
+        const auto j = parser::to_json(single_statement(blog));
+        INFO(j.dump(2));
+        CHECK(j["type"] == "chain");
+        CHECK(j["moved"] == 1);
+        CHECK(j["from"]["name"] == "x");
+        REQUIRE(j["product"].size() == 2);
+        CHECK(j["product"][0]["name"] == "W");
+        CHECK(j["steps"][0]["product"][1]["name"] == "x");
+        CHECK_FALSE(parser::to_json(single_statement("x_{i_0 j} -> x_{ij}")).contains("product"));
     }
 }
 

@@ -103,6 +103,11 @@ TEST_CASE("errors: statements and expressions (P100-P118)") {
         {"x_{ij} -> 3", "P116", 1, 11, 0, "tensor after the arrow"},
         {"x_{ij} -> y_{ij} ->", "P116", 1, 20},
         {"x \\xrightarrow y", "P117", 1, 16, 0, "\\xrightarrow"},
+        // Chains of products: the same positions as single-tensor chains.
+        {"W_{ij} x_{jk} -> W_{ij} 3", "P101", 1, 25, 0, "after the end of the statement"},
+        {"W_{ij} x_{jk} -> 3", "P116", 1, 18, 0, "tensor after the arrow"},
+        {"W_{ij} x_{jk} -> W_{ij} x_{j_0 k} ->", "P116", 1, 37},
+        {"W_{ij} x_{jk} = y", "P102", 1, 8, 0, "expected '='"},
     });
 }
 

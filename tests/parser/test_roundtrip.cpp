@@ -266,10 +266,23 @@ private:
         case 10: {
             ast::Chain c;
             c.from = ref();
+            // One chain in three is a chain of products: the same context factors on every
+            // side, the moved factor among them (the parser takes the first factor that
+            // changes, so the moved one must change somewhere).
+            std::vector<ast::TensorRef> context;
+            if (pick(0, 2) == 0)
+                for (int k = pick(1, 2); k > 0; --k)
+                    context.push_back(ref());
+            c.with = context;
+            c.moved = context.empty() ? 0 : static_cast<std::size_t>(pick(0, int(context.size())));
             const int n = pick(1, 3);
             for (int i = 0; i < n; ++i) {
                 ast::ChainStep st;
                 st.to = ref();
+                for (int tries = 0; i == 0 && st.to == c.from && tries < 10; ++tries)
+                    st.to = ref();
+                if (i == 0 && st.to == c.from) st.to.name += "x";
+                st.with = context;
                 const int kind = pick(0, 3);
                 if (kind == 1) st.expect = expect();
                 if (kind == 2) st.label = "TP matmul";
