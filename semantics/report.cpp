@@ -144,7 +144,8 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
     const char* dim = color ? "\033[2m" : "";
     const char* reset = color ? "\033[0m" : "";
     std::string out;
-    for (const auto& s : plan.statements) {
+    for (std::size_t i = 0; i < plan.statements.size(); ++i) {
+        const auto& s = plan.statements[i];
         out += std::string(bold) + path + ":" + std::to_string(s.range.line) + ": " + s.pretty +
                reset + "\n";
         auto tensor_line = [&](const TensorLayout& t, const char* role) {
@@ -189,6 +190,25 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
             out += std::string("  ") + dim + "alternative: " + alternative_text(a) + "  " +
                    format_seconds(a.time_s) + reset + "\n";
         out += "\n";
+        // A pipelined block's stage-to-stage sends, after its last statement.
+        for (const auto& b : plan.repeats) {
+            if (!b.pipelined() || b.last != i + 1) continue;
+            const auto& axis = plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name;
+            out += std::string(bold) + path + ":" + std::to_string(b.range.line) +
+                   ": pipeline over " + axis + ": " + std::to_string(b.stages) + " stages x " +
+                   std::to_string(b.layers_per_stage()) + " layers, " +
+                   std::to_string(b.microbatches) + " micro-batches, " + b.schedule + reset + "\n";
+            for (const auto& st : b.sends) {
+                char buf[256];
+                const std::string what = "permute(" + axis + ")";
+                std::snprintf(buf, sizeof buf, "    %-18s %-8s %10s", what.c_str(),
+                              st.tensor.c_str(), format_seconds(st.time_s).c_str());
+                out += std::string(buf) + "  " + format_bytes(st.bytes_per_device) + "/device  " +
+                       st.reason + "\n";
+            }
+            if (b.sends.empty()) out += "    no tensor is carried from layer to layer: no sends\n";
+            out += "\n";
+        }
     }
     return out;
 }
