@@ -213,6 +213,42 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
     return out;
 }
 
+namespace {
+
+/// The repeat blocks: each one's line, index, count, and pipeline (null when not pipelined)
+/// with its stage-to-stage sends.
+json repeats_json(const Plan& plan) {
+    json out = json::array();
+    for (const auto& b : plan.repeats) {
+        json pipeline = nullptr;
+        if (b.pipelined()) {
+            json sends = json::array();
+            for (const auto& st : b.sends) {
+                json pairs = json::array();
+                for (const auto& [from, to] : st.pairs)
+                    pairs.push_back({from, to});
+                sends.push_back({{"tensor", st.tensor},
+                                 {"bytes_per_device", st.bytes_per_device},
+                                 {"time_s", st.time_s},
+                                 {"pairs", pairs}});
+            }
+            pipeline = {{"axis", plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name},
+                        {"stages", b.stages},
+                        {"microbatches", b.microbatches},
+                        {"schedule", b.schedule},
+                        {"sends", sends}};
+        }
+        out.push_back({{"line", b.range.line},
+                       {"index", b.index},
+                       {"count", b.count},
+                       {"reverse", b.reverse},
+                       {"pipeline", pipeline}});
+    }
+    return out;
+}
+
+} // namespace
+
 json plan_to_json(const Plan& plan, const std::string& path, const std::vector<std::string>* wrt) {
     json diags = json::array();
     for (const auto& d : plan.diagnostics)
@@ -276,7 +312,8 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
             {"mesh", mesh},
             {"dtype", plan.dtype},
             {"hardware", plan.hardware},
-            {"statements", statements}};
+            {"statements", statements},
+            {"repeats", repeats_json(plan)}};
 }
 
 } // namespace shardscope::semantics

@@ -99,6 +99,14 @@ TEST_CASE("pipeline: the block records its axis, stages, micro-batches, schedule
     CHECK(shown.find("pipeline over pp: 4 stages x 2 layers, 4 micro-batches, gpipe") !=
           std::string::npos);
     CHECK(shown.find("permute(pp)") != std::string::npos);
+    // And so does check --json.
+    const auto j = semantics::plan_to_json(c.plan, "t.ein");
+    REQUIRE(j["repeats"].size() == 1);
+    CHECK(j["repeats"][0]["count"] == 8);
+    CHECK(j["repeats"][0]["pipeline"]["axis"] == "pp");
+    CHECK(j["repeats"][0]["pipeline"]["schedule"] == "gpipe");
+    CHECK(j["repeats"][0]["pipeline"]["sends"][0]["tensor"] == "y");
+    CHECK(j["repeats"][0]["pipeline"]["sends"][0]["pairs"].size() == 6);
     // Defaults: one micro-batch, 1F1B.
     const auto d = checked(layers("repeat l_{pp}=8"));
     CHECK(d.plan.repeats[0].microbatches == 1);
@@ -106,6 +114,7 @@ TEST_CASE("pipeline: the block records its axis, stages, micro-batches, schedule
     // Not pipelined: no axis, no sends.
     const auto u = checked(layers("repeat l=8"));
     CHECK_FALSE(u.plan.repeats[0].pipelined());
+    CHECK(semantics::plan_to_json(u.plan, "t.ein")["repeats"][0]["pipeline"].is_null());
     CHECK(u.plan.repeats[0].sends.empty());
 }
 
