@@ -264,6 +264,22 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
         by_kind[std::string(semantics::step_kind_name(k.kind))] = {{"bytes", k.bytes},
                                                                    {"count", k.count}};
     const auto& m = t.memory;
+    const auto& pp = t.pipeline;
+    nlohmann::json pipeline = nullptr; // not pipelined
+    if (pp.pipelined)
+        pipeline = {{"axis", pp.axis},
+                    {"stages", pp.stages},
+                    {"microbatches", pp.microbatches},
+                    {"layers_per_stage", pp.layers_per_stage},
+                    {"schedule", pp.schedule},
+                    {"stage_time_s", pp.stage_s},
+                    {"microbatch_stage_time_s", pp.microbatch_s},
+                    {"pipeline_time_s", pp.pipeline_s},
+                    {"bubble_time_s", pp.bubble_s},
+                    {"bubble_fraction", pp.bubble_fraction},
+                    {"send_bytes_per_device", pp.send_bytes},
+                    {"sends", pp.send_count},
+                    {"microbatches_in_flight", pp.in_flight}};
     return {{"training", t.training},
             {"hardware", t.hardware},
             {"devices", t.devices},
@@ -286,7 +302,8 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
               {"buffers_bytes", m.buffers},
               {"total_bytes", m.total()},
               {"hbm_bytes", t.hbm_bytes},
-              {"fits", t.fits}}}};
+              {"fits", t.fits}}},
+            {"pipeline", pipeline}};
 }
 
 namespace {

@@ -192,6 +192,35 @@ std::string input_key(const Run& run, const std::string& key) {
 
 template <class T>
 void RankProgram<T>::run(const Run& r) {
+    if (r.block && r.block->pipelined()) {
+        const auto& b = *r.block;
+        if (holds(b, r.layer)) {
+            tape_.before(r, state_);
+            run_ = &r;
+            try {
+                run(r.statement);
+            } catch (...) {
+                run_ = nullptr;
+                throw;
+            }
+            run_ = nullptr;
+            tape_.after(r, state_);
+        } else {
+            inputs_.clear(); // another stage's layer: nothing runs here
+            executed_.clear();
+        }
+        // After a stage's last layer (in the block's direction), its sends; after the block,
+        // its output to every stage.
+        if (!r.last) return;
+        const auto stage = b.stage_of(r.layer);
+        const bool ends_stage = b.reverse ? r.layer % b.layers_per_stage() == 0
+                                          : (r.layer + 1) % b.layers_per_stage() == 0;
+        if (r.final)
+            pipeline_output(b, stage);
+        else if (ends_stage)
+            pipeline_send(b, stage);
+        return;
+    }
     tape_.before(r, state_);
     run_ = &r;
     try {
@@ -202,6 +231,111 @@ void RankProgram<T>::run(const Run& r) {
     }
     run_ = nullptr;
     tape_.after(r, state_);
+}
+
+template <class T>
+const semantics::TensorLayout* RankProgram<T>::stored_layout(const semantics::RepeatBlock& b,
+                                                             const std::string& key) const {
+    const semantics::TensorLayout* out = nullptr;
+    for (std::size_t j = b.first; j < b.last && j < plan_.statements.size(); ++j)
+        if (plan_.statements[j].target == key) out = &plan_.statements[j].result;
+    return out;
+}
+
+template <class T>
+void RankProgram<T>::pipeline_send(const semantics::RepeatBlock& b, std::int64_t stage) {
+    const int me = comm_.rank();
+    const auto axis = static_cast<std::size_t>(b.axis);
+    for (const auto& st : b.sends) {
+        const auto* layout = stored_layout(b, st.tensor);
+        if (!layout)
+            throw ExecError("internal: the pipeline sends " + st.tensor +
+                            ", which its block does not store");
+        // The communicators' permute is a permutation of the ranks: a receiver sends its
+        // (unused) buffer back to its sender, so each pair is a swap.
+        int to = me, from = me;
+        bool sender = false, receiver = false;
+        for (const auto& [src, dst] : st.pairs) {
+            if (mesh_.coords(static_cast<int>(src)).at(axis) != stage) continue;
+            if (src == me) {
+                to = from = static_cast<int>(dst);
+                sender = true;
+            }
+            if (dst == me) {
+                to = from = static_cast<int>(src);
+                receiver = true;
+            }
+        }
+        if (sender && receiver)
+            throw ExecError("internal: rank " + std::to_string(me) + " both sends and receives " +
+                            st.tensor + " after stage " + std::to_string(stage));
+        const auto shape = local_shape(*layout, mesh_, coords_);
+        const auto labels = labels_.labels_at(*layout);
+        const std::int64_t count = elements(shape);
+        Tensor<T> recv = ops_.zeros(shape, labels);
+        const Tensor<T> nothing = ops_.zeros(shape, labels);
+        const Tensor<T>* send = &nothing; // a receiver sends zeros back
+        auto it = state_.find(st.tensor);
+        if (sender) {
+            if (it == state_.end())
+                throw ExecError("internal: stage " + std::to_string(stage) + " sends " + st.tensor +
+                                ", which rank " + std::to_string(me) + " has not computed");
+            send = &it->second.local;
+        }
+        // M micro-batches, each 1/M of the block (the last one the rest).
+        const auto m = std::max<std::int64_t>(b.microbatches, 1);
+        const std::int64_t part = (count + m - 1) / m;
+        double sent = 0;
+        for (std::int64_t k = 0; k < m; ++k) {
+            const std::int64_t at = std::min(count, k * part);
+            const std::int64_t n = std::min(count, at + part) - at;
+            if (n <= 0) continue;
+            comm_.world().permute(ops_.buffer(*send) + at, ops_.writable(recv) + at,
+                                  static_cast<std::size_t>(n), dtype_of<T>(), to, from);
+            if (sender) sent += static_cast<double>(n) * sizeof(T);
+        }
+        const double planned = static_cast<double>(m) * st.bytes_per_device /
+                               std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T));
+        if (sender && std::abs(sent - planned) > 1e-9 * std::max(planned, 1.0))
+            throw ExecError("internal: the pipeline's send of " + st.tensor + " moved " +
+                            std::to_string(sent) + " bytes on rank " + std::to_string(me) +
+                            ", the plan " + std::to_string(planned));
+        if (receiver) state_.insert_or_assign(st.tensor, Stored{std::move(recv), *layout});
+    }
+}
+
+template <class T>
+void RankProgram<T>::pipeline_output(const semantics::RepeatBlock& b, std::int64_t stage) {
+    broadcast_stage(b, b.defines, stage);
+    // After a reverse block the forward block's last layer's values are back: its last
+    // stage's ranks saved them.
+    if (b.reverse && b.forward >= 0 && static_cast<std::size_t>(b.forward) < plan_.repeats.size()) {
+        const auto& f = plan_.repeats[static_cast<std::size_t>(b.forward)];
+        tape_.restore_last(b, state_);
+        if (f.pipelined()) broadcast_stage(f, f.defines, f.stage_of(f.count - 1));
+    }
+}
+
+template <class T>
+void RankProgram<T>::broadcast_stage(const semantics::RepeatBlock& b,
+                                     const std::vector<std::string>& keys, std::int64_t stage) {
+    const bool owner = coords_.at(static_cast<std::size_t>(b.axis)) == stage;
+    Group& g = comm_.axis(b.axis);
+    for (const auto& key : keys) {
+        const auto* layout = stored_layout(b, key);
+        if (!layout) continue;
+        const auto shape = local_shape(*layout, mesh_, coords_);
+        Tensor<T> x = ops_.zeros(shape, labels_.labels_at(*layout));
+        if (owner) {
+            auto it = state_.find(key);
+            if (it == state_.end())
+                throw ExecError("internal: the pipeline's last stage has not computed " + key);
+            x = std::move(it->second.local);
+        }
+        const auto count = static_cast<std::size_t>(elements(shape));
+        if (count > 0) g.all_reduce(ops_.writable(x), count, dtype_of<T>(), ReduceOp::Sum);
+        state_.insert_or_assign(key, Stored{std::move(x), *layout});
+    }
 }
 
 template <class T>

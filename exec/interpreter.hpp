@@ -69,6 +69,12 @@ public:
         }
     }
 
+    /// After reverse block `b`: the forward block's last layer's values, where this rank
+    /// saved them (a pipelined forward block: the ranks of its last stage).
+    void restore_last(const semantics::RepeatBlock& b, State& state) const {
+        restore(b, b.count - 1, state);
+    }
+
 private:
     /// Puts back layer `layer` of the forward block that reverse block `b` reads.
     void restore(const semantics::RepeatBlock& b, std::int64_t layer, State& state) const {
@@ -94,8 +100,17 @@ public:
 
     /// Runs statement `s` of the plan on this rank and stores its result.
     void run(std::size_t s);
-    /// One run of the schedule: its statement, in its layer (per-layer inputs, the tape).
+    /// One run of the schedule: its statement, in its layer (per-layer inputs, the tape). In a
+    /// pipelined block only the ranks of the layer's stage run it; after a stage's last layer
+    /// its carried tensors move to the next stage (RepeatBlock::sends), and after the block
+    /// every tensor it stores goes from the final stage to every stage (the block's output).
     void run(const Run& r);
+    /// Whether this rank runs layer `layer` of block `b` (pipelined: its stage along b.axis).
+    bool holds(const semantics::RepeatBlock& b, std::int64_t layer) const {
+        return !b.pipelined() || coords_.at(static_cast<std::size_t>(b.axis)) == b.stage_of(layer);
+    }
+    /// Whether this rank holds a stored value of `key`.
+    bool has(const std::string& key) const { return state_.count(key) > 0; }
     /// Generates and uploads statement `s`'s program inputs now, for its later run: a timed
     /// run then measures the plan alone (benchmarks). Preloaded inputs are not in inputs().
     void preload(std::size_t s);
@@ -131,6 +146,19 @@ private:
     Tensor<T> keep_part(const semantics::StatementPlan& sp, const semantics::Step& st, Tensor<T> x,
                         const semantics::TensorLayout& from, const semantics::TensorLayout& to,
                         const std::vector<int>& owner, const std::vector<int>& holder);
+    /// A pipelined block's sends after stage `stage` (each send's pairs from that stage), in
+    /// the block's micro-batches: each moves 1/M of the carried tensor's block.
+    void pipeline_send(const semantics::RepeatBlock& b, std::int64_t stage);
+    /// A pipelined block's output: every tensor it stores, from the ranks of stage `stage`
+    /// to the others along the block's axis (an all-reduce of the owner's block and zeros).
+    void pipeline_output(const semantics::RepeatBlock& b, std::int64_t stage);
+    /// Stored tensors `keys` of block `b`, from the ranks of stage `stage` to the others
+    /// along b.axis.
+    void broadcast_stage(const semantics::RepeatBlock& b, const std::vector<std::string>& keys,
+                         std::int64_t stage);
+    /// The layout block `b` stores `key` in (its last store of it).
+    const semantics::TensorLayout* stored_layout(const semantics::RepeatBlock& b,
+                                                 const std::string& key) const;
     /// "step 3 of line 5 (all-gather(0) of x)": how internal errors name a step.
     std::string step_text(const semantics::StatementPlan& sp, const semantics::Step& st) const;
     /// Internal error unless the collectives that ran are the plan's, in order (kind, axes),

@@ -172,12 +172,29 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         const double device_before = compute ? compute->device_seconds() : 0;
         prog.run(runs[i]);
         const auto result_labels = labels.labels_at(sp.result);
-        auto locals = gather_locals(comm, prog.stored(sp.target), sp.result, result_labels, mesh);
+        // A pipelined block's layer runs on its stage's ranks only: theirs are the results
+        // (each other rank shows the one of its stage's rank at the same other coordinates).
+        const auto* block = runs[i].block;
+        const bool piped = block && block->pipelined();
+        const bool mine = !piped || prog.holds(*block, runs[i].layer);
+        const Tensor<T> none;
+        auto locals = gather_locals(comm, mine ? prog.stored(sp.target) : none, sp.result,
+                                    result_labels, mesh);
+        if (piped && root)
+            for (std::size_t r = 0; r < locals.size(); ++r) {
+                auto c = mesh.coords(static_cast<int>(r));
+                auto& at = c.at(static_cast<std::size_t>(block->axis));
+                const auto stage = static_cast<int>(block->stage_of(runs[i].layer));
+                if (at == stage) continue;
+                at = stage;
+                locals[r] = locals.at(static_cast<std::size_t>(mesh.device_at(c)));
+            }
         std::string shown;
         for (const auto& name : options.show) {
             // Inputs as loaded (the first time they appear), then the result if it is NAME.
+            // (Not in a pipelined block, where only some ranks load a layer's inputs.)
             auto it = prog.inputs().find(name);
-            const bool has_input = it != prog.inputs().end();
+            const bool has_input = !piped && it != prog.inputs().end();
             // Every rank runs the same plan, so every rank takes this branch alike.
             if (has_input) {
                 auto in = gather_locals(comm, it->second.first, it->second.second,
@@ -191,10 +208,24 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         run.line = sp.range.line;
         run.source = sp.source;
         if (runs[i].block)
-            run.source += "   (layer " + std::to_string(runs[i].layer + 1) + " of " +
-                          std::to_string(runs[i].block->count) + ")";
+            run.source +=
+                "   (layer " + std::to_string(runs[i].layer + 1) + " of " +
+                std::to_string(runs[i].block->count) +
+                (piped ? ", stage " + std::to_string(block->stage_of(runs[i].layer)) + " of " +
+                             plan.mesh.axes[static_cast<std::size_t>(block->axis)].name
+                       : std::string()) +
+                ")";
         run.target = sp.target;
         run.collectives = prog.executed();
+        if (!mine) {
+            // Another stage's layer: its ranks checked that they ran the plan's collectives
+            // with its bytes (RankProgram::check_ran_as_planned), so those are reported.
+            for (const auto& st : sp.steps)
+                if (semantics::is_collective(st.kind))
+                    run.collectives.push_back({st.kind, st.mesh_axes, st.tensor,
+                                               st.bytes_per_device / std::max(st.elem_bytes, 1) *
+                                                   static_cast<double>(sizeof(T))});
+        }
         run.shown = std::move(shown);
         if (compute && std::string(compute->name()) == "cuda")
             run.device_s = compute->device_seconds() - device_before;

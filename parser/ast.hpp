@@ -302,14 +302,17 @@ struct TrainDecl {
 };
 
 /// `repeat l=32` ... `end`: the statements between run `count` times per program step, once
-/// per layer (docs/reference.md, "Repeated layers"). `index` names the layer; mesh axes on it
-/// (`l_{pp}`, pipeline parallelism) parse but are not yet supported by the checker.
+/// per layer (docs/reference.md, "Repeated layers"). `index` names the layer; a mesh axis on
+/// it (`l_{pp}`) is pipeline parallelism: stage k of that axis holds a contiguous range of
+/// the layers, and `microbatches`/`schedule` say how a step flows through the stages.
 /// `reverse`: the layers run from last to first, each reading the values that the earlier
 /// forward repeat over the same index stored in that layer (a derived backward pass).
 struct RepeatDecl {
     Index index;
     std::int64_t count = 1;
     bool reverse = false;
+    std::int64_t microbatches = 0; ///< `microbatches=M`; 0: not written (one micro-batch)
+    std::string schedule;          ///< `schedule=gpipe|1f1b`; empty: not written (1f1b)
     bool operator==(const RepeatDecl&) const = default;
 };
 

@@ -97,6 +97,8 @@ namespace shardscope {
     X(P216, Error, "Declarations and literals (P2xx)", "`end` without a `repeat` before it") \
     X(P217, Error, "Declarations and literals (P2xx)", "a declaration inside a `repeat` body (declarations hold for the whole program)") \
     X(P218, Error, "Declarations and literals (P2xx)", "a `repeat` without its `end`") \
+    X(P219, Error, "Declarations and literals (P2xx)", "an unknown `repeat` option (`microbatches`, `schedule`), or one given twice") \
+    X(P220, Error, "Declarations and literals (P2xx)", "a bad `repeat` option value: `microbatches=` other than a whole number of at least 1, `schedule=` other than `gpipe` or `1f1b`") \
     X(P230, Error, "Declarations and literals (P2xx)", "a weight named twice on one `param` line") \
     X(P231, Error, "Declarations and literals (P2xx)", "an unknown optimizer in `train` (`adam` or `sgd`)") \
     X(P232, Error, "Declarations and literals (P2xx)", "an unknown `train` option (`master`, `recompute`, `zero`)") \
@@ -130,10 +132,13 @@ namespace shardscope {
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
     X(S141, Error, "References (S1xx)", "the sides of a chain of products list different tensors (a chain moves tensors; it computes nothing)") \
     X(S142, Error, "References (S1xx)", "a chain of products in which a second tensor changes (a chain moves one tensor; the other factors are context)") \
-    X(S150, Error, "References (S1xx)", "a layer index sharded over a mesh axis (`repeat l_{pp}=N`, pipeline parallelism): not yet supported") \
+    X(S150, Error, "References (S1xx)", "a pipelined `repeat l_{pp}=N` whose N layers do not divide into the stages of the mesh axis") \
     X(S151, Error, "References (S1xx)", "a tensor a `repeat` body carries from layer to layer is not defined before the block") \
     X(S152, Error, "References (S1xx)", "a carried tensor leaves the `repeat` body in another layout than it entered with") \
     X(S153, Error, "References (S1xx)", "a `repeat ... reverse` block with no forward `repeat` over the same index and count before it") \
+    X(S154, Error, "References (S1xx)", "a pipelined `repeat` whose layer index names more than one mesh axis") \
+    X(S155, Error, "References (S1xx)", "a tensor of a pipelined `repeat` body sharded or partial over the pipeline's mesh axis") \
+    X(S156, Error, "References (S1xx)", "`microbatches` or `schedule` on a `repeat` whose layer index is not sharded over a mesh axis") \
     X(S200, Error, "Placements (S2xx)", "a sharded value cannot become partial (`S → P`)") \
     X(S201, Error, "Placements (S2xx)", "a partial of one kind cannot become another (`P(sum) → P(max)`)") \
     X(S202, Error, "Placements (S2xx)", "a reduce-scatter or all-to-all onto an index the value does not have") \

@@ -72,6 +72,7 @@ template <> inline constexpr auto error_message<g::param_first> = "P175|expected
 template <> inline constexpr auto error_message<g::train_optimizer> = "P176|expected an optimizer after 'train': adam or sgd";
 template <> inline constexpr auto error_message<g::train_eq> = "P177|expected '=' and a value (as in 'master=f32' or 'recompute=full')";
 template <> inline constexpr auto error_message<g::train_value> = "P178|expected a value after '='";
+template <> inline constexpr auto error_message<g::repeat_value> = "P178|expected a value after '='";
 
 template <> inline constexpr auto error_message<g::repeat_index> = "P159|expected the layer index after 'repeat' (as in 'repeat l=32')";
 template <> inline constexpr auto error_message<g::repeat_count> = "P165|expected the number of layers (a whole number, as in 'repeat l=32')";

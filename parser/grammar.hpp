@@ -450,12 +450,17 @@ struct train_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("train")>, need<train_optimize
 /// expect := 'expect' expect_list
 struct expect_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("expect")>, need<expect_list>> {};
 
-/// repeat := 'repeat' index '=' integer 'reverse'?      end := 'end'
+/// repeat := 'repeat' index '=' integer ('reverse' | key '=' value)*      end := 'end'
+/// (`repeat l_{pp}=32 microbatches=8 schedule=1f1b`: the pipeline's options)
 struct repeat_count : integer {};
 struct repeat_reverse : TAO_PEGTL_KEYWORD("reverse") {};
 struct repeat_index : index {};
-struct repeat_decl : seq<decl_kw<TAO_PEGTL_KEYWORD("repeat")>, need<repeat_index>, sp,
-                         need<mesh_eq>, sp, need<repeat_count>, opt<sp, repeat_reverse>> {};
+struct repeat_key : identifier {};
+struct repeat_value : plus<alnum> {};
+struct repeat_option : seq<repeat_key, sp, one<'='>, sp, need<repeat_value>> {};
+struct repeat_decl
+    : seq<decl_kw<TAO_PEGTL_KEYWORD("repeat")>, need<repeat_index>, sp, need<mesh_eq>, sp,
+          need<repeat_count>, star<sp, sor<repeat_reverse, repeat_option>>> {};
 struct end_decl : seq<TAO_PEGTL_KEYWORD("end"), sp, at<eof>> {};
 
 struct declaration

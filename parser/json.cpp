@@ -96,10 +96,8 @@ struct StatementJson {
         return {{"type", "expect"}, {"collectives", expect_json(e)}};
     }
     json operator()(const ast::RepeatDecl& r) const {
-        return {{"type", "repeat"},
-                {"index", index_json(r.index)},
-                {"count", r.count},
-                {"reverse", r.reverse}};
+        return {{"type", "repeat"},     {"index", index_json(r.index)},   {"count", r.count},
+                {"reverse", r.reverse}, {"microbatches", r.microbatches}, {"schedule", r.schedule}};
     }
     json operator()(const ast::EndDecl&) const { return {{"type", "end"}}; }
     json operator()(const ast::Equation& e) const {

@@ -134,7 +134,7 @@ using KeptRules = flat::Kept<
     g::param_decl, g::param_name, g::train_decl, g::train_optimizer, g::train_key, g::train_value,
     g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
     g::collective_axis, g::repeat_decl, g::repeat_index, g::repeat_count, g::repeat_reverse,
-    g::end_decl>;
+    g::repeat_key, g::repeat_value, g::end_decl>;
 using Node = flat::View<KeptRules>;
 
 /// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
@@ -827,9 +827,42 @@ private:
 
     ast::RepeatDecl repeat(const Node& n) const {
         ast::RepeatDecl r;
+        std::string key; // the option whose value comes next
         for (const auto& c : n.children) {
             if (c->is_type<g::repeat_index>()) r.index = index(*c);
-            if (c->is_type<g::repeat_reverse>()) r.reverse = true;
+            if (c->is_type<g::repeat_reverse>()) {
+                if (r.reverse) fail(*c, "P219", "'reverse' is given twice", "give it once");
+                r.reverse = true;
+            }
+            if (c->is_type<g::repeat_key>()) {
+                key = c->string();
+                if (key != "microbatches" && key != "schedule")
+                    fail(*c, "P219", "unknown repeat option '" + key + "'",
+                         "use microbatches=M or schedule=gpipe|1f1b (pipeline parallelism)");
+                if ((key == "microbatches" && r.microbatches > 0) ||
+                    (key == "schedule" && !r.schedule.empty()))
+                    fail(*c, "P219", "the option '" + key + "' is given twice",
+                         "give each option once");
+            }
+            if (c->is_type<g::repeat_value>()) {
+                const auto v = c->string_view();
+                if (key == "microbatches") {
+                    if (v.find_first_not_of("0123456789") != std::string_view::npos ||
+                        v.find_first_not_of('0') == std::string_view::npos)
+                        fail(*c, "P220",
+                             "microbatches=" + std::string(v) +
+                                 " is not a whole number of at "
+                                 "least 1",
+                             "write microbatches=M, M micro-batches per step (e.g. 8)");
+                    r.microbatches = integer(*c);
+                } else {
+                    if (v != "gpipe" && v != "1f1b")
+                        fail(*c, "P220", "schedule=" + std::string(v) + " is not a schedule",
+                             "use schedule=gpipe (all forwards, then all backwards) or "
+                             "schedule=1f1b (one forward, one backward)");
+                    r.schedule = std::string(v);
+                }
+            }
             if (c->is_type<g::repeat_count>()) {
                 if (c->string_view().find_first_not_of('0') == std::string_view::npos)
                     fail(*c, "P214",

@@ -319,6 +319,8 @@ struct StatementPrinter {
         put_index(out, r.index, false, unicode);
         out += "=" + std::to_string(r.count);
         if (r.reverse) out += " reverse";
+        if (r.microbatches > 0) out += " microbatches=" + std::to_string(r.microbatches);
+        if (!r.schedule.empty()) out += " schedule=" + r.schedule;
         return out;
     }
     std::string operator()(const ast::EndDecl&) const { return "end"; }

@@ -3,6 +3,7 @@
 #include "checker.hpp"
 
 #include "context.hpp"
+#include "cost.hpp"
 #include "planner.hpp"
 #include "report.hpp"
 
@@ -337,6 +338,125 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
     }
 }
 
+/// Pipeline parallelism (`repeat l_{pp}=N microbatches=M schedule=1f1b`): the block's axis,
+/// stages, micro-batches and schedule, with the positioned errors of a bad layer index.
+void pipeline_of(Context& ctx, const ast::RepeatDecl& rp, const ast::SourceRange& line, bool small,
+                 RepeatBlock& block) {
+    block.microbatches = std::max<std::int64_t>(rp.microbatches, 1);
+    if (rp.index.axes.empty()) {
+        if (rp.microbatches > 0 || !rp.schedule.empty())
+            ctx.diag(Severity::Error, "S156", line,
+                     "micro-batches and a schedule describe a pipeline, and the layer index " +
+                         block.index + " is not sharded over a mesh axis",
+                     "shard the layers over the pipeline's axis, as in 'repeat " + block.index +
+                         "_{pp}=" + std::to_string(rp.count) + "', or drop the options");
+        return;
+    }
+    std::vector<int> axes;
+    for (const auto& a : rp.index.axes) {
+        const auto k = ctx.resolve_axis(a);
+        if (k.empty()) return; // reported
+        for (int x : k)
+            axes.push_back(x);
+    }
+    if (axes.size() != 1) {
+        ctx.diag(Severity::Error, "S154", rp.index.range,
+                 "the layers of a pipeline are sharded over one mesh axis, and '" +
+                     parser::print(rp.index) + "' names " + std::to_string(axes.size()),
+                 "name one axis, as in 'repeat " + block.index +
+                     "_{pp}=" + std::to_string(rp.count) + "'");
+        return;
+    }
+    const std::int64_t p = ctx.axis_size(axes[0]);
+    if (rp.count % p != 0) {
+        ctx.diag(Severity::Error, "S150", rp.index.range,
+                 std::to_string(rp.count) + " layers do not divide into the " + std::to_string(p) +
+                     " stages of mesh axis " + ctx.axis_name(axes[0]),
+                 "make the number of layers a multiple of " + std::to_string(p));
+        return;
+    }
+    block.axis = axes[0];
+    block.stages = p;
+    block.schedule = rp.schedule.empty() ? "1f1b" : rp.schedule;
+    // At small sizes one layer per stage (each stage still runs, and every boundary sends).
+    if (small) block.count = p;
+}
+
+/// The device at `coords` (row-major over the mesh axes).
+std::int64_t device_at(const Mesh& mesh, const std::vector<std::int64_t>& coords) {
+    std::int64_t id = 0;
+    for (std::size_t k = 0; k < mesh.axes.size(); ++k)
+        id = id * mesh.axes[k].size + coords[k];
+    return mesh.devices.empty() ? id : mesh.devices.at(static_cast<std::size_t>(id));
+}
+
+/// The stage-to-stage send of carried tensor `tensor`, stored as `stored` by the body: every
+/// device of stage k sends its block (one micro-batch) to the device of stage k+1 at the same
+/// other coordinates (reverse: k+1 to k). See RepeatBlock::sends.
+Step pipeline_send(const Context& ctx, const RepeatBlock& block, const StatementPlan& stored) {
+    Step st;
+    st.kind = StepKind::Permute;
+    st.mesh_axes = {block.axis};
+    st.tensor = stored.target;
+    st.op = OpKind::None;
+    const auto& mesh = ctx.mesh;
+    double elements = 1;
+    for (auto e : stored.result.local_shape)
+        elements *= static_cast<double>(e);
+    auto bytes = ctx.tensor_bytes.find(stored.target);
+    st.elem_bytes = bytes != ctx.tensor_bytes.end() ? bytes->second : ctx.dtype_bytes;
+    st.bytes_per_device = elements * st.elem_bytes /
+                          static_cast<double>(std::max<std::int64_t>(block.microbatches, 1));
+    st.time_s = block.stages > 1
+                    ? collective_time(StepKind::Permute, 2, st.bytes_per_device,
+                                      ctx.links.at(static_cast<std::size_t>(block.axis)))
+                    : 0;
+    const auto pp = static_cast<std::size_t>(block.axis);
+    std::vector<std::int64_t> c(mesh.axes.size(), 0);
+    const auto n = mesh.device_count();
+    for (std::int64_t d = 0; d < n; ++d) {
+        // The coordinates of the d-th device in row-major order.
+        std::int64_t rest = d;
+        for (std::size_t k = mesh.axes.size(); k-- > 0;) {
+            c[k] = rest % mesh.axes[k].size;
+            rest /= mesh.axes[k].size;
+        }
+        if (c[pp] + 1 >= block.stages) continue;
+        auto to = c;
+        ++to[pp];
+        const auto a = device_at(mesh, c), b = device_at(mesh, to);
+        st.pairs.emplace_back(block.reverse ? b : a, block.reverse ? a : b);
+    }
+    std::sort(st.pairs.begin(), st.pairs.end());
+    st.reason = "stage-to-stage send of " + stored.target + ", one micro-batch of " +
+                std::to_string(block.microbatches) + ", after the last layer of each stage (" +
+                (block.reverse ? "stage k+1 to k" : "stage k to k+1") + ")";
+    return st;
+}
+
+/// A pipelined body's tensors are not sharded over the pipeline's axis: the axis holds the
+/// layers (S155, once per statement).
+void check_pipelined_body(Context& ctx, const Plan& plan, const RepeatBlock& block) {
+    const auto pp = static_cast<std::size_t>(block.axis);
+    for (std::size_t j = block.first; j < block.last; ++j) {
+        const auto& sp = plan.statements[j];
+        std::vector<const TensorLayout*> layouts{&sp.result};
+        for (const auto& op : sp.operands)
+            layouts.push_back(&op);
+        for (const auto* l : layouts) {
+            if (pp >= l->placements.size() || l->placements[pp].kind == Placement::Kind::Replicate)
+                continue;
+            ctx.diag(Severity::Error, "S155", sp.range,
+                     l->tensor + " is " + l->placements[pp].text() + " over mesh axis " +
+                         ctx.axis_name(block.axis) + ", which holds the pipeline's stages (the " +
+                         block.index + " index of line " + std::to_string(block.range.line) + ")",
+                     "use another mesh axis for the body's tensors: each stage holds whole "
+                     "layers");
+            break;
+        }
+    }
+}
+
 /// Completes each repeat block (its per-layer parameters and stored tensors) and checks that
 /// its layers can run one after another as the one checked layer: a tensor a layer reads
 /// before the body stores it is carried from the layer before, so it must exist before the
@@ -410,9 +530,13 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
                                  "): the next layer would not run as checked",
                              "store " + r + " in the layout it enters with");
                 }
+                // Pipelined: the carried tensor crosses each stage boundary.
+                if (before && after && block.pipelined())
+                    block.sends.push_back(pipeline_send(ctx, block, *after));
             }
             stored.insert(sp.target);
         }
+        if (block.pipelined()) check_pipelined_body(ctx, plan, block);
     }
 }
 
@@ -457,17 +581,12 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
         if (const auto* rp = std::get_if<ast::RepeatDecl>(&s->node)) {
-            if (!rp->index.axes.empty())
-                ctx.diag(Severity::Error, "S150", rp->index.range,
-                         "a layer index sharded over a mesh axis (pipeline parallelism, '" +
-                             parser::print(rp->index) + "') is not yet supported",
-                         "write 'repeat " + rp->index.name + "=" + std::to_string(rp->count) +
-                             "': every device runs every layer");
             block = RepeatBlock{};
             block->index = IndexId{rp->index.name, rp->index.primes}.text();
             // At small sizes (`exec --small`, which ignores `dim` lines), two layers: enough
             // to run a carried tensor and the per-layer values through a second layer.
             block->count = options.ignore_dims ? std::min<std::int64_t>(rp->count, 2) : rp->count;
+            pipeline_of(ctx, *rp, s->range, options.ignore_dims, *block);
             block->reverse = rp->reverse;
             block->first = plan.statements.size();
             block->range = s->range;

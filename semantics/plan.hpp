@@ -5,6 +5,7 @@
 #include "parser/ast.hpp"
 #include "parser/source.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -203,10 +204,30 @@ struct RepeatBlock {
     /// reverse block over the same index), sorted.
     std::vector<std::string> defines;
     ast::SourceRange range; ///< the `repeat` line
+    // Pipeline parallelism (`repeat l_{pp}=N microbatches=M schedule=1f1b`): stage k of mesh
+    // axis `axis` holds layers [k*count/stages, (k+1)*count/stages).
+    int axis = -1;                 ///< the pipeline's mesh axis; -1: not pipelined
+    std::int64_t stages = 1;       ///< the axis's size, P
+    std::int64_t microbatches = 1; ///< M: the step's batch flows through in M parts
+    std::string schedule;          ///< "gpipe" or "1f1b" (pipelined blocks)
+    /// The stage-to-stage sends, one `permute(axis)` step per carried tensor: after the last
+    /// layer of stage k, every device of stage k sends its block of the carried tensor, one
+    /// micro-batch at a time, to the device of stage k+1 at the same other coordinates (a
+    /// reverse block: stage k+1 to k). `pairs` lists every (source, destination) of every
+    /// boundary; `bytes_per_device` is one micro-batch's block; `time_s` one send's.
+    std::vector<Step> sends;
+    bool pipelined() const { return axis >= 0; }
+    std::int64_t layers_per_stage() const { return stages > 0 ? count / stages : count; }
+    /// The stage that holds layer `layer`.
+    std::int64_t stage_of(std::int64_t layer) const {
+        return pipelined() ? layer / std::max<std::int64_t>(layers_per_stage(), 1) : 0;
+    }
     bool operator==(const RepeatBlock& o) const {
         return index == o.index && count == o.count && reverse == o.reverse &&
                forward == o.forward && first == o.first && last == o.last &&
-               parameters == o.parameters && defines == o.defines && range.same_place(o.range);
+               parameters == o.parameters && defines == o.defines && range.same_place(o.range) &&
+               axis == o.axis && stages == o.stages && microbatches == o.microbatches &&
+               schedule == o.schedule && sends == o.sends;
     }
 };
 

@@ -144,7 +144,8 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
     const char* dim = color ? "\033[2m" : "";
     const char* reset = color ? "\033[0m" : "";
     std::string out;
-    for (const auto& s : plan.statements) {
+    for (std::size_t i = 0; i < plan.statements.size(); ++i) {
+        const auto& s = plan.statements[i];
         out += std::string(bold) + path + ":" + std::to_string(s.range.line) + ": " + s.pretty +
                reset + "\n";
         auto tensor_line = [&](const TensorLayout& t, const char* role) {
@@ -189,9 +190,64 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
             out += std::string("  ") + dim + "alternative: " + alternative_text(a) + "  " +
                    format_seconds(a.time_s) + reset + "\n";
         out += "\n";
+        // A pipelined block's stage-to-stage sends, after its last statement.
+        for (const auto& b : plan.repeats) {
+            if (!b.pipelined() || b.last != i + 1) continue;
+            const auto& axis = plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name;
+            out += std::string(bold) + path + ":" + std::to_string(b.range.line) +
+                   ": pipeline over " + axis + ": " + std::to_string(b.stages) + " stages x " +
+                   std::to_string(b.layers_per_stage()) + " layers, " +
+                   std::to_string(b.microbatches) + " micro-batches, " + b.schedule + reset + "\n";
+            for (const auto& st : b.sends) {
+                char buf[256];
+                const std::string what = "permute(" + axis + ")";
+                std::snprintf(buf, sizeof buf, "    %-18s %-8s %10s", what.c_str(),
+                              st.tensor.c_str(), format_seconds(st.time_s).c_str());
+                out += std::string(buf) + "  " + format_bytes(st.bytes_per_device) + "/device  " +
+                       st.reason + "\n";
+            }
+            if (b.sends.empty()) out += "    no tensor is carried from layer to layer: no sends\n";
+            out += "\n";
+        }
     }
     return out;
 }
+
+namespace {
+
+/// The repeat blocks: each one's line, index, count, and pipeline (null when not pipelined)
+/// with its stage-to-stage sends.
+json repeats_json(const Plan& plan) {
+    json out = json::array();
+    for (const auto& b : plan.repeats) {
+        json pipeline = nullptr;
+        if (b.pipelined()) {
+            json sends = json::array();
+            for (const auto& st : b.sends) {
+                json pairs = json::array();
+                for (const auto& [from, to] : st.pairs)
+                    pairs.push_back({from, to});
+                sends.push_back({{"tensor", st.tensor},
+                                 {"bytes_per_device", st.bytes_per_device},
+                                 {"time_s", st.time_s},
+                                 {"pairs", pairs}});
+            }
+            pipeline = {{"axis", plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name},
+                        {"stages", b.stages},
+                        {"microbatches", b.microbatches},
+                        {"schedule", b.schedule},
+                        {"sends", sends}};
+        }
+        out.push_back({{"line", b.range.line},
+                       {"index", b.index},
+                       {"count", b.count},
+                       {"reverse", b.reverse},
+                       {"pipeline", pipeline}});
+    }
+    return out;
+}
+
+} // namespace
 
 json plan_to_json(const Plan& plan, const std::string& path, const std::vector<std::string>* wrt) {
     json diags = json::array();
@@ -256,7 +312,8 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
             {"mesh", mesh},
             {"dtype", plan.dtype},
             {"hardware", plan.hardware},
-            {"statements", statements}};
+            {"statements", statements},
+            {"repeats", repeats_json(plan)}};
 }
 
 } // namespace shardscope::semantics

@@ -111,6 +111,11 @@ double two_stream_makespan(const Plan& plan) {
 } // namespace
 
 ProgramTotals program_totals(const Plan& plan, const Training& training) {
+    if (is_pipelined(plan)) { // per device: its stage's layers, then the schedule (pipeline.hpp)
+        auto t = program_totals(stage_plan(plan), training);
+        apply_pipeline(plan, t);
+        return t;
+    }
     ProgramTotals t;
     t.training = training.train;
     const Hardware* hw = find_hardware(plan.hardware);
@@ -281,8 +286,10 @@ std::string format_totals(const ProgramTotals& t) {
                       (t.training ? ", training" : ", inference") + "):\n";
     out += "  time     " + format_seconds(t.step_s) + " = compute " + format_seconds(t.compute_s);
     if (t.recompute_s > 0) out += " (recompute " + format_seconds(t.recompute_s) + ")";
-    out += " + exposed communication " + format_seconds(t.exposed_s) + " (communication " +
-           format_seconds(t.comm_s) + "; no overlap " + format_seconds(t.serial_s) + ")\n";
+    out += " + exposed communication " + format_seconds(t.exposed_s);
+    if (t.pipeline.pipelined) out += " + pipeline bubble " + format_seconds(t.pipeline.bubble_s);
+    out += std::string(" (communication ") + format_seconds(t.comm_s) + "; no overlap " +
+           format_seconds(t.serial_s) + ")\n";
     out += "  traffic  ";
     if (t.bytes_by_kind.empty()) out += "none";
     for (std::size_t i = 0; i < t.bytes_by_kind.size(); ++i) {
@@ -305,6 +312,7 @@ std::string format_totals(const ProgramTotals& t) {
                   t.hbm_bytes > 0 ? 100 * m.total() / t.hbm_bytes : 0);
     out += (t.fits ? ": fits in " : ": does NOT fit in ") + format_bytes(t.hbm_bytes) + " HBM" +
            buf + "\n";
+    out += format_pipeline(t.pipeline);
     return out;
 }
 

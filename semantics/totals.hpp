@@ -12,6 +12,7 @@
 // no-overlap bound (compute + comm) is reported beside it.
 #pragma once
 
+#include "pipeline.hpp"
 #include "plan.hpp"
 
 #include "parser/ast.hpp"
@@ -82,10 +83,12 @@ struct ProgramTotals {
     double hbm_bytes = 0; ///< the preset's HBM per device
     bool fits = true;     ///< memory.total() <= hbm_bytes
     std::int64_t devices = 1;
+    PipelineTotals pipeline; ///< a pipelined program's schedule (pipeline.hpp states the model)
     bool operator==(const ProgramTotals&) const = default;
 };
 
-/// The totals of `plan`: every statement counts StatementPlan::repeat times.
+/// The totals of `plan`: every statement counts StatementPlan::repeat times; a pipelined
+/// block's only its stage's layers, with the pipeline's bubble and sends (pipeline.hpp).
 ProgramTotals program_totals(const Plan& plan, const Training& training);
 
 /// The "Program totals" block of `check`'s text output (a few lines, each ending in '\n').

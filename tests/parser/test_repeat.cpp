@@ -77,7 +77,7 @@ TEST_CASE("repeat: spellings (reverse, spaces, primes, a layer index with a mesh
     CHECK(first("repeat l=3 reverse\nend\n").reverse);
     CHECK(first("repeat   l = 3\nend\n").count == 3);
     CHECK(first("repeat l'=2\nend\n").index.primes == 1);
-    // Pipeline parallelism's spelling parses (the checker refuses it, S150).
+    // Pipeline parallelism: the layer index sharded over a mesh axis.
     const auto pp = first("repeat l_{pp}=32\nend\n");
     REQUIRE(pp.index.axes.size() == 1);
     CHECK(pp.index.axes[0].name == "pp");
@@ -137,4 +137,49 @@ TEST_CASE("repeat: parse --json shows the block") {
     CHECK(j["reverse"] == false);
     CHECK(j["index"]["name"] == "l");
     CHECK(parser::to_json(*s[6])["type"] == "end");
+}
+
+TEST_CASE("repeat: pipeline options (microbatches, schedule) parse, print back and show in JSON") {
+    const std::string text = "repeat l_{pp}=32 microbatches=8 schedule=gpipe\nend\n";
+    const auto r = parse_text(text);
+    REQUIRE_MESSAGE(!r.has_errors(), diagnostics_text(text, r));
+    const auto& rp =
+        std::get<ast::RepeatDecl>(std::get<ast::Statement>(r.program.items.at(0)).node);
+    CHECK(rp.count == 32);
+    CHECK(rp.microbatches == 8);
+    CHECK(rp.schedule == "gpipe");
+    CHECK_FALSE(rp.reverse);
+    CHECK(parser::print(r.program) == text);
+    const auto back = parse_text(parser::print(r.program, {true}));
+    REQUIRE(!back.has_errors());
+    CHECK(back.program == r.program);
+    const auto j = parser::to_json(std::get<ast::Statement>(r.program.items.at(0)));
+    CHECK(j["microbatches"] == 8);
+    CHECK(j["schedule"] == "gpipe");
+    // Any order, with reverse among them; unwritten options stay unwritten.
+    const auto r2 = parse_text("repeat l_{pp} = 4 schedule = 1f1b reverse microbatches=2\nend\n");
+    REQUIRE_MESSAGE(!r2.has_errors(), diagnostics_text("", r2));
+    const auto& rp2 =
+        std::get<ast::RepeatDecl>(std::get<ast::Statement>(r2.program.items.at(0)).node);
+    CHECK(rp2.reverse);
+    CHECK(rp2.microbatches == 2);
+    CHECK(rp2.schedule == "1f1b");
+    CHECK(parser::print(r2.program) ==
+          "repeat l_{pp}=4 reverse microbatches=2 schedule=1f1b\nend\n");
+    const auto r3 = parse_text("repeat l=4\nend\n");
+    const auto& rp3 =
+        std::get<ast::RepeatDecl>(std::get<ast::Statement>(r3.program.items.at(0)).node);
+    CHECK(rp3.microbatches == 0);
+    CHECK(rp3.schedule.empty());
+    CHECK(parser::print(r3.program) == "repeat l=4\nend\n");
+}
+
+TEST_CASE("repeat: bad pipeline options are positioned errors") {
+    check_one_error("repeat l_{pp}=4 stages=2\nend\n", "P219", 1, 17, "unknown repeat option");
+    check_one_error("repeat l_{pp}=4 microbatches=2 microbatches=4\nend\n", "P219", 1, 32, "twice");
+    check_one_error("repeat l_{pp}=4 reverse reverse\nend\n", "P219", 1, 25, "twice");
+    check_one_error("repeat l_{pp}=4 microbatches=0\nend\n", "P220", 1, 30, "at least 1");
+    check_one_error("repeat l_{pp}=4 microbatches=x2\nend\n", "P220", 1, 30);
+    check_one_error("repeat l_{pp}=4 schedule=zb\nend\n", "P220", 1, 26, "not a schedule");
+    check_one_error("repeat l_{pp}=4 schedule=\nend\n", "P178", 1, 26);
 }
