@@ -1,6 +1,7 @@
 #include "app/check_formats.hpp"
 
 #include "render/canvas.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
 #include <algorithm>
@@ -235,7 +236,7 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
     return out.str();
 }
 
-nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Training& training) {
+nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& t) {
     double time = 0, bytes = 0, flops = 0, memory = 0;
     for (const auto& s : plan.statements) {
         time += s.cost.time_s;
@@ -246,7 +247,6 @@ nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Trainin
     int notes = 0;
     for (const auto& d : plan.diagnostics)
         notes += d.severity == Severity::Note ? 1 : 0;
-    const auto t = semantics::program_totals(plan, training);
     return {{"statements", plan.statements.size()},
             {"errors", plan.errors()},
             {"warnings", plan.warnings()},
@@ -281,6 +281,7 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
                     {"sends", pp.send_count},
                     {"microbatches_in_flight", pp.in_flight}};
     return {{"training", t.training},
+            {"backward_derived", t.backward_derived},
             {"hardware", t.hardware},
             {"devices", t.devices},
             {"step_time_s", t.step_s},
@@ -357,7 +358,7 @@ ComparedFile compared_file(const std::string& path, const ast::Program& program,
     f.path = path;
     f.errors = plan.errors();
     const auto training = semantics::training_of(program);
-    f.totals = semantics::program_totals(plan, training);
+    f.totals = semantics::step_totals(program, plan);
     f.candidate = semantics::candidate_of(program, plan, training);
     // The model: the tensors the program reads and never defines (its inputs and weights),
     // each with its global shape as first written. Intermediates a strategy adds (a gathered

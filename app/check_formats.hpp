@@ -52,7 +52,7 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror);
 /// memory per device); then the program totals of semantics/totals.hpp (step time and its
 /// breakdown, bytes per collective kind, FLOPs, MFU, peak memory and whether it fits), which
 /// count every statement StatementPlan::repeat times.
-nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::Training& training = {});
+nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& program);
 
 /// The "program" object of plan_totals: the program totals as JSON (schema v1's
 /// program_totals).

@@ -1,14 +1,15 @@
 // `shardscope check`: placements, collectives and costs of notation files, for people and CI.
 #include "check_formats.hpp"
 #include "commands.hpp"
-#include "frontend/document.hpp"
 #include "documents.hpp"
+#include "frontend/document.hpp"
 #include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
 #include "parser/json.hpp"
 #include "parser/parser.hpp"
 #include "parser/suggest.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
 
@@ -94,9 +95,10 @@ int run_check(const CheckOptions& o) {
         for (const auto& d : plan.diagnostics)
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
         if (o.compare) compared.push_back(compared_file(path, parsed.program, plan));
+        const auto step = semantics::step_totals(parsed.program, plan, co);
         if (format == "json") {
             auto file = semantics::plan_to_json(plan, path);
-            file["totals"] = plan_totals(plan, semantics::training_of(parsed.program));
+            file["totals"] = plan_totals(plan, step);
             file["totals"]["check_time_s"] = seconds;
             doc["files"].push_back(std::move(file));
             continue;
@@ -114,9 +116,7 @@ int run_check(const CheckOptions& o) {
             shown = SourceFile(path, std::move(raw));
         if (!o.quiet) {
             std::cout << semantics::format_plan(plan, path, out_color);
-            if (!plan.statements.empty())
-                std::cout << semantics::format_totals(
-                    semantics::program_totals(plan, semantics::training_of(parsed.program)));
+            if (!plan.statements.empty()) std::cout << semantics::format_totals(step);
             std::cout << std::flush;
         }
         for (const auto& d : plan.diagnostics)

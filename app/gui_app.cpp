@@ -11,6 +11,7 @@
 #include "render/gui/offscreen.hpp"
 #include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/cost.hpp"
 #include "semantics/search.hpp"
 
@@ -361,7 +362,8 @@ bool compare_files(const std::vector<std::string>& paths, std::vector<render::Co
     for (const auto& path : paths) {
         auto source = load_source(path);
         if (!source) return false;
-        const auto checked = frontend::check_source(std::make_shared<const SourceFile>(std::move(*source)));
+        const auto checked =
+            frontend::check_source(std::make_shared<const SourceFile>(std::move(*source)));
         files.push_back(compared_file(path, checked.parsed.program, checked.plan));
     }
     const auto c = compare(std::move(files));
@@ -459,8 +461,7 @@ struct Document {
         checked = frontend::check_text(path.empty() ? "untitled.ein" : path, text, co, &cache);
         if (checked.syntax_ok()) {
             shown = checked.plan;
-            totals =
-                semantics::program_totals(shown, semantics::training_of(checked.parsed.program));
+            totals = semantics::step_totals(checked.parsed.program, shown, co);
         }
         check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                        .count();

@@ -2,7 +2,6 @@
 #include "frontend/document.hpp"
 #include "frontend/gradients.hpp"
 
-
 #include "exec_cli.hpp"
 #include "inputs.hpp"
 

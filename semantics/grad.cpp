@@ -1033,6 +1033,43 @@ std::string Derivation::text(std::uint32_t first_line, const Plan* checked) {
                   checked ? &cols : nullptr, impl_->lines);
 }
 
+ast::Program Derivation::program(const ast::Program& forward) {
+    // As text() writes it, without the comments and expect lines: the derivatives' `fn`
+    // lines, then each kept statement, a repeat's backward in a reverse block.
+    ast::Program out = forward;
+    auto add = [&](ast::Statement s) { out.items.emplace_back(std::move(s)); };
+    for (const auto& f : impl_->functions) {
+        ast::Statement s;
+        s.node = ast::FnDecl{f, ast::FunctionKind::Elementwise};
+        add(std::move(s));
+    }
+    int open = -1;
+    auto close = [&] {
+        if (open < 0) return;
+        ast::Statement s;
+        s.node = ast::EndDecl{};
+        add(std::move(s));
+        open = -1;
+    };
+    for (const auto& e : impl_->deriver.emitted()) {
+        if (!e.keep) continue;
+        if (e.block != open) {
+            close();
+            if (e.block >= 0) {
+                auto decl = impl_->deriver.blocks().at(static_cast<std::size_t>(e.block));
+                decl.reverse = true;
+                ast::Statement s;
+                s.node = std::move(decl);
+                add(std::move(s));
+                open = e.block;
+            }
+        }
+        add(e.stmt);
+    }
+    close();
+    return out;
+}
+
 GradResult Derivation::finish(std::string text, std::uint32_t first_line,
                               const ast::Program& program, Plan plan,
                               const std::vector<Diagnostic>& syntax_errors) {
@@ -1089,6 +1126,39 @@ GradResult Derivation::finish(std::string text, std::uint32_t first_line,
     result.plan = std::move(plan);
     result.diagnostics = std::move(diags);
     return result;
+}
+
+Plan training_step_plan(const ast::Program& program, const Plan& plan, const CheckOptions& options,
+                        bool* derived) {
+    if (derived) *derived = false;
+    const auto training = training_of(program);
+    if (!training.train || training.params.empty() || plan.errors() > 0) return plan;
+    for (const auto& b : plan.repeats)
+        if (b.reverse) return plan; // a backward is written
+    for (const auto& sp : plan.statements)
+        for (const auto& w : training.params)
+            if (sp.target == "g" + w) return plan;
+    GradOptions go;
+    go.check = options;
+    go.expectations = false;
+    Derivation d(program, plan, go);
+    if (!d.ok()) return plan;
+    const auto step = d.program(program);
+    auto co = options;
+    co.text = {}; // the derived statements have no text: plans print them canonically
+    Plan out = check(step, co);
+    if (out.errors() > 0) return plan;
+    if (derived) *derived = true;
+    return out;
+}
+
+ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
+                          const CheckOptions& options) {
+    bool derived = false;
+    const Plan step = training_step_plan(program, plan, options, &derived);
+    auto t = program_totals(step, training_of(program));
+    t.backward_derived = derived;
+    return t;
 }
 
 namespace {

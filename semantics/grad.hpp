@@ -5,6 +5,7 @@
 
 #include "checker.hpp"
 #include "plan.hpp"
+#include "totals.hpp"
 
 #include "parser/source.hpp"
 
@@ -82,6 +83,9 @@ public:
     /// `checked` (the check of the previous text), each statement followed by an `expect` line
     /// naming the collectives that check planned for it.
     std::string text(std::uint32_t first_line, const Plan* checked = nullptr);
+    /// `forward` followed by the derived statements, as trees: what text() writes, read back
+    /// without the text round trip (the program totals of a training step, the search).
+    ast::Program program(const ast::Program& forward);
     /// The result, from the whole program `text` (forward + the last text()) read back:
     /// `program` and `plan` its parse and check, `syntax_errors` the parser's errors (none
     /// unless the printer is wrong).
@@ -92,6 +96,21 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+/// A training step's plan. `plan` itself (the check of `program`), unless `program` declares
+/// `train` but writes only its forward pass (no reverse repeat, no statement writing a
+/// `param`'s gradient `gW`): then the plan of `program` followed by the backward `grad`
+/// derives for its `param` tensors (Derivation::program), checked with `options`, so that a
+/// training step's totals hold the backward's compute and the gradients' collectives (data
+/// parallelism's all-reduce, FSDP's reduce-scatter) and saved activations. `*derived` says
+/// whether the backward was added (false also when its derivation or check fails).
+Plan training_step_plan(const ast::Program& program, const Plan& plan, const CheckOptions& options,
+                        bool* derived = nullptr);
+
+/// The program totals of a training step (totals.hpp): program_totals of training_step_plan,
+/// with ProgramTotals::backward_derived set. What check, compare, the GUI and the search show.
+ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
+                          const CheckOptions& options = {});
 
 /// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
 /// shows after the program it already has.

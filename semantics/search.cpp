@@ -1,6 +1,8 @@
 // The strategy search: enumeration of mesh sizes, pruning, ranking, explanations (search.hpp).
 #include "search.hpp"
 
+#include "grad.hpp"
+
 #include "checker.hpp"
 #include "cost.hpp"
 #include "report.hpp"
@@ -272,6 +274,7 @@ CandidateCost evaluate(const Plan& plan, const Training& training) {
     c.compute_s = totals.compute_s;
     c.comm_s = totals.comm_s;
     c.exposed_s = totals.exposed_s;
+    c.bubble_s = totals.pipeline.bubble_s;
     c.flops_per_device = totals.flops;
     c.comm_bytes_per_device = totals.comm_bytes;
     c.memory_bytes_per_device = totals.memory.total();
@@ -544,7 +547,8 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             cand.reason = "line " + std::to_string(uneven->range.line) + ": " + uneven->message;
             return;
         }
-        cand.cost = evaluate(plan, training);
+        // A training step with its backward (grad.hpp, training_step_plan).
+        cand.cost = evaluate(training_step_plan(prog, plan, co), training);
         set_links(cand.cost, links);
         if (options.hbm_bytes && cand.cost.memory_bytes_per_device > *options.hbm_bytes) {
             cand.pruned = PruneReason::Memory;
@@ -629,7 +633,7 @@ Candidate candidate_of(const ast::Program& program, const Plan& plan, const Trai
         c.sizes.push_back(a.size);
     }
     c.mesh_text = mesh_text(names, c.sizes);
-    c.cost = evaluate(plan, training);
+    c.cost = evaluate(training_step_plan(program, plan, {}), training);
     const Hardware* hw = find_hardware(plan.hardware);
     if (hw == nullptr) hw = find_hardware("h100");
     if (hw != nullptr) set_links(c.cost, link_bandwidths(program, names, *hw));
@@ -660,6 +664,11 @@ std::string explain_loss(const Candidate& loser, const Candidate& best) {
             which = &c;
         }
     }
+    // A pipeline's bubble (devices idle while the stages fill and drain) is time too.
+    if (l.bubble_s - b.bubble_s > std::max(worst, which ? which->time_s : 0.0))
+        return head + "the pipeline bubble, " + format_seconds(l.bubble_s) +
+               " (stages idle while the pipeline fills and drains" +
+               (b.bubble_s > 0 ? "; #1's is " + format_seconds(b.bubble_s) : "; #1 has none") + ")";
     if (!which) {
         std::string out = head + "compute " + format_seconds(l.compute_s) + " vs " +
                           format_seconds(b.compute_s) + " (" + format_flops(l.flops_per_device) +

@@ -41,6 +41,7 @@ struct CandidateCost {
     double compute_s = 0; ///< compute steps
     double comm_s = 0;    ///< collective steps
     double exposed_s = 0; ///< the communication the overlap model cannot hide
+    double bubble_s = 0;  ///< a pipelined program's bubble (part of time_s; pipeline.hpp)
     double flops_per_device = 0;
     double comm_bytes_per_device = 0;
     double memory_bytes_per_device = 0;

@@ -281,9 +281,11 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
 
 std::string format_totals(const ProgramTotals& t) {
     char buf[160];
-    std::string out = "Program totals (per device, per step; " + std::to_string(t.devices) +
-                      (t.devices == 1 ? " device, " : " devices, ") + t.hardware +
-                      (t.training ? ", training" : ", inference") + "):\n";
+    std::string out =
+        "Program totals (per device, per step; " + std::to_string(t.devices) +
+        (t.devices == 1 ? " device, " : " devices, ") + t.hardware +
+        (t.training ? ", training" : ", inference") +
+        (t.backward_derived ? "; the forward as written + the backward grad derives" : "") + "):\n";
     out += "  time     " + format_seconds(t.step_s) + " = compute " + format_seconds(t.compute_s);
     if (t.recompute_s > 0) out += " (recompute " + format_seconds(t.recompute_s) + ")";
     out += " + exposed communication " + format_seconds(t.exposed_s);

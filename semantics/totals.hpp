@@ -64,7 +64,10 @@ struct MemoryBreakdown {
 /// A whole program's totals per device and per step.
 struct ProgramTotals {
     bool training = false; ///< a `train` line: gradients and optimizer state included
-    std::string hardware;  ///< the preset priced against
+    /// The file holds only the forward pass; these are the totals of it followed by the
+    /// backward that `grad` derives (grad.hpp, step_totals)
+    bool backward_derived = false;
+    std::string hardware; ///< the preset priced against
     // Time.
     double compute_s = 0;   ///< compute steps (and recomputation), every repetition
     double comm_s = 0;      ///< collective steps, every repetition

@@ -728,3 +728,44 @@ TEST_CASE("repeat: exec runs the body once per layer, each layer with its own pa
     }());
     CHECK(va[1].data != vw[2].data);
 }
+
+TEST_CASE("training step totals: a forward-only file with train is priced with its backward") {
+    // y = x W on dp=4: the backward adds gx = gy W (no weight gradient needed for x: only
+    // the param's) and gW = x gy, which contracts the dp-sharded batch, so the weight
+    // gradient is all-reduced over dp: the collective data parallelism pays per step.
+    const std::string head = "mesh dp=4\ndim b=64 d=128 f=256\n";
+    const std::string forward = "y_{b_{dp} f} = x_{b_{dp} d} W_{d f}\n";
+    auto totals_of = [](const std::string& text, bool* derived) {
+        const auto parsed = parser::parse(SourceFile("t.ein", text));
+        REQUIRE_FALSE(parsed.has_errors());
+        const auto plan = semantics::check(parsed.program, {});
+        REQUIRE(plan.errors() == 0);
+        const auto t = semantics::step_totals(parsed.program, plan);
+        *derived = t.backward_derived;
+        return t;
+    };
+    bool derived = true;
+    const auto inference = totals_of(head + forward, &derived);
+    CHECK_FALSE(derived); // no train line: the forward is the step
+    const auto step = totals_of(head + "param W\ntrain adam\n" + forward, &derived);
+    CHECK(derived);
+    // Forward 2·(b/4)·d·f per device; gW = x gy is as many again (gx is not needed).
+    const double fwd = 2.0 * (64 / 4) * 128 * 256;
+    CHECK(inference.flops == doctest::Approx(fwd));
+    CHECK(step.flops == doctest::Approx(2 * fwd));
+    bool all_reduce = false;
+    for (const auto& k : step.bytes_by_kind)
+        if (k.kind == semantics::StepKind::AllReduce) {
+            all_reduce = true;
+            // The f32 gradient of W (d·f elements), one ring all-reduce over 4: 2·(4-1)/4 of it.
+            CHECK(k.bytes == doctest::Approx(2.0 * 3 / 4 * 128 * 256 * 4));
+        }
+    CHECK_MESSAGE(all_reduce, semantics::format_totals(step));
+    CHECK(semantics::format_totals(step).find("the backward grad derives") != std::string::npos);
+    // A file that writes its backward is priced as written.
+    const auto written = totals_of(head + "param W\ntrain adam\n" + forward +
+                                       "gW_{d f} = x_{b_{dp} d} gy_{b_{dp} f}\n",
+                                   &derived);
+    CHECK_FALSE(derived);
+    CHECK(written.flops == doctest::Approx(2 * fwd));
+}
