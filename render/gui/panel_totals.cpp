@@ -46,8 +46,24 @@ void MainView::totals_panel(const ViewInput& in) {
     ImGui::Text("Program totals per device and step: %lld devices, %s, %s",
                 static_cast<long long>(t.devices), t.hardware.c_str(),
                 t.training ? "training" : "inference (no train line)");
+    if (t.backward_derived)
+        ImGui::TextDisabled("the forward as written + the backward grad derives (the file has "
+                            "no backward)");
+    const auto& pp = t.pipeline;
     if (ImGui::BeginTable("time", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-        row("step time", format_seconds(t.step_s), "compute + exposed communication");
+        row("step time", format_seconds(t.step_s),
+            pp.pipelined ? "compute + exposed communication + pipeline bubble"
+                         : "compute + exposed communication");
+        if (pp.pipelined) {
+            char what[160];
+            std::snprintf(what, sizeof what,
+                          "%s: %lld stages x %lld layers, %lld micro-batches, %s; %.1f%% idle",
+                          pp.axis.c_str(), static_cast<long long>(pp.stages),
+                          static_cast<long long>(pp.layers_per_stage),
+                          static_cast<long long>(pp.microbatches), pp.schedule.c_str(),
+                          100 * pp.bubble_fraction);
+            row("pipeline bubble", format_seconds(pp.bubble_s), what);
+        }
         row("compute", format_seconds(t.compute_s),
             t.recompute_s > 0 ? "includes the recomputed forward" : "");
         if (t.recompute_s > 0) row("recompute", format_seconds(t.recompute_s));

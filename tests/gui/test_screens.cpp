@@ -734,6 +734,17 @@ TEST_CASE("gui: the totals panel shows time, traffic and the memory bar against 
     CHECK(img.count(weights) > 1000);
     CHECK(img.count(gradients) > 1000);
     CHECK(img.count(optimizer) > 10 * opt3);
+
+    // A pipelined, forward-only training file (samples/pipeline.ein): the bubble's row with
+    // the schedule, and the note that the backward is grad's.
+    const auto text3 = dir / "pipeline.txt";
+    gui_script(dir, "--panel totals " + sample("pipeline.ein"), "dump:" + text3.string() + ";wait",
+               dir / "pipeline.png");
+    dump = panel(test::read_file(text3));
+    CHECK(dump.find("compute + exposed communication + pipeline bubble") != std::string::npos);
+    CHECK(dump.find("pp: 4 stages x 8 layers, 16 micro-batches, 1f1b; 15.8% idle") !=
+          std::string::npos);
+    CHECK(dump.find("the forward as written + the backward grad derives") != std::string::npos);
 }
 
 TEST_CASE("gui: the compare panel searches on a worker thread and shows a candidate's plan") {
