@@ -171,11 +171,21 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
                 !std::holds_alternative<ast::EndDecl>(s->node))
                 out += parser::print(*s) + "\n";
     // A repeat's body is written once (one layer); its count is said in a comment.
-    for (const auto& b : plan.repeats)
+    for (const auto& b : plan.repeats) {
+        std::string header = b.index;
+        if (b.pipelined())
+            header += "_{" + plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name + "}";
+        header += "=" + std::to_string(b.count);
+        if (b.pipelined())
+            header += " microbatches=" + std::to_string(b.microbatches) + " schedule=" + b.schedule;
         out += "% Rows " + std::to_string(b.first + 1) + " to " + std::to_string(b.last) +
-               " are one layer of 'repeat " + b.index + "=" + std::to_string(b.count) +
-               (b.reverse ? " reverse" : "") + "' (line " + std::to_string(b.range.line) +
-               "): they run " + std::to_string(b.count) + " times\n";
+               " are one layer of 'repeat " + header + (b.reverse ? " reverse" : "") + "' (line " +
+               std::to_string(b.range.line) + "): they run " + std::to_string(b.count) + " times" +
+               (b.pipelined() ? ", " + std::to_string(b.layers_per_stage()) + " on each of " +
+                                    std::to_string(b.stages) + " pipeline stages"
+                              : std::string()) +
+               "\n";
+    }
     out += "\\begin{align}\n";
     for (std::size_t i = 0; i < statements.size(); ++i) {
         const auto& sp = *statements[i].plan;

@@ -105,6 +105,12 @@ std::string python_program(const semantics::Plan& plan, const std::vector<std::s
                " (line " + std::to_string(b.range.line) + "): statements of lines " +
                std::to_string(plan.statements.at(b.first).range.line) + "-" +
                std::to_string(plan.statements.at(b.last - 1).range.line) + ", once per layer\n";
+        if (b.pipelined())
+            out += "    # pipelined over " +
+                   plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name + " (" +
+                   std::to_string(b.stages) + " stages, " + std::to_string(b.microbatches) +
+                   " micro-batches, " + b.schedule +
+                   "): here every device runs every layer; the values are the same\n";
         const bool restores = b.reverse && b.forward >= 0;
         const auto from = "saved_" + std::to_string(b.forward);
         if (!b.reverse) out += "    " + saved + " = []  # each layer's stored values\n";
