@@ -264,10 +264,12 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
             if (auto it = magnitude.find(v.load); it != magnitude.end())
                 operands = std::max(operands, it->second);
         }
+        // Noise is recorded at the magnitude it is compared at, so that a statement reading it
+        // (a copy or a collective of it) compares it there too, not relative to itself.
+        if (scale < tolerance * operands) scale = operands;
         magnitude[sp.target] = sp.assign == semantics::Assign::Accumulate
                                    ? std::max(magnitude[sp.target], scale)
                                    : scale;
-        if (scale < tolerance * operands) scale = operands;
         run.max_rel_error = run.max_abs_error / std::max(scale, 1e-30);
         run.exact = options.data.mode == DataMode::Ints && linear(sp);
         for (const auto& v : sp.values)
