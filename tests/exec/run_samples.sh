@@ -62,7 +62,11 @@ n = 1
 for a in json.load(sys.stdin)["files"][0]["mesh"]:
     n *= a["size"]
 print(n)')
-        if ! out=$("$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend mpi --small "$f" 2>&1); then
+        # In f64: MPI reduces in another order than the reference, and over 64 ranks the deep
+        # backward of megatron_gpt175b.ein (layer-norm backwards with cancellation) lands at
+        # 1.04e-4 in f32, just over exec's f32 tolerance; f64 leaves a wrong collective as the
+        # only way to fail. The sim backend runs every sample in f32 (above and test_exec).
+        if ! out=$("$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend mpi --small --dtype f64 "$f" 2>&1); then
             echo "FAIL (mpi, $n ranks): $f"; echo "$out"; failed=$((failed + 1))
         else
             echo "ok (mpi, $n ranks): $f: $(echo "$out" | tail -1)"
