@@ -192,19 +192,23 @@ std::string input_key(const Run& run, const std::string& key) {
 
 template <class T>
 void RankProgram<T>::run(const Run& r) {
+    // The statement in its layer: the tape around it, `run_` set while it runs.
+    auto run_in_layer = [&] {
+        tape_.before(r, state_);
+        run_ = &r;
+        try {
+            run(r.statement);
+        } catch (...) {
+            run_ = nullptr;
+            throw;
+        }
+        run_ = nullptr;
+        tape_.after(r, state_);
+    };
     if (r.block && r.block->pipelined()) {
         const auto& b = *r.block;
         if (holds(b, r.layer)) {
-            tape_.before(r, state_);
-            run_ = &r;
-            try {
-                run(r.statement);
-            } catch (...) {
-                run_ = nullptr;
-                throw;
-            }
-            run_ = nullptr;
-            tape_.after(r, state_);
+            run_in_layer();
         } else {
             inputs_.clear(); // another stage's layer: nothing runs here
             executed_.clear();
@@ -221,16 +225,7 @@ void RankProgram<T>::run(const Run& r) {
             pipeline_send(b, stage);
         return;
     }
-    tape_.before(r, state_);
-    run_ = &r;
-    try {
-        run(r.statement);
-    } catch (...) {
-        run_ = nullptr;
-        throw;
-    }
-    run_ = nullptr;
-    tape_.after(r, state_);
+    run_in_layer();
 }
 
 template <class T>

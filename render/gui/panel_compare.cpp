@@ -17,6 +17,26 @@ namespace shardscope::render {
 
 namespace {
 
+/// A row's figures, one cell each: step time, compute, exposed communication, memory, fits.
+template <class Row>
+void figure_cells(const Row& r) {
+    using semantics::format_bytes;
+    using semantics::format_seconds;
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_seconds(r.step_s).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_seconds(r.compute_s).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_seconds(r.exposed_s).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_bytes(r.memory_bytes).c_str());
+    ImGui::TableNextColumn();
+    if (r.fits)
+        ImGui::TextColored({0.16f, 0.55f, 0.24f, 1}, "yes");
+    else
+        ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "NO");
+}
+
 /// The best row's background and the shown row's (tests/gui count them in screenshots).
 constexpr ImU32 kBestRow = IM_COL32(200, 236, 200, 255);
 constexpr ImU32 kShownRow = IM_COL32(252, 228, 160, 255);
@@ -109,19 +129,7 @@ void MainView::compare_panel(const ViewInput& in, ViewActions& out) {
                                        r.errors == 1 ? "error" : "errors");
                     continue;
                 }
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(format_seconds(r.step_s).c_str());
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(format_seconds(r.compute_s).c_str());
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(format_seconds(r.exposed_s).c_str());
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(format_bytes(r.memory_bytes).c_str());
-                ImGui::TableNextColumn();
-                if (r.fits)
-                    ImGui::TextColored({0.16f, 0.55f, 0.24f, 1}, "yes");
-                else
-                    ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "NO");
+                figure_cells(r);
             }
             ImGui::EndTable();
         }
@@ -211,19 +219,7 @@ void MainView::compare_panel(const ViewInput& in, ViewActions& out) {
             }
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(r.mesh.c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_seconds(r.step_s).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_seconds(r.compute_s).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_seconds(r.exposed_s).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_bytes(r.memory_bytes).c_str());
-            ImGui::TableNextColumn();
-            if (r.fits)
-                ImGui::TextColored({0.16f, 0.55f, 0.24f, 1}, "yes");
-            else
-                ImGui::TextColored({0.86f, 0.16f, 0.16f, 1}, "NO");
+            figure_cells(r);
             if (merged) {
                 ImGui::TableNextColumn();
                 ImGui::Text("%zu", r.equivalents);
