@@ -33,7 +33,7 @@ ast::TensorRef with_placement(ast::TensorRef r, const semantics::TensorLayout& t
     r.partial_axes.clear();
     for (std::size_t k = 0; k < t.placements.size(); ++k)
         if (t.placements[k].kind == semantics::Placement::Kind::Partial &&
-            t.placements[k].reduce == "sum")
+            t.placements[k].reduce == semantics::PartialOp::Sum)
             r.partial_axes.push_back({plan.mesh.axes[k].name, {}});
     if (r.style == ast::IndexStyle::None && !r.dims.empty()) r.style = ast::IndexStyle::Subscript;
     return r;

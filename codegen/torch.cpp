@@ -29,7 +29,8 @@ std::string placements_of(const semantics::TensorLayout& t, std::size_t axes, bo
                 }
         }
         if (k < t.placements.size() && t.placements[k].kind == semantics::Placement::Kind::Partial)
-            p = t.placements[k].reduce == "max" ? "Partial(\"max\")" : "Partial()";
+            p = t.placements[k].reduce == semantics::PartialOp::Max ? "Partial(\"max\")"
+                                                                    : "Partial()";
         out += (k ? ", " : "") + p;
     }
     return out + "]";

@@ -64,7 +64,7 @@ Tensor<T> input_shard(const std::string& key, const semantics::TensorLayout& t,
     // Partial sums: the coordinates along the partial axes pick a share.
     std::vector<int> axes;
     for (const auto& [k, op] : partial_axes(t))
-        if (op == "sum") axes.push_back(k);
+        if (op == semantics::PartialOp::Sum) axes.push_back(k);
     if (!axes.empty()) {
         auto noise = [&](const std::vector<int>& c) {
             std::uint64_t s = options.seed ^ fnv1a(key) ^ 0x5bd1e995ull;

@@ -546,8 +546,10 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     const int n = g.size();
     const auto sizes = sizes_of(mesh_, ks);
     const auto& p_in = in.placements.at(static_cast<std::size_t>(ks.front()));
-    const auto op = p_in.kind == Placement::Kind::Partial && p_in.reduce == "max" ? ReduceOp::Max
-                                                                                  : ReduceOp::Sum;
+    const auto op =
+        p_in.kind == Placement::Kind::Partial && p_in.reduce == semantics::PartialOp::Max
+            ? ReduceOp::Max
+            : ReduceOp::Sum;
     // The atom `index` names; every atom but `moved` keeps its axes.
     auto atom_at = [&](const semantics::IndexId& index, const char* role) {
         for (std::size_t a = 0; a < in.atoms.size(); ++a)

@@ -58,8 +58,8 @@ std::vector<std::int64_t> local_shape(const TensorLayout& t, const MeshShape& me
     return out;
 }
 
-std::vector<std::pair<int, std::string>> partial_axes(const TensorLayout& t) {
-    std::vector<std::pair<int, std::string>> out;
+std::vector<std::pair<int, semantics::PartialOp>> partial_axes(const TensorLayout& t) {
+    std::vector<std::pair<int, semantics::PartialOp>> out;
     for (std::size_t k = 0; k < t.placements.size(); ++k)
         if (t.placements[k].kind == Placement::Kind::Partial)
             out.emplace_back(static_cast<int>(k), t.placements[k].reduce);
@@ -138,7 +138,7 @@ Tensor<T> assemble(const std::vector<Tensor<T>>& locals, const TensorLayout& t,
         shape.push_back(a.extent);
     auto out = Tensor<T>::zeros(shape, labels);
     const auto partial = partial_axes(t);
-    const bool max = !partial.empty() && partial.front().second == "max";
+    const bool max = !partial.empty() && partial.front().second == semantics::PartialOp::Max;
     if (max) std::fill(out.data.begin(), out.data.end(), -std::numeric_limits<T>::infinity());
     // Axes a layout neither shards nor is partial on hold replicas: coordinate 0 is the value,
     // the other coordinates must agree with it.

@@ -50,7 +50,7 @@ std::vector<std::int64_t> local_shape(const semantics::TensorLayout& t, const Me
                                       const std::vector<int>& coords);
 
 /// The mesh axes on which a layout is partial, with their reductions.
-std::vector<std::pair<int, std::string>> partial_axes(const semantics::TensorLayout& t);
+std::vector<std::pair<int, semantics::PartialOp>> partial_axes(const semantics::TensorLayout& t);
 
 /// The shard of a logical tensor (labelled as the layout's atoms) on the device at `coords`.
 template <class T>

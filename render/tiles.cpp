@@ -361,7 +361,8 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
     for (std::size_t k = 0; k < layout.placements.size(); ++k)
         if (layout.placements[k].kind == Placement::Kind::Partial)
             out.partial.push_back(
-                {static_cast<int>(k), mesh.axes[k].name, layout.placements[k].reduce});
+                {static_cast<int>(k), mesh.axes[k].name,
+                 std::string(semantics::partial_op_name(layout.placements[k].reduce))});
 
     // Panels: per mesh position, its slice of every sharded undrawn dimension (-1: it holds
     // nothing of one of them).

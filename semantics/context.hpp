@@ -265,7 +265,7 @@ struct Value {
         Placement p;
         if (auto it = partial.find(k); it != partial.end()) {
             p.kind = Kind::Partial;
-            p.reduce = it->second;
+            p.reduce = partial_op_of(it->second);
         } else if (const auto* i = sharded_index(k)) {
             p.kind = Kind::Shard;
             p.index = *i;

@@ -145,7 +145,7 @@ void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
         auto& p = t.placements.emplace_back();
         if (auto it = v.partial.find(static_cast<int>(k)); it != v.partial.end()) {
             p.kind = Kind::Partial;
-            p.reduce = it->second;
+            p.reduce = partial_op_of(it->second);
         } else if (const auto* i = v.sharded_index(static_cast<int>(k))) {
             p.kind = Kind::Shard;
             p.index = *i;
@@ -540,9 +540,9 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         const auto to = want.placement(k);
         if (from.kind == Kind::Partial && to.kind == Kind::Partial && from.reduce != to.reduce) {
             error("S201", at,
-                  "P(" + from.reduce + ") cannot become P(" + to.reduce + ") on " +
-                      ctx_.axis_label(k),
-                  "reduce it first (all-reduce), then take the " + to.reduce);
+                  from.text() + " cannot become " + to.text() + " on " + ctx_.axis_label(k),
+                  "reduce it first (all-reduce), then take the " +
+                      std::string(partial_op_name(to.reduce)));
             return;
         }
         if (to.kind == Kind::Shard && !have.has(to.index)) {

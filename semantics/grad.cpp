@@ -53,7 +53,8 @@ Layout layout_of(const TensorLayout& t) {
     for (const auto& a : t.atoms)
         l.axes.push_back(a.axes);
     for (std::size_t k = 0; k < t.placements.size(); ++k)
-        if (t.placements[k].kind == Placement::Kind::Partial && t.placements[k].reduce == "sum")
+        if (t.placements[k].kind == Placement::Kind::Partial &&
+            t.placements[k].reduce == PartialOp::Sum)
             l.partial.push_back(static_cast<int>(k));
     return l;
 }

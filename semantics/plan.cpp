@@ -20,6 +20,14 @@ std::string IndexId::text() const {
     return name + std::string(static_cast<std::size_t>(primes), '\'');
 }
 
+std::string_view partial_op_name(PartialOp op) {
+    return op == PartialOp::Max ? "max" : "sum";
+}
+
+PartialOp partial_op_of(std::string_view name) {
+    return name == "max" ? PartialOp::Max : PartialOp::Sum;
+}
+
 std::string Placement::text() const {
     switch (kind) {
     case Kind::Replicate:
@@ -27,7 +35,7 @@ std::string Placement::text() const {
     case Kind::Shard:
         return "S(" + std::to_string(dim) + ")";
     case Kind::Partial:
-        return "P(" + reduce + ")";
+        return "P(" + std::string(partial_op_name(reduce)) + ")";
     }
     return "R";
 }

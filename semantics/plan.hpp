@@ -37,14 +37,19 @@ struct IndexId {
     auto operator<=>(const IndexId&) const = default;
 };
 
+/// How a partial value's pending copies combine: DTensor's Partial reduce_op.
+enum class PartialOp { Sum, Max };
+std::string_view partial_op_name(PartialOp op); ///< "sum", "max"
+PartialOp partial_op_of(std::string_view name); ///< "max": Max; anything else: Sum
+
 /// How a tensor is laid out along one mesh axis (DTensor's placement).
 struct Placement {
     enum class Kind { Replicate, Shard, Partial };
     Kind kind = Kind::Replicate;
-    int dim = -1;               ///< Shard: the written dimension (0-based), groups count as one
-    IndexId index;              ///< Shard: the index carrying this axis
-    std::string reduce = "sum"; ///< Partial: "sum" or "max"
-    std::string text() const;   ///< "R", "S(1)", "P(sum)"
+    int dim = -1;  ///< Shard: the written dimension (0-based), groups count as one
+    IndexId index; ///< Shard: the index carrying this axis
+    PartialOp reduce = PartialOp::Sum; ///< Partial: how the copies combine
+    std::string text() const;          ///< "R", "S(1)", "P(sum)"
     bool operator==(const Placement&) const = default;
 };
 
