@@ -9,8 +9,8 @@
 #include "parser/json.hpp"
 #include "parser/parser.hpp"
 #include "parser/suggest.hpp"
-#include "semantics/grad.hpp"
 #include "semantics/checker.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/report.hpp"
 
 #include <algorithm>

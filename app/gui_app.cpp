@@ -11,8 +11,8 @@
 #include "render/gui/offscreen.hpp"
 #include "render/gui/solid_fill.hpp"
 #include "render/gui/view.hpp"
-#include "semantics/grad.hpp"
 #include "semantics/cost.hpp"
+#include "semantics/grad.hpp"
 #include "semantics/search.hpp"
 
 #define GLFW_INCLUDE_NONE
