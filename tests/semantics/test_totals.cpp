@@ -7,6 +7,8 @@
 #include "semantics/cost.hpp"
 #include "semantics/totals.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -53,11 +55,9 @@ double comm_time_of(const semantics::StatementPlan& s) {
 }
 
 std::string read_sample(const std::string& name) {
-    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    auto text = test::read_file(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+    REQUIRE(!text.empty());
+    return text;
 }
 
 } // namespace

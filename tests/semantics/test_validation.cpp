@@ -7,6 +7,8 @@
 #include "semantics/cost.hpp"
 #include "semantics/totals.hpp"
 
+#include "tests/read_file.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,11 +24,9 @@ using semantics::ProgramTotals;
 namespace {
 
 std::string read_sample(const std::string& name) {
-    std::ifstream in(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    auto text = test::read_file(std::string(SHARDSCOPE_SAMPLES_DIR) + "/" + name);
+    REQUIRE(!text.empty());
+    return text;
 }
 
 ProgramTotals totals_of(const std::string& text) {
