@@ -177,7 +177,36 @@ public:
     void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                 const char* what);
 
-    /// One einsum node (NOTATION.md section 6, rules 1-4).
+    // ---- one product (semantics/rules/einsum.cpp): NOTATION.md section 6, rules 1-4 -------
+
+    /// Before rule 4: a partial max survives a product on axis k only with numbers and when
+    /// none of its indices is summed; otherwise it is all-reduced first (S215).
+    void reduce_partial_maxes(std::vector<Value>& ops, int k, const IndexSet& outside,
+                              const ast::SourceRange& at, const std::vector<bool>& constant);
+    /// Rule 4: a partial operand may meet only replicated operands on axis k (P x R -> P).
+    /// Several partial operands, or one next to a sharded index, are reduced first
+    /// (all-reduce, or reduce-scatter onto the sharded index: a choice; S211).
+    void rule4_partial_meets_replicated(std::vector<Value>& ops, int k, const ast::SourceRange& at);
+    /// Rule 2, one index on its axes: per index, the operands' axis lists (major to minor)
+    /// must agree, one being a prefix of the other (the shorter then slices locally).
+    /// Otherwise keep one list (a choice) and gather the rest (S212).
+    void rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                             const ast::SourceRange& at);
+    /// Rule 2, the result on axis k: the one sharded index kept gives S(i) (set by
+    /// rule2_slice_locally), contracted gives P(sum), or, the alternative, is gathered first;
+    /// a partial operand leaves the result partial (rule 4's P x R -> P).
+    void rule2_kept_or_contracted(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                  Value& out);
+    /// Rule 1: nothing on axis k is sharded or partial (any more: a gather of a major axis
+    /// gathers its minor axes too): the result is R on k.
+    static void rule1_replicated(const std::vector<Value>& ops, int k, Value& out);
+    /// Rule 2, the slices: operands that hold a sharded index on fewer axes (or none) slice
+    /// locally to the full list (free); the result keeps the list of the indices it keeps.
+    void rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                             const IndexSet& outside, Value& out);
+
+    /// One einsum node (NOTATION.md section 6, rules 1-4), then its local compute, priced in
+    /// the greedy pair order of rules/contraction_order.hpp.
     /// `constant[o]`: operand o is a number (non-negative: a minus sign is a negated term).
     std::optional<Value> einsum(std::vector<Value>& ops, const IndexSet& outside,
                                 const ast::SourceRange& at, const std::vector<bool>& constant = {});

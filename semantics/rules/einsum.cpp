@@ -7,6 +7,7 @@
 //   Rule 4: a partial operand meets only replicated operands (P x R -> P); P x P, or P next
 //           to a sharded index, reduces first (all-reduce, or reduce-scatter onto the index).
 // The local compute is priced pairwise in the greedy order of contraction_order.hpp.
+#include "contraction_order.hpp"
 #include "internal.hpp"
 
 namespace shardscope::semantics::detail {
@@ -74,72 +75,56 @@ void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast
                    "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
 }
 
-std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& outside,
-                                       const ast::SourceRange& at,
-                                       const std::vector<bool>& constant) {
-    const int axes = static_cast<int>(ctx_.mesh.axes.size());
-    for (int k = 0; k < axes; ++k) {
-        // A partial max survives a product only with non-negative numbers (positive scaling)
-        // and when none of its indices is summed: max(a) * y or sum_i max(a_i) is no max.
-        for (std::size_t o = 0; o < ops.size(); ++o) {
-            auto pit = ops[o].partial.find(k);
-            if (pit == ops[o].partial.end() || pit->second != "max") continue;
-            bool keeps = true;
-            for (std::size_t q = 0; q < ops.size(); ++q)
-                if (q != o && !(q < constant.size() && constant[q])) keeps = false;
-            for (const auto& i : ops[o].indices())
-                if (!outside.count(i)) keeps = false;
-            if (keeps) continue;
-            fixed_up = true;
-            partial_max_needs_reduction(ops[o], k, at, "a product");
-        }
-        // Rule 4: a partial operand may meet only replicated operands.
-        bool any_partial = false;
-        for (const auto& v : ops)
-            any_partial = any_partial || v.partial.count(k) > 0;
-        std::vector<std::size_t> partials;
-        std::optional<IndexId> any_sharded;
-        for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
-            if (ops[o].partial.count(k)) partials.push_back(o);
-            if (auto i = ops[o].sharded_on(k)) any_sharded = i;
-        }
-        if (!partials.empty() && (partials.size() > 1 || any_sharded)) {
-            fixed_up = true;
-            // Keep one partial operand when nothing on k is sharded (P x R -> P).
-            const std::size_t first = any_sharded ? 0 : 1;
-            for (std::size_t q = first; q < partials.size(); ++q) {
-                auto& v = ops[partials[q]];
-                const bool can_scatter = any_sharded && v.has(*any_sharded);
-                const int c = choose(can_scatter ? 2 : 1, false);
-                const std::string why =
-                    "a partial operand may meet only replicated operands on " + ctx_.axis_label(k);
-                if (c == 1)
-                    reduce_scatter(v, k, *any_sharded, why);
-                else
-                    all_reduce(v, k, why);
-                partial_needs_reduction(v, k, at, "before this product");
-            }
-        }
-        // Rule 3: two different indices sharded on the same axis.
-        keep_one_sharded_index(ops, k, at, "the product");
+void Evaluator::reduce_partial_maxes(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                     const ast::SourceRange& at,
+                                     const std::vector<bool>& constant) {
+    // A partial max survives a product only with non-negative numbers (positive scaling)
+    // and when none of its indices is summed: max(a) * y or sum_i max(a_i) is no max.
+    for (std::size_t o = 0; o < ops.size(); ++o) {
+        auto pit = ops[o].partial.find(k);
+        if (pit == ops[o].partial.end() || pit->second != "max") continue;
+        bool keeps = true;
+        for (std::size_t q = 0; q < ops.size(); ++q)
+            if (q != o && !(q < constant.size() && constant[q])) keeps = false;
+        for (const auto& i : ops[o].indices())
+            if (!outside.count(i)) keeps = false;
+        if (keeps) continue;
+        fixed_up = true;
+        partial_max_needs_reduction(ops[o], k, at, "a product");
     }
-    // Indices: result keeps those needed outside this product.
-    std::vector<IndexId> order;
-    order.reserve(kFirstCapacity);
+}
+
+void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
+                                               const ast::SourceRange& at) {
+    bool any_partial = false;
     for (const auto& v : ops)
-        for (const auto& d : v.dims)
-            for (const auto& i : d.parts)
-                if (std::none_of(order.begin(), order.end(),
-                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
-                    order.push_back(i);
-    Value out;
-    out.name = temp_name();
-    out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
-    out.dims.reserve(order.size());
-    for (const auto& i : order)
-        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
-    // Per index: the operands' axis lists (major to minor) must agree, one being a prefix
-    // of the other (the shorter then slices locally). Otherwise keep one list, gather the rest.
+        any_partial = any_partial || v.partial.count(k) > 0;
+    std::vector<std::size_t> partials;
+    std::optional<IndexId> any_sharded;
+    for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
+        if (ops[o].partial.count(k)) partials.push_back(o);
+        if (auto i = ops[o].sharded_on(k)) any_sharded = i;
+    }
+    if (partials.empty() || (partials.size() <= 1 && !any_sharded)) return;
+    fixed_up = true;
+    // Keep one partial operand when nothing on k is sharded (P x R -> P).
+    const std::size_t first = any_sharded ? 0 : 1;
+    for (std::size_t q = first; q < partials.size(); ++q) {
+        auto& v = ops[partials[q]];
+        const bool can_scatter = any_sharded && v.has(*any_sharded);
+        const int c = choose(can_scatter ? 2 : 1, false);
+        const std::string why =
+            "a partial operand may meet only replicated operands on " + ctx_.axis_label(k);
+        if (c == 1)
+            reduce_scatter(v, k, *any_sharded, why);
+        else
+            all_reduce(v, k, why);
+        partial_needs_reduction(v, k, at, "before this product");
+    }
+}
+
+void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                                    const ast::SourceRange& at) {
     for (const auto& i : order) {
         // The distinct lists, as pointers into the operands' shardings (read before any
         // gather below changes them).
@@ -182,40 +167,45 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                            "all-gather one operand first, explicitly", false);
         }
     }
-    // Per axis: the one sharded index (rule 2), or a partial operand (P x R -> P).
-    for (int k = 0; k < axes; ++k) {
-        const IndexId* sharded = nullptr; // valid until a gather below
-        for (const auto& v : ops)
-            if (const auto* i = v.sharded_index(k)) sharded = i;
-        for (const auto& v : ops)
-            if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
-        if (!sharded) continue;
-        const bool kept = outside.count(*sharded) > 0;
-        if (!kept) {
-            // Contraction over a sharded index: P(sum). Gathering first is the alternative.
-            const int c = choose(2, true);
-            if (c == 1) {
-                const auto why = "alternative: gather before contracting " + sharded->text();
-                for (auto& v : ops)
-                    if (v.sharded_index(k)) all_gather(v, k, why);
-                continue;
-            }
-            out.partial[k] = "sum";
-        }
+}
+
+void Evaluator::rule2_kept_or_contracted(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                         Value& out) {
+    const IndexId* sharded = nullptr; // valid until a gather below
+    for (const auto& v : ops)
+        if (const auto* i = v.sharded_index(k)) sharded = i;
+    // Rule 4's P x R -> P: the result is partial where an operand is.
+    for (const auto& v : ops)
+        if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
+    if (!sharded) return;
+    // Kept: S(i) (the result's sharding is set with the local slices, below).
+    if (outside.count(*sharded) > 0) return;
+    // Contraction over a sharded index: P(sum). Gathering first is the alternative.
+    const int c = choose(2, true);
+    if (c == 1) {
+        const auto why = "alternative: gather before contracting " + sharded->text();
+        for (auto& v : ops)
+            if (v.sharded_index(k)) all_gather(v, k, why);
+        return;
     }
+    out.partial[k] = "sum";
+}
+
+void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& out) {
     // Gathering an index over a major axis gathers its minor axes too (all_gather): an axis
     // taken as P(sum) above that no operand shards any more is contracted whole, not
     // partially (no operand is partial on an axis that shards an index: rule 4).
-    for (int k = 0; k < axes; ++k) {
-        bool sharded = false;
-        for (const auto& v : ops)
-            sharded |= v.sharded_index(k) != nullptr;
-        bool partial_operand = false;
-        for (const auto& v : ops)
-            partial_operand |= v.partial.count(k) > 0;
-        if (!sharded && !partial_operand) out.partial.erase(k);
-    }
-    // Operands holding a sharded index on fewer axes slice locally to the full list (rule 2).
+    bool sharded = false;
+    for (const auto& v : ops)
+        sharded |= v.sharded_index(k) != nullptr;
+    bool partial_operand = false;
+    for (const auto& v : ops)
+        partial_operand |= v.partial.count(k) > 0;
+    if (!sharded && !partial_operand) out.partial.erase(k);
+}
+
+void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                                    const IndexSet& outside, Value& out) {
     for (const auto& i : order) {
         AxisList target;
         for (const auto& v : ops)
@@ -240,6 +230,45 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         }
         if (outside.count(i)) out.sharding[i] = target;
     }
+}
+
+std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& outside,
+                                       const ast::SourceRange& at,
+                                       const std::vector<bool>& constant) {
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    // The fixes, axis by axis: what the product cannot compute as its operands are.
+    for (int k = 0; k < axes; ++k) {
+        reduce_partial_maxes(ops, k, outside, at, constant);
+        // Rule 4: a partial operand may meet only replicated operands.
+        rule4_partial_meets_replicated(ops, k, at);
+        // Rule 3: two different indices sharded on the same axis.
+        keep_one_sharded_index(ops, k, at, "the product");
+    }
+    // Indices: result keeps those needed outside this product.
+    std::vector<IndexId> order;
+    order.reserve(kFirstCapacity);
+    for (const auto& v : ops)
+        for (const auto& d : v.dims)
+            for (const auto& i : d.parts)
+                if (std::none_of(order.begin(), order.end(),
+                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
+                    order.push_back(i);
+    Value out;
+    out.name = temp_name();
+    out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    out.dims.reserve(order.size());
+    for (const auto& i : order)
+        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
+    // Rule 2 (one index, one list of axes): per index, the operands' axis lists agree.
+    rule2_one_axis_list(ops, order, at);
+    // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
+    for (int k = 0; k < axes; ++k)
+        rule2_kept_or_contracted(ops, k, outside, out);
+    // Rule 1: nothing sharded or partial on an axis (any more) gives R there.
+    for (int k = 0; k < axes; ++k)
+        rule1_replicated(ops, k, out);
+    // Rule 2: operands holding a sharded index on fewer axes (or none) slice locally.
+    rule2_slice_locally(ops, order, outside, out);
     // Local compute: pairwise contraction, greedily the cheapest pair first.
     double flops = 0, moved = 0;
     std::vector<IndexSet> live;
@@ -268,36 +297,9 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             }
         return static_cast<double>(ceil_div(ctx_.range(i), n));
     };
-    // Each index's local extent once, and each pair's cost once (the merged operand's pairs
-    // are recomputed): a product of n operands costs O(n^2) pair costs, not O(n^3).
-    const std::size_t n = live.size();
-    FlatMap<IndexId, double> ext;
-    if (n > 2)
-        for (const auto& set : live)
-            for (const auto& i : set)
-                if (!ext.count(i)) ext[i] = local_ext(i);
-    auto pair_cost = [&](const IndexSet& x, const IndexSet& y) {
-        IndexSet u = x;
-        u.insert(y.begin(), y.end());
-        double f = 2;
-        for (const auto& i : u)
-            f *= n > 2 ? ext.at(i) : local_ext(i);
-        return f;
-    };
-    // cost[slot[a] * n + slot[b]]: the pair (a, b) of live operands, by their first positions.
-    std::vector<std::size_t> slot;
-    std::vector<double> cost;
-    if (n > 2) {
-        slot.resize(n);
-        cost.resize(n * n);
-        for (std::size_t a = 0; a < n; ++a) {
-            slot[a] = a;
-            for (std::size_t b = a + 1; b < n; ++b)
-                cost[a * n + b] = pair_cost(live[a], live[b]);
-        }
-    }
     if (one_pair) {
-        // The pair's cost as pair_cost computes it: the extents multiplied in index order.
+        // The pair's cost as contraction_order computes it: the extents multiplied in index
+        // order.
         SmallVec<const IndexId*, 16> u;
         for (const auto& i : order)
             u.push_back(&i);
@@ -307,35 +309,13 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         flops = 2;
         for (const auto* i : u)
             flops *= local_ext(*i);
-    }
-    while (live.size() > 1) {
-        double best = -1;
-        std::size_t ba = 0, bb = 1;
-        for (std::size_t a = 0; a < live.size(); ++a)
-            for (std::size_t b = a + 1; b < live.size(); ++b) {
-                const double f = n > 2 ? cost[slot[a] * n + slot[b]] : pair_cost(live[a], live[b]);
-                if (best < 0 || f < best) best = f, ba = a, bb = b;
-            }
-        flops += best;
-        if (live.size() == 2) break; // the last pair: what it keeps is the result's
-        IndexSet u = live[ba];
-        u.insert(live[bb].begin(), live[bb].end());
-        // Keep indices needed by the rest or outside.
-        IndexSet keep;
-        for (const auto& i : u) {
-            bool needed = outside.count(i) > 0;
-            for (std::size_t o = 0; o < live.size(); ++o)
-                if (o != ba && o != bb && live[o].count(i)) needed = true;
-            if (needed) keep.insert(i);
-        }
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(bb));
-        live[ba] = keep;
-        slot.erase(slot.begin() + static_cast<std::ptrdiff_t>(bb));
-        for (std::size_t a = 0; a < live.size(); ++a)
-            if (a < ba)
-                cost[slot[a] * n + slot[ba]] = pair_cost(live[a], live[ba]);
-            else if (a > ba)
-                cost[slot[ba] * n + slot[a]] = pair_cost(live[ba], live[a]);
+    } else if (live.size() > 2) {
+        // Each index's local extent once.
+        FlatMap<IndexId, double> ext;
+        for (const auto& set : live)
+            for (const auto& i : set)
+                if (!ext.count(i)) ext[i] = local_ext(i);
+        flops = contraction_order(std::move(live), ext, outside).flops;
     }
     if (report_) {
         spec += " -> ";
