@@ -12,28 +12,25 @@
 
 namespace shardscope::semantics::detail {
 
-void Evaluator::error(std::string code, const ast::SourceRange& r, std::string msg,
-                      std::string fix) {
+void Evaluator::error(Code code, const ast::SourceRange& r, std::string msg, std::string fix) {
     failed = true;
-    if (report_) ctx_.diag(Severity::Error, std::move(code), r, std::move(msg), std::move(fix));
+    if (report_) ctx_.diag(Severity::Error, code, r, std::move(msg), std::move(fix));
 }
 
-void Evaluator::warning(std::string code, const ast::SourceRange& r, std::string msg,
-                        std::string fix) {
-    if (report_) ctx_.diag(Severity::Warning, std::move(code), r, std::move(msg), std::move(fix));
+void Evaluator::warning(Code code, const ast::SourceRange& r, std::string msg, std::string fix) {
+    if (report_) ctx_.diag(Severity::Warning, code, r, std::move(msg), std::move(fix));
 }
 
-void Evaluator::note(std::string code, const ast::SourceRange& r, std::string msg,
-                     std::string fix) {
-    if (report_) ctx_.diag(Severity::Note, std::move(code), r, std::move(msg), std::move(fix));
+void Evaluator::note(Code code, const ast::SourceRange& r, std::string msg, std::string fix) {
+    if (report_) ctx_.diag(Severity::Note, code, r, std::move(msg), std::move(fix));
 }
 
-void Evaluator::not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+void Evaluator::not_as_written(Code code, const ast::SourceRange& at, const std::string& msg,
                                std::string fix, bool note_otherwise) {
     if (ctx_.strict)
-        error(std::move(code), at, msg + " (--strict)", std::move(fix));
+        error(code, at, msg + " (--strict)", std::move(fix));
     else if (note_otherwise)
-        note(std::move(code), at, msg);
+        note(code, at, msg);
 }
 
 int Evaluator::choose(int options, bool alternative) {

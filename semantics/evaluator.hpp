@@ -37,15 +37,14 @@ public:
 
     // ---- diagnostics (only on the reporting run) -------------------------------------------
 
-    void error(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
-    void warning(std::string code, const ast::SourceRange& r, std::string msg,
-                 std::string fix = {});
-    void note(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void error(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void warning(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void note(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
 
     /// A collective the statement does not imply as written (NOTATION.md section 6, --strict):
     /// an error under --strict; otherwise a note when `note_otherwise` (fixes that the plan
     /// already reports as chosen are not noted twice).
-    void not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+    void not_as_written(Code code, const ast::SourceRange& at, const std::string& msg,
                         std::string fix, bool note_otherwise);
 
     int choose(int options, bool alternative);

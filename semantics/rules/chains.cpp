@@ -54,7 +54,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
             const auto tensors = [](std::size_t n) {
                 return std::to_string(n) + (n == 1 ? " tensor" : " tensors");
             };
-            error("S141", side.back()->range,
+            error(Code::S141, side.back()->range,
                   "this side of the chain has " + tensors(side.size()) + ", the first side " +
                       tensors(first.size()) + ": every side of a chain lists the same tensors",
                   "write the first side's tensors on every side, in the same order (a chain "
@@ -63,7 +63,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
         }
         for (std::size_t p = 0; p < side.size(); ++p) {
             if (key(*side[p]) != key(*first[p])) {
-                error("S141", side[p]->range,
+                error(Code::S141, side[p]->range,
                       "this side of the chain has " + key(*side[p]) + " where the first side has " +
                           key(*first[p]) + ": every side of a chain lists the same tensors",
                       "write the first side's tensors on every side, in the same order (a chain "
@@ -71,7 +71,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
                 return false;
             }
             if (p != at && !(*side[p] == *prev[p])) {
-                error("S142", side[p]->range,
+                error(Code::S142, side[p]->range,
                       key(*side[p]) + " changes here, and the chain already moves " + key(ch.from) +
                           ": a chain of products moves one tensor, the other factors are written "
                           "as they are, for context",
@@ -122,7 +122,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                         std::string cycle = whole.text();
                         for (const auto& i : path)
                             cycle += " -> " + i.text();
-                        error("S007", st.to.range,
+                        error(Code::S007, st.to.range,
                               "this step makes index " + whole.text() +
                                   " a part of itself through splits (" + cycle + ")",
                               "name the group's parts apart from the splits of " + whole.text());
@@ -138,7 +138,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                 fa += i.text();
             for (const auto& i : to_atoms)
                 ta += i.text();
-            error("S140", st.to.range,
+            error(Code::S140, st.to.range,
                   "this step changes the tensor's indices (" + fa + " -> " + ta +
                       "): a chain may only split, merge or move placements",
                   "declare the split ('split b -> r c') or write the group, as in x_{(r c) s d}");
@@ -175,7 +175,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             for (const auto& [i, k] : uneven) {
                 all_gather(*cur, k,
                            "reshaping needs " + i.text() + " evenly sharded (its parts too)");
-                not_as_written("S216", st.to.range,
+                not_as_written(Code::S216, st.to.range,
                                "this step splits or merges " + i.text() +
                                    ", whose shards are not whole shards of the next layout "
                                    "(uneven over its devices, or a minor part merged): it is "

@@ -32,7 +32,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                 targets.push_back({id_of(i), k});
     }
     if (targets.empty()) {
-        error("S123", e.range,
+        error(Code::S123, e.range,
               c.function + " needs the mesh axes it works over, as in " + c.function + "_{r_0}(x)");
         return std::nullopt;
     }
@@ -96,7 +96,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                 v = sum_local_chunk(std::move(v), i);
                 all_reduce(v, k, why);
             } else {
-                error("S124", e.range,
+                error(Code::S124, e.range,
                       "AllReduce over " + ctx_.axis_label(k) + ", but " + v.name +
                           " is not partial there");
                 return std::nullopt;
@@ -106,7 +106,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
             // AllGather_{i_{01}} is done once axis 0 is.
             if (std::find(gathered.begin(), gathered.end(), k) != gathered.end()) continue;
             if (!v.sharded_index(k)) {
-                error("S124", e.range,
+                error(Code::S124, e.range,
                       "AllGather over " + ctx_.axis_label(k) + ", but " + v.name +
                           " is not sharded there");
                 return std::nullopt;
@@ -118,14 +118,14 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
             all_gather(v, k, why);
         } else if (c.function == "ReduceScatter") {
             if (!v.partial.count(k) || !v.has(i)) {
-                error("S124", e.range,
+                error(Code::S124, e.range,
                       "ReduceScatter onto " + i.text() + " over " + ctx_.axis_label(k) +
                           " needs a partial value with index " + i.text());
                 return std::nullopt;
             }
             reduce_scatter(v, k, i, why);
         } else {
-            error("S125", e.range, c.function + " is not supported as a function yet",
+            error(Code::S125, e.range, c.function + " is not supported as a function yet",
                   "write the redistribution as a chain, e.g. x_{i_0 j} -> x_{i j_0}");
             return std::nullopt;
         }

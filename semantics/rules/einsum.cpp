@@ -26,7 +26,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr
 
 void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
                                         const char* where) {
-    not_as_written("S211", at,
+    not_as_written(Code::S211, at,
                    "partial operand " + v.name + " needs a reduction on " + ctx_.axis_label(k) +
                        " " + where,
                    "reduce it in an earlier statement, or write the collective explicitly", false);
@@ -34,7 +34,7 @@ void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::Source
 
 void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
                                             const std::string& what) {
-    not_as_written("S215", at,
+    not_as_written(Code::S215, at,
                    v.name + " is a partial max over " + ctx_.axis_label(k) + "; " + what +
                        " does not keep a maximum a maximum, so it is all-reduced first",
                    "take the maximum in an earlier statement (all-reduced), or write AllReduce "
@@ -71,7 +71,7 @@ void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast
     const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
     for (auto& v : ops)
         if (auto i = v.sharded_index(k); i && !(*i == keep)) all_gather(v, k, why);
-    not_as_written("S212", at, why + ": " + what + " cannot be computed locally",
+    not_as_written(Code::S212, at, why + ": " + what + " cannot be computed locally",
                    "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
 }
 
@@ -162,7 +162,7 @@ void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const std::vector<I
                     all_gather(v, mine[common],
                                "the mesh axes of " + i.text() + " differ between operands");
             }
-            not_as_written("S212", at,
+            not_as_written(Code::S212, at,
                            "the operands shard " + i.text() + " over different mesh axes",
                            "all-gather one operand first, explicitly", false);
         }

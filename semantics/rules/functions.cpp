@@ -60,9 +60,9 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                 const char* fix = "reduce the input in an earlier statement, or write "
                                   "AllReduce explicitly";
                 if (ctx_.strict)
-                    not_as_written("S214", e.range, msg, fix, true);
+                    not_as_written(Code::S214, e.range, msg, fix, true);
                 else
-                    warning("S214", e.range, msg, fix);
+                    warning(Code::S214, e.range, msg, fix);
                 reduce.push_back(k);
             }
         complete(v, reduce, e.range, c.function + " is non-linear and needs a complete input");
@@ -70,7 +70,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     }
     case ast::FunctionKind::Reduction: {
         if (c.indices.empty()) {
-            error("S120", e.range,
+            error(Code::S120, e.range,
                   c.function + " needs the index it reduces over, as in " + c.function + "_s(x)");
             return std::nullopt;
         }
@@ -85,7 +85,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         IndexSet gone;
         for (const auto& i : c.indices) {
             if (!v.has(id_of(i))) {
-                error("S121", i.range,
+                error(Code::S121, i.range,
                       c.function + " reduces over " + id_of(i).text() +
                           ", which its argument does not have");
                 return std::nullopt;
@@ -104,7 +104,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
             if (v.partial.count(k)) reduce.push_back(k);
         complete(v, reduce, e.range, "softmax needs a complete input");
         if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
-            error("S122", e.range,
+            error(Code::S122, e.range,
                   "softmax needs one index of its argument to normalise over, as in "
                   "softmax_v(z)");
             return std::nullopt;
@@ -140,7 +140,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                 all_gather(v, AxisList(it->second).front(),
                            "softmax along sharded " + along.text());
             }
-            not_as_written("S213", e.range,
+            not_as_written(Code::S213, e.range,
                            "softmax along " + along.text() +
                                ", which is sharded, needs communication",
                            "all-gather " + along.text() + " first, explicitly", false);

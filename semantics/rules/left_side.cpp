@@ -28,21 +28,21 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         const auto from = have.placement(k);
         const auto to = want.placement(k);
         if (from.kind == Kind::Partial && to.kind == Kind::Partial && from.reduce != to.reduce) {
-            error("S201", at,
+            error(Code::S201, at,
                   from.text() + " cannot become " + to.text() + " on " + ctx_.axis_label(k),
                   "reduce it first (all-reduce), then take the " +
                       std::string(partial_op_name(to.reduce)));
             return;
         }
         if (to.kind == Kind::Shard && !have.has(to.index)) {
-            error("S202", at,
+            error(Code::S202, at,
                   (from.kind == Kind::Partial ? "cannot reduce-scatter onto "
                                               : "cannot move the sharding onto ") +
                       to.index.text() + ": the value has no such index");
             return;
         }
         if (from.kind == Kind::Shard && to.kind == Kind::Partial) {
-            error("S200", at,
+            error(Code::S200, at,
                   "a tensor sharded on " + ctx_.axis_label(k) + " (along " + from.index.text() +
                       ") cannot become partial (S -> P)",
                   "drop the {U_" + ctx_.axis_name(k) +
@@ -85,7 +85,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     if (from == to) return;
     const auto moves = plan_redistribution(p, from, to);
     if (!moves) {
-        error("S204", at,
+        error(Code::S204, at,
               "no exact redistribution takes " + have.name + " to the placement written here",
               "redistribute in steps, as a chain");
         return;
@@ -183,7 +183,7 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     if (!rhs) return std::nullopt;
     for (const auto& i : outside)
         if (!rhs->has(i)) {
-            error("S130", eq.lhs.range,
+            error(Code::S130, eq.lhs.range,
                   "index " + i.text() + " of " + lhs->name +
                       " does not appear on the right-hand side",
                   "every index on the left must come from the right (broadcasting a new index "
@@ -214,7 +214,7 @@ bool Evaluator::same_extents(const ast::TensorRef& r, const Value& v, const Valu
     for (std::size_t d = 0; d < def.dims.size() && d < v.dims.size(); ++d) {
         const auto was = global_extent(def.dims[d]), now = global_extent(v.dims[d]);
         if (was == now) continue;
-        error("S105", r.range,
+        error(Code::S105, r.range,
               "dimension " + std::to_string(d) + " of " + v.name + " was defined as " +
                   def.dims[d].text + " (" + std::to_string(was) + ") and is " + how + " as " +
                   v.dims[d].text + " (" + std::to_string(now) + ")",
@@ -228,7 +228,7 @@ bool Evaluator::same_extents(const ast::TensorRef& r, const Value& v, const Valu
 std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Value& lhs,
                                               const Value& def) {
     if (def.dims.size() != lhs.dims.size()) {
-        error("S104", r.range,
+        error(Code::S104, r.range,
               "tensor " + lhs.name + " was defined with " + std::to_string(def.dims.size()) +
                   " dimensions and '+=' adds " + std::to_string(lhs.dims.size()) + " to it",
               "write the left-hand side with the dimensions of its definition");
@@ -243,7 +243,7 @@ std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Val
         const auto& dp = def.dims[d].parts;
         const auto& up = lhs.dims[d].parts;
         if (dp.size() != up.size()) {
-            error("S104", r.range,
+            error(Code::S104, r.range,
                   "dimension " + std::to_string(d) + " of " + lhs.name + " was defined as " +
                       def.dims[d].text + " and '+=' writes it as " + lhs.dims[d].text,
                   "write the left-hand side with the dimensions of its definition");
@@ -258,7 +258,7 @@ std::optional<Value> Evaluator::stored_layout(const ast::TensorRef& r, const Val
         std::string text;
         for (const auto& pl : have)
             text += (text.empty() ? "" : ", ") + pl.text();
-        error("S203", r.range,
+        error(Code::S203, r.range,
               "'+=' adds into " + lhs.name + " as an earlier statement stored it (" + text +
                   "), but the left-hand side writes another placement",
               "write " + lhs.name +

@@ -41,7 +41,7 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
             auto what = [](const ast::Index* i) {
                 return i ? "index " + id_of(*i).text() : std::string("the partial marker");
             };
-            error("S101", at,
+            error(Code::S101, at,
                   "tensor " + v.name + " uses " + ctx_.axis_label(k) + " twice (" + what(who) +
                       " and " + what(ix) + "): a tensor has one placement per mesh axis",
                   "shard at most one index over " + ctx_.axis_label(k) +
@@ -59,7 +59,7 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
         for (const auto& p : d.parts) {
             const auto id = id_of(p);
             if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
-                error("S103", p.range,
+                error(Code::S103, p.range,
                       "index " + id.text() + " appears twice in tensor " + v.name +
                           " (a diagonal is not supported)",
                       "use a primed index for the second dimension (" + id.text() + "')");
@@ -109,7 +109,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
     if (it != defined_.end()) {
         const Value& def = it->second;
         if (def.dims.size() != v->dims.size()) {
-            error("S104", r.range,
+            error(Code::S104, r.range,
                   "tensor " + v->name + " was defined with " + std::to_string(def.dims.size()) +
                       " dimensions and is used with " + std::to_string(v->dims.size()));
             return std::nullopt;
@@ -150,7 +150,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
             if (!moved.empty()) {
                 const auto msg = v->name + " was defined with a different placement; " + moved +
                                  " inserted to give it the placement written here";
-                not_as_written("S210", r.range, msg,
+                not_as_written(Code::S210, r.range, msg,
                                "write the use without mesh subscripts to inherit the "
                                "placement, or add the collective explicitly",
                                true);
