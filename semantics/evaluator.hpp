@@ -7,7 +7,9 @@
 namespace shardscope::semantics::detail {
 
 // One statement's evaluation. Deterministic given the choices at its choice points, so the
-// search can replay it with every combination.
+// search can replay it with every combination. One class, defined across files: the machinery
+// (diagnostics, choices, shapes, layouts, data flow, steps, collectives) in evaluator.cpp, the
+// rules of NOTATION.md section 6 in semantics/rules/, one file per family (rules/README.md).
 
 struct ChoicePoint {
     int options = 1;
@@ -35,7 +37,7 @@ public:
     std::vector<ValueInfo> values; ///< the data flow (reporting runs only)
     int result_id = -1;            ///< the value the statement stores
 
-    // ---- diagnostics (only on the reporting run) -------------------------------------------
+    // ---- diagnostics (only on the reporting run) --------------------------------------------
 
     void error(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
     void warning(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
@@ -120,7 +122,7 @@ public:
 
     std::string temp_name() { return "%" + std::to_string(++temps_); }
 
-    // ---- references -------------------------------------------------------------------------
+    // ---- references (rules/uses.cpp) --------------------------------------------------------
 
     /// A tensor occurrence as written (subscripts resolved), without history; null after an
     /// error. Owned by the context's cache or this evaluator, valid for the statement.
@@ -134,7 +136,7 @@ public:
     /// definition (NOTATION.md section 6, across statements).
     std::optional<Value> use(const ast::TensorRef& r);
 
-    // ---- placement transitions (the left-hand-side table) -----------------------------------
+    // ---- placement transitions: the left-hand-side table (rules/left_side.cpp) --------------
 
     /// Moves `have` to the placement of `want` (same indices) by the cheapest sequence of
     /// exact block movements (redistribute.hpp).
@@ -160,23 +162,23 @@ public:
     std::optional<Value> eval_node(const ast::Product& p, const ast::Expr& e,
                                    const IndexSet& outside);
 
+    // ---- one product (semantics/rules/einsum.cpp): NOTATION.md section 6, rules 1-4 ---------
+
     /// S211: partial operand `v` is reduced on axis k before it meets the others (`where`:
     /// "here", "before this product").
     void partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
                                  const char* where);
 
-    /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
-    /// computed locally; keep one index sharded (a choice of the search) and all-gather the
-    /// operands that shard another.
     /// S215: a P(max) value `v` is all-reduced on axis k before `what`, which only P(sum) or
     /// a positive scaling passes through (NOTATION.md section 6).
     void partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
                                      const std::string& what);
 
+    /// Rule 3: when the operands shard different indices on axis k, the operation (`what`)
+    /// cannot be computed locally; keep one index sharded (a choice of the search) and
+    /// all-gather the operands that shard another (S212). `+ - /` apply it too.
     void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                 const char* what);
-
-    // ---- one product (semantics/rules/einsum.cpp): NOTATION.md section 6, rules 1-4 -------
 
     /// Before rule 4: a partial max survives a product on axis k only with numbers and when
     /// none of its indices is summed; otherwise it is all-reduced first (S215).
