@@ -30,8 +30,8 @@ json layout_full(const semantics::TensorLayout& t) {
     for (const auto& a : t.atoms)
         atoms.push_back(
             {{"index", a.index.text()}, {"extent", a.extent}, {"axes", a.axes}, {"dim", a.dim}});
-    return {{"tensor", t.tensor},         {"indices", t.indices},
-            {"placements", placements},   {"global_shape", t.global_shape},
+    return {{"tensor", t.tensor},           {"indices", t.indices},
+            {"placements", placements},     {"global_shape", t.global_shape},
             {"local_shape", t.local_shape}, {"atoms", atoms}};
 }
 
