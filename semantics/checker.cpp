@@ -303,7 +303,7 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
             if (other) {
                 s.reported.push_back(&t);
                 const auto& o = layout_of(*other);
-                ctx.diag(Severity::Error, "S106", r.ref->range,
+                ctx.diag(Severity::Error, Code::S106, r.ref->range,
                          "input " + r.key + " is read here as " + parser::print(*r.ref) +
                              " of shape " + shape_text(t.global_shape) + ", and at " +
                              position_text(other->ref->range) + " as " +
@@ -326,7 +326,7 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
         s.layouts.emplace_back(&t, &r);
         if (!same_shape_read || reported(s, t)) continue;
         const auto& was = layout_of(*same_shape_read);
-        ctx.diag(Severity::Warning, "S217", r.ref->range,
+        ctx.diag(Severity::Warning, Code::S217, r.ref->range,
                  "input " + r.key + " is read here as " + parser::print(*r.ref) + " (" +
                      placements_text(t.placements, &plan.mesh) + "), and at " +
                      position_text(same_shape_read->ref->range) + " as " +
@@ -345,7 +345,7 @@ void pipeline_of(Context& ctx, const ast::RepeatDecl& rp, const ast::SourceRange
     block.microbatches = std::max<std::int64_t>(rp.microbatches, 1);
     if (rp.index.axes.empty()) {
         if (rp.microbatches > 0 || !rp.schedule.empty())
-            ctx.diag(Severity::Error, "S156", line,
+            ctx.diag(Severity::Error, Code::S156, line,
                      "micro-batches and a schedule describe a pipeline, and the layer index " +
                          block.index + " is not sharded over a mesh axis",
                      "shard the layers over the pipeline's axis, as in 'repeat " + block.index +
@@ -360,7 +360,7 @@ void pipeline_of(Context& ctx, const ast::RepeatDecl& rp, const ast::SourceRange
             axes.push_back(x);
     }
     if (axes.size() != 1) {
-        ctx.diag(Severity::Error, "S154", rp.index.range,
+        ctx.diag(Severity::Error, Code::S154, rp.index.range,
                  "the layers of a pipeline are sharded over one mesh axis, and '" +
                      parser::print(rp.index) + "' names " + std::to_string(axes.size()),
                  "name one axis, as in 'repeat " + block.index +
@@ -369,7 +369,7 @@ void pipeline_of(Context& ctx, const ast::RepeatDecl& rp, const ast::SourceRange
     }
     const std::int64_t p = ctx.axis_size(axes[0]);
     if (rp.count % p != 0) {
-        ctx.diag(Severity::Error, "S150", rp.index.range,
+        ctx.diag(Severity::Error, Code::S150, rp.index.range,
                  std::to_string(rp.count) + " layers do not divide into the " + std::to_string(p) +
                      " stages of mesh axis " + ctx.axis_name(axes[0]),
                  "make the number of layers a multiple of " + std::to_string(p));
@@ -446,7 +446,7 @@ void check_pipelined_body(Context& ctx, const Plan& plan, const RepeatBlock& blo
         for (const auto* l : layouts) {
             if (pp >= l->placements.size() || l->placements[pp].kind == Placement::Kind::Replicate)
                 continue;
-            ctx.diag(Severity::Error, "S155", sp.range,
+            ctx.diag(Severity::Error, Code::S155, sp.range,
                      l->tensor + " is " + l->placements[pp].text() + " over mesh axis " +
                          ctx.axis_name(block.axis) + ", which holds the pipeline's stages (the " +
                          block.index + " index of line " + std::to_string(block.range.line) + ")",
@@ -488,7 +488,7 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
                 }
             }
             if (block.forward < 0)
-                ctx.diag(Severity::Error, "S153", block.range,
+                ctx.diag(Severity::Error, Code::S153, block.range,
                          "a reverse repeat reads the layers of an earlier repeat over " +
                              block.index + " with " + std::to_string(block.count) +
                              " layers, and there is none (that another reverse repeat does not "
@@ -514,14 +514,14 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
                 for (std::size_t k = block.first; k < block.last; ++k)
                     if (plan.statements[k].target == r) after = &plan.statements[k];
                 if (!before) {
-                    ctx.diag(Severity::Error, "S151", sp.range,
+                    ctx.diag(Severity::Error, Code::S151, sp.range,
                              "each layer reads " + r +
                                  " before the body stores it, so the first layer reads a program "
                                  "input and the next ones the layer before's " +
                                  r,
                              "define " + r + " before the repeat (the first layer's input)");
                 } else if (after && !same_layout(before->result, after->result)) {
-                    ctx.diag(Severity::Error, "S152", after->range,
+                    ctx.diag(Severity::Error, Code::S152, after->range,
                              "the layer stores " + r + " as " +
                                  placements_text(after->result.placements, &plan.mesh) +
                                  ", but it enters the repeat as " +
@@ -605,7 +605,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
             if (last_failed || options.ignore_dims)
                 continue; // its errors are reported; nothing to compare against
             if (!last) {
-                ctx.diag(Severity::Error, "S300", s->range,
+                ctx.diag(Severity::Error, Code::S300, s->range,
                          "an expectation with no statement before it",
                          "put 'expect ...' right after the statement it describes");
                 continue;
@@ -629,7 +629,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 }
             }
             if (!ok) {
-                ctx.diag(Severity::Error, "S301", s->range,
+                ctx.diag(Severity::Error, Code::S301, s->range,
                          "expected " + join_or_none(want) + ", but the plan of line " +
                              std::to_string(last->range.line) + " has " +
                              join_or_none(last->collectives),
@@ -686,7 +686,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 names += (names.empty() ? "" : ", ") + n;
                 example += " " + n + "=4096";
             }
-            ctx.diag(Severity::Note, "S501", s->range,
+            ctx.diag(Severity::Note, Code::S501, s->range,
                      std::string(defaulted.size() == 1 ? "index " : "indices ") + names +
                          (defaulted.size() == 1 ? " has" : " have") + " no declared range; " +
                          (ctx.small_defaults ? std::string("small defaults that every sharding "
@@ -718,7 +718,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
             eq ? parser::tensor_key(eq->lhs.name, eq->lhs.label)
                : parser::tensor_key(ch->steps.back().to.name, ch->steps.back().to.label);
         if (eq && eq->op != ast::AssignOp::Define && !defined.count(key))
-            ctx.diag(Severity::Note, "S131", eq->lhs.range,
+            ctx.diag(Severity::Note, Code::S131, eq->lhs.range,
                      std::string(eq->op == ast::AssignOp::Update ? "':='" : "'+='") + " updates " +
                          key +
                          ", which no earlier statement defines: it is a program input, as written");

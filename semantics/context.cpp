@@ -50,13 +50,13 @@ void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRang
     for (const auto& p : sp.parts) {
         const auto id = id_of(p);
         if (id == parent) {
-            ctx.diag(Severity::Error, "S007", p.range,
+            ctx.diag(Severity::Error, Code::S007, p.range,
                      "index " + parent.text() + " is split into itself",
                      "give the part another name, e.g. '" + parent.text() + "1'");
             return;
         }
         if (std::find(parts.begin(), parts.end(), id) != parts.end()) {
-            ctx.diag(Severity::Error, "S008", p.range,
+            ctx.diag(Severity::Error, Code::S008, p.range,
                      "the split of " + parent.text() + " names part " + id.text() + " twice",
                      "each part of a split is a different index");
             return;
@@ -64,7 +64,7 @@ void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRang
         parts.push_back(id);
     }
     if (auto first = ctx.split_at.find(parent); first != ctx.split_at.end()) {
-        ctx.diag(Severity::Error, "S006", sp.from.range,
+        ctx.diag(Severity::Error, Code::S006, sp.from.range,
                  "index " + parent.text() + " is split twice (first at line " +
                      std::to_string(first->second.line) + ")",
                  "split an index once; to split it further, split one of its parts");
@@ -80,7 +80,7 @@ void declare_split(Context& ctx, const ast::SplitDecl& sp, const ast::SourceRang
                 others += (others.empty() ? "" : ", ") + std::string("the split of ") +
                           path[i].text() + " at line " + std::to_string(ctx.split_at[path[i]].line);
         }
-        ctx.diag(Severity::Error, "S007", sp.parts[k].range,
+        ctx.diag(Severity::Error, Code::S007, sp.parts[k].range,
                  "index " + parent.text() + " is split into itself through other splits (" + cycle +
                      ")",
                  "remove this split or " + std::string(path.size() > 2 ? "one of: " : "") + others);
@@ -99,7 +99,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
         if (!s) continue;
         if (const auto* m = std::get_if<ast::MeshDecl>(&s->node)) {
             if (mesh_at) {
-                ctx.diag(Severity::Error, "S001", s->range, "a second mesh declaration",
+                ctx.diag(Severity::Error, Code::S001, s->range, "a second mesh declaration",
                          "a program has one mesh; the first is at line " +
                              std::to_string(mesh_at->line));
                 continue;
@@ -116,7 +116,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
             for (const auto& b : d->bindings) {
                 const auto id = id_of(b.index);
                 if (auto it = ctx.ranges.find(id); it != ctx.ranges.end() && it->second != b.size)
-                    ctx.diag(Severity::Error, "S002", b.index.range,
+                    ctx.diag(Severity::Error, Code::S002, b.index.range,
                              "index " + id.text() + " is declared with range " +
                                  std::to_string(b.size) + " and " + std::to_string(it->second),
                              "declare each range once");
@@ -135,7 +135,7 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
             if (const auto* h = find_hardware(hw->preset))
                 ctx.hw = h;
             else
-                ctx.diag(Severity::Error, "S003", s->range,
+                ctx.diag(Severity::Error, Code::S003, s->range,
                          "unknown hardware preset '" + hw->preset + "'",
                          "use one of " + hardware_names());
         } else if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) {
@@ -202,7 +202,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                         continue;
                     }
                     if (ctx.conflicts.insert(id).second)
-                        ctx.diag(Severity::Error, "S005", p.range,
+                        ctx.diag(Severity::Error, Code::S005, p.range,
                                  "index " + id.text() +
                                      " has no declared range and is the device index of " +
                                      o->second.substr(16) + " (" + std::to_string(ctx.range(id)) +
@@ -275,7 +275,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 if (unknown == 0 && !ctx.has_range(parent)) {
                     if (known == kMaxRange) { // saturated: no int64 holds the product
                         if (ctx.conflicts.insert(parent).second)
-                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                            ctx.diag(Severity::Error, Code::S004, ctx.split_at[parent],
                                      "split of " + parent.text() +
                                          ": its parts multiply to more than " +
                                          std::to_string(kMaxRange),
@@ -289,7 +289,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                     const auto whole = ctx.range(parent);
                     if (known <= 0 || whole % known != 0) {
                         if (ctx.conflicts.insert(parent).second)
-                            ctx.diag(Severity::Error, "S004", ctx.split_at[parent],
+                            ctx.diag(Severity::Error, Code::S004, ctx.split_at[parent],
                                      "split of " + parent.text() + "=" + std::to_string(whole) +
                                          ": the other parts multiply to " + std::to_string(known) +
                                          ", which does not divide it",
@@ -372,7 +372,7 @@ void check_splits(Context& ctx, const ast::Program& program) {
         }
         // A saturated product never matches, even a parent declared as large.
         if (all_known && (product != ctx.range(parent) || product == kMaxRange))
-            ctx.diag(Severity::Error, "S004", s->range,
+            ctx.diag(Severity::Error, Code::S004, s->range,
                      "split of " + parent.text() + "=" + std::to_string(ctx.range(parent)) +
                          " into " + parts + " does not multiply out (" +
                          (product == kMaxRange ? "more than " : "") + std::to_string(product) + ")",

@@ -9,6 +9,7 @@
 #include "small_vec.hpp"
 
 #include "parser/ast.hpp"
+#include "parser/diagnostic_codes.hpp"
 #include "parser/functions.hpp"
 
 #include <algorithm>
@@ -94,9 +95,11 @@ struct Context {
     mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
     mutable std::size_t memo_used_ = 0;
 
-    void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
+    /// A diagnostic with code `code` (the Diagnostic keeps its text, "S101").
+    void diag(Severity s, Code code, const ast::SourceRange& r, std::string msg,
               std::string fix = {}) const {
-        diagnostics->push_back({s, std::move(code), r, std::move(msg), std::move(fix)});
+        diagnostics->push_back(
+            {s, std::string(code_name(code)), r, std::move(msg), std::move(fix)});
     }
 
     std::string axis_label(int k) const {
@@ -134,14 +137,14 @@ struct Context {
         }
         if (report) {
             if (!has_mesh) {
-                diag(Severity::Error, "S100", a.range,
+                diag(Severity::Error, Code::S100, a.range,
                      "mesh axis '" + a.name + "' is used but no mesh is declared",
                      "declare the mesh first, e.g. 'mesh 4' or 'mesh dp=2 tp=4'");
             } else {
                 std::string names;
                 for (std::size_t k = 0; k < mesh.axes.size(); ++k)
                     names += (k ? ", " : "") + mesh.axes[k].name;
-                diag(Severity::Error, "S102", a.range, "unknown mesh axis '" + a.name + "'",
+                diag(Severity::Error, Code::S102, a.range, "unknown mesh axis '" + a.name + "'",
                      "the mesh has axes " + names);
             }
         }

@@ -7,7 +7,9 @@
 namespace shardscope::semantics::detail {
 
 // One statement's evaluation. Deterministic given the choices at its choice points, so the
-// search can replay it with every combination.
+// search can replay it with every combination. One class, defined across files: the machinery
+// (diagnostics, choices, shapes, layouts, data flow, steps, collectives) in evaluator.cpp, the
+// rules of NOTATION.md section 6 in semantics/rules/, one file per family (rules/README.md).
 
 struct ChoicePoint {
     int options = 1;
@@ -35,17 +37,16 @@ public:
     std::vector<ValueInfo> values; ///< the data flow (reporting runs only)
     int result_id = -1;            ///< the value the statement stores
 
-    // ---- diagnostics (only on the reporting run) -------------------------------------------
+    // ---- diagnostics (only on the reporting run) --------------------------------------------
 
-    void error(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
-    void warning(std::string code, const ast::SourceRange& r, std::string msg,
-                 std::string fix = {});
-    void note(std::string code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void error(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void warning(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
+    void note(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
 
     /// A collective the statement does not imply as written (NOTATION.md section 6, --strict):
     /// an error under --strict; otherwise a note when `note_otherwise` (fixes that the plan
     /// already reports as chosen are not noted twice).
-    void not_as_written(std::string code, const ast::SourceRange& at, const std::string& msg,
+    void not_as_written(Code code, const ast::SourceRange& at, const std::string& msg,
                         std::string fix, bool note_otherwise);
 
     int choose(int options, bool alternative);
@@ -121,7 +122,7 @@ public:
 
     std::string temp_name() { return "%" + std::to_string(++temps_); }
 
-    // ---- references -------------------------------------------------------------------------
+    // ---- references (rules/uses.cpp) --------------------------------------------------------
 
     /// A tensor occurrence as written (subscripts resolved), without history; null after an
     /// error. Owned by the context's cache or this evaluator, valid for the statement.
@@ -135,7 +136,7 @@ public:
     /// definition (NOTATION.md section 6, across statements).
     std::optional<Value> use(const ast::TensorRef& r);
 
-    // ---- placement transitions (the left-hand-side table) -----------------------------------
+    // ---- placement transitions: the left-hand-side table (rules/left_side.cpp) --------------
 
     /// Moves `have` to the placement of `want` (same indices) by the cheapest sequence of
     /// exact block movements (redistribute.hpp).
@@ -161,23 +162,52 @@ public:
     std::optional<Value> eval_node(const ast::Product& p, const ast::Expr& e,
                                    const IndexSet& outside);
 
+    // ---- one product (semantics/rules/einsum.cpp): NOTATION.md section 6, rules 1-4 ---------
+
     /// S211: partial operand `v` is reduced on axis k before it meets the others (`where`:
     /// "here", "before this product").
     void partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
                                  const char* where);
 
-    /// Rule 3: when the operands shard different indices on axis k, the operation cannot be
-    /// computed locally; keep one index sharded (a choice of the search) and all-gather the
-    /// operands that shard another.
     /// S215: a P(max) value `v` is all-reduced on axis k before `what`, which only P(sum) or
     /// a positive scaling passes through (NOTATION.md section 6).
     void partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
                                      const std::string& what);
 
+    /// Rule 3: when the operands shard different indices on axis k, the operation (`what`)
+    /// cannot be computed locally; keep one index sharded (a choice of the search) and
+    /// all-gather the operands that shard another (S212). `+ - /` apply it too.
     void keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                 const char* what);
 
-    /// One einsum node (NOTATION.md section 6, rules 1-4).
+    /// Before rule 4: a partial max survives a product on axis k only with numbers and when
+    /// none of its indices is summed; otherwise it is all-reduced first (S215).
+    void reduce_partial_maxes(std::vector<Value>& ops, int k, const IndexSet& outside,
+                              const ast::SourceRange& at, const std::vector<bool>& constant);
+    /// Rule 4: a partial operand may meet only replicated operands on axis k (P x R -> P).
+    /// Several partial operands, or one next to a sharded index, are reduced first
+    /// (all-reduce, or reduce-scatter onto the sharded index: a choice; S211).
+    void rule4_partial_meets_replicated(std::vector<Value>& ops, int k, const ast::SourceRange& at);
+    /// Rule 2, one index on its axes: per index, the operands' axis lists (major to minor)
+    /// must agree, one being a prefix of the other (the shorter then slices locally).
+    /// Otherwise keep one list (a choice) and gather the rest (S212).
+    void rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                             const ast::SourceRange& at);
+    /// Rule 2, the result on axis k: the one sharded index kept gives S(i) (set by
+    /// rule2_slice_locally), contracted gives P(sum), or, the alternative, is gathered first;
+    /// a partial operand leaves the result partial (rule 4's P x R -> P).
+    void rule2_kept_or_contracted(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                  Value& out);
+    /// Rule 1: nothing on axis k is sharded or partial (any more: a gather of a major axis
+    /// gathers its minor axes too): the result is R on k.
+    static void rule1_replicated(const std::vector<Value>& ops, int k, Value& out);
+    /// Rule 2, the slices: operands that hold a sharded index on fewer axes (or none) slice
+    /// locally to the full list (free); the result keeps the list of the indices it keeps.
+    void rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                             const IndexSet& outside, Value& out);
+
+    /// One einsum node (NOTATION.md section 6, rules 1-4), then its local compute, priced in
+    /// the greedy pair order of rules/contraction_order.hpp.
     /// `constant[o]`: operand o is a number (non-negative: a minus sign is a negated term).
     std::optional<Value> einsum(std::vector<Value>& ops, const IndexSet& outside,
                                 const ast::SourceRange& at, const std::vector<bool>& constant = {});

@@ -16,6 +16,7 @@
 #include "grad_emit.hpp"
 #include "report.hpp"
 
+#include "parser/diagnostic_codes.hpp"
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
@@ -91,7 +92,7 @@ public:
             if (!s) continue;
             if (const auto* rp = std::get_if<ast::RepeatDecl>(&s->node)) {
                 if (rp->reverse) {
-                    diag(Severity::Error, "G203", s->range,
+                    diag(Severity::Error, Code::G203, s->range,
                          "the backward of a reverse repeat (a derived backward pass) is not "
                          "derived",
                          "differentiate the forward program");
@@ -136,7 +137,7 @@ public:
             fwd_.push_back(std::move(f));
         }
         if (fwd_.size() != plan_.statements.size()) {
-            diag(Severity::Error, "G100", {},
+            diag(Severity::Error, Code::G100, {},
                  "the checker could not plan every statement; fix the errors first");
             return false;
         }
@@ -162,7 +163,7 @@ public:
                 f.target_ref = &f.ch->steps.back().to;
             }
             if (refs.size() != f.sp->operands.size()) {
-                diag(Severity::Error, "G101", f.stmt->range,
+                diag(Severity::Error, Code::G101, f.stmt->range,
                      "internal: the plan of this statement does not list its tensor occurrences");
                 return false;
             }
@@ -231,9 +232,9 @@ private:
         std::map<const ast::TensorRef*, int> producer;
     };
 
-    void diag(Severity s, std::string code, const ast::SourceRange& r, std::string msg,
+    void diag(Severity s, Code code, const ast::SourceRange& r, std::string msg,
               std::string fix = {}) {
-        Diagnostic d{s, std::move(code), r, std::move(msg), std::move(fix)};
+        Diagnostic d{s, std::string(code_name(code)), r, std::move(msg), std::move(fix)};
         // During the sweep, a problem counts only if its statement's backward is kept.
         if (sweeping_)
             pending_[cur_stmt_->range.line].push_back(std::move(d));
@@ -338,7 +339,7 @@ private:
     /// two different inputs to the executor, and has no one gradient).
     bool fits(const Grad& g, const ast::TensorRef& r) {
         if (g.shape == shape_of(cur_index_, r)) return true;
-        diag(Severity::Error, "G202", r.range,
+        diag(Severity::Error, Code::G202, r.range,
              key_of(r) + " is used here with another shape than elsewhere: its gradient is not "
                          "derived through this use",
              "give tensors of different shapes different names");
@@ -450,7 +451,7 @@ private:
         out.range = {};
         if (i.primes > 0 && own_range_.count(id_of(i)) && !warned_range_.count(id_of(i))) {
             warned_range_.insert(id_of(i));
-            diag(Severity::Warning, "G110", cur_stmt_->range,
+            diag(Severity::Warning, Code::G110, cur_stmt_->range,
                  "the backward renames the contracted index " + id_of(i).text() + " to " +
                      id_of(out).text() + ", which takes the range of " + i.name +
                      ", not the declared range of " + id_of(i).text(),
@@ -471,7 +472,7 @@ private:
             // A chain moves the same values (unless it regroups the dimensions).
             if (f.ch && f.ch->steps.back().to.dims.size() == r.dims.size()) continue;
             if (!reported_.insert(key + "@" + std::to_string(cur_index_)).second) return;
-            diag(Severity::Error, "G201", cur_stmt_->range,
+            diag(Severity::Error, Code::G201, cur_stmt_->range,
                  "the backward of this statement needs " + key + " as it is here, but line " +
                      std::to_string(f.stmt->range.line) + " gives " + key +
                      " a new value afterwards",
@@ -968,7 +969,7 @@ Derivation::Derivation(const ast::Program& forward, const Plan& forward_plan,
     for (const auto& w : wrt)
         if (!d.inputs().count(w) && !d.defined(w))
             diags.push_back({Severity::Error,
-                             "G001",
+                             std::string(code_name(Code::G001)),
                              {},
                              "--wrt " + w + ": the program has no tensor " + w,
                              "name a tensor of the program, with its label (W^0)"});
@@ -984,7 +985,7 @@ Derivation::Derivation(const ast::Program& forward, const Plan& forward_plan,
         const auto g = d.final_gradient(w);
         if (g.empty()) {
             diags.push_back({Severity::Warning,
-                             "G002",
+                             std::string(code_name(Code::G002)),
                              {},
                              "no gradient reaches " + w + " (nothing it feeds has one)",
                              {}});
@@ -1092,7 +1093,7 @@ GradResult Derivation::finish(std::string text, std::uint32_t first_line,
         auto it = at.find(lines[i]);
         if (it == at.end() || !(it->second->node == em[i].stmt.node))
             diags.push_back({Severity::Error,
-                             "G900",
+                             std::string(code_name(Code::G900)),
                              {},
                              "internal: the derived statement '" + parser::print(em[i].stmt) +
                                  "' reads back differently",

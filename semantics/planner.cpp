@@ -185,7 +185,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     if (!sp.chosen && !sp.alternatives.empty() &&
         sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
         const auto& a = sp.alternatives.front();
-        ctx.diag(Severity::Note, "S400", s->range,
+        ctx.diag(Severity::Note, Code::S400, s->range,
                  "as written this needs " + join_or_none(sp.collectives) + " (" +
                      format_seconds(sp.cost.time_s) + "); at these sizes " +
                      join_or_none(a.collectives) + " would be cheaper (" +
@@ -194,12 +194,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     }
     if (sp.chosen && !sp.alternatives.empty()) {
         const auto& a = sp.alternatives.front();
-        ctx.diag(Severity::Note, "S401", s->range,
+        ctx.diag(Severity::Note, Code::S401, s->range,
                  "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
                      format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
                      join_or_none(a.collectives) + " (" + format_seconds(a.time_s) + ")");
     } else if (sp.chosen) {
-        ctx.diag(Severity::Note, "S401", s->range,
+        ctx.diag(Severity::Note, Code::S401, s->range,
                  "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
                      format_seconds(sp.cost.time_s) + ")");
     }
@@ -218,7 +218,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                     t.placements[k].dim == static_cast<int>(d))
                     split *= ctx.axis_size(static_cast<int>(k));
             if (split > 1 && t.global_shape[d] % split != 0) {
-                ctx.diag(Severity::Warning, "S500", s->range,
+                ctx.diag(Severity::Warning, Code::S500, s->range,
                          t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] +
                              ", " + std::to_string(t.global_shape[d]) + ") does not divide by " +
                              std::to_string(split) +
@@ -244,7 +244,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                 if (ok) ok = chain_cols[i][j].rfind(name + "(", 0) == 0;
             }
             if (!ok)
-                ctx.diag(Severity::Error, "S302", st.to.range,
+                ctx.diag(Severity::Error, Code::S302, st.to.range,
                          "the arrow says " + join_or_none(want) + ", but this step needs " +
                              join_or_none(chain_cols[i]));
         }

@@ -1658,7 +1658,7 @@ TEST_CASE("regression: a NaN replica next to a number is a replica error") {
 
 // =============================================================================================
 // Issue 22: plans check accepted that computed the wrong numbers. Each now PASSes (or is
-// refused by the checker: tests/semantics/test_issue22.cpp).
+// refused by the checker: the "issue 22" tests of tests/semantics/rules/).
 
 TEST_CASE("issue 22: partial maxes are reduced before a sum, a negation or a product") {
     const auto r = run_both("mesh 2\ndim i=4 h=4\n"

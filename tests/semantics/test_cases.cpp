@@ -1,7 +1,7 @@
 // Worked cases for the checker: every row of NOTATION.md section 9, the sequence-parallel
 // example at two sizes, DTensor matmul/redistribute cases (PyTorch's own tests, translated),
-// scaling-book matmuls in bracket form, cost figures computed by hand (section 8), and a
-// property test of einsum rules 1-2 on random programs.
+// scaling-book matmuls in bracket form and cost figures computed by hand (section 8). The
+// property test of einsum rules 1-2 on random programs is in rules/test_einsum.cpp.
 #include "helpers.hpp"
 
 #include <doctest/doctest.h>
@@ -568,135 +568,6 @@ TEST_CASE("cost: every collective step is costed, axis reorders included") {
                 CHECK_MESSAGE(st.time_s > 0, c.text());
             }
     }
-}
-
-// =============================================================================================
-// (f) Property: rules 1-2 on random two-operand einsums.
-
-TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
-    int kept_cases = 0, contracted_cases = 0, total = 0;
-    for (unsigned seed = 1; seed <= 400; ++seed) {
-        std::mt19937 rng(seed);
-        auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-        const int naxes = uni(1, 3);
-        std::vector<int> sizes;
-        for (int k = 0; k < naxes; ++k)
-            sizes.push_back(uni(2, 4));
-        const std::string pool = "abcdef";
-        auto pick = [&](int n) {
-            std::string s = pool;
-            std::shuffle(s.begin(), s.end(), rng);
-            return s.substr(0, static_cast<std::size_t>(n));
-        };
-        const std::string A = pick(uni(1, 4));
-        const std::string B = pick(uni(1, 4));
-        std::string all;
-        for (char ch : A + B)
-            if (all.find(ch) == std::string::npos) all += ch;
-        // Each axis shards at most one index (or none).
-        std::vector<char> on(static_cast<std::size_t>(naxes), 0);
-        for (auto& o : on)
-            if (uni(0, 2) != 0)
-                o = all[static_cast<std::size_t>(uni(0, static_cast<int>(all.size()) - 1))];
-        std::map<char, std::vector<int>> axes_of; // ascending: major to minor
-        for (int k = 0; k < naxes; ++k)
-            if (on[static_cast<std::size_t>(k)])
-                axes_of[on[static_cast<std::size_t>(k)]].push_back(k);
-        // Which operands carry the sharding (an operand holding it unsharded slices).
-        std::map<char, bool> in_a, in_b;
-        for (const auto& [i, ax] : axes_of) {
-            const bool has_a = A.find(i) != std::string::npos;
-            const bool has_b = B.find(i) != std::string::npos;
-            if (has_a && has_b) {
-                const int w = uni(0, 2);
-                in_a[i] = w != 1;
-                in_b[i] = w != 0;
-            } else {
-                in_a[i] = has_a;
-                in_b[i] = has_b;
-            }
-        }
-        std::string L;
-        for (char ch : all)
-            if (uni(0, 1)) L += ch;
-        std::shuffle(L.begin(), L.end(), rng);
-
-        auto index = [&](char i, bool sharded) {
-            std::string s(1, i);
-            if (!sharded || !axes_of.count(i)) return s;
-            const auto& ax = axes_of[i];
-            if (ax.size() == 1) return s + "_" + std::to_string(ax[0]);
-            s += "_{";
-            for (int a : ax)
-                s += std::to_string(a);
-            return s + "}";
-        };
-        auto ref = [&](const std::string& name, const std::string& idx, std::map<char, bool>& sh) {
-            if (idx.empty()) return name;
-            std::string s;
-            for (char i : idx)
-                s += (s.empty() ? "" : " ") + index(i, sh.count(i) ? sh[i] : false);
-            return name + "_{" + s + "}";
-        };
-        std::map<char, bool> in_l;
-        for (char i : L)
-            in_l[i] = true;
-        std::string mesh = "mesh ";
-        for (int k = 0; k < naxes; ++k)
-            mesh += (k ? "x" : "") + std::to_string(sizes[static_cast<std::size_t>(k)]);
-        std::string dims = "dim";
-        for (char ch : pool)
-            dims += std::string(" ") + ch + "=24";
-        const std::string src = mesh + "\n" + dims + "\n" + ref("C", L, in_l) + " = " +
-                                ref("A", A, in_a) + " " + ref("B", B, in_b) + "\n";
-
-        const auto c = run(src);
-        ++total;
-        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
-        REQUIRE_MESSAGE(c.plan.statements.size() == 1, c.text());
-        const auto& s = c.plan.statements.front();
-        CHECK_MESSAGE(!s.chosen, c.text());
-        REQUIRE_MESSAGE(s.result.placements.size() == static_cast<std::size_t>(naxes), c.text());
-        // Collectives per axis.
-        std::map<int, std::vector<std::string>> per_axis;
-        for (const auto& col : s.collectives) {
-            const auto open = col.find('(');
-            const auto close = col.find(')');
-            REQUIRE_MESSAGE((open != std::string::npos && close != std::string::npos), c.text());
-            std::istringstream axes(col.substr(open + 1, close - open - 1));
-            for (std::string k; std::getline(axes, k, ',');)
-                per_axis[std::stoi(k)].push_back(col.substr(0, open));
-        }
-        bool any_kept = false, any_contracted = false;
-        for (int k = 0; k < naxes; ++k) {
-            const char i = on[static_cast<std::size_t>(k)];
-            const auto got = s.result.placements[static_cast<std::size_t>(k)].text();
-            const auto& here = per_axis[k];
-            const std::string where = "axis " + std::to_string(k) + "\n" + c.text();
-            if (!i) {
-                CHECK_MESSAGE(got == "R", where);
-                CHECK_MESSAGE(here.empty(), where);
-            } else if (L.find(i) != std::string::npos) {
-                any_kept = true;
-                CHECK_MESSAGE(got == "S(" + std::to_string(L.find(i)) + ")", where);
-                CHECK_MESSAGE(here.empty(), where);
-            } else {
-                any_contracted = true;
-                CHECK_MESSAGE(got == "R", where);
-                // Reduced: all-reduced (alone or in a group), or scattered, then the other
-                // partial axes reduced, then gathered back (a hierarchical all-reduce).
-                CHECK_MESSAGE(
-                    (join(here) == "all-reduce" || join(here) == "reduce-scatter, all-gather"),
-                    where);
-            }
-        }
-        kept_cases += any_kept;
-        contracted_cases += any_contracted;
-    }
-    // The generator exercises both branches of rule 2 often.
-    CHECK(total == 400);
-    CHECK(kept_cases > 100);
-    CHECK(contracted_cases > 100);
 }
 
 TEST_CASE("index names: long names and more indices than the checker's range memo holds") {

@@ -1,7 +1,7 @@
 // Chains of products (issue 19): the notation post's sequence-parallel step
 // `W^0_{r'_0 f d'} x_{b r_0 t d'} \xrightarrow{all-gather} W^0_{r'_0 f d'} x_{b s d'}`.
 // A chain only changes layouts: it moves the one factor that changes, the others are context.
-#include "helpers.hpp"
+#include "rule_helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -124,4 +124,21 @@ TEST_CASE("chain of products: sides with other tensors are S141, a second moved 
         CHECK_MESSAGE(c.plan.errors() > 0, c.text());
         CHECK_MESSAGE(c.plan.statements.empty(), c.text());
     }
+}
+
+TEST_CASE("issue 22: a chain that regroups an unevenly sharded index gathers it first") {
+    const auto c = run("mesh 4\ndim s=8 r=2\nsplit s -> r t\nx_{s_0} -> x_{(r t)}\n"
+                       "y_{(r t_0)} -> y_{s}\n"
+                       "u_{s_0} -> u_{(r_0 t)}\n");
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    CHECK_MESSAGE(cols(c.plan.statements.at(0)) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(c.plan.statements.at(0).steps.at(0).kind == StepKind::AllGather, c.text());
+    CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "all-gather(0)", c.text());
+    // s_0 -> (r_0 t) with r = 2 over 4 devices: gathered, then sliced (uneven, torch.chunk).
+    CHECK_MESSAGE(cols(c.plan.statements.at(2)) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(has_code(c.plan, "S216", Severity::Note), c.text());
+    // Even parts reshape locally.
+    const auto even = run("mesh 2\ndim s=8 r=2\nsplit s -> r t\nx_{s_0} -> x_{(r_0 t)}\n");
+    CHECK_MESSAGE(cols(even.plan.statements.at(0)) == "none", even.text());
+    CHECK_MESSAGE(!has_code(even.plan, "S216", Severity::Note), even.text());
 }

@@ -1,0 +1,333 @@
+// One product (einsum) node: NOTATION.md section 6, rules 1-4, per mesh axis k.
+//   Rule 1: nothing on k is sharded or partial: the result is R on k.
+//   Rule 2: one index i sharded on k: operands holding i unsharded slice locally; i kept
+//           gives S(i), i contracted gives P(sum).
+//   Rule 3: two different indices sharded on k: all-gather all but one (the search tries
+//           each; the cheapest wins, section 8).
+//   Rule 4: a partial operand meets only replicated operands (P x R -> P); P x P, or P next
+//           to a sharded index, reduces first (all-reduce, or reduce-scatter onto the index).
+// The local compute is priced pairwise in the greedy order of contraction_order.hpp.
+#include "contraction_order.hpp"
+#include "internal.hpp"
+
+namespace shardscope::semantics::detail {
+
+std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr& e,
+                                          const IndexSet& outside) {
+    auto ops = eval_operands(p.factors, outside);
+    if (!ops) return std::nullopt;
+    // Numbers are never negative (a minus sign is a negated term): scaling by one keeps a
+    // partial max a partial max.
+    std::vector<bool> constant(p.factors.size());
+    for (std::size_t f = 0; f < p.factors.size(); ++f)
+        constant[f] = std::holds_alternative<ast::Number>(p.factors[f].node);
+    return einsum(*ops, outside, e.range, constant);
+}
+
+void Evaluator::partial_needs_reduction(const Value& v, int k, const ast::SourceRange& at,
+                                        const char* where) {
+    not_as_written(Code::S211, at,
+                   "partial operand " + v.name + " needs a reduction on " + ctx_.axis_label(k) +
+                       " " + where,
+                   "reduce it in an earlier statement, or write the collective explicitly", false);
+}
+
+void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRange& at,
+                                            const std::string& what) {
+    not_as_written(Code::S215, at,
+                   v.name + " is a partial max over " + ctx_.axis_label(k) + "; " + what +
+                       " does not keep a maximum a maximum, so it is all-reduced first",
+                   "take the maximum in an earlier statement (all-reduced), or write AllReduce "
+                   "explicitly",
+                   true);
+    all_reduce(v, k, "a partial max must be complete before " + what);
+}
+
+void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
+                                       const char* what) {
+    // Most products shard one index per axis, or none: nothing to keep then.
+    const IndexId* first = nullptr;
+    bool several = false;
+    for (const auto& v : ops)
+        if (const auto* i = v.sharded_index(k)) {
+            if (!first)
+                first = i;
+            else if (!FlatOrder<IndexId>::equal(*first, *i))
+                several = true;
+        }
+    if (!several) return;
+    std::vector<IndexId> distinct;
+    for (const auto& v : ops)
+        if (auto i = v.sharded_index(k);
+            i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
+            distinct.push_back(*i);
+    if (distinct.size() < 2) return;
+    fixed_up = true;
+    const auto keep =
+        distinct[static_cast<std::size_t>(choose(static_cast<int>(distinct.size()), false))];
+    std::string names;
+    for (const auto& d : distinct)
+        names += (names.empty() ? "" : " and ") + d.text();
+    const std::string why = names + " are both sharded on " + ctx_.axis_label(k);
+    for (auto& v : ops)
+        if (auto i = v.sharded_index(k); i && !(*i == keep)) all_gather(v, k, why);
+    not_as_written(Code::S212, at, why + ": " + what + " cannot be computed locally",
+                   "all-gather one operand over " + ctx_.axis_label(k) + " explicitly", false);
+}
+
+void Evaluator::reduce_partial_maxes(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                     const ast::SourceRange& at,
+                                     const std::vector<bool>& constant) {
+    // A partial max survives a product only with non-negative numbers (positive scaling)
+    // and when none of its indices is summed: max(a) * y or sum_i max(a_i) is no max.
+    for (std::size_t o = 0; o < ops.size(); ++o) {
+        auto pit = ops[o].partial.find(k);
+        if (pit == ops[o].partial.end() || pit->second != "max") continue;
+        bool keeps = true;
+        for (std::size_t q = 0; q < ops.size(); ++q)
+            if (q != o && !(q < constant.size() && constant[q])) keeps = false;
+        for (const auto& i : ops[o].indices())
+            if (!outside.count(i)) keeps = false;
+        if (keeps) continue;
+        fixed_up = true;
+        partial_max_needs_reduction(ops[o], k, at, "a product");
+    }
+}
+
+void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
+                                               const ast::SourceRange& at) {
+    bool any_partial = false;
+    for (const auto& v : ops)
+        any_partial = any_partial || v.partial.count(k) > 0;
+    std::vector<std::size_t> partials;
+    std::optional<IndexId> any_sharded;
+    for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
+        if (ops[o].partial.count(k)) partials.push_back(o);
+        if (auto i = ops[o].sharded_on(k)) any_sharded = i;
+    }
+    if (partials.empty() || (partials.size() <= 1 && !any_sharded)) return;
+    fixed_up = true;
+    // Keep one partial operand when nothing on k is sharded (P x R -> P).
+    const std::size_t first = any_sharded ? 0 : 1;
+    for (std::size_t q = first; q < partials.size(); ++q) {
+        auto& v = ops[partials[q]];
+        const bool can_scatter = any_sharded && v.has(*any_sharded);
+        const int c = choose(can_scatter ? 2 : 1, false);
+        const std::string why =
+            "a partial operand may meet only replicated operands on " + ctx_.axis_label(k);
+        if (c == 1)
+            reduce_scatter(v, k, *any_sharded, why);
+        else
+            all_reduce(v, k, why);
+        partial_needs_reduction(v, k, at, "before this product");
+    }
+}
+
+void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                                    const ast::SourceRange& at) {
+    for (const auto& i : order) {
+        // The distinct lists, as pointers into the operands' shardings (read before any
+        // gather below changes them).
+        SmallVec<const AxisList*, 8> lists;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() &&
+                std::none_of(lists.begin(), lists.end(),
+                             [&](const AxisList* l) { return *l == it->second; }))
+                lists.push_back(&it->second);
+        if (lists.size() < 2) continue; // one list (or none) agrees with itself
+        auto is_prefix = [](const AxisList& a, const AxisList& b) {
+            return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+        };
+        AxisList target;
+        for (const auto* l : lists)
+            if (l->size() > target.size()) target = *l;
+        bool agree = true;
+        for (const auto* l : lists)
+            agree &= is_prefix(*l, target);
+        if (!agree) {
+            fixed_up = true;
+            target =
+                *lists[static_cast<std::size_t>(choose(static_cast<int>(lists.size()), false))];
+            for (auto& v : ops) {
+                auto it = v.sharding.find(i);
+                if (it == v.sharding.end()) continue;
+                // Gather, minor first, every axis past the common prefix with the target.
+                auto mine = it->second;
+                std::size_t common = 0;
+                while (common < mine.size() && common < target.size() &&
+                       mine[common] == target[common])
+                    ++common;
+                if (common < mine.size())
+                    all_gather(v, mine[common],
+                               "the mesh axes of " + i.text() + " differ between operands");
+            }
+            not_as_written(Code::S212, at,
+                           "the operands shard " + i.text() + " over different mesh axes",
+                           "all-gather one operand first, explicitly", false);
+        }
+    }
+}
+
+void Evaluator::rule2_kept_or_contracted(std::vector<Value>& ops, int k, const IndexSet& outside,
+                                         Value& out) {
+    const IndexId* sharded = nullptr; // valid until a gather below
+    for (const auto& v : ops)
+        if (const auto* i = v.sharded_index(k)) sharded = i;
+    // Rule 4's P x R -> P: the result is partial where an operand is.
+    for (const auto& v : ops)
+        if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
+    if (!sharded) return;
+    // Kept: S(i) (the result's sharding is set with the local slices, below).
+    if (outside.count(*sharded) > 0) return;
+    // Contraction over a sharded index: P(sum). Gathering first is the alternative.
+    const int c = choose(2, true);
+    if (c == 1) {
+        const auto why = "alternative: gather before contracting " + sharded->text();
+        for (auto& v : ops)
+            if (v.sharded_index(k)) all_gather(v, k, why);
+        return;
+    }
+    out.partial[k] = "sum";
+}
+
+void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& out) {
+    // Gathering an index over a major axis gathers its minor axes too (all_gather): an axis
+    // taken as P(sum) above that no operand shards any more is contracted whole, not
+    // partially (no operand is partial on an axis that shards an index: rule 4).
+    bool sharded = false;
+    for (const auto& v : ops)
+        sharded |= v.sharded_index(k) != nullptr;
+    bool partial_operand = false;
+    for (const auto& v : ops)
+        partial_operand |= v.partial.count(k) > 0;
+    if (!sharded && !partial_operand) out.partial.erase(k);
+}
+
+void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+                                    const IndexSet& outside, Value& out) {
+    for (const auto& i : order) {
+        AxisList target;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() && it->second.size() > target.size())
+                target = it->second;
+        if (target.empty()) continue;
+        for (auto& v : ops) {
+            if (!v.has(i)) continue;
+            auto& mine = v.sharding[i];
+            while (mine.size() < target.size()) {
+                const int in = v.id;
+                const int k = target[mine.size()];
+                add_local(StepKind::Slice, v, {},
+                          report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
+                                        ctx_.axis_label(k), " (free)")
+                                  : std::string());
+                steps.back().to_index = i;
+                mine.push_back(k);
+                flow(in, v);
+            }
+        }
+        if (outside.count(i)) out.sharding[i] = target;
+    }
+}
+
+std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& outside,
+                                       const ast::SourceRange& at,
+                                       const std::vector<bool>& constant) {
+    const int axes = static_cast<int>(ctx_.mesh.axes.size());
+    // The fixes, axis by axis: what the product cannot compute as its operands are.
+    for (int k = 0; k < axes; ++k) {
+        reduce_partial_maxes(ops, k, outside, at, constant);
+        // Rule 4: a partial operand may meet only replicated operands.
+        rule4_partial_meets_replicated(ops, k, at);
+        // Rule 3: two different indices sharded on the same axis.
+        keep_one_sharded_index(ops, k, at, "the product");
+    }
+    // Indices: result keeps those needed outside this product.
+    std::vector<IndexId> order;
+    order.reserve(kFirstCapacity);
+    for (const auto& v : ops)
+        for (const auto& d : v.dims)
+            for (const auto& i : d.parts)
+                if (std::none_of(order.begin(), order.end(),
+                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
+                    order.push_back(i);
+    Value out;
+    out.name = temp_name();
+    out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    out.dims.reserve(order.size());
+    for (const auto& i : order)
+        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
+    // Rule 2 (one index, one list of axes): per index, the operands' axis lists agree.
+    rule2_one_axis_list(ops, order, at);
+    // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
+    for (int k = 0; k < axes; ++k)
+        rule2_kept_or_contracted(ops, k, outside, out);
+    // Rule 1: nothing sharded or partial on an axis (any more) gives R there.
+    for (int k = 0; k < axes; ++k)
+        rule1_replicated(ops, k, out);
+    // Rule 2: operands holding a sharded index on fewer axes (or none) slice locally.
+    rule2_slice_locally(ops, order, outside, out);
+    // Local compute: pairwise contraction, greedily the cheapest pair first.
+    double flops = 0, moved = 0;
+    std::vector<IndexSet> live;
+    // The equation in words only on the reporting run: the search reads costs, not words.
+    std::string spec;
+    // Two operands (most products) are one pair, whose indices are `order`: no sets for them.
+    const bool one_pair = ops.size() == 2;
+    if (!one_pair) live.reserve(ops.size());
+    for (const auto& v : ops) {
+        if (!one_pair) live.push_back(v.indices());
+        moved += local_bytes(v);
+        if (!report_) continue;
+        if (!spec.empty()) spec += ", ";
+        for (std::size_t d = 0; d < v.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += v.dims[d].text;
+        }
+    }
+    auto local_ext = [&](const IndexId& i) {
+        std::int64_t n = 1;
+        for (const auto& v : ops)
+            if (auto it = v.sharding.find(i); it != v.sharding.end()) {
+                for (int k : it->second)
+                    n *= ctx_.axis_size(k);
+                break;
+            }
+        return static_cast<double>(ceil_div(ctx_.range(i), n));
+    };
+    if (one_pair) {
+        // The pair's cost as contraction_order computes it: the extents multiplied in index
+        // order.
+        SmallVec<const IndexId*, 16> u;
+        for (const auto& i : order)
+            u.push_back(&i);
+        std::sort(u.begin(), u.end(), [](const IndexId* a, const IndexId* b) {
+            return FlatOrder<IndexId>::less(*a, *b);
+        });
+        flops = 2;
+        for (const auto* i : u)
+            flops *= local_ext(*i);
+    } else if (live.size() > 2) {
+        // Each index's local extent once.
+        FlatMap<IndexId, double> ext;
+        for (const auto& set : live)
+            for (const auto& i : set)
+                if (!ext.count(i)) ext[i] = local_ext(i);
+        flops = contraction_order(std::move(live), ext, outside).flops;
+    }
+    if (report_) {
+        spec += " -> ";
+        for (std::size_t d = 0; d < out.dims.size(); ++d) {
+            if (d) spec += ' ';
+            spec += out.dims[d].text;
+        }
+    }
+    moved += local_bytes(out);
+    add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
+    compute(OpKind::Einsum, report_ ? ids_of(ops) : std::vector<int>{}, out);
+    return out;
+}
+
+} // namespace shardscope::semantics::detail

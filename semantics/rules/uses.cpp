@@ -1,0 +1,173 @@
+// Uses across statements: NOTATION.md section 3 (tensor references) and section 6, "Across
+// statements". An occurrence as written is S(d) on an axis that subscripts its dimension d,
+// P on an axis of its {U_k} marker, R elsewhere, and no axis may be claimed twice (S101). A
+// tensor that an earlier statement defined keeps that statement's placement: a use without
+// mesh subscripts inherits it, a use with subscripts asks for its own placement, and the
+// difference is redistributed and noted (S210). A tensor no statement defines is an input,
+// exactly as written.
+#include "internal.hpp"
+
+#include "parser/printer.hpp"
+
+namespace shardscope::semantics::detail {
+
+const Value* Evaluator::written(const ast::TensorRef& r) {
+    for (const auto& [ref, value] : ctx_.written_cache)
+        if (ref == &r) return value.get();
+    auto v = written_uncached(r);
+    if (!v) return nullptr;
+    auto owned = std::make_unique<Value>(std::move(*v));
+    const Value* out = owned.get();
+    if (report_ && !failed)
+        ctx_.written_cache.emplace_back(&r, std::move(owned));
+    else
+        written_here_.push_back(std::move(owned));
+    return out;
+}
+
+std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
+    Value v;
+    v.name = parser::tensor_key(r.name, r.label);
+    v.elem_bytes = ctx_.bytes_of(v.name);
+    // Which index (or, as nullptr, the partial marker) uses each axis; words only on error.
+    struct Owner {
+        int axis;
+        const ast::Index* who;
+    };
+    SmallVec<Owner, 4> owner;
+    auto claim = [&](int k, const ast::Index* ix, const ast::SourceRange& at) {
+        for (const auto& [axis, who] : owner) {
+            if (axis != k) continue;
+            auto what = [](const ast::Index* i) {
+                return i ? "index " + id_of(*i).text() : std::string("the partial marker");
+            };
+            error(Code::S101, at,
+                  "tensor " + v.name + " uses " + ctx_.axis_label(k) + " twice (" + what(who) +
+                      " and " + what(ix) + "): a tensor has one placement per mesh axis",
+                  "shard at most one index over " + ctx_.axis_label(k) +
+                      "; all-gather one of them first");
+            return false;
+        }
+        owner.push_back({k, ix});
+        return true;
+    };
+    v.dims.reserve(r.dims.size());
+    for (const auto& d : r.dims) {
+        Dim dim;
+        dim.text = dim_text(d);
+        dim.parts.reserve(d.parts.size());
+        for (const auto& p : d.parts) {
+            const auto id = id_of(p);
+            if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
+                error(Code::S103, p.range,
+                      "index " + id.text() + " appears twice in tensor " + v.name +
+                          " (a diagonal is not supported)",
+                      "use a primed index for the second dimension (" + id.text() + "')");
+                return std::nullopt;
+            }
+            dim.parts.push_back(id);
+            for (const auto& a : p.axes) {
+                const auto ks = ctx_.resolve_axis(a, report_);
+                if (ks.empty()) {
+                    failed = true;
+                    return std::nullopt;
+                }
+                for (int k : ks) {
+                    if (!claim(k, &p, a.range)) return std::nullopt;
+                    v.sharding[id].push_back(k);
+                }
+            }
+        }
+        v.dims.push_back(std::move(dim));
+    }
+    for (const auto& a : r.partial_axes) {
+        auto ks = ctx_.resolve_axis(a, report_);
+        if (ks.empty()) {
+            failed = true;
+            return std::nullopt;
+        }
+        for (int k : ks) {
+            if (!claim(k, nullptr, a.range)) return std::nullopt;
+            v.partial[k] = "sum";
+        }
+    }
+    return v;
+}
+
+bool Evaluator::writes_placement(const ast::TensorRef& r) {
+    if (!r.partial_axes.empty()) return true;
+    for (const auto& d : r.dims)
+        for (const auto& p : d.parts)
+            if (!p.axes.empty()) return true;
+    return false;
+}
+
+std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
+    const Value* v = written(r);
+    if (!v) return std::nullopt;
+    auto it = defined_.find(v->name);
+    if (it != defined_.end()) {
+        const Value& def = it->second;
+        if (def.dims.size() != v->dims.size()) {
+            error(Code::S104, r.range,
+                  "tensor " + v->name + " was defined with " + std::to_string(def.dims.size()) +
+                      " dimensions and is used with " + std::to_string(v->dims.size()));
+            return std::nullopt;
+        }
+        if (!same_extents(r, *v, def, "used")) return std::nullopt;
+        // The definition's layout, in this occurrence's index names (by position).
+        Value have; // *v without its sharding (replaced below)
+        have.name = v->name;
+        have.dims = v->dims;
+        have.partial = def.partial;
+        have.elem_bytes = v->elem_bytes;
+        have.id = v->id;
+        for (std::size_t d = 0; d < def.dims.size(); ++d) {
+            const auto& dp = def.dims[d].parts;
+            const auto& up = v->dims[d].parts;
+            for (std::size_t p = 0; p < dp.size(); ++p) {
+                auto s = def.sharding.find(dp[p]);
+                if (s == def.sharding.end()) continue;
+                // Map to this use's index in the same position (or the dimension's first).
+                const auto& target = p < up.size() ? up[p] : up.front();
+                have.sharding[target] = s->second;
+            }
+        }
+        have.id = new_value(have, v->name);
+        if (!writes_placement(r)) {
+            record_operand(have);
+            return have;
+        }
+        // The use asks for a placement: redistribute if it differs.
+        const auto before = steps.size();
+        transition(have, *v, r.range, "requested by this use of " + v->name);
+        if (steps.size() != before) {
+            std::string moved;
+            for (std::size_t s = before; s < steps.size(); ++s)
+                if (is_collective(steps[s].kind))
+                    moved +=
+                        (moved.empty() ? "" : ", ") + std::string(step_kind_name(steps[s].kind));
+            if (!moved.empty()) {
+                const auto msg = v->name + " was defined with a different placement; " + moved +
+                                 " inserted to give it the placement written here";
+                not_as_written(Code::S210, r.range, msg,
+                               "write the use without mesh subscripts to inherit the "
+                               "placement, or add the collective explicitly",
+                               true);
+            }
+        }
+        record_operand(have);
+        return have;
+    }
+    Value out = *v;
+    out.id = new_value(out, out.name);
+    record_operand(out);
+    return out;
+}
+
+std::optional<Value> Evaluator::eval_node(const ast::TensorRef& r, const ast::Expr&,
+                                          const IndexSet&) {
+    return use(r);
+}
+
+} // namespace shardscope::semantics::detail

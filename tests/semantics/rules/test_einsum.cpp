@@ -1,0 +1,339 @@
+// semantics/rules/einsum.cpp: the einsum rules 1-4 of NOTATION.md section 6.
+// Every check prints the plan (plan_text) when it fails.
+#include "rule_helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace shardscope;
+using namespace shardscope::test;
+using semantics::CheckOptions;
+using semantics::Plan;
+using semantics::StatementPlan;
+using semantics::StepKind;
+using semantics::TensorLayout;
+
+TEST_CASE("einsum rule 1: nothing sharded or partial on an axis gives R there") {
+    const auto c = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{i_0 k} = x_{i_0 j} y_{jk}\n");
+    const auto& s = stmt(c, "z");
+    CHECK_MESSAGE(pl(s.result) == "S(0), R", c.text());
+    CHECK_MESSAGE(cols(s) == "none", c.text());
+    const auto c2 = run("mesh 4\ndim i=8 j=8 k=8\nz_{ik} = x_{ij} y_{jk}\n");
+    const auto& s2 = stmt(c2, "z");
+    CHECK_MESSAGE(pl(s2.result) == "R", c2.text());
+    CHECK_MESSAGE(cols(s2) == "none", c2.text());
+    CHECK_MESSAGE(!s2.chosen, c2.text());
+}
+
+TEST_CASE("einsum rule 2: one index sharded on an axis") {
+    SUBCASE("batch index kept: S(position in the result)") {
+        const auto c = run("mesh 4\ndim b=8 i=8 j=8 k=8\nz_{i b_0 k} = x_{b_0 i j} y_{b_0 j k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+    }
+    SUBCASE("free index kept: S") {
+        const auto c = run("mesh 4\ndim i=8 j=8 k=8\nz_{k i_0} = x_{i_0 j} y_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+    }
+    SUBCASE("contraction index: P(sum), kept by {U_k} with no collective") {
+        const auto c = run("mesh 4\ndim i=8 j=8 k=8\nz_{ik}{U_0} = x_{i j_0} y_{j_0 k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+    }
+    SUBCASE("contraction index with a replicated left-hand side: the implied all-reduce") {
+        const auto c = run("mesh 4\ndim i=8 j=8 k=8\nz_{ik} = x_{i j_0} y_{j_0 k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(pl(s.result) == "R", c.text());
+        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+    }
+    SUBCASE("an operand holding the index unsharded slices locally, for free") {
+        const auto c = run("mesh 4\ndim i=64 j=64\nz_{i_0 j} = x_{i_0 j} c_{i}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::Slice, "c") == 1, c.text());
+        CHECK_MESSAGE(pl(operand(c, s, "c")) == "R", c.text()); // as written
+        // The product runs on the local slice: 2 · (64/4) · 64.
+        CHECK_MESSAGE(s.cost.flops_per_device == rel(2.0 * 16 * 64), c.text());
+        CHECK_MESSAGE(s.cost.comm_bytes_per_device == 0, c.text());
+    }
+    SUBCASE("the contracted index unsharded in one operand: slice, then P") {
+        const auto c = run("mesh 4\ndim i=8 j=8 k=8\nz_{ik}{U_0} = x_{i j_0} y_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::Slice, "y") == 1, c.text());
+    }
+    SUBCASE("an index over two axes, contracted: P on both") {
+        const auto c =
+            run("mesh 2x2\ndim i=8 j=8 k=8\nz_{ik}{U_{01}} = x_{i j_{01}} y_{j_{01} k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(pl(s.result) == "P(sum), P(sum)", c.text());
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        // Completing both partial axes: a hierarchical all-reduce (scatter over one axis,
+        // all-reduce the quarter over the other, gather back) sends 1.5 V per device in 4 ring
+        // steps; one all-reduce per axis sends 2 V in as many steps; one all-reduce over the
+        // group of four sends 1.5 V in 6 (XLA's plan).
+        const auto c2 = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\n");
+        CHECK_MESSAGE(join(stmt(c2, "z").collectives) ==
+                          "reduce-scatter(0), all-reduce(1), all-gather(0)",
+                      c2.text());
+        CHECK_MESSAGE(stmt(c2, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c2.text());
+        // Without latency (links of 0 us) the single group all-reduce wins: as many bytes in
+        // one collective instead of three.
+        const auto c3 = run("mesh 2x2\nlink 0 450GB/s 0us\nlink 1 450GB/s 0us\ndim i=8 j=8 "
+                            "k=8\nz_{ik} = x_{i j_{01}} y_{j_{01} k}\nexpect all-reduce(0,1)\n");
+        CHECK_MESSAGE(c3.plan.errors() == 0, c3.text());
+        CHECK_MESSAGE(join(stmt(c3, "z").collectives) == "all-reduce(0,1)", c3.text());
+        CHECK_MESSAGE(stmt(c3, "z").cost.comm_bytes_per_device == 1.5 * 8 * 8 * 4, c3.text());
+    }
+}
+
+TEST_CASE("einsum rule 3: two different indices sharded on one axis") {
+    const std::string src = "mesh 4\ndim i=64 j=64 k=64\nz_{ik} = x_{i_0 j} y_{j_0 k}\n";
+    const auto c = run(src);
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    const auto& s = stmt(c, "z");
+    CHECK_MESSAGE(s.chosen, c.text());
+    CHECK_MESSAGE(pl(s.result) == "R", c.text());
+    REQUIRE_MESSAGE(!s.collectives.empty(), c.text());
+    // One operand is all-gathered before the product.
+    CHECK_MESSAGE(s.collectives.front() == "all-gather(0)", c.text());
+    REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+    CHECK_MESSAGE(s.steps.front().kind == StepKind::AllGather, c.text());
+    CHECK_MESSAGE((s.steps.front().tensor == "x" || s.steps.front().tensor == "y"), c.text());
+    // The other resolution is listed, with its cost, no cheaper than the chosen one.
+    REQUIRE_MESSAGE(!s.alternatives.empty(), c.text());
+    bool other = false;
+    for (const auto& a : s.alternatives) {
+        CHECK_MESSAGE(a.time_s >= s.cost.time_s * (1 - 1e-9), c.text());
+        CHECK_MESSAGE(a.time_s > 0, c.text());
+        other |= join(a.collectives) == "all-gather(0), all-reduce(0)";
+    }
+    CHECK_MESSAGE(other, c.text());
+    CHECK_MESSAGE(has_code(c.plan, "S401", Severity::Note), c.text());
+
+    SUBCASE("the cheaper operand is the one gathered") {
+        // y is tiny, x is huge, and the result keeps i: gather y, nothing else.
+        const auto c2 = run("mesh 4\ndim i=65536 j=8 k=4\nz_{i_0 k} = x_{i_0 j} y_{j_0 k}\n");
+        const auto& s2 = stmt(c2, "z");
+        CHECK_MESSAGE(s2.chosen, c2.text());
+        CHECK_MESSAGE(cols(s2) == "all-gather(0)", c2.text());
+        REQUIRE_MESSAGE(!s2.steps.empty(), c2.text());
+        CHECK_MESSAGE(s2.steps.front().kind == StepKind::AllGather, c2.text());
+        CHECK_MESSAGE(s2.steps.front().tensor == "y", c2.text());
+        CHECK_MESSAGE(count_steps(s2, StepKind::AllGather, "x") == 0, c2.text());
+        CHECK_MESSAGE(pl(s2.result) == "S(0)", c2.text());
+        // x is tiny and the result stays partial: gather x (keeping i would need S -> P).
+        const auto c3 = run("mesh 4\ndim i=4 j=8 k=65536\nz_{ik}{U_0} = x_{i_0 j} y_{j_0 k}\n");
+        const auto& s3 = stmt(c3, "z");
+        CHECK_MESSAGE(c3.plan.errors() == 0, c3.text());
+        CHECK_MESSAGE(cols(s3) == "all-gather(0)", c3.text());
+        REQUIRE_MESSAGE(!s3.steps.empty(), c3.text());
+        CHECK_MESSAGE(s3.steps.front().tensor == "x", c3.text());
+        CHECK_MESSAGE(pl(s3.result) == "P(sum)", c3.text());
+    }
+    SUBCASE("on a 2-D mesh only the conflicting axis is touched") {
+        const auto c2 = run("mesh 2x2\ndim i=64 j=64 k=64\nz_{i k_1} = x_{i_0 j} y_{j_0 k_1}\n");
+        const auto& s2 = stmt(c2, "z");
+        CHECK_MESSAGE(s2.chosen, c2.text());
+        for (const auto& col : s2.collectives)
+            CHECK_MESSAGE(col.find("(0)") != std::string::npos, c2.text());
+        CHECK_MESSAGE(pl(s2.result) == "R, S(1)", c2.text());
+    }
+}
+
+TEST_CASE("einsum rule 4: a partial operand may meet only replicated operands") {
+    SUBCASE("P x R -> P, no collective") {
+        const auto c = run("mesh 4\ndim i=64 j=64 k=64\nz_{ik}{U_0} = p_{ij}{U_0} w_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+    }
+    SUBCASE("P x R with a replicated left-hand side: only the final all-reduce") {
+        const auto c = run("mesh 4\ndim i=64 j=64 k=64\nz_{ik} = p_{ij}{U_0} w_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+        CHECK_MESSAGE(s.steps.back().kind == StepKind::AllReduce, c.text());
+    }
+    SUBCASE("P x P: one operand is reduced before the product") {
+        const auto c = run("mesh 4\ndim i=64 j=64 k=64\nz_{ik}{U_0} = p_{ij}{U_0} q_{jk}{U_0}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(s.chosen, c.text());
+        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+        CHECK_MESSAGE(s.steps.front().kind == StepKind::AllReduce, c.text());
+        CHECK_MESSAGE((s.steps.front().tensor == "p" || s.steps.front().tensor == "q"), c.text());
+        CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
+        const auto c2 = run("mesh 4\ndim i=64 j=64 k=64\nz_{ik} = p_{ij}{U_0} q_{jk}{U_0}\n");
+        CHECK_MESSAGE(cols(stmt(c2, "z")) == "all-reduce(0), all-reduce(0)", c2.text());
+    }
+    SUBCASE("P with a sharded index on the axis: reduce first (all-reduce or reduce-scatter)") {
+        const auto c = run("mesh 4\ndim i=64 j=64 k=64\nz_{ik}{U_0} = p_{ij}{U_0} w_{j_0 k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(s.chosen, c.text());
+        REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+        CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
+        CHECK_MESSAGE((s.steps.front().kind == StepKind::ReduceScatter ||
+                       s.steps.front().kind == StepKind::AllReduce),
+                      c.text());
+        // Reduce-scattering p onto j is cheaper than all-reducing it, and is what is kept.
+        CHECK_MESSAGE(cols(s) == "reduce-scatter(0)", c.text());
+        CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
+        bool ar = false;
+        for (const auto& a : s.alternatives)
+            ar |= join(a.collectives) == "all-reduce(0)";
+        CHECK_MESSAGE(ar, c.text());
+    }
+    SUBCASE("partial on one axis, sharded on another: fine") {
+        const auto c =
+            run("mesh 2x2\ndim i=64 j=64 k=64\nz_{i_1 k}{U_0} = p_{i_1 j}{U_0} w_{jk}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(pl(s.result) == "P(sum), S(0)", c.text());
+        CHECK_MESSAGE(!s.chosen, c.text());
+    }
+}
+
+// Property: rules 1-2 on random two-operand einsums.
+TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
+    int kept_cases = 0, contracted_cases = 0, total = 0;
+    for (unsigned seed = 1; seed <= 400; ++seed) {
+        std::mt19937 rng(seed);
+        auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        const int naxes = uni(1, 3);
+        std::vector<int> sizes;
+        for (int k = 0; k < naxes; ++k)
+            sizes.push_back(uni(2, 4));
+        const std::string pool = "abcdef";
+        auto pick = [&](int n) {
+            std::string s = pool;
+            std::shuffle(s.begin(), s.end(), rng);
+            return s.substr(0, static_cast<std::size_t>(n));
+        };
+        const std::string A = pick(uni(1, 4));
+        const std::string B = pick(uni(1, 4));
+        std::string all;
+        for (char ch : A + B)
+            if (all.find(ch) == std::string::npos) all += ch;
+        // Each axis shards at most one index (or none).
+        std::vector<char> on(static_cast<std::size_t>(naxes), 0);
+        for (auto& o : on)
+            if (uni(0, 2) != 0)
+                o = all[static_cast<std::size_t>(uni(0, static_cast<int>(all.size()) - 1))];
+        std::map<char, std::vector<int>> axes_of; // ascending: major to minor
+        for (int k = 0; k < naxes; ++k)
+            if (on[static_cast<std::size_t>(k)])
+                axes_of[on[static_cast<std::size_t>(k)]].push_back(k);
+        // Which operands carry the sharding (an operand holding it unsharded slices).
+        std::map<char, bool> in_a, in_b;
+        for (const auto& [i, ax] : axes_of) {
+            const bool has_a = A.find(i) != std::string::npos;
+            const bool has_b = B.find(i) != std::string::npos;
+            if (has_a && has_b) {
+                const int w = uni(0, 2);
+                in_a[i] = w != 1;
+                in_b[i] = w != 0;
+            } else {
+                in_a[i] = has_a;
+                in_b[i] = has_b;
+            }
+        }
+        std::string L;
+        for (char ch : all)
+            if (uni(0, 1)) L += ch;
+        std::shuffle(L.begin(), L.end(), rng);
+
+        auto index = [&](char i, bool sharded) {
+            std::string s(1, i);
+            if (!sharded || !axes_of.count(i)) return s;
+            const auto& ax = axes_of[i];
+            if (ax.size() == 1) return s + "_" + std::to_string(ax[0]);
+            s += "_{";
+            for (int a : ax)
+                s += std::to_string(a);
+            return s + "}";
+        };
+        auto ref = [&](const std::string& name, const std::string& idx, std::map<char, bool>& sh) {
+            if (idx.empty()) return name;
+            std::string s;
+            for (char i : idx)
+                s += (s.empty() ? "" : " ") + index(i, sh.count(i) ? sh[i] : false);
+            return name + "_{" + s + "}";
+        };
+        std::map<char, bool> in_l;
+        for (char i : L)
+            in_l[i] = true;
+        std::string mesh = "mesh ";
+        for (int k = 0; k < naxes; ++k)
+            mesh += (k ? "x" : "") + std::to_string(sizes[static_cast<std::size_t>(k)]);
+        std::string dims = "dim";
+        for (char ch : pool)
+            dims += std::string(" ") + ch + "=24";
+        const std::string src = mesh + "\n" + dims + "\n" + ref("C", L, in_l) + " = " +
+                                ref("A", A, in_a) + " " + ref("B", B, in_b) + "\n";
+
+        const auto c = run(src);
+        ++total;
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        REQUIRE_MESSAGE(c.plan.statements.size() == 1, c.text());
+        const auto& s = c.plan.statements.front();
+        CHECK_MESSAGE(!s.chosen, c.text());
+        REQUIRE_MESSAGE(s.result.placements.size() == static_cast<std::size_t>(naxes), c.text());
+        // Collectives per axis.
+        std::map<int, std::vector<std::string>> per_axis;
+        for (const auto& col : s.collectives) {
+            const auto open = col.find('(');
+            const auto close = col.find(')');
+            REQUIRE_MESSAGE((open != std::string::npos && close != std::string::npos), c.text());
+            std::istringstream axes(col.substr(open + 1, close - open - 1));
+            for (std::string k; std::getline(axes, k, ',');)
+                per_axis[std::stoi(k)].push_back(col.substr(0, open));
+        }
+        bool any_kept = false, any_contracted = false;
+        for (int k = 0; k < naxes; ++k) {
+            const char i = on[static_cast<std::size_t>(k)];
+            const auto got = s.result.placements[static_cast<std::size_t>(k)].text();
+            const auto& here = per_axis[k];
+            const std::string where = "axis " + std::to_string(k) + "\n" + c.text();
+            if (!i) {
+                CHECK_MESSAGE(got == "R", where);
+                CHECK_MESSAGE(here.empty(), where);
+            } else if (L.find(i) != std::string::npos) {
+                any_kept = true;
+                CHECK_MESSAGE(got == "S(" + std::to_string(L.find(i)) + ")", where);
+                CHECK_MESSAGE(here.empty(), where);
+            } else {
+                any_contracted = true;
+                CHECK_MESSAGE(got == "R", where);
+                // Reduced: all-reduced (alone or in a group), or scattered, then the other
+                // partial axes reduced, then gathered back (a hierarchical all-reduce).
+                CHECK_MESSAGE(
+                    (join(here) == "all-reduce" || join(here) == "reduce-scatter, all-gather"),
+                    where);
+            }
+        }
+        kept_cases += any_kept;
+        contracted_cases += any_contracted;
+    }
+    // The generator exercises both branches of rule 2 often.
+    CHECK(total == 400);
+    CHECK(kept_cases > 100);
+    CHECK(contracted_cases > 100);
+}
