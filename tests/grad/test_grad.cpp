@@ -7,6 +7,7 @@
 #include "exec/layout.hpp"
 #include "exec/reference.hpp"
 #include "exec/run.hpp"
+#include "frontend/document.hpp"
 #include "frontend/gradients.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
@@ -82,14 +83,9 @@ struct Parsed {
 };
 
 Parsed parse_and_check(const std::string& name, const std::string& text, const GradOptions& o) {
-    Parsed p;
-    SourceFile f(name, text);
-    p.parsed = parser::parse(f);
-    REQUIRE(!p.parsed.has_errors());
-    auto co = o.check;
-    co.text = f.text();
-    p.plan = semantics::check(p.parsed.program, co);
-    return p;
+    auto checked = frontend::check_text(name, text, o.check);
+    REQUIRE(checked.syntax_ok());
+    return {std::move(checked.parsed), std::move(checked.plan)};
 }
 
 /// The loss sum_o <o, go> of the forward program under `data`.
