@@ -114,19 +114,22 @@ std::vector<std::string> candidates(const Session& s, const std::string& before,
         const std::string cmd = before.substr(first, space - first);
         word_start = before.find_last_of(" \t") + 1;
         const bool first_arg = before.find_first_not_of(" \t", space) >= word_start;
-        if (cmd == ":show" || cmd == ":viz") {
+        const auto* c = find_repl_command(cmd);
+        if (!c) return {};
+        switch (c->completes) {
+        case ReplCommand::Completes::Tensor:
             if (first_arg) return s.tensor_names();
             return {};
-        }
-        if (cmd == ":strict") return {"on", "off"};
-        if (cmd == ":load" || cmd == ":save") {
+        case ReplCommand::Completes::Choices:
+            return c->choices;
+        case ReplCommand::Completes::File: {
             auto files = files_matching(before.substr(word_start));
             if (files.size() == 1 && files[0].back() == '/') add_space = false;
             return files;
         }
-        if (cmd == ":exec")
-            return {"--backend", "--data", "--seed", "--dtype", "--show", "--small", "--json",
-                    "--mesh",    "sim",    "random", "arange",  "ints",   "f32",     "f64"};
+        case ReplCommand::Completes::Nothing:
+            break;
+        }
         return {};
     }
     // Notation: tensors, indices, mesh axes (after `_`), keywords.

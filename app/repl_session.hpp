@@ -1,6 +1,9 @@
 // The REPL's model, without a terminal: the session (every statement accepted so far, the
 // strict flag, an undo stack) and the answer to each input line. cmd_repl.cpp is the front end
-// (libedit, or plain lines when stdin is not a terminal).
+// (libedit, or plain lines when stdin is not a terminal). The session's state and the checking
+// of each input are repl_session.cpp; the commands are one table (repl_commands.*) whose
+// handlers are below; the views of the session (:mesh, :dims, :tensors, :show, :plan, :viz)
+// are repl_display.cpp.
 //
 // The session is a notation file being written: its text is the accepted entries one after
 // another, exactly what `:save` writes, and each new input is checked by re-checking the whole
@@ -10,6 +13,7 @@
 #pragma once
 
 #include "parser/ast.hpp"
+#include "repl_commands.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/plan.hpp"
 
@@ -50,7 +54,7 @@ public:
 
     /// For completion: tensor names (as the plan names them, `W^0`), index names (`d'`,
     /// `batch`: without the braces a longer name takes in a subscript), mesh axis names, and
-    /// the commands (`:help`...).
+    /// the commands (`:help`...: the first name of each row of `repl_commands()`).
     std::vector<std::string> tensor_names() const;
     std::vector<std::string> index_names() const;
     std::vector<std::string> axis_names() const;
@@ -89,21 +93,24 @@ private:
     /// The layout of a tensor as the session leaves it (nullptr if it never appears).
     const semantics::TensorLayout* layout_of(const std::string& name) const;
 
-    struct Command;
-    static const std::vector<Command>& command_table();
+    // The commands (repl_commands.cpp): the table's handlers call the members below.
+    friend const std::vector<ReplCommand>& repl_commands();
     Answer command(const std::string& line);
     Answer help() const;
+    // The views of the session (repl_display.cpp).
     Answer show_mesh() const;
     Answer show_dims() const;
     Answer show_tensors() const;
     Answer show(const std::string& name) const;
     Answer show_plan(const std::string& arg) const;
     Answer viz(const std::vector<std::string>& args) const;
+    // What runs on the session's text (repl_commands.cpp).
     Answer exec(const std::string& args) const;
     Answer grad(const std::vector<std::string>& wrt) const;
     Answer export_to(const std::vector<std::string>& args) const;
-    Answer set_strict(const std::string& arg);
     Answer save(const std::string& path) const;
+    // What changes the session (repl_session.cpp).
+    Answer set_strict(const std::string& arg);
     Answer undo();
     Answer reset();
 

@@ -1,5 +1,6 @@
 #include "frontend/document.hpp"
 
+#include "parser/diagnostic_codes.hpp"
 #include "parser/suggest.hpp"
 
 #include <algorithm>
@@ -63,13 +64,13 @@ void misspelt_tensor_notes(semantics::Plan& plan) {
             if (near_base.empty()) continue;
             const std::string near = near_base + label(name);
             reported.push_back(name);
-            plan.diagnostics.push_back(
-                {Severity::Note, "S132", s.range,
-                 name +
-                     " is read but no statement defines it, so it is a program input; did "
-                     "you mean " +
-                     near + ", which a statement defines?",
-                 "write " + near + " if that is the tensor meant"});
+            plan.diagnostics.push_back(make_diagnostic(
+                Severity::Note, Code::S132, s.range,
+                name +
+                    " is read but no statement defines it, so it is a program input; did "
+                    "you mean " +
+                    near + ", which a statement defines?",
+                "write " + near + " if that is the tensor meant"));
         }
 }
 
@@ -84,12 +85,9 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
     // declaration failed (the mesh or a range missing would make every check wrong).
     if (out.parsed.has_errors() && declaration_failed(out.parsed, *source)) {
         out.plan.diagnostics = out.parsed.diagnostics;
-        out.plan.diagnostics.push_back(
-            {Severity::Note,
-             "S999",
-             {},
-             "the checker did not run: a declaration has a syntax error; fix it first",
-             {}});
+        out.plan.diagnostics.push_back(make_diagnostic(
+            Severity::Note, Code::S999, {},
+            "the checker did not run: a declaration has a syntax error; fix it first"));
     } else {
         options.text = source->text();
         out.plan = cache ? semantics::check(out.parsed.program, options, *cache)
@@ -99,12 +97,9 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
                                     out.parsed.diagnostics.end());
         misspelt_tensor_notes(out.plan);
         if (out.parsed.has_errors())
-            out.plan.diagnostics.push_back(
-                {Severity::Note,
-                 "S999",
-                 {},
-                 "the statements with syntax errors were not checked; the others were",
-                 {}});
+            out.plan.diagnostics.push_back(make_diagnostic(
+                Severity::Note, Code::S999, {},
+                "the statements with syntax errors were not checked; the others were"));
     }
     std::stable_sort(out.plan.diagnostics.begin(), out.plan.diagnostics.end(),
                      [](const auto& a, const auto& b) { return a.range.line < b.range.line; });

@@ -1,5 +1,6 @@
 #include "frontend/gradients.hpp"
 
+#include "parser/diagnostic_codes.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 
@@ -15,8 +16,8 @@ GradResult derive_gradients(const SourceFile& forward, const semantics::GradOpti
     const auto parsed = parser::parse(forward);
     if (parsed.has_errors()) {
         result.diagnostics = parsed.diagnostics;
-        result.diagnostics.push_back(
-            {Severity::Note, "G000", {}, "no gradients: fix the syntax errors first", {}});
+        result.diagnostics.push_back(make_diagnostic(Severity::Note, Code::G000, {},
+                                                     "no gradients: fix the syntax errors first"));
         return result;
     }
     auto co = options.check;
@@ -24,8 +25,8 @@ GradResult derive_gradients(const SourceFile& forward, const semantics::GradOpti
     const Plan fplan = semantics::check(parsed.program, co);
     if (fplan.errors() > 0) {
         result.diagnostics = fplan.diagnostics;
-        result.diagnostics.push_back(
-            {Severity::Note, "G000", {}, "no gradients: the program has errors", {}});
+        result.diagnostics.push_back(make_diagnostic(Severity::Note, Code::G000, {},
+                                                     "no gradients: the program has errors"));
         return result;
     }
     semantics::Derivation derivation(parsed.program, fplan, options);

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 namespace shardscope {
 
@@ -28,6 +29,15 @@ const CodeInfo* find_code(std::string_view name) {
 
 std::string_view code_name(Code code) {
     return kCodes[static_cast<std::size_t>(code)].name;
+}
+
+Diagnostic make_diagnostic(Severity severity, Code code, ast::SourceRange range,
+                           std::string message, std::string fix) {
+    return {severity, std::string(code_name(code)), range, std::move(message), std::move(fix)};
+}
+
+bool has_code(const Diagnostic& d, Code code) {
+    return d.code == code_name(code);
 }
 
 std::string codes_markdown() {

@@ -9,6 +9,7 @@
 #include "source.hpp"
 
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace shardscope {
@@ -196,6 +197,13 @@ const CodeInfo* find_code(std::string_view name);
 
 /// "S106".
 std::string_view code_name(Code code);
+
+/// A diagnostic carrying a code of the table (`Diagnostic::code` holds its name).
+Diagnostic make_diagnostic(Severity severity, Code code, ast::SourceRange range,
+                           std::string message, std::string fix = {});
+
+/// Whether `d` carries `code`.
+bool has_code(const Diagnostic& d, Code code);
 
 /// The table as Markdown, one `### group` heading and table per group, as docs/reference.md
 /// has it.

@@ -137,17 +137,25 @@ using KeptRules = flat::Kept<
     g::repeat_key, g::repeat_value, g::end_decl>;
 using Node = flat::View<KeptRules>;
 
+/// A syntax error: PEGTL's parse error (the message and position) with its entry's code.
+struct CodedParseError : pegtl::parse_error {
+    template <typename Input>
+    CodedParseError(const SyntaxError& entry, const Input& in)
+        : pegtl::parse_error(entry.message, in), code(entry.code) {}
+    Code code;
+};
+
 /// The error control: need<R> and raise<R> report R's entry in errors.hpp at the current
 /// position (need<R> has rewound to where R should have begun).
 template <typename Rule>
 struct error_control : pegtl::normal<Rule> {
-    static constexpr const char* message = error_message<Rule>;
+    static constexpr SyntaxError entry = syntax_error<Rule>;
 
     template <typename Input, typename... States>
     [[noreturn]] static void raise(const Input& in, States&&...) {
-        static_assert(message != nullptr,
+        static_assert(entry.message != nullptr,
                       "every must<R> and raise<R> needs an entry in errors.hpp");
-        throw pegtl::parse_error(message, in);
+        throw CodedParseError(entry, in);
     }
 };
 
@@ -170,10 +178,10 @@ public:
         return file_.range(offset(n.begin()), static_cast<std::size_t>(n.end() - n.begin()));
     }
 
-    [[noreturn]] void fail(const Node& n, std::string code, std::string message,
+    [[noreturn]] void fail(const Node& n, Code code, std::string message,
                            std::string fix = {}) const {
         throw ConvertError{
-            {Severity::Error, std::move(code), range(n), std::move(message), std::move(fix)}};
+            make_diagnostic(Severity::Error, code, range(n), std::move(message), std::move(fix))};
     }
 
     /// The statements a chunk holds: the statement, and an inline expectation if any.
@@ -248,9 +256,9 @@ private:
         std::int64_t v = 0;
         auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (ec != std::errc() || p != s.data() + s.size())
-            fail(n, "P205", "number '" + std::string(s) + "' is too large");
+            fail(n, Code::P205, "number '" + std::string(s) + "' is too large");
         if (v < min_value)
-            fail(n, "P205",
+            fail(n, Code::P205,
                  "expected a number of at least " + std::to_string(min_value) + ", got " +
                      std::string(s));
         return v;
@@ -312,7 +320,7 @@ private:
         } else {
             for (const auto& c : n.children) {
                 if (c->is_type<g::group>())
-                    fail(*c, "P206", "a function's index list cannot hold a group");
+                    fail(*c, Code::P206, "a function's index list cannot hold a group");
                 out.push_back(index(*c));
             }
         }
@@ -329,7 +337,7 @@ private:
             } else if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
                        c->is_type<g::label_unicode>()) {
                 if (has_label)
-                    fail(*c, "P203", "tensor '" + t.name + "' has two superscript labels",
+                    fail(*c, Code::P203, "tensor '" + t.name + "' has two superscript labels",
                          "keep one label: the label is part of the tensor's name");
                 has_label = true;
                 t.label =
@@ -350,7 +358,7 @@ private:
             } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||
                        c->is_type<g::partial_marker>()) {
                 if (!t.partial_axes.empty())
-                    fail(*c, "P207", "tensor '" + t.name + "' is marked partial twice");
+                    fail(*c, Code::P207, "tensor '" + t.name + "' is marked partial twice");
                 append_axes(*c, t.partial_axes);
             }
         }
@@ -408,7 +416,7 @@ private:
                              range(n)};
         }
         if (n.is_type<g::call>()) return call(n);
-        fail(n, "P299", "internal: unexpected " + n.type_name());
+        fail(n, Code::P299, "internal: unexpected " + n.type_name());
     }
 
     /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
@@ -521,7 +529,7 @@ private:
         else if (n.is_type<g::end_decl>())
             s.node = ast::EndDecl{};
         else
-            fail(n, "P299", "internal: unexpected statement " + n.type_name());
+            fail(n, Code::P299, "internal: unexpected statement " + n.type_name());
         return s;
     }
 
@@ -653,7 +661,7 @@ private:
             const Node& name = *c->children.at(0);
             auto kind = parse_collective_name(name.string_view());
             if (!kind)
-                fail(name, "P200", "unknown collective '" + name.string() + "'",
+                fail(name, Code::P200, "unknown collective '" + name.string() + "'",
                      "use all-reduce, all-gather, reduce-scatter, all-to-all or permute");
             ast::ExpectedCollective ec{*kind, {}, range(*c)};
             for (std::size_t i = 1; i < c->children.size(); ++i)
@@ -671,9 +679,9 @@ private:
             const auto size = integer(size_node);
             for (const auto& a : m.axes)
                 if (a.name == name)
-                    fail(name_node, "P208", "mesh axis '" + name + "' is declared twice");
+                    fail(name_node, Code::P208, "mesh axis '" + name + "' is declared twice");
             if (total > kMaxDevices / size)
-                fail(size_node, "P205",
+                fail(size_node, Code::P205,
                      "the mesh has too many devices (more than " + std::to_string(kMaxDevices) +
                          ")");
             total *= size;
@@ -697,7 +705,7 @@ private:
             for (std::size_t i = 0; permutation && i < sorted.size(); ++i)
                 permutation = sorted[i] == static_cast<std::int64_t>(i);
             if (!permutation)
-                fail(n, "P209",
+                fail(n, Code::P209,
                      "the device list must name each device 0.." + std::to_string(total - 1) +
                          " exactly once (" + std::to_string(m.devices.size()) + " given)");
         }
@@ -740,14 +748,14 @@ private:
                 s.parts.push_back(plain_index(*c));
         }
         if (s.parts.size() < 2)
-            fail(n, "P210", "a split needs at least two parts (as in 'split s -> r t')");
+            fail(n, Code::P210, "a split needs at least two parts (as in 'split s -> r t')");
         return s;
     }
 
     std::string dtype(const Node& n) const {
         auto name = n.string();
         if (!dtype_size(name))
-            fail(n, "P202", "unknown element type '" + name + "'",
+            fail(n, Code::P202, "unknown element type '" + name + "'",
                  "use one of f64, f32, tf32, bf16, f16, fp8, i64, i32, i8");
         return name;
     }
@@ -768,7 +776,8 @@ private:
         double v = 0;
         const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (ec != std::errc() || !std::isfinite(v))
-            fail(n, "P212", std::string("the ") + what + " " + std::string(s) + " is out of range");
+            fail(n, Code::P212,
+                 std::string("the ") + what + " " + std::string(s) + " is out of range");
         return v;
     }
 
@@ -776,7 +785,8 @@ private:
         ast::LinkDecl l;
         std::vector<ast::AxisRef> axes;
         append_axes(*n.children.at(0), axes);
-        if (axes.size() != 1) fail(*n.children.at(0), "P211", "a link names exactly one mesh axis");
+        if (axes.size() != 1)
+            fail(*n.children.at(0), Code::P211, "a link names exactly one mesh axis");
         l.axis = axes.front();
         for (const auto& c : n.children) {
             if (c->is_type<g::bandwidth>()) {
@@ -804,7 +814,7 @@ private:
                 l.bytes_per_second = value * scale;
                 l.bandwidth_text = c->children.at(0)->string() + std::string(unit);
                 if (!(l.bytes_per_second > 0) || !std::isfinite(l.bytes_per_second))
-                    fail(*c, "P212", "the bandwidth must be a positive number");
+                    fail(*c, Code::P212, "the bandwidth must be a positive number");
             } else if (c->is_type<g::latency>()) {
                 const auto value = parse_double(*c->children.at(0), "latency");
                 const auto unit = c->children.at(1)->string_view();
@@ -819,7 +829,7 @@ private:
                 l.latency_text = c->children.at(0)->string() +
                                  std::string(unit == "µs" || unit == "μs" ? "us" : unit);
                 if (!std::isfinite(l.latency_seconds))
-                    fail(*c, "P212", "the latency must be a finite number");
+                    fail(*c, Code::P212, "the latency must be a finite number");
             }
         }
         return l;
@@ -831,17 +841,17 @@ private:
         for (const auto& c : n.children) {
             if (c->is_type<g::repeat_index>()) r.index = index(*c);
             if (c->is_type<g::repeat_reverse>()) {
-                if (r.reverse) fail(*c, "P219", "'reverse' is given twice", "give it once");
+                if (r.reverse) fail(*c, Code::P219, "'reverse' is given twice", "give it once");
                 r.reverse = true;
             }
             if (c->is_type<g::repeat_key>()) {
                 key = c->string();
                 if (key != "microbatches" && key != "schedule")
-                    fail(*c, "P219", "unknown repeat option '" + key + "'",
+                    fail(*c, Code::P219, "unknown repeat option '" + key + "'",
                          "use microbatches=M or schedule=gpipe|1f1b (pipeline parallelism)");
                 if ((key == "microbatches" && r.microbatches > 0) ||
                     (key == "schedule" && !r.schedule.empty()))
-                    fail(*c, "P219", "the option '" + key + "' is given twice",
+                    fail(*c, Code::P219, "the option '" + key + "' is given twice",
                          "give each option once");
             }
             if (c->is_type<g::repeat_value>()) {
@@ -849,7 +859,7 @@ private:
                 if (key == "microbatches") {
                     if (v.find_first_not_of("0123456789") != std::string_view::npos ||
                         v.find_first_not_of('0') == std::string_view::npos)
-                        fail(*c, "P220",
+                        fail(*c, Code::P220,
                              "microbatches=" + std::string(v) +
                                  " is not a whole number of at "
                                  "least 1",
@@ -857,7 +867,7 @@ private:
                     r.microbatches = integer(*c);
                 } else {
                     if (v != "gpipe" && v != "1f1b")
-                        fail(*c, "P220", "schedule=" + std::string(v) + " is not a schedule",
+                        fail(*c, Code::P220, "schedule=" + std::string(v) + " is not a schedule",
                              "use schedule=gpipe (all forwards, then all backwards) or "
                              "schedule=1f1b (one forward, one backward)");
                     r.schedule = std::string(v);
@@ -865,7 +875,7 @@ private:
             }
             if (c->is_type<g::repeat_count>()) {
                 if (c->string_view().find_first_not_of('0') == std::string_view::npos)
-                    fail(*c, "P214",
+                    fail(*c, Code::P214,
                          "a repeat runs its layers at least once: the count must be 1 or more");
                 r.count = integer(*c);
             }
@@ -878,7 +888,8 @@ private:
         const Node& name = *n.children.at(0);
         f.name = name.string();
         if (find_builtin_function(f.name))
-            fail(name, "P213", "'" + f.name + "' is a built-in function and cannot be redeclared");
+            fail(name, Code::P213,
+                 "'" + f.name + "' is a built-in function and cannot be redeclared");
         f.kind = n.children.at(1)->string_view() == "linear" ? ast::FunctionKind::Linear
                                                              : ast::FunctionKind::Elementwise;
         ctx_.functions.insert(f.name);
@@ -909,10 +920,11 @@ private:
             for (std::size_t j = 0; j < i; ++j)
                 if (p.tensors[i].name == p.tensors[j].name &&
                     p.tensors[i].label == p.tensors[j].label)
-                    throw ConvertError{{Severity::Error, "P230", p.tensors[i].range,
+                    throw ConvertError{
+                        make_diagnostic(Severity::Error, Code::P230, p.tensors[i].range,
                                         "'" + tensor_key(p.tensors[i].name, p.tensors[i].label) +
                                             "' is already a parameter on this line",
-                                        "name each parameter once"}};
+                                        "name each parameter once")};
         return p;
     }
 
@@ -925,39 +937,39 @@ private:
             if (c->is_type<g::train_optimizer>()) {
                 t.optimizer = c->string();
                 if (t.optimizer != "adam" && t.optimizer != "sgd")
-                    fail(*c, "P231", "unknown optimizer '" + t.optimizer + "'",
+                    fail(*c, Code::P231, "unknown optimizer '" + t.optimizer + "'",
                          "use adam (two f32 moments per weight) or sgd (no state)");
             } else if (c->is_type<g::train_key>()) {
                 key = c->string();
                 have_key = true;
                 if (key != "master" && key != "recompute" && key != "zero")
-                    fail(*c, "P232", "unknown training option '" + key + "'",
+                    fail(*c, Code::P232, "unknown training option '" + key + "'",
                          "use master=f32|none, recompute=none|full or zero=0|1|2");
                 if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                    fail(*c, "P233", "the option '" + key + "' is given twice",
+                    fail(*c, Code::P233, "the option '" + key + "' is given twice",
                          "give each option once");
                 seen.push_back(key);
             } else if (c->is_type<g::train_value>() && have_key) {
                 const std::string v = c->string();
                 if (key == "master") {
                     if (v != "none" && !dtype_size(v))
-                        fail(*c, "P234", "master weights of unknown element type '" + v + "'",
+                        fail(*c, Code::P234, "master weights of unknown element type '" + v + "'",
                              "use master=f32 (mixed precision) or master=none");
                     t.master = v;
                 } else if (key == "zero") {
                     if (v == "3")
-                        fail(*c, "P234",
+                        fail(*c, Code::P234,
                              "zero=3 is not an option: ZeRO stage 3 is the weights' "
                              "own placement",
                              "shard the weights over the data axes (as in W_{d_{dp} f}); their "
                              "gradients and optimizer state follow");
                     if (v != "0" && v != "1" && v != "2")
-                        fail(*c, "P234", "zero=" + v + " is not a ZeRO stage",
+                        fail(*c, Code::P234, "zero=" + v + " is not a ZeRO stage",
                              "use zero=1 (optimizer state partitioned) or zero=2 (and gradients)");
                     t.zero = v[0] - '0';
                 } else {
                     if (v != "none" && v != "full")
-                        fail(*c, "P234", "recompute=" + v + " is not a recomputation policy",
+                        fail(*c, Code::P234, "recompute=" + v + " is not a recomputation policy",
                              "use recompute=none (save every activation) or recompute=full");
                     t.recompute = v;
                 }
@@ -1048,36 +1060,36 @@ void check_blocks(ParseResult& result, const std::vector<std::size_t>& failed) {
             r.offset = static_cast<std::uint32_t>(failed[next_failed++]);
             opens(r, true);
         }
-        auto error = [&](std::string code, std::string message, std::string fix) {
-            result.diagnostics.push_back(
-                {Severity::Error, std::move(code), s->range, std::move(message), std::move(fix)});
+        auto error = [&](Code code, std::string message, std::string fix) {
+            result.diagnostics.push_back(make_diagnostic(Severity::Error, code, s->range,
+                                                         std::move(message), std::move(fix)));
         };
         const auto open_line = open ? std::to_string(open->range.line) : std::string();
         if (std::holds_alternative<ast::RepeatDecl>(s->node)) {
             if (open && !open->failed)
-                error("P215",
+                error(Code::P215,
                       "a repeat inside a repeat (line " + open_line + "): repeats do not nest",
                       "close the repeat of line " + open_line + " with 'end' first");
             opens(s->range, false);
         } else if (std::holds_alternative<ast::EndDecl>(s->node)) {
             if (depth == 0)
-                error("P216", "'end' without a 'repeat' before it",
+                error(Code::P216, "'end' without a 'repeat' before it",
                       "remove it, or open a block with 'repeat l=N'");
             else if (--depth == 0)
                 open.reset();
         } else if (open && !open->failed && !std::holds_alternative<ast::Equation>(s->node) &&
                    !std::holds_alternative<ast::Chain>(s->node) &&
                    !std::holds_alternative<ast::Expect>(s->node)) {
-            error("P217",
+            error(Code::P217,
                   "a declaration inside the repeat of line " + open_line +
                       ": declarations hold for the whole program",
                   "move it before the 'repeat'");
         }
     }
     if (open && !open->failed)
-        result.diagnostics.push_back({Severity::Error, "P218", open->range,
-                                      "this repeat has no 'end'",
-                                      "close its body with a line 'end'"});
+        result.diagnostics.push_back(make_diagnostic(Severity::Error, Code::P218, open->range,
+                                                     "this repeat has no 'end'",
+                                                     "close its body with a line 'end'"));
 }
 
 } // namespace
@@ -1133,18 +1145,13 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                     items.emplace_back(std::move(statements[k]));
                     if (k == 0) statement_on_line = items.size() - 1;
                 }
-            } catch (const pegtl::parse_error& e) {
+            } catch (const CodedParseError& e) {
                 if (starts_repeat(chunk)) failed_repeats.push_back(piece.begin);
                 const auto off = e.positions().front().byte;
-                std::string msg(e.message());
-                std::string code = "P100";
-                if (auto bar = msg.find('|'); bar != std::string::npos) {
-                    code = msg.substr(0, bar);
-                    msg = msg.substr(bar + 1);
-                }
-                Diagnostic d{Severity::Error, code, file.range(off, 1), msg, {}};
+                auto d = make_diagnostic(Severity::Error, e.code, file.range(off, 1),
+                                         std::string(e.message()));
                 const auto word = word_at(text, off);
-                if (code == "P108") {
+                if (e.code == Code::P108) {
                     const auto [name_off, name] = function_name_at(text, off);
                     d.message = "unknown function '" + name + "'";
                     d.range = file.range(off, name_off + name.size() - off);
@@ -1157,7 +1164,7 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                     if (name_off == off) d.fix += ", or write '" + name + " * (...)' for a product";
                 } else if (word.size() > 1 && word[0] == '\\' &&
                            !is_known_latex_command(std::string_view(word).substr(1))) {
-                    d.code = "P119";
+                    d.code = code_name(Code::P119);
                     d.message = "unknown LaTeX command '" + word + "'";
                     d.range = file.range(off, word.size());
                 }

@@ -1,6 +1,7 @@
 // The oracle (check, then exec on sim) and the minimiser.
 #include "exec/run.hpp"
 #include "exec/tensor.hpp"
+#include "frontend/document.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "tests/diff/program.hpp"
@@ -90,16 +91,15 @@ Outcome exec_once(const ast::Program& program, const semantics::Plan& plan, exec
 Outcome run(const std::string& src, bool ints, std::uint64_t seed,
             const std::function<void(semantics::Plan&)>& mutate) {
     Outcome out;
-    const SourceFile file("diff.ein", src);
     semantics::Plan plan;
     parser::ParseResult parsed;
     try {
-        parsed = parser::parse(file);
-        if (parsed.has_errors()) return out;
         semantics::CheckOptions options;
-        options.text = file.text();
         options.small_defaults = true;
-        plan = semantics::check(parsed.program, options);
+        auto checked = frontend::check_text("diff.ein", src, options);
+        if (!checked.syntax_ok()) return out;
+        parsed = std::move(checked.parsed);
+        plan = std::move(checked.plan);
     } catch (const std::exception& e) {
         out.kind = Outcome::Kind::CheckThrew;
         out.detail = std::string(e.what()) + "\n";

@@ -9,6 +9,7 @@
 #include "exec/interpreter.hpp"
 #include "exec/kernels.hpp"
 #include "exec/layout.hpp"
+#include "frontend/document.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
@@ -271,13 +272,11 @@ struct CheckedProgram {
     MeshShape mesh;
 };
 CheckedProgram check_program(const std::string& src) {
-    SourceFile file("t.ein", src);
-    CheckedProgram c{parser::parse(file), {}, {}, {}};
-    REQUIRE(!c.parsed.has_errors());
     semantics::CheckOptions co;
-    co.text = file.text();
     co.small_defaults = true;
-    c.plan = semantics::check(c.parsed.program, co);
+    auto checked = frontend::check_text("t.ein", src, co);
+    REQUIRE(checked.syntax_ok());
+    CheckedProgram c{std::move(checked.parsed), std::move(checked.plan), {}, {}};
     REQUIRE_MESSAGE(c.plan.errors() == 0, semantics::format_plan(c.plan, "t.ein"));
     c.labels.add(c.plan);
     c.mesh = mesh_shape(c.plan.mesh);

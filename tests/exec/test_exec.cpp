@@ -8,6 +8,7 @@
 #include "exec/interpreter.hpp"
 #include "exec/layout.hpp"
 #include "exec/run.hpp"
+#include "frontend/document.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
@@ -52,18 +53,20 @@ struct Checked {
 };
 
 Checked check_src(const std::string& src, bool ignore_dims = false) {
-    Checked c;
-    c.src = src;
-    SourceFile file("test.ein", src);
-    c.parsed = parser::parse(file);
-    for (const auto& d : c.parsed.diagnostics)
-        c.diagnostics += format_diagnostic(file, d);
-    if (c.parsed.has_errors()) return c;
     semantics::CheckOptions options;
-    options.text = file.text();
     options.small_defaults = true;
     options.ignore_dims = ignore_dims;
-    c.plan = semantics::check(c.parsed.program, options);
+    auto checked = frontend::check_text("test.ein", src, options);
+    const SourceFile& file = *checked.source;
+    Checked c;
+    c.src = src;
+    c.parsed = std::move(checked.parsed);
+    if (c.parsed.has_errors()) { // the parse errors only, no plan
+        for (const auto& d : c.parsed.diagnostics)
+            c.diagnostics += format_diagnostic(file, d);
+        return c;
+    }
+    c.plan = std::move(checked.plan);
     for (const auto& d : c.plan.diagnostics)
         c.diagnostics += format_diagnostic(file, d);
     return c;

@@ -5,6 +5,7 @@
 #include "exec/layout.hpp"
 #include "exec/reference.hpp"
 #include "exec/run.hpp"
+#include "frontend/document.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 
@@ -24,17 +25,16 @@ int main(int argc, char** argv) {
     std::ifstream in(argv[1]);
     std::stringstream ss;
     ss << in.rdbuf();
-    SourceFile file(argv[1], ss.str());
-    const auto parsed = parser::parse(file);
-    if (parsed.has_errors()) {
+    semantics::CheckOptions co;
+    co.small_defaults = true;
+    co.ignore_dims = true;
+    const auto checked = frontend::check_text(argv[1], ss.str(), co);
+    if (!checked.syntax_ok()) {
         std::cerr << argv[1] << ": syntax errors\n";
         return 1;
     }
-    semantics::CheckOptions co;
-    co.text = file.text();
-    co.small_defaults = true;
-    co.ignore_dims = true;
-    const auto plan = semantics::check(parsed.program, co);
+    const auto& parsed = checked.parsed;
+    const auto& plan = checked.plan;
     if (plan.errors() > 0) {
         std::cerr << argv[1] << ": check errors\n";
         return 1;

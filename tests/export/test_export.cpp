@@ -4,6 +4,7 @@
 #include "codegen/export.hpp"
 #include "codegen/preludes.hpp"
 #include "exec/functions.hpp"
+#include "frontend/document.hpp"
 #include "frontend/gradients.hpp"
 #include "parser/functions.hpp"
 #include "parser/parser.hpp"
@@ -33,17 +34,17 @@ struct Checked {
 };
 
 Checked check_text(const std::string& name, const std::string& text, bool small) {
-    Checked c;
-    SourceFile f(name, text);
-    c.parsed = parser::parse(f);
-    for (const auto& d : c.parsed.diagnostics)
-        c.diagnostics += format_diagnostic(f, d);
-    if (c.parsed.has_errors()) return c;
     semantics::CheckOptions o;
-    o.text = f.text();
     o.small_defaults = small;
     o.ignore_dims = small;
-    c.plan = semantics::check(c.parsed.program, o);
+    auto checked = frontend::check_text(name, text, o);
+    const SourceFile& f = *checked.source;
+    Checked c;
+    c.parsed = std::move(checked.parsed);
+    for (const auto& d : c.parsed.diagnostics)
+        c.diagnostics += format_diagnostic(f, d);
+    if (c.parsed.has_errors()) return c; // the parse errors only, no plan
+    c.plan = std::move(checked.plan);
     for (const auto& d : c.plan.diagnostics)
         if (d.severity != Severity::Note) c.diagnostics += format_diagnostic(f, d);
     return c;

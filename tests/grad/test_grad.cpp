@@ -7,6 +7,7 @@
 #include "exec/layout.hpp"
 #include "exec/reference.hpp"
 #include "exec/run.hpp"
+#include "frontend/document.hpp"
 #include "frontend/gradients.hpp"
 #include "parser/parser.hpp"
 #include "parser/printer.hpp"
@@ -82,14 +83,9 @@ struct Parsed {
 };
 
 Parsed parse_and_check(const std::string& name, const std::string& text, const GradOptions& o) {
-    Parsed p;
-    SourceFile f(name, text);
-    p.parsed = parser::parse(f);
-    REQUIRE(!p.parsed.has_errors());
-    auto co = o.check;
-    co.text = f.text();
-    p.plan = semantics::check(p.parsed.program, co);
-    return p;
+    auto checked = frontend::check_text(name, text, o.check);
+    REQUIRE(checked.syntax_ok());
+    return {std::move(checked.parsed), std::move(checked.plan)};
 }
 
 /// The loss sum_o <o, go> of the forward program under `data`.
@@ -579,9 +575,9 @@ TEST_CASE("inputs read twice: check's verdict equals grad's (S106/S217, issue 20
     for (const auto& c : cases) {
         CAPTURE(c.src);
         SourceFile f("t.ein", c.src);
-        const auto parsed = parser::parse(f);
-        REQUIRE(!parsed.has_errors());
-        const auto plan = semantics::check(parsed.program);
+        const auto checked = frontend::check_text("t.ein", c.src);
+        REQUIRE(checked.syntax_ok());
+        const auto& plan = checked.plan;
         const auto g = frontend::derive_gradients(f);
         INFO(diagnostics_text(g));
         CHECK((plan.errors() > 0) == c.refused);
@@ -736,11 +732,10 @@ TEST_CASE("training step totals: a forward-only file with train is priced with i
     const std::string head = "mesh dp=4\ndim b=64 d=128 f=256\n";
     const std::string forward = "y_{b_{dp} f} = x_{b_{dp} d} W_{d f}\n";
     auto totals_of = [](const std::string& text, bool* derived) {
-        const auto parsed = parser::parse(SourceFile("t.ein", text));
-        REQUIRE_FALSE(parsed.has_errors());
-        const auto plan = semantics::check(parsed.program, {});
-        REQUIRE(plan.errors() == 0);
-        const auto t = semantics::step_totals(parsed.program, plan);
+        const auto checked = frontend::check_text("t.ein", text);
+        REQUIRE(checked.syntax_ok());
+        REQUIRE(checked.plan.errors() == 0);
+        const auto t = semantics::step_totals(checked.parsed.program, checked.plan);
         *derived = t.backward_derived;
         return t;
     };

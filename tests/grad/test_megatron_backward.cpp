@@ -4,6 +4,7 @@
 // every parameter's gradient equals the one `grad` derives from the sample's forward pass.
 #include "exec/data.hpp"
 #include "exec/reference.hpp"
+#include "frontend/document.hpp"
 #include "frontend/gradients.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
@@ -30,16 +31,12 @@ struct Checked {
 };
 
 Checked parse_and_check(const std::string& name, const std::string& text) {
-    Checked c;
-    SourceFile f(name, text);
-    c.parsed = parser::parse(f);
-    REQUIRE_MESSAGE(!c.parsed.has_errors(), text);
-    semantics::CheckOptions o;
-    o.text = f.text();
-    c.plan = semantics::check(c.parsed.program, o);
+    auto checked = frontend::check_text(name, text);
+    REQUIRE_MESSAGE(checked.syntax_ok(), text);
+    Checked c{std::move(checked.parsed), std::move(checked.plan)};
     std::string errors;
     for (const auto& d : c.plan.diagnostics)
-        errors += format_diagnostic(f, d);
+        errors += format_diagnostic(*checked.source, d);
     REQUIRE_MESSAGE(c.plan.errors() == 0, errors);
     return c;
 }

@@ -2,8 +2,7 @@
 // the typed column, rejected lines, continuation, undo, strict, save/load, viz, exec.
 #include "repl_session.hpp"
 
-#include "parser/parser.hpp"
-#include "semantics/checker.hpp"
+#include "frontend/document.hpp"
 
 #include <doctest/doctest.h>
 
@@ -58,12 +57,9 @@ std::string read(const std::string& path) {
 
 /// The session text parses and checks with no error (what `check` would say).
 int check_errors(const std::string& text) {
-    SourceFile f("saved.ein", text);
-    auto parsed = parser::parse(f);
-    if (parsed.has_errors()) return 1000;
-    semantics::CheckOptions co;
-    co.text = text;
-    return semantics::check(parsed.program, co).errors();
+    const auto checked = frontend::check_text("saved.ein", text);
+    if (!checked.syntax_ok()) return 1000;
+    return checked.plan.errors();
 }
 
 } // namespace

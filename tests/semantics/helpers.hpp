@@ -1,6 +1,7 @@
 // Helpers for the checker tests: check a program text and look at its plan.
 #pragma once
 
+#include "frontend/document.hpp"
 #include "parser/parser.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/report.hpp"
@@ -28,9 +29,15 @@ inline ast::Program parse_program(const std::string& text) {
     return std::move(parsed.program);
 }
 
-/// Parses and checks `text` (REQUIREs that it parses).
+/// Parses and checks `text` through the front door, as `shardscope check` does (REQUIREs that
+/// it parses, printing the errors otherwise).
 inline semantics::Plan check_text(const std::string& text, semantics::CheckOptions options = {}) {
-    return semantics::check(parse_program(text), options);
+    auto checked = frontend::check_text("test.ein", text, std::move(options));
+    std::string errors;
+    for (const auto& d : checked.parsed.diagnostics)
+        errors += format_diagnostic(*checked.source, d);
+    REQUIRE_MESSAGE(checked.syntax_ok(), errors);
+    return std::move(checked.plan);
 }
 
 /// The plan and diagnostics as text, for failure messages.
