@@ -264,22 +264,26 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
         by_kind[std::string(semantics::step_kind_name(k.kind))] = {{"bytes", k.bytes},
                                                                    {"count", k.count}};
     const auto& m = t.memory;
-    const auto& pp = t.pipeline;
+    auto pipeline_json = [](const semantics::PipelineTotals& pp) -> nlohmann::json {
+        return {{"axis", pp.axis},
+                {"stages", pp.stages},
+                {"microbatches", pp.microbatches},
+                {"layers_per_stage", pp.layers_per_stage},
+                {"schedule", pp.schedule},
+                {"stage_time_s", pp.stage_s},
+                {"microbatch_stage_time_s", pp.microbatch_s},
+                {"pipeline_time_s", pp.pipeline_s},
+                {"bubble_time_s", pp.bubble_s},
+                {"bubble_fraction", pp.bubble_fraction},
+                {"send_bytes_per_device", pp.send_bytes},
+                {"sends", pp.send_count},
+                {"microbatches_in_flight", pp.in_flight}};
+    };
     nlohmann::json pipeline = nullptr; // not pipelined
-    if (pp.pipelined)
-        pipeline = {{"axis", pp.axis},
-                    {"stages", pp.stages},
-                    {"microbatches", pp.microbatches},
-                    {"layers_per_stage", pp.layers_per_stage},
-                    {"schedule", pp.schedule},
-                    {"stage_time_s", pp.stage_s},
-                    {"microbatch_stage_time_s", pp.microbatch_s},
-                    {"pipeline_time_s", pp.pipeline_s},
-                    {"bubble_time_s", pp.bubble_s},
-                    {"bubble_fraction", pp.bubble_fraction},
-                    {"send_bytes_per_device", pp.send_bytes},
-                    {"sends", pp.send_count},
-                    {"microbatches_in_flight", pp.in_flight}};
+    if (t.pipeline.pipelined) pipeline = pipeline_json(t.pipeline);
+    nlohmann::json pipelines = nlohmann::json::array();
+    for (const auto& p : t.pipelines)
+        pipelines.push_back(pipeline_json(p));
     return {{"training", t.training},
             {"backward_derived", t.backward_derived},
             {"hardware", t.hardware},
@@ -304,7 +308,8 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
               {"total_bytes", m.total()},
               {"hbm_bytes", t.hbm_bytes},
               {"fits", t.fits}}},
-            {"pipeline", pipeline}};
+            {"pipeline", pipeline},
+            {"pipelines", pipelines}};
 }
 
 namespace {

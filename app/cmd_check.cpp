@@ -12,6 +12,7 @@
 #include "semantics/checker.hpp"
 #include "semantics/grad.hpp"
 #include "semantics/report.hpp"
+#include "semantics/search.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace shardscope::app {
 
@@ -34,7 +36,15 @@ struct CheckOptions {
     std::vector<std::string> fail_on;
     std::string mesh;
     bool compare = false;
+    std::string hbm; ///< --hbm: the memory per device the fit is judged against
 };
+
+/// The program totals' HBM fit judged against `hbm` bytes per device instead of the preset's.
+void set_hbm(semantics::ProgramTotals& t, std::optional<double> hbm) {
+    if (!hbm) return;
+    t.hbm_bytes = *hbm;
+    t.fits = t.memory.total() <= t.hbm_bytes;
+}
 
 /// The `expect` lines of a program, for JUnit's cases.
 std::vector<CheckedExpect> expect_lines(const ast::Program& program, const SourceFile& source) {
@@ -65,6 +75,15 @@ int run_check(const CheckOptions& o) {
                   << files->size() << ": shardscope check --compare a.ein b.ein\n";
         return kExitUsage;
     }
+    std::optional<double> hbm;
+    if (!o.hbm.empty()) {
+        hbm = semantics::parse_byte_size(o.hbm);
+        if (!hbm || *hbm <= 0) {
+            std::cerr << "shardscope: error: bad --hbm '" << o.hbm
+                      << "': give the memory per device, e.g. 80GB, 96GiB or 8e10\n";
+            return kExitUsage;
+        }
+    }
     std::vector<ComparedFile> compared;
     const bool text = format == "text";
     int rc = kExitOk;
@@ -94,8 +113,12 @@ int run_check(const CheckOptions& o) {
         total_statements += static_cast<int>(plan.statements.size());
         for (const auto& d : plan.diagnostics)
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
-        if (o.compare) compared.push_back(compared_file(path, parsed.program, plan));
-        const auto step = semantics::step_totals(parsed.program, plan, co);
+        if (o.compare) {
+            compared.push_back(compared_file(path, parsed.program, plan));
+            set_hbm(compared.back().totals, hbm);
+        }
+        auto step = semantics::step_totals(parsed.program, plan, co);
+        set_hbm(step, hbm);
         if (format == "json") {
             auto file = semantics::plan_to_json(plan, path);
             file["totals"] = plan_totals(plan, step);
@@ -210,6 +233,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "per collective kind, FLOPs, MFU, peak memory and its parts, HBM fit), the "
                   "best first and why each other loses; files with errors are left out (exit "
                   "1). With --format json: a \"comparison\" object");
+    cmd->add_option("--hbm", opts->hbm,
+                    "Memory per device (80GB, 96GiB) that the program totals' fit (and "
+                    "--compare's ranking: what fits first) is judged against; default: the "
+                    "hardware preset's HBM");
     cmd->callback([opts, &exit_code] { exit_code = run_check(*opts); });
 }
 

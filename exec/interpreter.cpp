@@ -81,13 +81,46 @@ const semantics::AtomLayout* atom_of(const TensorLayout& t, const semantics::Ind
     return nullptr;
 }
 
+/// The position of index `i` among `t`'s atoms (its stored tensor's dimension); -1: none.
+int atom_position(const TensorLayout& t, const semantics::IndexId& i) {
+    for (std::size_t k = 0; k < t.atoms.size(); ++k)
+        if (t.atoms[k].index == i) return static_cast<int>(k);
+    return -1;
+}
+
+/// `t` for one of `m` micro-batches: the batch index's extent divided by m.
+TensorLayout micro_layout(TensorLayout t, const semantics::IndexId& batch, std::int64_t m) {
+    for (auto& a : t.atoms) {
+        if (a.index != batch) continue;
+        a.extent /= m;
+        const auto d = static_cast<std::size_t>(a.dim);
+        if (d < t.global_shape.size()) t.global_shape[d] /= m;
+        if (d < t.local_shape.size()) t.local_shape[d] /= m;
+    }
+    return t;
+}
+
+/// Micro-batch m of `count` of `x` along its dimension `d` (local rows, evenly cut).
+template <class T>
+Tensor<T> cut_rows(LocalCompute<T>& ops, const Tensor<T>& x, int d, std::int64_t m,
+                   std::int64_t count) {
+    const auto rows = x.shape.at(static_cast<std::size_t>(d));
+    if (rows % count != 0)
+        throw ExecError("internal: a micro-batch cut of " + std::to_string(rows) + " rows in " +
+                        std::to_string(count));
+    const auto part = rows / count;
+    return ops.slice(x, x.labels.at(static_cast<std::size_t>(d)), m * part, (m + 1) * part);
+}
+
 } // namespace
 
 template <class T>
 RankProgram<T>::RankProgram(const semantics::Plan& plan, const LabelTable& labels,
                             Communicator& comm, const DataOptions& data, LocalCompute<T>* compute)
     : plan_(plan), labels_(labels), comm_(comm), ops_(compute ? *compute : host_), data_(data),
-      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())), tape_(plan) {}
+      mesh_(mesh_shape(plan.mesh)), coords_(mesh_.coords(comm.rank())), tape_(plan) {
+    plan_micro_batches();
+}
 
 template <class T>
 const Tensor<T>& RankProgram<T>::stored(const std::string& key) {
@@ -117,7 +150,24 @@ Tensor<T> RankProgram<T>::take(const semantics::Step& st, int id) {
 }
 
 template <class T>
-Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
+Tensor<T> RankProgram<T>::input_for(const std::string& key, const TensorLayout& layout,
+                                    const TensorLayout* whole) {
+    const std::string name = run_ ? input_key(*run_, key) : key;
+    if (micro_run_ && whole && atom_of(layout, micro_run_->batch)) {
+        // A micro-batch: the whole batch's shard, as an unpipelined run generates it, cut.
+        auto x = input_shard<T>(name, *whole, labels_.labels_at(*whole), mesh_, coords_, data_);
+        inputs_.insert_or_assign(key, std::pair{x, *whole});
+        return ops_.upload(cut_rows<T>(host_, x, atom_position(*whole, micro_run_->batch),
+                                       micro_index_, micro_run_->count));
+    }
+    // A program input: this rank's shard (or partial share) of its logical value.
+    auto x = input_shard<T>(name, layout, labels_.labels_at(layout), mesh_, coords_, data_);
+    inputs_.insert_or_assign(key, std::pair{x, layout});
+    return ops_.upload(std::move(x));
+}
+
+template <class T>
+Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v, const TensorLayout* whole) {
     const auto labels = labels_.labels_at(v.layout);
     const auto shape = local_shape(v.layout, mesh_, coords_);
     auto it = state_.find(v.load);
@@ -126,11 +176,7 @@ Tensor<T> RankProgram<T>::load(const semantics::ValueInfo& v) {
         if (pre != preloaded_.end() && pre->second.second == v.layout &&
             pre->second.first.labels == labels)
             return pre->second.first;
-        // A program input: this rank's shard (or partial share) of its logical value.
-        auto x = input_shard<T>(run_ ? input_key(*run_, v.load) : v.load, v.layout, labels, mesh_,
-                                coords_, data_);
-        inputs_.insert_or_assign(v.load, std::pair{x, v.layout});
-        return ops_.upload(std::move(x));
+        return input_for(v.load, v.layout, whole);
     }
     // An earlier result, in this use's index names (by position; a regrouping reshapes).
     Tensor<T> x = it->second.local;
@@ -207,6 +253,31 @@ void RankProgram<T>::run(const Run& r) {
     };
     if (r.block && r.block->pipelined()) {
         const auto& b = *r.block;
+        if (auto mit = micro_.find(&b); mit != micro_.end()) {
+            // Micro-batches: the block's first run runs all of it, micro-batch by micro-batch
+            // through the stages; each run then puts its result together on the whole batch.
+            if (r.first && r.statement == b.first && r.layer == (b.reverse ? b.count - 1 : 0))
+                run_micro_batched(b, mit->second);
+            if (holds(b, r.layer)) {
+                auto it = replay_.find({r.layer, r.statement});
+                if (it == replay_.end())
+                    throw ExecError("internal: layer " + std::to_string(r.layer) +
+                                    " of a micro-batched block did not run on rank " +
+                                    std::to_string(comm_.rank()));
+                const auto& sp = plan_.statements.at(r.statement);
+                tape_.before(r, state_);
+                state_.insert_or_assign(sp.target, Stored{std::move(it->second.result), sp.result});
+                executed_ = std::move(it->second.executed);
+                inputs_ = std::move(it->second.inputs);
+                tape_.after(r, state_);
+                replay_.erase(it);
+            } else {
+                inputs_.clear();
+                executed_.clear();
+            }
+            if (r.final) pipeline_output(b, b.stage_of(r.layer));
+            return;
+        }
         if (holds(b, r.layer)) {
             run_in_layer();
         } else {
@@ -230,10 +301,12 @@ void RankProgram<T>::run(const Run& r) {
 
 template <class T>
 const semantics::TensorLayout* RankProgram<T>::stored_layout(const semantics::RepeatBlock& b,
-                                                             const std::string& key) const {
+                                                             const std::string& key,
+                                                             const Micro* mb) const {
     const semantics::TensorLayout* out = nullptr;
     for (std::size_t j = b.first; j < b.last && j < plan_.statements.size(); ++j)
-        if (plan_.statements[j].target == key) out = &plan_.statements[j].result;
+        if (plan_.statements[j].target == key)
+            out = mb ? &mb->statements.at(j - b.first).result : &plan_.statements[j].result;
     return out;
 }
 
@@ -334,8 +407,307 @@ void RankProgram<T>::broadcast_stage(const semantics::RepeatBlock& b,
 }
 
 template <class T>
+void RankProgram<T>::plan_micro_batches() {
+    for (const auto& b : plan_.repeats) {
+        if (!b.pipelined() || b.microbatches <= 1 || b.sends.empty()) continue;
+        const auto* carried = stored_layout(b, b.sends.front().tensor);
+        if (!carried || carried->atoms.empty()) continue;
+        // The batch: the carried tensor's first dimension (the body's tensors are not on pp),
+        // as it is sharded there; every layout of the block must shard it alike.
+        Micro mb;
+        mb.batch = carried->atoms.front().index;
+        const auto axes = carried->atoms.front().axes;
+        std::int64_t m = b.microbatches;
+        bool ok = true;
+        auto fit = [&](const TensorLayout& l) {
+            const auto* a = atom_of(l, mb.batch);
+            if (!a) return false;
+            int in_dim = 0; // a batch inside a group of indices is not cut
+            for (const auto& o : l.atoms)
+                in_dim += o.dim == a->dim ? 1 : 0;
+            if (in_dim != 1 || a->axes != axes) ok = false;
+            std::int64_t n = 1;
+            for (int k : a->axes)
+                n *= mesh_.sizes.at(static_cast<std::size_t>(k));
+            while (m > 1 && a->extent % (m * n) != 0)
+                --m;
+            return true;
+        };
+        // Whether a statement of the block other than `except` reads or writes `key`.
+        auto used_elsewhere = [&](const std::string& key, std::size_t except) {
+            for (std::size_t i = b.first; i < b.last; ++i) {
+                const auto& o = plan_.statements[i];
+                for (const auto& v : o.values)
+                    if (v.load == key) return true;
+                if (i != except && o.target == key) return true;
+            }
+            return false;
+        };
+        for (std::size_t j = b.first; j < b.last && ok; ++j) {
+            const auto& sp = plan_.statements[j];
+            bool reads = false;
+            for (const auto& v : sp.values)
+                reads = (fit(v.layout) && !v.load.empty()) || reads;
+            for (const auto& o : sp.operands)
+                fit(o);
+            auto has = [&](int id) {
+                return id >= 0 && static_cast<std::size_t>(id) < sp.values.size() &&
+                       atom_of(sp.values[static_cast<std::size_t>(id)].layout, mb.batch);
+            };
+            // The steps that reduce over the batch (their input has it, their output not).
+            bool summable = sp.assign == semantics::Assign::Define && !used_elsewhere(sp.target, j);
+            bool dropped = false;
+            for (const auto& st : sp.steps) {
+                bool in = false;
+                for (int i : st.inputs)
+                    in = in || has(i);
+                const bool drops = in && st.output >= 0 && !has(st.output);
+                if (st.op == OpKind::Softmax && st.index == mb.batch) ok = false;
+                if (drops &&
+                    !(st.op == OpKind::Einsum || (st.op == OpKind::Reduce && st.function == "sum")))
+                    summable = false;
+                // After the sum over the batch only collectives and layout steps: the result
+                // is then linear in each micro-batch's part.
+                if (dropped && st.kind == StepKind::Compute) summable = false;
+                dropped = dropped || drops;
+            }
+            const bool batched = fit(sp.result);
+            // A reduction over the batch broadcast back (a mean over it subtracted) cannot be
+            // cut; a result without the batch (a weight's gradient) is the sum of the
+            // micro-batches' results when it is a sum that no other statement of the block
+            // reads or writes: they are added up. Otherwise the block runs whole.
+            if (batched && dropped) ok = false;
+            if (!batched && reads && (!dropped || !summable)) ok = false;
+            mb.summed.push_back(!batched && reads);
+        }
+        if (!ok || m <= 1) continue;
+        mb.count = m;
+        if (b.reverse && b.forward >= 0 &&
+            static_cast<std::size_t>(b.forward) < plan_.repeats.size())
+            mb.forward = &plan_.repeats[static_cast<std::size_t>(b.forward)];
+        for (std::size_t j = b.first; j < b.last; ++j) {
+            auto sp = plan_.statements[j];
+            std::vector<bool> batched;
+            for (auto& v : sp.values) {
+                batched.push_back(atom_of(v.layout, mb.batch) != nullptr);
+                v.layout = micro_layout(std::move(v.layout), mb.batch, m);
+            }
+            sp.result = micro_layout(std::move(sp.result), mb.batch, m);
+            for (auto& o : sp.operands)
+                o = micro_layout(std::move(o), mb.batch, m);
+            auto is_batched = [&](int id) {
+                return id >= 0 && static_cast<std::size_t>(id) < batched.size() &&
+                       batched[static_cast<std::size_t>(id)];
+            };
+            for (auto& st : sp.steps) {
+                bool any = is_batched(st.output);
+                for (int in : st.inputs)
+                    any = any || is_batched(in);
+                if (any) st.bytes_per_device /= static_cast<double>(m);
+            }
+            mb.statements.push_back(std::move(sp));
+        }
+        micro_.emplace(&b, std::move(mb));
+    }
+}
+
+template <class T>
+Tensor<T> RankProgram<T>::cut(const Tensor<T>& x, const TensorLayout& layout, const Micro& mb,
+                              std::int64_t m) {
+    return cut_rows<T>(ops_, x, atom_position(layout, mb.batch), m, mb.count);
+}
+
+template <class T>
+Tensor<T> RankProgram<T>::join(const std::vector<Tensor<T>>& pieces, const TensorLayout& whole,
+                               const Micro& mb, bool summed) {
+    if (pieces.empty()) throw ExecError("internal: a micro-batched run without a result");
+    const int d = atom_position(whole, mb.batch);
+    if (d < 0 && summed) { // a sum over the batch: the micro-batches' sums added up
+        Tensor<T> out = pieces.front();
+        for (std::size_t k = 1; k < pieces.size(); ++k)
+            ops_.accumulate(out, pieces[k]);
+        return out;
+    }
+    if (d < 0) return pieces.front(); // every micro-batch computes the same
+    const auto dd = static_cast<std::size_t>(d);
+    auto shape = pieces.front().shape;
+    std::int64_t rows = 0;
+    for (const auto& p : pieces)
+        rows += p.shape.at(dd);
+    shape.at(dd) = rows;
+    std::int64_t outer = 1, inner = 1;
+    for (std::size_t k = 0; k < shape.size(); ++k)
+        (k < dd ? outer : inner) *= k == dd ? 1 : shape[k];
+    Tensor<T> out = ops_.zeros(shape, pieces.front().labels);
+    std::int64_t at = 0;
+    for (const auto& p : pieces) {
+        const auto n = p.shape.at(dd);
+        if (n > 0 && outer > 0 && inner > 0)
+            ops_.copy_rows(out, at * inner, rows * inner, p, 0, n * inner, n * inner, outer);
+        at += n;
+    }
+    return out;
+}
+
+template <class T>
+void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Micro& mb) {
+    replay_.clear();
+    // Each micro-batch's state: the tensors stored so far, those with the batch cut to it.
+    auto whole = std::move(state_);
+    state_.clear();
+    std::vector<std::map<std::string, Stored>> states(static_cast<std::size_t>(mb.count));
+    for (std::int64_t m = 0; m < mb.count; ++m)
+        for (const auto& [key, st] : whole) {
+            const auto* a = atom_of(st.layout, mb.batch);
+            const int d = atom_position(st.layout, mb.batch);
+            if (a && st.local.shape.at(static_cast<std::size_t>(d)) % mb.count == 0)
+                states[static_cast<std::size_t>(m)].emplace(
+                    key, Stored{cut(st.local, st.layout, mb, m),
+                                micro_layout(st.layout, mb.batch, mb.count)});
+            else
+                states[static_cast<std::size_t>(m)].emplace(key, st);
+        }
+    std::vector<double> sent(b.sends.size(), 0.0);
+    try {
+        for (std::int64_t m = 0; m < mb.count; ++m) {
+            std::swap(state_, states[static_cast<std::size_t>(m)]);
+            micro_run_ = &mb;
+            micro_index_ = m;
+            for (std::int64_t k = 0; k < b.count; ++k) {
+                const auto layer = b.reverse ? b.count - 1 - k : k;
+                for (std::size_t j = b.first; j < b.last; ++j) {
+                    const Run r{j,
+                                &b,
+                                layer,
+                                j == b.first,
+                                j + 1 == b.last,
+                                k + 1 == b.count && j + 1 == b.last};
+                    if (holds(b, layer)) {
+                        if (mb.forward && r.first) put_back_cut(r, mb, m);
+                        run_ = &r;
+                        run_plan(mb.statements.at(j - b.first), &plan_.statements[j]);
+                        run_ = nullptr;
+                        auto& rep = replay_[{layer, j}];
+                        rep.pieces.push_back(state_.at(plan_.statements[j].target).local);
+                        if (rep.executed.empty()) {
+                            rep.executed = executed_;
+                        } else {
+                            for (std::size_t e = 0; e < rep.executed.size(); ++e)
+                                rep.executed[e].bytes += executed_.at(e).bytes;
+                        }
+                        if (m + 1 == mb.count) rep.inputs = inputs_;
+                    }
+                    // After a stage's last layer (not the block's), this micro-batch moves on.
+                    const bool ends_stage = b.reverse ? layer % b.layers_per_stage() == 0
+                                                      : (layer + 1) % b.layers_per_stage() == 0;
+                    if (j + 1 == b.last && k + 1 < b.count && ends_stage)
+                        pipeline_send_micro(b, mb, b.stage_of(layer), sent);
+                }
+            }
+            micro_run_ = nullptr;
+            std::swap(state_, states[static_cast<std::size_t>(m)]);
+        }
+    } catch (...) {
+        run_ = nullptr;
+        micro_run_ = nullptr;
+        throw;
+    }
+    state_ = std::move(whole);
+    for (auto& [key, rep] : replay_) {
+        rep.result = join(rep.pieces, plan_.statements.at(key.second).result, mb,
+                          mb.summed.at(key.second - b.first));
+        rep.pieces.clear();
+    }
+    // Every micro-batch's sends together: the carried tensor's whole block, as planned.
+    for (std::size_t i = 0; i < b.sends.size(); ++i) {
+        if (sent[i] == 0) continue; // not a sender (the last stage)
+        const auto& st = b.sends[i];
+        const auto* layout = stored_layout(b, st.tensor);
+        const double planned =
+            mb.count == b.microbatches
+                ? static_cast<double>(b.microbatches) * st.bytes_per_device /
+                      std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T))
+                : static_cast<double>(elements(local_shape(*layout, mesh_, coords_))) *
+                      static_cast<double>(sizeof(T));
+        if (std::abs(sent[i] - planned) > 1e-9 * std::max(planned, 1.0))
+            throw ExecError("internal: the pipeline's send of " + st.tensor + " moved " +
+                            std::to_string(sent[i]) + " bytes on rank " +
+                            std::to_string(comm_.rank()) + ", the plan " + std::to_string(planned));
+    }
+}
+
+template <class T>
+void RankProgram<T>::put_back_cut(const Run& r, const Micro& mb, std::int64_t m) {
+    tape_.before(r, state_); // the forward layer's values, saved on the whole batch
+    for (const auto& key : mb.forward->defines) {
+        auto it = state_.find(key);
+        const auto* whole = stored_layout(*mb.forward, key);
+        if (it == state_.end() || !whole) continue;
+        const auto* a = atom_of(it->second.layout, mb.batch);
+        const auto* w = atom_of(*whole, mb.batch);
+        if (!a || !w || a->extent != w->extent) continue; // not the batch, or cut already
+        it->second = Stored{cut(it->second.local, it->second.layout, mb, m),
+                            micro_layout(it->second.layout, mb.batch, mb.count)};
+    }
+}
+
+template <class T>
+void RankProgram<T>::pipeline_send_micro(const semantics::RepeatBlock& b, const Micro& mb,
+                                         std::int64_t stage, std::vector<double>& sent) {
+    const int me = comm_.rank();
+    const auto axis = static_cast<std::size_t>(b.axis);
+    for (std::size_t i = 0; i < b.sends.size(); ++i) {
+        const auto& st = b.sends[i];
+        const auto* layout = stored_layout(b, st.tensor, &mb);
+        if (!layout)
+            throw ExecError("internal: the pipeline sends " + st.tensor +
+                            ", which its block does not store");
+        // As pipeline_send: each pair a swap, a receiver sending zeros back.
+        int to = me, from = me;
+        bool sender = false, receiver = false;
+        for (const auto& [src, dst] : st.pairs) {
+            if (mesh_.coords(static_cast<int>(src)).at(axis) != stage) continue;
+            if (src == me) {
+                to = from = static_cast<int>(dst);
+                sender = true;
+            }
+            if (dst == me) {
+                to = from = static_cast<int>(src);
+                receiver = true;
+            }
+        }
+        if (sender && receiver)
+            throw ExecError("internal: rank " + std::to_string(me) + " both sends and receives " +
+                            st.tensor + " after stage " + std::to_string(stage));
+        const auto shape = local_shape(*layout, mesh_, coords_);
+        const auto labels = labels_.labels_at(*layout);
+        const auto count = static_cast<std::size_t>(elements(shape));
+        Tensor<T> recv = ops_.zeros(shape, labels);
+        const Tensor<T> nothing = ops_.zeros(shape, labels);
+        const Tensor<T>* send = &nothing;
+        auto it = state_.find(st.tensor);
+        if (sender) {
+            if (it == state_.end())
+                throw ExecError("internal: stage " + std::to_string(stage) + " sends " + st.tensor +
+                                ", which rank " + std::to_string(me) + " has not computed");
+            send = &it->second.local;
+        }
+        if (count > 0)
+            comm_.world().permute(ops_.buffer(*send), ops_.writable(recv), count, dtype_of<T>(), to,
+                                  from);
+        if (sender) sent[i] += static_cast<double>(count) * sizeof(T);
+        if (receiver) state_.insert_or_assign(st.tensor, Stored{std::move(recv), *layout});
+    }
+}
+
+template <class T>
 void RankProgram<T>::run(std::size_t s) {
-    const auto& sp = plan_.statements.at(s);
+    run_plan(plan_.statements.at(s), nullptr);
+}
+
+template <class T>
+void RankProgram<T>::run_plan(const semantics::StatementPlan& sp,
+                              const semantics::StatementPlan* whole) {
     values_.assign(sp.values.size(), Tensor<T>{});
     have_.assign(sp.values.size(), false);
     inputs_.clear();
@@ -343,7 +715,8 @@ void RankProgram<T>::run(std::size_t s) {
     for (std::size_t v = 0; v < sp.values.size(); ++v) {
         const auto& info = sp.values[v];
         if (!info.load.empty()) {
-            values_[v] = load(info);
+            values_[v] =
+                load(info, whole && v < whole->values.size() ? &whole->values[v].layout : nullptr);
             have_[v] = true;
         } else if (!info.constant.empty()) {
             values_[v] = ops_.upload(Tensor<T>::scalar(static_cast<T>(std::stod(info.constant))));
@@ -391,10 +764,7 @@ void RankProgram<T>::run(std::size_t s) {
         if (it != state_.end()) {
             old = std::move(it->second.local); // replaced below
         } else {
-            old = input_shard<T>(run_ ? input_key(*run_, sp.target) : sp.target, sp.result, target,
-                                 mesh_, coords_, data_);
-            inputs_.insert_or_assign(sp.target, std::pair{old, sp.result});
-            old = ops_.upload(std::move(old));
+            old = input_for(sp.target, sp.result, whole ? &whole->result : nullptr);
         }
         // Stored under the names of its definition: this statement's names, by position.
         if (old.labels.size() == target.size()) old.labels = target;

@@ -109,6 +109,12 @@ public:
     bool holds(const semantics::RepeatBlock& b, std::int64_t layer) const {
         return !b.pipelined() || coords_.at(static_cast<std::size_t>(b.axis)) == b.stage_of(layer);
     }
+    /// The micro-batches a pipelined block runs in here (1: the whole batch at once; see
+    /// `Micro` below).
+    std::int64_t microbatches(const semantics::RepeatBlock& b) const {
+        auto it = micro_.find(&b);
+        return it == micro_.end() ? 1 : it->second.count;
+    }
     /// Whether this rank holds a stored value of `key`.
     bool has(const std::string& key) const { return state_.count(key) > 0; }
     /// Generates and uploads statement `s`'s program inputs now, for its later run: a timed
@@ -132,8 +138,62 @@ private:
         Tensor<T> local;
         semantics::TensorLayout layout;
     };
+    /// A pipelined forward block run in micro-batches: the batch is the first dimension of
+    /// the carried tensor (its first send's), and every layout of the block with that index
+    /// has 1/count of its extent in `statements` (the block's statements for one
+    /// micro-batch, collectives' bytes scaled alike). `count` is the block's M, or the
+    /// largest smaller count that cuts every shard of the batch evenly. A statement whose
+    /// result lacks the batch while it reads it (a weight's gradient) is `summed`: the
+    /// micro-batches' results add up to the whole batch's (a sum over the batch, then only
+    /// collectives, and no other statement of the block reads or writes it). Blocks with
+    /// another reduction over the batch (a softmax along it, a mean broadcast back), or
+    /// where no count above 1 cuts evenly, run on the whole batch.
+    struct Micro {
+        std::int64_t count = 1;
+        semantics::IndexId batch;
+        std::vector<semantics::StatementPlan> statements; ///< by statement - block.first
+        std::vector<bool> summed;                         ///< by statement - block.first
+        /// A reverse block: the forward block whose saved layers it reads.
+        const semantics::RepeatBlock* forward = nullptr;
+    };
+    /// What one run of a micro-batched block did on this rank, every micro-batch put
+    /// together: its result on the whole batch, its collectives (bytes summed), its inputs.
+    struct Replay {
+        std::vector<Tensor<T>> pieces; ///< the result of each micro-batch
+        Tensor<T> result;
+        std::vector<Executed> executed;
+        std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs;
+    };
 
-    Tensor<T> load(const semantics::ValueInfo& v);
+    /// Runs statement plan `sp`; `whole` is its whole-batch plan when `sp` is one
+    /// micro-batch's (program inputs are generated whole, then cut).
+    void run_plan(const semantics::StatementPlan& sp, const semantics::StatementPlan* whole);
+    /// Program input `key` as this rank holds it under `layout`; under a micro-batch, the
+    /// whole batch's shard (`whole`) generated and cut to the micro-batch.
+    Tensor<T> input_for(const std::string& key, const semantics::TensorLayout& layout,
+                        const semantics::TensorLayout* whole);
+    /// The micro-batch plans of the pipelined blocks that run in micro-batches.
+    void plan_micro_batches();
+    /// Runs block `b` micro-batch by micro-batch (micro-batch m through every stage in turn,
+    /// its carried tensors sent on after each stage), recording each run for `replay_`.
+    void run_micro_batched(const semantics::RepeatBlock& b, const Micro& mb);
+    /// Micro-batch m of `x` (stored under whole-batch `layout`) along the batch.
+    Tensor<T> cut(const Tensor<T>& x, const semantics::TensorLayout& layout, const Micro& mb,
+                  std::int64_t m);
+    /// The micro-batches' results put back together along the batch (a result without the
+    /// batch: their sum when `summed`, else the first's, every micro-batch computes the same).
+    Tensor<T> join(const std::vector<Tensor<T>>& pieces, const semantics::TensorLayout& whole,
+                   const Micro& mb, bool summed);
+    /// A backward's layer in micro-batch m: its forward layer's values put back (the tape,
+    /// on the whole batch) and cut to the micro-batch.
+    void put_back_cut(const Run& r, const Micro& mb, std::int64_t m);
+    /// A micro-batch's send after stage `stage`: the carried tensors' micro-batch blocks
+    /// (`sent`: bytes this rank sent, added up).
+    void pipeline_send_micro(const semantics::RepeatBlock& b, const Micro& mb, std::int64_t stage,
+                             std::vector<double>& sent);
+
+    /// Value `v` as this rank holds it (`whole`: its whole-batch layout under a micro-batch).
+    Tensor<T> load(const semantics::ValueInfo& v, const semantics::TensorLayout* whole = nullptr);
     void collective(const semantics::StatementPlan& sp, const semantics::Step& st);
     void local_step(const semantics::StatementPlan& sp, const semantics::Step& st);
     /// All-gathers `x` over group `g`, the mesh axes `group` that are the minor-most of `axes`
@@ -156,9 +216,10 @@ private:
     /// along b.axis.
     void broadcast_stage(const semantics::RepeatBlock& b, const std::vector<std::string>& keys,
                          std::int64_t stage);
-    /// The layout block `b` stores `key` in (its last store of it).
+    /// The layout block `b` stores `key` in (its last store of it; `mb`: in a micro-batch).
     const semantics::TensorLayout* stored_layout(const semantics::RepeatBlock& b,
-                                                 const std::string& key) const;
+                                                 const std::string& key,
+                                                 const Micro* mb = nullptr) const;
     /// "step 3 of line 5 (all-gather(0) of x)": how internal errors name a step.
     std::string step_text(const semantics::StatementPlan& sp, const semantics::Step& st) const;
     /// Internal error unless the collectives that ran are the plan's, in order (kind, axes),
@@ -187,6 +248,11 @@ private:
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs_;
     std::vector<Executed> executed_;
     Tensor<T> downloaded_; // stored()'s host copy of a device-resident result
+    std::map<const semantics::RepeatBlock*, Micro> micro_;
+    /// The runs of the micro-batched block in progress, by (layer, statement).
+    std::map<std::pair<std::int64_t, std::size_t>, Replay> replay_;
+    const Micro* micro_run_ = nullptr; // set while a micro-batch's statement runs
+    std::int64_t micro_index_ = 0;     // which micro-batch
     /// preload()'s inputs, by key: as loaded by their first use (used only with that layout).
     std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> preloaded_;
 };

@@ -212,7 +212,11 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
                 "   (layer " + std::to_string(runs[i].layer + 1) + " of " +
                 std::to_string(runs[i].block->count) +
                 (piped ? ", stage " + std::to_string(block->stage_of(runs[i].layer)) + " of " +
-                             plan.mesh.axes[static_cast<std::size_t>(block->axis)].name
+                             plan.mesh.axes[static_cast<std::size_t>(block->axis)].name +
+                             (prog.microbatches(*block) > 1
+                                  ? ", " + std::to_string(prog.microbatches(*block)) +
+                                        " micro-batches"
+                                  : std::string())
                        : std::string()) +
                 ")";
         run.target = sp.target;

@@ -43,46 +43,76 @@ Plan stage_plan(const Plan& plan) {
 }
 
 void apply_pipeline(const Plan& plan, ProgramTotals& t) {
-    auto& p = t.pipeline;
-    const RepeatBlock* config = nullptr; // the first pipelined block gives P, M, the schedule
-    for (const auto& b : plan.repeats) {
+    // The pipelines: a pipelined block, with the reverse blocks that read it.
+    std::vector<PipelineTotals> pipes;
+    std::vector<int> pipe_of(plan.repeats.size(), -1);
+    for (std::size_t i = 0; i < plan.repeats.size(); ++i) {
+        const auto& b = plan.repeats[i];
         if (!b.pipelined()) continue;
-        if (!config) config = &b;
-        // The stage's layers of this block, the whole batch, every step in turn.
-        double layer_s = 0;
-        for (std::size_t j = b.first; j < b.last && j < plan.statements.size(); ++j)
-            for (const auto& st : plan.statements[j].steps)
-                layer_s += st.time_s;
-        p.stage_s += static_cast<double>(b.layers_per_stage()) * layer_s;
+        int g = -1;
+        if (b.reverse && b.forward >= 0 && static_cast<std::size_t>(b.forward) < i)
+            g = pipe_of[static_cast<std::size_t>(b.forward)];
+        if (g < 0) {
+            g = static_cast<int>(pipes.size());
+            PipelineTotals p;
+            p.pipelined = true;
+            p.axis = plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name;
+            p.stages = b.stages;
+            p.microbatches = std::max<std::int64_t>(b.microbatches, 1);
+            p.layers_per_stage = b.layers_per_stage();
+            p.schedule = b.schedule;
+            pipes.push_back(std::move(p));
+        }
+        pipe_of[i] = g;
+        auto& p = pipes[static_cast<std::size_t>(g)];
+        // The stage's layers of this block, the whole batch, under the overlap model.
+        p.stage_s += overlap_time(plan, b.first, b.last, b.layers_per_stage());
         for (const auto& s : b.sends) {
             if (b.stages <= 1) continue;
             p.send_s += s.time_s;
-            p.send_bytes += static_cast<double>(b.microbatches) * s.bytes_per_device;
-            p.send_count += static_cast<int>(b.microbatches);
+            p.send_bytes += static_cast<double>(p.microbatches) * s.bytes_per_device;
+            p.send_count += static_cast<int>(p.microbatches);
         }
     }
-    if (!config) return;
-    p.pipelined = true;
-    p.axis = plan.mesh.axes.at(static_cast<std::size_t>(config->axis)).name;
-    p.stages = config->stages;
-    p.microbatches = config->microbatches;
-    p.layers_per_stage = config->layers_per_stage();
-    p.schedule = config->schedule;
-    const auto m = static_cast<double>(p.microbatches);
-    p.microbatch_s = p.stage_s / m + p.send_s;
-    p.pipeline_s = pipeline_time(p.microbatch_s, p.stages, p.microbatches);
-    p.bubble_fraction = bubble_fraction(p.stages, p.microbatches);
-    p.bubble_s = static_cast<double>(p.stages - 1) * p.microbatch_s;
-    p.in_flight = microbatches_in_flight(p.schedule, p.stages, p.microbatches);
+    if (pipes.empty()) return;
+    double sends_s = 0, bubbles_s = 0, send_bytes = 0, in_flight_share = 0;
+    int send_count = 0;
+    for (auto& p : pipes) {
+        const auto m = static_cast<double>(p.microbatches);
+        p.microbatch_s = p.stage_s / m + p.send_s;
+        p.pipeline_s = pipeline_time(p.microbatch_s, p.stages, p.microbatches);
+        p.bubble_fraction = bubble_fraction(p.stages, p.microbatches);
+        p.bubble_s = static_cast<double>(p.stages - 1) * p.microbatch_s;
+        p.in_flight = microbatches_in_flight(p.schedule, p.stages, p.microbatches);
+        // (M + P - 1) t = stage_s + M * send_s + (P - 1) t: the stage's work is in the totals
+        // already (the stage plan's overlap model); the sends (on the critical path) and the
+        // bubble add.
+        sends_s += m * p.send_s;
+        bubbles_s += p.bubble_s;
+        send_bytes += p.send_bytes;
+        send_count += p.send_count;
+        in_flight_share = std::max(in_flight_share, static_cast<double>(p.in_flight) / m);
+    }
+    // The summary: the one pipeline, or the first's configuration with every one's figures.
+    auto& sum = t.pipeline;
+    sum = pipes.front();
+    for (std::size_t g = 1; g < pipes.size(); ++g) {
+        sum.stage_s += pipes[g].stage_s;
+        sum.send_s += pipes[g].send_s;
+        sum.microbatch_s += pipes[g].microbatch_s;
+        sum.pipeline_s += pipes[g].pipeline_s;
+        sum.bubble_s += pipes[g].bubble_s;
+        sum.send_bytes += pipes[g].send_bytes;
+        sum.send_count += pipes[g].send_count;
+    }
+    if (pipes.size() > 1 && sum.pipeline_s > 0) sum.bubble_fraction = sum.bubble_s / sum.pipeline_s;
+    t.pipelines = std::move(pipes);
 
-    // (M + P - 1) t = stage_s + M * send_s + (P - 1) t: the stage's work is in the totals
-    // already; the sends (on the critical path) and the bubble add.
-    const double sends_s = m * p.send_s;
     t.comm_s += sends_s;
     t.exposed_s += sends_s;
-    t.step_s += sends_s + p.bubble_s;
-    t.serial_s += sends_s + p.bubble_s;
-    if (p.send_count > 0) {
+    t.step_s += sends_s + bubbles_s;
+    t.serial_s += sends_s + bubbles_s;
+    if (send_count > 0) {
         auto it = std::find_if(t.bytes_by_kind.begin(), t.bytes_by_kind.end(),
                                [](const KindBytes& k) { return k.kind == StepKind::Permute; });
         if (it == t.bytes_by_kind.end()) {
@@ -91,11 +121,11 @@ void apply_pipeline(const Plan& plan, ProgramTotals& t) {
                              [](const KindBytes& k) { return k.kind > StepKind::Permute; }),
                 KindBytes{StepKind::Permute, 0, 0});
         }
-        it->bytes += p.send_bytes;
-        it->count += p.send_count;
-        t.comm_bytes += p.send_bytes;
+        it->bytes += send_bytes;
+        it->count += send_count;
+        t.comm_bytes += send_bytes;
     }
-    t.memory.activations *= static_cast<double>(p.in_flight) / m;
+    t.memory.activations *= in_flight_share;
     t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.flops / (t.step_s * t.peak_flops) : 0;
     t.fits = t.memory.total() <= t.hbm_bytes;
 }

@@ -652,20 +652,36 @@ std::string explain_loss(const Candidate& loser, const Candidate& best) {
     }
     std::string head =
         b.time_s > 0 ? "+" + percent(dt / b.time_s) + " time: " : "+" + format_seconds(dt) + ": ";
-    // The biggest contributor to the difference: compute, or one collective.
+    // What a collective adds to the step is its exposed part, not its whole time: the overlap
+    // model exposes the communication as a whole (exposed_s of comm_s), and each collective is
+    // charged its share of that, pro rata to its time.
+    auto exposed = [](const CandidateCost& c, double time_s) {
+        return c.comm_s > 0 ? time_s * std::clamp(c.exposed_s / c.comm_s, 0.0, 1.0) : 0.0;
+    };
+    auto exposed_in_best = [&](const std::string& name, bool& has) {
+        has = false;
+        for (const auto& o : b.collectives)
+            if (o.name == name) {
+                has = true;
+                return exposed(b, o.time_s);
+            }
+        return 0.0;
+    };
+    // The biggest contributor to the difference: compute, or one collective's exposed part.
     double worst = l.compute_s - b.compute_s;
     const CollectiveTotal* which = nullptr;
+    double which_exposed = 0;
     for (const auto& c : l.collectives) {
-        double before = 0;
-        for (const auto& o : b.collectives)
-            if (o.name == c.name) before = o.time_s;
-        if (c.time_s - before > worst) {
-            worst = c.time_s - before;
+        bool has = false;
+        const double mine = exposed(l, c.time_s);
+        if (mine - exposed_in_best(c.name, has) > worst) {
+            worst = mine - exposed_in_best(c.name, has);
             which = &c;
+            which_exposed = mine;
         }
     }
     // A pipeline's bubble (devices idle while the stages fill and drain) is time too.
-    if (l.bubble_s - b.bubble_s > std::max(worst, which ? which->time_s : 0.0))
+    if (l.bubble_s - b.bubble_s > std::max(worst, which_exposed))
         return head + "the pipeline bubble, " + format_seconds(l.bubble_s) +
                " (stages idle while the pipeline fills and drains" +
                (b.bubble_s > 0 ? "; #1's is " + format_seconds(b.bubble_s) : "; #1 has none") + ")";
@@ -686,12 +702,10 @@ std::string explain_loss(const Candidate& loser, const Candidate& best) {
         out += " of " + format_bytes(which->bytes_per_device) + "/device";
     if (which->link_bytes_per_second > 0)
         out += " over a " + bandwidth_text(which->link_bytes_per_second) + " link";
-    out += ", " + format_seconds(which->time_s);
-    double before = 0;
+    out += ", " + format_seconds(which_exposed) + " exposed of " + format_seconds(which->time_s);
     bool has = false;
-    for (const auto& o : b.collectives)
-        if (o.name == which->name) before = o.time_s, has = true;
-    out += has ? " (#1: " + format_seconds(before) + ")" : " (#1 has none)";
+    const double before = exposed_in_best(which->name, has);
+    out += has ? " (#1: " + format_seconds(before) + " exposed)" : " (#1 has none)";
     return out;
 }
 

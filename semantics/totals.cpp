@@ -72,16 +72,13 @@ std::pair<int, int> run_of(const Plan& plan, int i) {
 
 namespace {
 
-/// The time two in-order streams take for the program (totals.hpp, "Overlap model"): in program
-/// order, every repetition of a repeated block in turn, each step of a statement after the
-/// statement's previous step; a statement's first step after the statements that wrote what it
-/// reads; compute steps on one stream, collectives on the other.
-double two_stream_makespan(const Plan& plan) {
-    const int n = static_cast<int>(plan.statements.size());
+/// Two in-order streams (totals.hpp, "Overlap model"): compute steps on one, collectives on
+/// the other; each step of a statement after the statement's previous step, a statement's
+/// first step after the statements that wrote what it reads.
+struct TwoStreams {
     double compute_free = 0, comm_free = 0;
     std::map<std::string, double> written; // tensor -> when its last write ended
-    auto run = [&](int i) {
-        const auto& s = plan.statements[static_cast<std::size_t>(i)];
+    void run(const StatementPlan& s) {
         double at = 0;
         for (const auto& op : s.operands)
             if (const auto w = written.find(op.tensor); w != written.end())
@@ -92,7 +89,16 @@ double two_stream_makespan(const Plan& plan) {
             stream = at;
         }
         if (!s.target.empty()) written[s.target] = at;
-    };
+    }
+    double makespan() const { return std::max(compute_free, comm_free); }
+};
+
+/// The time the two streams take for the program: in program order, every repetition of a
+/// repeated block in turn.
+double two_stream_makespan(const Plan& plan) {
+    const int n = static_cast<int>(plan.statements.size());
+    TwoStreams streams;
+    auto run = [&](int i) { streams.run(plan.statements[static_cast<std::size_t>(i)]); };
     for (int i = 0; i < n;) {
         const auto r = plan.statements[static_cast<std::size_t>(i)].repeat;
         if (r <= 1) {
@@ -105,10 +111,18 @@ double two_stream_makespan(const Plan& plan) {
                 run(j);
         i = b + 1;
     }
-    return std::max(compute_free, comm_free);
+    return streams.makespan();
 }
 
 } // namespace
+
+double overlap_time(const Plan& plan, std::size_t first, std::size_t last, std::int64_t count) {
+    TwoStreams streams;
+    for (std::int64_t k = 0; k < count; ++k)
+        for (std::size_t i = first; i < last && i < plan.statements.size(); ++i)
+            streams.run(plan.statements[i]);
+    return streams.makespan();
+}
 
 ProgramTotals program_totals(const Plan& plan, const Training& training) {
     if (is_pipelined(plan)) { // per device: its stage's layers, then the schedule (pipeline.hpp)
@@ -314,7 +328,8 @@ std::string format_totals(const ProgramTotals& t) {
                   t.hbm_bytes > 0 ? 100 * m.total() / t.hbm_bytes : 0);
     out += (t.fits ? ": fits in " : ": does NOT fit in ") + format_bytes(t.hbm_bytes) + " HBM" +
            buf + "\n";
-    out += format_pipeline(t.pipeline);
+    for (const auto& p : t.pipelines)
+        out += format_pipeline(p);
     return out;
 }
 

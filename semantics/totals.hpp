@@ -86,13 +86,24 @@ struct ProgramTotals {
     double hbm_bytes = 0; ///< the preset's HBM per device
     bool fits = true;     ///< memory.total() <= hbm_bytes
     std::int64_t devices = 1;
-    PipelineTotals pipeline; ///< a pipelined program's schedule (pipeline.hpp states the model)
+    /// A pipelined program's schedule (pipeline.hpp states the model): with one pipeline,
+    /// that pipeline; with several, the first's axis, P, M and schedule with every
+    /// pipeline's times, sends and bubble summed.
+    PipelineTotals pipeline;
+    /// Each pipeline on its own (a forward block with the reverse blocks that read it), in
+    /// program order; empty when not pipelined.
+    std::vector<PipelineTotals> pipelines;
     bool operator==(const ProgramTotals&) const = default;
 };
 
 /// The totals of `plan`: every statement counts StatementPlan::repeat times; a pipelined
 /// block's only its stage's layers, with the pipeline's bubble and sends (pipeline.hpp).
 ProgramTotals program_totals(const Plan& plan, const Training& training);
+
+/// The overlap model's time for statements [first, last) of `plan` run `count` times in
+/// turn, alone (no other statement before them): the two streams' makespan. A pipelined
+/// block's stage time (pipeline.hpp).
+double overlap_time(const Plan& plan, std::size_t first, std::size_t last, std::int64_t count);
 
 /// The "Program totals" block of `check`'s text output (a few lines, each ending in '\n').
 std::string format_totals(const ProgramTotals& t);

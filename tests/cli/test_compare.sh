@@ -54,6 +54,36 @@ contains "its error positioned" "$tmp/err" "bad.ein:"
 contains "not ranked" "$tmp/out" "not ranked: $tmp/bad.ein has"
 contains "the others still ranked" "$tmp/out" "Comparison of 3 files"
 
+# --hbm: the fit is judged against the given size. dp=8 tp=8 is faster but needs 5.97 GB per
+# device, fsdp=64 2.15 GB: under 4 GB only fsdp=64 fits, so it ranks first.
+check "--hbm in the help" 0 "$bin" check --help
+contains "--hbm named" "$tmp/out" "--hbm"
+check "--hbm 4GB" 0 "$bin" check -q --compare --hbm 4GB "$tmp/tp.ein" "$tmp/fsdp.ein"
+contains "--hbm: what fits first" "$tmp/out" "#2 $tmp/tp.ein loses to #1 $tmp/fsdp.ein: does not fit: needs 5.97 GB per device, more than the 4 GB of HBM"
+contains "--hbm: the row" "$tmp/out" "NO, of 4 GB"
+contains "--hbm: the other fits" "$tmp/out" "yes, of 4 GB"
+check "--hbm 80GB: the faster first" 0 "$bin" check -q --compare --hbm 80GB "$tmp/tp.ein" "$tmp/fsdp.ein"
+contains "--hbm 80GB ranking" "$tmp/out" "#2 $tmp/fsdp.ein loses to #1 $tmp/tp.ein: +"
+check "--hbm in the json" 0 "$bin" check --compare --format json --hbm 4GB "$tmp/tp.ein" "$tmp/fsdp.ein"
+if "$python" - "$tmp/out" "$tmp" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1])); tmp = sys.argv[2]
+c = doc["comparison"]
+assert c["ranking"] == [tmp + "/fsdp.ein", tmp + "/tp.ein"], c["ranking"]
+for f in doc["files"]:
+    m = f["totals"]["program"]["memory"]
+    assert m["hbm_bytes"] == 4e9, m["hbm_bytes"]
+    assert m["fits"] == (f["path"] == tmp + "/fsdp.ein"), (f["path"], m["fits"])
+PY
+then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: --hbm json"; sed 's/^/    /' "$tmp/py" | tail -15
+fi
+check "--hbm without --compare" 0 "$bin" check --hbm 4GB "$tmp/tp.ein"
+contains "--hbm: the totals' fit" "$tmp/out" "does NOT fit in 4 GB HBM"
+check "bad --hbm" 2 "$bin" check --compare --hbm lots "$tmp/tp.ein" "$tmp/fsdp.ein"
+contains "bad --hbm message" "$tmp/err" "bad --hbm 'lots'"
+check "zero --hbm" 2 "$bin" check --hbm 0 "$tmp/tp.ein"
+
 sed 's/d=8192/d=4096/' "$tmp/tp.ein" >"$tmp/small.ein"
 check "different models" 0 "$bin" check -q --compare "$tmp/tp.ein" "$tmp/small.ein"
 contains "different models said" "$tmp/out" "different models"

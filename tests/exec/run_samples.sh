@@ -29,12 +29,14 @@ for f in "$dir"/*.ein; do
                 echo "FAIL (cuda, $data): $f"; echo "$out"; failed=$((failed + 1))
             fi
         done
-        # Every stored result's per-rank tensors, on cuda and on sim, with arange data. Not for
-        # a pipelined sample (`repeat l_{pp}=...`: the two backends' --show listings differ,
-        # their length too) nor the Megatron samples (on arange data their attention softmax
-        # saturates and the probabilities near 1e-24 differ in the last printed digits between
-        # the emulated cuda kernels and sim): known gaps (notes); their cuda runs above verify.
-        if grep -q '^ *repeat [^ =]*_{' "$f" || [[ $(basename "$f") == megatron_gpt* ]]; then
+        # Every stored result's per-rank tensors, on cuda and on sim, with arange data (a
+        # pipelined sample's too: each layer's tensors on every rank, those of its stage's
+        # ranks). Not the Megatron samples: on arange data their attention softmax saturates,
+        # and its backward (gS, gQ, gK, gA, gW^q, gW^k) is rounding noise that the emulated
+        # cuda kernels and sim sum in other orders (listings of the same length; entries that
+        # differ are at most 2.6e-7 where the tensor reaches 4e5, or an exact 0 on one side:
+        # f64 rounding). Their cuda runs above verify them at their operands' magnitude.
+        if [[ $(basename "$f") == megatron_gpt* ]]; then
             echo "ok (cuda; per-rank listing not compared, see the comment): $f"
             continue
         fi

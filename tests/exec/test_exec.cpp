@@ -1726,8 +1726,11 @@ TEST_CASE("pipeline: stages as ranks along pp verify against the unsharded run")
     const auto r = run_both(kPipeline);
     // Every layer's two statements, on the ranks of its stage.
     REQUIRE(r.report.statements.size() == 1 + 4 * 2 + 1);
-    CHECK(r.report.statements[1].source.find("(layer 1 of 4, stage 0 of pp)") != std::string::npos);
-    CHECK(r.report.statements[8].source.find("(layer 4 of 4, stage 1 of pp)") != std::string::npos);
+    // b=4 over dp=2: two rows per rank, cut into the block's 2 micro-batches of one row.
+    CHECK(r.report.statements[1].source.find("(layer 1 of 4, stage 0 of pp, 2 micro-batches)") !=
+          std::string::npos);
+    CHECK(r.report.statements[8].source.find("(layer 4 of 4, stage 1 of pp, 2 micro-batches)") !=
+          std::string::npos);
     // A reverse block (a backward) over the same layers verifies too.
     const std::string back = std::string(kPipeline) +
                              "g_{b_{dp} d} = y_{b_{dp} d}\n"
@@ -1740,6 +1743,110 @@ TEST_CASE("pipeline: stages as ranks along pp verify against the unsharded run")
     const auto small = run_src(kPipeline, options_for(DataMode::Random, 1), true);
     check_all_pass(small);
     CHECK(small.report.statements.size() == 1 + 2 * 2 + 1);
+}
+
+TEST_CASE("pipeline: micro-batches through the stages, as many as cut the batch evenly") {
+    auto piped = [](const std::string& head, const std::string& repeat, const std::string& body) {
+        return head + "y_{b_{dp} d} = x_{b_{dp} d}\n" + repeat + "\n" + body +
+               "end\nz_{b_{dp}} = sum_d(y_{b_{dp} d})\n";
+    };
+    const std::string mlp = "  a_{b_{dp} e} = y_{b_{dp} e}\n"
+                            "  y_{b_{dp} d} := tanh(a_{b_{dp} e} W_{e d})\n";
+    auto micro = [](const Ran& r) {
+        const auto& s = r.report.statements.at(1).source;
+        const auto at = s.find(" micro-batches)");
+        if (at == std::string::npos) return std::string("whole");
+        return s.substr(s.rfind(", ", at) + 2, at - s.rfind(", ", at) - 2);
+    };
+    // b=8 over dp=2: 4 rows per rank; M=4 cuts them into rows of one.
+    const auto four = run_both(piped("mesh dp=2 pp=2\ndim b=8 d=4 e=4\n",
+                                     "repeat l_{pp}=4 microbatches=4 schedule=gpipe", mlp));
+    CHECK_MESSAGE(micro(four) == "4", four.text());
+    // M=3 does not cut 4 rows: the largest count below it that does, 2.
+    const auto three =
+        run_both(piped("mesh dp=2 pp=2\ndim b=8 d=4 e=4\n", "repeat l_{pp}=4 microbatches=3", mlp));
+    CHECK_MESSAGE(micro(three) == "2", three.text());
+    // 3 rows per rank and M=2: no count above 1 cuts them, the whole batch at once.
+    const auto odd =
+        run_both(piped("mesh dp=2 pp=2\ndim b=6 d=4 e=4\n", "repeat l_{pp}=4 microbatches=2", mlp));
+    CHECK_MESSAGE(micro(odd) == "whole", odd.text());
+    // Tensor parallelism inside the block: each micro-batch all-reduces its own part (the
+    // plan's bytes, per micro-batch 1/M of them, checked on every run), and the report's
+    // collective carries the step's whole bytes.
+    const auto tp =
+        run_both(piped("mesh dp=2 tp=2 pp=2\ndim b=8 d=4 f=8\n", "repeat l_{pp}=2 microbatches=2",
+                       "  u_{b_{dp} f_{tp}} = y_{b_{dp} d} A_{d f_{tp}}\n"
+                       "  y_{b_{dp} d} := tanh(u_{b_{dp} f_{tp}}) B_{f_{tp} d}\n"));
+    CHECK_MESSAGE(micro(tp) == "2", tp.text());
+    REQUIRE(tp.report.statements.at(2).collectives.size() == 1);
+    double planned = 0;
+    for (const auto& st : tp.c.plan.statements.at(2).steps)
+        if (semantics::is_collective(st.kind)) planned = st.bytes_per_device / st.elem_bytes * 4;
+    CHECK(planned > 0);
+    CHECK(tp.report.statements.at(2).collectives[0].bytes == doctest::Approx(planned));
+    // A block that reduces over the batch (its softmax along b) runs on the whole batch.
+    const auto reduce =
+        run_both(piped("mesh dp=2 pp=2\ndim b=8 d=4 e=4\n", "repeat l_{pp}=2 microbatches=2",
+                       "  a_{b e} = softmax_b(y_{b e})\n"
+                       "  y_{b_{dp} d} := a_{b_{dp} e} W_{e d}\n"));
+    CHECK_MESSAGE(micro(reduce) == "whole", reduce.text());
+}
+
+TEST_CASE("pipeline: a backward in micro-batches, its weight gradients summed over them") {
+    // The forward as above; the reverse block reads each layer's saved a (cut to the
+    // micro-batch) and sums gW over the batch: each micro-batch's sum (and its all-reduce over
+    // dp) added up is the whole batch's.
+    const std::string fwd = "mesh dp=2 pp=2\ndim b=8 d=4 e=4\n"
+                            "y_{b_{dp} d} = x_{b_{dp} d}\n"
+                            "repeat l_{pp}=4 microbatches=2\n"
+                            "  a_{b_{dp} e} = y_{b_{dp} e}\n"
+                            "  y_{b_{dp} d} := tanh(a_{b_{dp} e} W_{e d})\n"
+                            "end\n"
+                            "g_{b_{dp} d} = y_{b_{dp} d}\n";
+    const auto r = run_both(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
+                                  "  gW_{e d} = a_{b_{dp} e} g_{b_{dp} d}\n"
+                                  "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
+                                  "end\n"
+                                  "w_{b_{dp}} = sum_d(g_{b_{dp} d})\n");
+    // Statements: y, 4 x 2 forward, g, then the backward's layers 4..1 (stage 1 first).
+    const auto& gw = r.report.statements.at(10);
+    CHECK_MESSAGE(gw.source.find("gW_{e d}") != std::string::npos, r.text());
+    CHECK_MESSAGE(gw.source.find("(layer 4 of 4, stage 1 of pp, 2 micro-batches)") !=
+                      std::string::npos,
+                  r.text());
+    // Its all-reduce ran once per micro-batch, each the plan's whole bytes (the gradient has
+    // no batch to cut): twice the plan's in all, as rank 0 reports for its stage's layer 2.
+    const auto& gw0 = r.report.statements.at(14);
+    CHECK_MESSAGE(gw0.source.find("gW_{e d}") != std::string::npos, r.text());
+    CHECK_MESSAGE(gw0.source.find("(layer 2 of 4, stage 0 of pp, 2 micro-batches)") !=
+                      std::string::npos,
+                  r.text());
+    REQUIRE(gw0.collectives.size() == 1);
+    double planned = 0;
+    for (const auto& st : r.c.plan.statements.at(4).steps) // gW's plan
+        if (semantics::is_collective(st.kind)) planned = st.bytes_per_device / st.elem_bytes * 4;
+    CHECK(planned > 0);
+    CHECK(gw0.collectives[0].bytes == doctest::Approx(2 * planned));
+    // A gradient that the block reads again is not a plain sum of the micro-batches': the
+    // block runs on the whole batch.
+    const auto read = run_both(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
+                                     "  gW_{e d} = a_{b_{dp} e} g_{b_{dp} d}\n"
+                                     "  v_{d} = sum_e(gW_{e d})\n"
+                                     "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
+                                     "end\n");
+    CHECK_MESSAGE(read.report.statements.at(10).source.find("micro-batches") == std::string::npos,
+                  read.text());
+    // A misdirected backward send FAILS in micro-batches too.
+    auto c = check_src(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
+                             "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
+                             "end\n");
+    REQUIRE(c.ok());
+    auto& pairs = c.plan.repeats.at(1).sends.at(0).pairs; // stage 1 to stage 0, per dp
+    REQUIRE(pairs.size() == 2);
+    pairs.pop_back(); // one dp rank's stage 1 sends nothing back
+    const auto broken = execute(std::move(c), options_for(DataMode::Random, 5));
+    REQUIRE_MESSAGE(broken.error.empty(), broken.text());
+    CHECK_FALSE_MESSAGE(broken.report.passed(), broken.text());
 }
 
 TEST_CASE("broken plan: a pipeline send to the wrong stage, or no send, FAILS") {
@@ -1764,6 +1871,32 @@ TEST_CASE("broken plan: a pipeline send to the wrong stage, or no send, FAILS") 
         // Layer 1 (stage 0) is right; layer 2 (stage 1) read a y that never arrived.
         CHECK(r.report.statements.at(2).pass);
         CHECK_FALSE(r.report.statements.at(4).pass);
+    }
+    // The same in micro-batches (b=4, M=2: two rows each).
+    const auto src2 =
+        std::string(src).replace(src.find("repeat l_{pp}=4"), 15, "repeat l_{pp}=4 microbatches=2");
+    check_all_pass(run_src(src2, options_for(DataMode::Random, 5)));
+    {
+        auto c = check_src(src2);
+        REQUIRE(c.ok());
+        c.plan.repeats.at(0).sends.at(0).pairs[1].second = 3; // stage 1 sends to stage 3
+        const auto r = execute(std::move(c), options_for(DataMode::Random, 5));
+        REQUIRE_MESSAGE(r.error.empty(), r.text());
+        CHECK_MESSAGE(r.report.statements.at(2).source.find("2 micro-batches") != std::string::npos,
+                      r.text());
+        CHECK_FALSE_MESSAGE(r.report.passed(), r.text());
+        CHECK(r.report.statements.at(4).pass);       // stage 1 got its y
+        CHECK_FALSE(r.report.statements.at(6).pass); // stage 2 did not
+    }
+    {
+        auto c = check_src(src2);
+        REQUIRE(c.ok());
+        c.plan.repeats.at(0).sends.at(0).pairs.pop_back(); // stage 2 sends nothing
+        const auto r = execute(std::move(c), options_for(DataMode::Random, 5));
+        REQUIRE_MESSAGE(r.error.empty(), r.text());
+        CHECK_FALSE_MESSAGE(r.report.passed(), r.text());
+        CHECK(r.report.statements.at(6).pass);
+        CHECK_FALSE(r.report.statements.at(8).pass);
     }
     {
         auto c = check_src(src);

@@ -244,3 +244,172 @@ TEST_CASE("pipeline: totals per device are one stage's, with the bubble and the 
           std::string::npos);
     CHECK(text.find("bubble 42.9%") != std::string::npos); // 3/7
 }
+
+namespace {
+
+/// The steps of statement `s`, by kind: its compute time and its collectives' time.
+std::pair<double, double> compute_and_comm(const semantics::StatementPlan& s) {
+    double compute = 0, comm = 0;
+    for (const auto& st : s.steps)
+        (semantics::is_collective(st.kind) ? comm : compute) += st.time_s;
+    return {compute, comm};
+}
+
+} // namespace
+
+TEST_CASE("pipeline: the stage time is the overlap model's, so the step is never shorter") {
+    // An FSDP weight gathered in a statement of its own: it reads only W, so the next layer's
+    // gather runs while this layer computes. By hand, one stage = 2 layers, each: V = gather
+    // W (comm g), a = y (compute c1), y := a V (compute c2, waits for a and V):
+    //   layer 0: gather [0, g]; a [0, c1]; y [max(c1, g), e0 = max(c1, g) + c2]
+    //   layer 1: gather [g, 2g]; a [e0, e0 + c1]; y [max(e0 + c1, 2g), + c2]
+    const std::string text = "mesh fsdp=2 pp=2\ndim b=8 d=64 e=64\nparam W\n"
+                             "y_{b d} = x_{b d}\n"
+                             "repeat l_{pp}=4 microbatches=4 schedule=gpipe\n"
+                             "  V_{e d} = W_{e_{fsdp} d}\n"
+                             "  a_{b e} = y_{b e}\n"
+                             "  y_{b d} := a_{b e} V_{e d}\n"
+                             "end\n";
+    const auto c = checked(text);
+    INFO(plan_text(text, c.plan));
+    const auto& blk = c.plan.repeats.at(0);
+    REQUIRE(blk.last - blk.first == 3);
+    const auto [g0, g] = compute_and_comm(c.plan.statements[blk.first]);
+    const auto [c1, a_comm] = compute_and_comm(c.plan.statements[blk.first + 1]);
+    const auto [c2, y_comm] = compute_and_comm(c.plan.statements[blk.first + 2]);
+    REQUIRE(g0 == 0.0); // the gather statement is one collective
+    REQUIRE(a_comm == 0.0);
+    REQUIRE(y_comm == 0.0);
+    REQUIRE(g > 0);
+    const double e0 = std::max(c1, g) + c2;
+    const double stage = std::max(e0 + c1, 2 * g) + c2;
+    const auto t = semantics::program_totals(c.plan, c.training);
+    REQUIRE(t.pipelines.size() == 1);
+    CHECK(t.pipeline.stage_s == doctest::Approx(stage));
+    CHECK(t.pipeline.stage_s < 2 * (g + c1 + c2)); // some of the gathers hidden
+    const double send = blk.sends.at(0).time_s, M = 4, P = 2;
+    const double tm = stage / M + send;
+    CHECK(t.pipeline.microbatch_s == doctest::Approx(tm));
+    CHECK(t.pipeline.pipeline_s == doctest::Approx((M + P - 1) * tm));
+    CHECK(t.pipeline.bubble_s == doctest::Approx((P - 1) * tm));
+    // The step: the stage's program under the overlap model, the sends, the bubble; never
+    // shorter than the pipeline line.
+    const auto s = semantics::program_totals(semantics::stage_plan(c.plan), c.training);
+    CHECK(t.step_s == doctest::Approx(s.step_s + M * send + (P - 1) * tm));
+    CHECK(t.step_s >= t.pipeline.pipeline_s);
+    CHECK(t.step_s >= (M + P - 1) * tm * (1 - 1e-12));
+}
+
+TEST_CASE("pipeline: an exposed all-reduce counts whole in the stage time") {
+    // Megatron tensor parallelism: the second product's all-reduce, which the next layer
+    // reads, hides behind nothing; the stage time is the serial time of its layers.
+    const std::string text = "mesh tp=2 pp=2\ndim b=8 d=64 f=128\nparam A B\n"
+                             "y_{b d} = x_{b d}\n"
+                             "repeat l_{pp}=4 microbatches=2\n"
+                             "  u_{b f_{tp}} = y_{b d} A_{d f_{tp}}\n"
+                             "  y_{b d} := u_{b f_{tp}} B_{f_{tp} d}\n"
+                             "end\n";
+    const auto c = checked(text);
+    INFO(plan_text(text, c.plan));
+    const auto& blk = c.plan.repeats.at(0);
+    double layer = 0, comm = 0;
+    for (std::size_t j = blk.first; j < blk.last; ++j) {
+        layer += serial_time(c.plan.statements[j]);
+        comm += compute_and_comm(c.plan.statements[j]).second;
+    }
+    REQUIRE(comm > 0);
+    const auto t = semantics::program_totals(c.plan, c.training);
+    CHECK(t.pipeline.stage_s == doctest::Approx(2 * layer));
+    CHECK(t.step_s >= t.pipeline.pipeline_s);
+}
+
+TEST_CASE("pipeline: each pipelined block has its own P, M and schedule") {
+    // Two forward blocks over pp (4 stages): 8 layers in 2 micro-batches (GPipe), then 4
+    // layers in 8 micro-batches (1F1B). Each is a pipeline of its own.
+    const std::string text = "mesh dp=2 pp=4\ndim b=8 d=64 e=64\nparam W U\n"
+                             "y_{b_{dp} d} = x_{b_{dp} d}\n"
+                             "repeat l_{pp}=8 microbatches=2 schedule=gpipe\n"
+                             "  a_{b_{dp} e} = y_{b_{dp} e}\n"
+                             "  y_{b_{dp} d} := a_{b_{dp} e} W_{e d}\n"
+                             "end\n"
+                             "z_{b_{dp} d} = y_{b_{dp} d}\n"
+                             "repeat k_{pp}=4 microbatches=8 schedule=1f1b\n"
+                             "  c_{b_{dp} e} = z_{b_{dp} e}\n"
+                             "  z_{b_{dp} d} := c_{b_{dp} e} U_{e d}\n"
+                             "end\n";
+    const auto c = checked(text);
+    INFO(plan_text(text, c.plan));
+    const auto t = semantics::program_totals(c.plan, c.training);
+    REQUIRE(t.pipelines.size() == 2);
+    const auto& p0 = t.pipelines[0];
+    const auto& p1 = t.pipelines[1];
+    CHECK(p0.microbatches == 2);
+    CHECK(p0.schedule == "gpipe");
+    CHECK(p0.layers_per_stage == 2);
+    CHECK(p0.in_flight == 2);
+    CHECK(p1.microbatches == 8);
+    CHECK(p1.schedule == "1f1b");
+    CHECK(p1.layers_per_stage == 1);
+    CHECK(p1.in_flight == 4);
+    CHECK(p0.bubble_fraction == doctest::Approx(3.0 / 5));
+    CHECK(p1.bubble_fraction == doctest::Approx(3.0 / 11));
+    // Each by hand: t = stage_s / M + its send; bubble (P - 1) t.
+    for (std::size_t g = 0; g < 2; ++g) {
+        const auto& blk = c.plan.repeats[g];
+        const auto& p = t.pipelines[g];
+        double layer = 0;
+        for (std::size_t j = blk.first; j < blk.last; ++j)
+            layer += serial_time(c.plan.statements[j]); // no collectives: serial = overlap
+        const double M = static_cast<double>(blk.microbatches);
+        CHECK(p.stage_s == doctest::Approx(static_cast<double>(blk.layers_per_stage()) * layer));
+        const double tm = p.stage_s / M + blk.sends.at(0).time_s;
+        CHECK(p.microbatch_s == doctest::Approx(tm));
+        CHECK(p.bubble_s == doctest::Approx(3 * tm));
+        CHECK(p.send_count == static_cast<int>(M));
+    }
+    // The step adds both; the summary sums them under the first's configuration.
+    const auto s = semantics::program_totals(semantics::stage_plan(c.plan), c.training);
+    const double sends =
+        2 * c.plan.repeats[0].sends[0].time_s + 8 * c.plan.repeats[1].sends[0].time_s;
+    CHECK(t.step_s == doctest::Approx(s.step_s + sends + p0.bubble_s + p1.bubble_s));
+    CHECK(t.pipeline.microbatches == 2);
+    CHECK(t.pipeline.bubble_s == doctest::Approx(p0.bubble_s + p1.bubble_s));
+    CHECK(t.pipeline.send_count == 10);
+    // Activations: the larger in-flight fraction (GPipe's 2 of 2).
+    CHECK(t.memory.activations == doctest::Approx(s.memory.activations));
+    // Two pipeline lines.
+    const auto shown = semantics::format_totals(t);
+    CHECK(shown.find("8 layers") == std::string::npos);
+    CHECK(shown.find("pipeline pp: 4 stages x 2 layers, 2 micro-batches, gpipe") !=
+          std::string::npos);
+    CHECK(shown.find("pipeline pp: 4 stages x 1 layers, 8 micro-batches, 1f1b") !=
+          std::string::npos);
+}
+
+TEST_CASE("pipeline: a forward block and its reverse block are one pipeline") {
+    const std::string text = "mesh pp=2\ndim b=4 d=8\n"
+                             "y_{b d} = x_{b d}\n"
+                             "repeat l_{pp}=2 microbatches=4 schedule=gpipe\n"
+                             "  y_{b d} := tanh(y_{b d})\nend\n"
+                             "g_{b d} = y_{b d}\n"
+                             "repeat l_{pp}=2 reverse\n  g_{b d} := g_{b d} y_{b d}\nend\n";
+    const auto c = checked(text);
+    const auto t = semantics::program_totals(c.plan, c.training);
+    REQUIRE(t.pipelines.size() == 1);
+    const auto& p = t.pipelines[0];
+    CHECK(p.microbatches == 4); // the forward block's
+    CHECK(p.schedule == "gpipe");
+    // Both blocks' stage time and sends: one bubble for the pair.
+    double stage = 0, send = 0;
+    for (const auto& blk : c.plan.repeats) {
+        double layer = 0;
+        for (std::size_t j = blk.first; j < blk.last; ++j)
+            layer += serial_time(c.plan.statements[j]);
+        stage += static_cast<double>(blk.layers_per_stage()) * layer;
+        send += blk.sends.at(0).time_s;
+    }
+    CHECK(p.stage_s == doctest::Approx(stage));
+    CHECK(p.microbatch_s == doctest::Approx(stage / 4 + send));
+    CHECK(p.bubble_s == doctest::Approx(p.microbatch_s));
+    CHECK(p.send_count == 8);
+}

@@ -373,14 +373,42 @@ TEST_CASE("search: why a candidate loses") {
     best.cost.time_s = 2e-3;
     best.cost.compute_s = 1.5e-3;
     best.cost.comm_s = 0.5e-3;
+    best.cost.exposed_s = 0.5e-3; // all of it exposed
     best.cost.collectives = {{"all-reduce(dp)", "all-reduce", {0}, 1, 1e8, 0.5e-3, 450e9}};
     loser.cost = best.cost;
     loser.cost.time_s = 3e-3;
     loser.cost.comm_s = 1.5e-3;
+    loser.cost.exposed_s = 1.5e-3;
     loser.cost.collectives.push_back({"all-reduce(tp)", "all-reduce", {1}, 32, 1.2e9, 1e-3, 25e9});
     CHECK(semantics::explain_loss(loser, best) ==
           "+50% time: all-reduce(tp) ×32 of 37.5 MB each (1.2 GB/device per step) over a 25 GB/s "
-          "link, 1 ms (#1 has none)");
+          "link, 1 ms exposed of 1 ms (#1 has none)");
+    // Half of the loser's communication is hidden: a collective is cited with its exposed
+    // part, its share of the exposed communication (1.5 of 3 ms: half of each collective).
+    loser.cost.comm_s = 3e-3;
+    loser.cost.collectives[1].time_s = 2.5e-3;
+    CHECK(semantics::explain_loss(loser, best) ==
+          "+50% time: all-reduce(tp) ×32 of 37.5 MB each (1.2 GB/device per step) over a 25 GB/s "
+          "link, 1.25 ms exposed of 2.5 ms (#1 has none)");
+    // A collective both have: its exposed parts compared (#1's: 0.5 ms of 0.5 ms).
+    loser.cost = best.cost;
+    loser.cost.collectives[0].time_s = 2e-3;
+    loser.cost.comm_s = 2e-3;
+    loser.cost.exposed_s = 1e-3;
+    loser.cost.time_s = 2.5e-3;
+    CHECK(semantics::explain_loss(loser, best) ==
+          "+25% time: all-reduce(dp) of 100 MB/device over a 450 GB/s link, 1 ms exposed of 2 "
+          "ms (#1: 500 us exposed)");
+    // Much communication, nearly all hidden: the compute difference (0.4 ms) outweighs the
+    // collective's exposed part (0.3 ms of 3 ms), though not its whole time.
+    loser.cost = best.cost;
+    loser.cost.compute_s = 1.9e-3;
+    loser.cost.comm_s = 3.5e-3;
+    loser.cost.exposed_s = 0.35e-3;
+    loser.cost.time_s = 2.3e-3;
+    loser.cost.collectives.push_back({"all-reduce(tp)", "all-reduce", {1}, 32, 1.2e9, 3e-3, 25e9});
+    CHECK(semantics::explain_loss(loser, best) ==
+          "+15% time: compute 1.9 ms vs 1.5 ms (0 FLOP per device vs 0 FLOP)");
     loser.cost = best.cost;
     loser.cost.time_s = 2.2e-3;
     loser.cost.compute_s = 1.7e-3;
