@@ -256,7 +256,7 @@ void RankProgram<T>::run(const Run& r) {
         if (auto mit = micro_.find(&b); mit != micro_.end()) {
             // Micro-batches: the block's first run runs all of it, micro-batch by micro-batch
             // through the stages; each run then puts its result together on the whole batch.
-            if (r.first && r.statement == b.first && r.layer == (b.reverse ? b.count - 1 : 0))
+            if (r.first && r.layer == 0 && r.statement == b.first)
                 run_micro_batched(b, mit->second);
             if (holds(b, r.layer)) {
                 auto it = replay_.find({r.layer, r.statement});
@@ -409,7 +409,7 @@ void RankProgram<T>::broadcast_stage(const semantics::RepeatBlock& b,
 template <class T>
 void RankProgram<T>::plan_micro_batches() {
     for (const auto& b : plan_.repeats) {
-        if (!b.pipelined() || b.microbatches <= 1 || b.sends.empty()) continue;
+        if (!b.pipelined() || b.reverse || b.microbatches <= 1 || b.sends.empty()) continue;
         const auto* carried = stored_layout(b, b.sends.front().tensor);
         if (!carried || carried->atoms.empty()) continue;
         // The batch: the carried tensor's first dimension (the body's tensors are not on pp),
@@ -433,16 +433,6 @@ void RankProgram<T>::plan_micro_batches() {
                 --m;
             return true;
         };
-        // Whether a statement of the block other than `except` reads or writes `key`.
-        auto used_elsewhere = [&](const std::string& key, std::size_t except) {
-            for (std::size_t i = b.first; i < b.last; ++i) {
-                const auto& o = plan_.statements[i];
-                for (const auto& v : o.values)
-                    if (v.load == key) return true;
-                if (i != except && o.target == key) return true;
-            }
-            return false;
-        };
         for (std::size_t j = b.first; j < b.last && ok; ++j) {
             const auto& sp = plan_.statements[j];
             bool reads = false;
@@ -450,41 +440,26 @@ void RankProgram<T>::plan_micro_batches() {
                 reads = (fit(v.layout) && !v.load.empty()) || reads;
             for (const auto& o : sp.operands)
                 fit(o);
+            // A result without the batch from operands with it reduces over the batch: the
+            // micro-batches' results would have to be combined. Such a block runs whole; so
+            // does one with any step that reduces over the batch (a softmax along it, a sum
+            // or mean over it broadcast back).
+            if (!fit(sp.result) && reads) ok = false;
             auto has = [&](int id) {
                 return id >= 0 && static_cast<std::size_t>(id) < sp.values.size() &&
                        atom_of(sp.values[static_cast<std::size_t>(id)].layout, mb.batch);
             };
-            // The steps that reduce over the batch (their input has it, their output not).
-            bool summable = sp.assign == semantics::Assign::Define && !used_elsewhere(sp.target, j);
-            bool dropped = false;
             for (const auto& st : sp.steps) {
                 bool in = false;
                 for (int i : st.inputs)
                     in = in || has(i);
-                const bool drops = in && st.output >= 0 && !has(st.output);
-                if (st.op == OpKind::Softmax && st.index == mb.batch) ok = false;
-                if (drops &&
-                    !(st.op == OpKind::Einsum || (st.op == OpKind::Reduce && st.function == "sum")))
-                    summable = false;
-                // After the sum over the batch only collectives and layout steps: the result
-                // is then linear in each micro-batch's part.
-                if (dropped && st.kind == StepKind::Compute) summable = false;
-                dropped = dropped || drops;
+                if ((in && st.output >= 0 && !has(st.output)) ||
+                    (st.op == OpKind::Softmax && st.index == mb.batch))
+                    ok = false;
             }
-            const bool batched = fit(sp.result);
-            // A reduction over the batch broadcast back (a mean over it subtracted) cannot be
-            // cut; a result without the batch (a weight's gradient) is the sum of the
-            // micro-batches' results when it is a sum that no other statement of the block
-            // reads or writes: they are added up. Otherwise the block runs whole.
-            if (batched && dropped) ok = false;
-            if (!batched && reads && (!dropped || !summable)) ok = false;
-            mb.summed.push_back(!batched && reads);
         }
         if (!ok || m <= 1) continue;
         mb.count = m;
-        if (b.reverse && b.forward >= 0 &&
-            static_cast<std::size_t>(b.forward) < plan_.repeats.size())
-            mb.forward = &plan_.repeats[static_cast<std::size_t>(b.forward)];
         for (std::size_t j = b.first; j < b.last; ++j) {
             auto sp = plan_.statements[j];
             std::vector<bool> batched;
@@ -519,15 +494,9 @@ Tensor<T> RankProgram<T>::cut(const Tensor<T>& x, const TensorLayout& layout, co
 
 template <class T>
 Tensor<T> RankProgram<T>::join(const std::vector<Tensor<T>>& pieces, const TensorLayout& whole,
-                               const Micro& mb, bool summed) {
+                               const Micro& mb) {
     if (pieces.empty()) throw ExecError("internal: a micro-batched run without a result");
     const int d = atom_position(whole, mb.batch);
-    if (d < 0 && summed) { // a sum over the batch: the micro-batches' sums added up
-        Tensor<T> out = pieces.front();
-        for (std::size_t k = 1; k < pieces.size(); ++k)
-            ops_.accumulate(out, pieces[k]);
-        return out;
-    }
     if (d < 0) return pieces.front(); // every micro-batch computes the same
     const auto dd = static_cast<std::size_t>(d);
     auto shape = pieces.front().shape;
@@ -573,17 +542,15 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
             std::swap(state_, states[static_cast<std::size_t>(m)]);
             micro_run_ = &mb;
             micro_index_ = m;
-            for (std::int64_t k = 0; k < b.count; ++k) {
-                const auto layer = b.reverse ? b.count - 1 - k : k;
+            for (std::int64_t layer = 0; layer < b.count; ++layer) {
                 for (std::size_t j = b.first; j < b.last; ++j) {
                     const Run r{j,
                                 &b,
                                 layer,
                                 j == b.first,
                                 j + 1 == b.last,
-                                k + 1 == b.count && j + 1 == b.last};
+                                layer + 1 == b.count && j + 1 == b.last};
                     if (holds(b, layer)) {
-                        if (mb.forward && r.first) put_back_cut(r, mb, m);
                         run_ = &r;
                         run_plan(mb.statements.at(j - b.first), &plan_.statements[j]);
                         run_ = nullptr;
@@ -598,9 +565,8 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
                         if (m + 1 == mb.count) rep.inputs = inputs_;
                     }
                     // After a stage's last layer (not the block's), this micro-batch moves on.
-                    const bool ends_stage = b.reverse ? layer % b.layers_per_stage() == 0
-                                                      : (layer + 1) % b.layers_per_stage() == 0;
-                    if (j + 1 == b.last && k + 1 < b.count && ends_stage)
+                    if (j + 1 == b.last && layer + 1 < b.count &&
+                        (layer + 1) % b.layers_per_stage() == 0)
                         pipeline_send_micro(b, mb, b.stage_of(layer), sent);
                 }
             }
@@ -614,8 +580,7 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
     }
     state_ = std::move(whole);
     for (auto& [key, rep] : replay_) {
-        rep.result = join(rep.pieces, plan_.statements.at(key.second).result, mb,
-                          mb.summed.at(key.second - b.first));
+        rep.result = join(rep.pieces, plan_.statements.at(key.second).result, mb);
         rep.pieces.clear();
     }
     // Every micro-batch's sends together: the carried tensor's whole block, as planned.
@@ -633,21 +598,6 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
             throw ExecError("internal: the pipeline's send of " + st.tensor + " moved " +
                             std::to_string(sent[i]) + " bytes on rank " +
                             std::to_string(comm_.rank()) + ", the plan " + std::to_string(planned));
-    }
-}
-
-template <class T>
-void RankProgram<T>::put_back_cut(const Run& r, const Micro& mb, std::int64_t m) {
-    tape_.before(r, state_); // the forward layer's values, saved on the whole batch
-    for (const auto& key : mb.forward->defines) {
-        auto it = state_.find(key);
-        const auto* whole = stored_layout(*mb.forward, key);
-        if (it == state_.end() || !whole) continue;
-        const auto* a = atom_of(it->second.layout, mb.batch);
-        const auto* w = atom_of(*whole, mb.batch);
-        if (!a || !w || a->extent != w->extent) continue; // not the batch, or cut already
-        it->second = Stored{cut(it->second.local, it->second.layout, mb, m),
-                            micro_layout(it->second.layout, mb.batch, mb.count)};
     }
 }
 

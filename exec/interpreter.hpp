@@ -142,19 +142,13 @@ private:
     /// the carried tensor (its first send's), and every layout of the block with that index
     /// has 1/count of its extent in `statements` (the block's statements for one
     /// micro-batch, collectives' bytes scaled alike). `count` is the block's M, or the
-    /// largest smaller count that cuts every shard of the batch evenly. A statement whose
-    /// result lacks the batch while it reads it (a weight's gradient) is `summed`: the
-    /// micro-batches' results add up to the whole batch's (a sum over the batch, then only
-    /// collectives, and no other statement of the block reads or writes it). Blocks with
-    /// another reduction over the batch (a softmax along it, a mean broadcast back), or
-    /// where no count above 1 cuts evenly, run on the whole batch.
+    /// largest smaller count that cuts every shard of the batch evenly; blocks that reduce
+    /// over the batch (a result without it from operands with it), reverse blocks and those
+    /// where no count above 1 cuts evenly run on the whole batch.
     struct Micro {
         std::int64_t count = 1;
         semantics::IndexId batch;
         std::vector<semantics::StatementPlan> statements; ///< by statement - block.first
-        std::vector<bool> summed;                         ///< by statement - block.first
-        /// A reverse block: the forward block whose saved layers it reads.
-        const semantics::RepeatBlock* forward = nullptr;
     };
     /// What one run of a micro-batched block did on this rank, every micro-batch put
     /// together: its result on the whole batch, its collectives (bytes summed), its inputs.
@@ -181,12 +175,9 @@ private:
     Tensor<T> cut(const Tensor<T>& x, const semantics::TensorLayout& layout, const Micro& mb,
                   std::int64_t m);
     /// The micro-batches' results put back together along the batch (a result without the
-    /// batch: their sum when `summed`, else the first's, every micro-batch computes the same).
+    /// batch: the first's, every micro-batch computes the same).
     Tensor<T> join(const std::vector<Tensor<T>>& pieces, const semantics::TensorLayout& whole,
-                   const Micro& mb, bool summed);
-    /// A backward's layer in micro-batch m: its forward layer's values put back (the tape,
-    /// on the whole batch) and cut to the micro-batch.
-    void put_back_cut(const Run& r, const Micro& mb, std::int64_t m);
+                   const Micro& mb);
     /// A micro-batch's send after stage `stage`: the carried tensors' micro-batch blocks
     /// (`sent`: bytes this rank sent, added up).
     void pipeline_send_micro(const semantics::RepeatBlock& b, const Micro& mb, std::int64_t stage,

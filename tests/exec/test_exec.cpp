@@ -1792,63 +1792,6 @@ TEST_CASE("pipeline: micro-batches through the stages, as many as cut the batch 
     CHECK_MESSAGE(micro(reduce) == "whole", reduce.text());
 }
 
-TEST_CASE("pipeline: a backward in micro-batches, its weight gradients summed over them") {
-    // The forward as above; the reverse block reads each layer's saved a (cut to the
-    // micro-batch) and sums gW over the batch: each micro-batch's sum (and its all-reduce over
-    // dp) added up is the whole batch's.
-    const std::string fwd = "mesh dp=2 pp=2\ndim b=8 d=4 e=4\n"
-                            "y_{b_{dp} d} = x_{b_{dp} d}\n"
-                            "repeat l_{pp}=4 microbatches=2\n"
-                            "  a_{b_{dp} e} = y_{b_{dp} e}\n"
-                            "  y_{b_{dp} d} := tanh(a_{b_{dp} e} W_{e d})\n"
-                            "end\n"
-                            "g_{b_{dp} d} = y_{b_{dp} d}\n";
-    const auto r = run_both(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
-                                  "  gW_{e d} = a_{b_{dp} e} g_{b_{dp} d}\n"
-                                  "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
-                                  "end\n"
-                                  "w_{b_{dp}} = sum_d(g_{b_{dp} d})\n");
-    // Statements: y, 4 x 2 forward, g, then the backward's layers 4..1 (stage 1 first).
-    const auto& gw = r.report.statements.at(10);
-    CHECK_MESSAGE(gw.source.find("gW_{e d}") != std::string::npos, r.text());
-    CHECK_MESSAGE(gw.source.find("(layer 4 of 4, stage 1 of pp, 2 micro-batches)") !=
-                      std::string::npos,
-                  r.text());
-    // Its all-reduce ran once per micro-batch, each the plan's whole bytes (the gradient has
-    // no batch to cut): twice the plan's in all, as rank 0 reports for its stage's layer 2.
-    const auto& gw0 = r.report.statements.at(14);
-    CHECK_MESSAGE(gw0.source.find("gW_{e d}") != std::string::npos, r.text());
-    CHECK_MESSAGE(gw0.source.find("(layer 2 of 4, stage 0 of pp, 2 micro-batches)") !=
-                      std::string::npos,
-                  r.text());
-    REQUIRE(gw0.collectives.size() == 1);
-    double planned = 0;
-    for (const auto& st : r.c.plan.statements.at(4).steps) // gW's plan
-        if (semantics::is_collective(st.kind)) planned = st.bytes_per_device / st.elem_bytes * 4;
-    CHECK(planned > 0);
-    CHECK(gw0.collectives[0].bytes == doctest::Approx(2 * planned));
-    // A gradient that the block reads again is not a plain sum of the micro-batches': the
-    // block runs on the whole batch.
-    const auto read = run_both(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
-                                     "  gW_{e d} = a_{b_{dp} e} g_{b_{dp} d}\n"
-                                     "  v_{d} = sum_e(gW_{e d})\n"
-                                     "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
-                                     "end\n");
-    CHECK_MESSAGE(read.report.statements.at(10).source.find("micro-batches") == std::string::npos,
-                  read.text());
-    // A misdirected backward send FAILS in micro-batches too.
-    auto c = check_src(fwd + "repeat l_{pp}=4 reverse microbatches=2\n"
-                             "  g_{b_{dp} d} := g_{b_{dp} d} a_{b_{dp} d}\n"
-                             "end\n");
-    REQUIRE(c.ok());
-    auto& pairs = c.plan.repeats.at(1).sends.at(0).pairs; // stage 1 to stage 0, per dp
-    REQUIRE(pairs.size() == 2);
-    pairs.pop_back(); // one dp rank's stage 1 sends nothing back
-    const auto broken = execute(std::move(c), options_for(DataMode::Random, 5));
-    REQUIRE_MESSAGE(broken.error.empty(), broken.text());
-    CHECK_FALSE_MESSAGE(broken.report.passed(), broken.text());
-}
-
 TEST_CASE("broken plan: a pipeline send to the wrong stage, or no send, FAILS") {
     const std::string src = "mesh pp=4\n"
                             "dim b=4 d=4 e=4\n"
