@@ -48,6 +48,7 @@ template <> inline constexpr auto error_message<g::label_spec> = "P130|expected 
 template <> inline constexpr auto error_message<g::label_text> = "P131|expected letters or digits in the superscript label";
 template <> inline constexpr auto error_message<g::label_close> = "P132|expected '}' to close the superscript label";
 template <> inline constexpr auto error_message<g::partial_close> = "P133|expected '}' to close the partial marker {U_...}";
+template <> inline constexpr auto error_message<g::open_close> = "P138|expected '}' after '?': the open marker '?' ends its list of mesh axes (as in f_{tp?})";
 
 template <> inline constexpr auto error_message<g::mesh_shape> = "P140|expected the mesh shape: sizes such as '4' or '2x4', or named axes such as 'dp=2 tp=4'";
 template <> inline constexpr auto error_message<g::mesh_eq> = "P141|expected '=' and a size";
