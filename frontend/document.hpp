@@ -26,11 +26,19 @@ struct CheckedText {
 /// even where others have syntax errors (a note, S999, says which were not), unless a
 /// declaration line (mesh, dim, split, ...) failed, which would make every check wrong; "did
 /// you mean" notes for misspelt tensors (S132) join the parser's for functions (P108); the
-/// diagnostics are sorted by line. `options.text` is set to the source's text. With `cache`
+/// diagnostics are sorted by line. `options.text` is set to the source's text. Open
+/// shardings (`f_?`) are resolved first (semantics::resolve_open: the cheapest consistent
+/// choice on the written mesh, note S402): `parsed.program` is the resolved tree. With `cache`
 /// (kept from one edit to the next), unchanged statements keep their plans.
 CheckedText check_source(std::shared_ptr<const SourceFile> source,
                          semantics::CheckOptions options = {},
                          semantics::CheckCache* cache = nullptr);
+
+/// semantics::check of a tree the caller parsed (exec, export), with its open shardings
+/// (`f_?`) resolved in place first as check_source resolves them: `program` becomes the
+/// resolved tree, and the note naming the choice (S402) and any error of the resolution join
+/// the plan's diagnostics.
+semantics::Plan check_program(ast::Program& program, const semantics::CheckOptions& options);
 
 /// check_source of `text` named `name`.
 CheckedText check_text(const std::string& name, const std::string& text,
