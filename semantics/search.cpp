@@ -664,8 +664,13 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             out.emplace_back(var_of.at(key), ix);
         return out;
     };
+    // With open dimensions, consecutive candidates are one mesh's assignments: a worker's
+    // CheckCache reuses the plans of the statements an assignment leaves unchanged (its key
+    // is the statement as printed, so a rewritten index is a new entry; the result equals an
+    // uncached check).
+    const bool cached = !var_choices.empty();
     auto check_one = [&](ast::Program& prog, ast::MeshDecl& m, const Slots& slots,
-                         Candidate& cand) {
+                         CheckCache& cache, Candidate& cand) {
         for (std::size_t k = 0; k < names.size(); ++k)
             m.axes[k].size = cand.sizes[k];
         m.devices.clear();
@@ -675,7 +680,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             const int c = cand.open_choice[v];
             if (c >= 0) ix->axes.push_back({names[static_cast<std::size_t>(c)], ix->range});
         }
-        const Plan plan = check(prog, co);
+        const Plan plan = cached ? check(prog, co, cache) : check(prog, co);
         const Diagnostic* first_error = nullptr;
         const Diagnostic* uneven = nullptr;
         for (const auto& d : plan.diagnostics) {
@@ -705,9 +710,9 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     // A check that throws (out of memory) prunes its mesh with the reason instead of ending
     // the process from a worker thread.
     auto check_safely = [&](ast::Program& prog, ast::MeshDecl& m, const Slots& slots,
-                            Candidate& cand) {
+                            CheckCache& cache, Candidate& cand) {
         try {
-            check_one(prog, m, slots, cand);
+            check_one(prog, m, slots, cache, cand);
         } catch (const std::exception& e) {
             cand.pruned = PruneReason::Error;
             cand.reason = std::string("the check failed: ") + e.what();
@@ -719,15 +724,23 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     threads = std::min(threads, std::max<std::size_t>(1, jobs.size()));
     if (threads <= 1) {
         const Slots slots = slots_of(work);
+        CheckCache cache;
         for (std::size_t j = 0; j < jobs.size(); ++j) {
             if (options.progress && !options.progress(j, jobs.size())) {
                 result.interrupted = true;
                 break;
             }
-            check_safely(work, *mesh, slots, classes_found[jobs[j]]);
+            check_safely(work, *mesh, slots, cache, classes_found[jobs[j]]);
             checked[jobs[j]] = 1;
         }
     } else {
+        // Work is handed out one mesh at a time (its assignments are consecutive jobs), so
+        // that a worker's cache sees one mesh's assignments one after the other.
+        std::vector<std::size_t> group_start;
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            if (j == 0 || classes_found[jobs[j]].sizes != classes_found[jobs[j - 1]].sizes)
+                group_start.push_back(j);
+        group_start.push_back(jobs.size());
         std::atomic<std::size_t> next{0}, done{0};
         std::atomic<bool> stop{false};
         auto worker = [&] {
@@ -737,12 +750,15 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
                 if (auto* st = std::get_if<ast::Statement>(&item))
                     if ((m = std::get_if<ast::MeshDecl>(&st->node))) break;
             const Slots slots = slots_of(prog);
+            CheckCache cache;
             while (!stop) {
-                const std::size_t j = next++;
-                if (j >= jobs.size()) break;
-                check_safely(prog, *m, slots, classes_found[jobs[j]]);
-                checked[jobs[j]] = 1;
-                ++done;
+                const std::size_t g = next++;
+                if (g + 1 >= group_start.size()) break;
+                for (std::size_t j = group_start[g]; j < group_start[g + 1] && !stop; ++j) {
+                    check_safely(prog, *m, slots, cache, classes_found[jobs[j]]);
+                    checked[jobs[j]] = 1;
+                    ++done;
+                }
             }
         };
         std::vector<std::thread> pool;
