@@ -96,14 +96,13 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
         options.text = source->text();
         // Open shardings (`f_?`): the cheapest consistent choice for the written mesh replaces
         // them (note S402), so every consumer of the tree and the plan sees layouts only.
-        // The cache is left out then: it knows a statement by its text, and a choice can
-        // change while the text of a statement it rewrites stays the same.
+        // (The cache stays right: it knows a statement by its text and its tree as printed,
+        // and a rewritten index prints differently.)
         std::vector<Diagnostic> resolved;
         if (ast::has_open(out.parsed.program)) {
             auto r = semantics::resolve_open(out.parsed.program, options);
             out.parsed.program = std::move(r.program);
             resolved = std::move(r.diagnostics);
-            cache = nullptr;
         }
         out.plan = cache ? semantics::check(out.parsed.program, options, *cache)
                          : semantics::check(out.parsed.program, options);
