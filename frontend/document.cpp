@@ -101,6 +101,7 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
         std::vector<Diagnostic> resolved;
         if (ast::has_open(out.parsed.program)) {
             auto r = semantics::resolve_open(out.parsed.program, options);
+            out.open_program = std::move(out.parsed.program);
             out.parsed.program = std::move(r.program);
             resolved = std::move(r.diagnostics);
         }

@@ -9,6 +9,7 @@
 #include "semantics/plan.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace shardscope::frontend {
@@ -17,6 +18,11 @@ struct CheckedText {
     std::shared_ptr<const SourceFile> source;
     parser::ParseResult parsed;
     semantics::Plan plan; ///< diagnostics: the parser's and the checker's, by line
+    /// The tree as written when it had open shardings (`f_?`): `parsed.program` is then the
+    /// resolved one the plan belongs to, and this keeps the markers (for the strategy search).
+    std::optional<ast::Program> open_program;
+    /// The tree with its open shardings, as the strategy search must read it.
+    const ast::Program& written() const { return open_program ? *open_program : parsed.program; }
     bool syntax_ok() const { return !parsed.has_errors(); }
     /// Whether the checker ran (it does not when a declaration line has a syntax error).
     bool checked = false;

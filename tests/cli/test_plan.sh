@@ -91,6 +91,8 @@ fi
 check "check resolves open dimensions" 0 "$bin" check "$open_sample"
 contains "the note names the choice" "$tmp/err" "h f → tp, W^0 f → tp, W^1 f → tp"
 contains "its code" "$tmp/err" "[S402]"
+contains "h needs no collective" "$tmp/out" "collectives: none"
+contains "z: one all-reduce over tp" "$tmp/out" "collectives: all-reduce(tp)"
 check "exec runs the resolved plan" 0 "$bin" exec --small "$open_sample"
 check "fmt keeps the markers" 0 "$bin" fmt --check "$open_sample"
 printf 'mesh tp=4\ny_{b f_{tp?}} = W_{f d} x_{b d}\nz_{b} = y_{b f_?} u_{f}\n' >"$tmp/conflict.ein"
