@@ -2,6 +2,7 @@
 // single-device result.
 #include "commands.hpp"
 #include "exec_cli.hpp"
+#include "frontend/document.hpp"
 #include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
@@ -110,7 +111,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
             return kExitUsage;
         }
     }
-    const auto parsed = parser::parse(source);
+    auto parsed = parser::parse(source);
     const bool color = io.err_color;
     const bool speaks = reporting_process(mpi);
     if (parsed.has_errors()) {
@@ -127,7 +128,8 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     co.small_defaults = true;
     co.ignore_dims = o.small;
     if (!o.mesh.empty()) co.mesh = frontend::parse_mesh_spec(o.mesh);
-    const auto plan = semantics::check(parsed.program, co);
+    // Open shardings (`f_?`) run as check resolves them (frontend::check_program, note S402).
+    const auto plan = frontend::check_program(parsed.program, co);
     if (plan.errors() > 0) {
         if (!speaks) return kExitInputErrors;
         for (const auto& d : plan.diagnostics)

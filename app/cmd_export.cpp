@@ -1,5 +1,6 @@
 // `shardscope export`: a checked program as a PyTorch DTensor script, a JAX script or LaTeX.
 #include "commands.hpp"
+#include "frontend/document.hpp"
 #include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
@@ -31,7 +32,7 @@ int run_export(const ExportCliOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(o.file);
     if (!source) return kExitUsage;
-    const auto parsed = parser::parse(*source);
+    auto parsed = parser::parse(*source);
     const bool color = stderr_color();
     for (const auto& d : parsed.diagnostics)
         std::cerr << format_diagnostic(*source, d, color);
@@ -44,7 +45,8 @@ int run_export(const ExportCliOptions& o) {
     co.small_defaults = o.small;
     co.ignore_dims = o.small;
     if (!o.mesh.empty()) co.mesh = frontend::parse_mesh_spec(o.mesh);
-    const auto plan = semantics::check(parsed.program, co);
+    // Open shardings (`f_?`) run as check resolves them (frontend::check_program, note S402).
+    const auto plan = frontend::check_program(parsed.program, co);
     if (plan.errors() > 0) {
         for (const auto& d : plan.diagnostics)
             if (d.severity != Severity::Note) std::cerr << format_diagnostic(*source, d, color);

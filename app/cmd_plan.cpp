@@ -117,7 +117,7 @@ int run_plan(const PlanCliOptions& o) {
         if (now - last > std::chrono::milliseconds(100) || (shown && done == total)) {
             last = now;
             shown = true;
-            std::cerr << "\rplan: " << done << "/" << total << " meshes" << std::flush;
+            std::cerr << "\rplan: " << done << "/" << total << " candidates" << std::flush;
         }
         return true;
     };
@@ -137,7 +137,9 @@ int run_plan(const PlanCliOptions& o) {
         }
         // An option naming something the file lacks is a usage error; a file without
         // mesh axes is an input error.
-        return result.axis_names.empty() ? kExitInputErrors : kExitUsage;
+        const bool in_file = std::any_of(result.problems.begin(), result.problems.end(),
+                                         [](const auto& p) { return !p.code.empty(); });
+        return result.axis_names.empty() || in_file ? kExitInputErrors : kExitUsage;
     }
     if (o.json)
         std::cout << semantics::search_to_json(result, o.file, o.top).dump(2) << "\n";

@@ -311,7 +311,7 @@ private:
                 return !cancel_.load();
             };
             try {
-                const auto r = semantics::search(checked.parsed.program, so);
+                const auto r = semantics::search(checked.written(), so); // open markers kept
                 for (const auto& p : r.problems) {
                     s.error += (s.error.empty() ? "" : "\n") +
                                (p.range.line ? "line " + std::to_string(p.range.line) + ": "

@@ -1,7 +1,9 @@
 #include "frontend/document.hpp"
 
 #include "parser/diagnostic_codes.hpp"
+#include "parser/open.hpp"
 #include "parser/suggest.hpp"
+#include "semantics/search.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -90,9 +92,21 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
             "the checker did not run: a declaration has a syntax error; fix it first"));
     } else {
         options.text = source->text();
+        // Open shardings (`f_?`): the cheapest consistent choice for the written mesh replaces
+        // them (note S402), so every consumer of the tree and the plan sees layouts only.
+        // (The cache stays right: it knows a statement by its text and its tree as printed,
+        // and a rewritten index prints differently.)
+        std::vector<Diagnostic> resolved;
+        if (ast::has_open(out.parsed.program)) {
+            auto r = semantics::resolve_open(out.parsed.program, options);
+            out.open_program = std::move(out.parsed.program);
+            out.parsed.program = std::move(r.program);
+            resolved = std::move(r.diagnostics);
+        }
         out.plan = cache ? semantics::check(out.parsed.program, options, *cache)
                          : semantics::check(out.parsed.program, options);
         out.checked = true;
+        out.plan.diagnostics.insert(out.plan.diagnostics.begin(), resolved.begin(), resolved.end());
         out.plan.diagnostics.insert(out.plan.diagnostics.begin(), out.parsed.diagnostics.begin(),
                                     out.parsed.diagnostics.end());
         misspelt_tensor_notes(out.plan);
@@ -104,6 +118,20 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
     std::stable_sort(out.plan.diagnostics.begin(), out.plan.diagnostics.end(),
                      [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
     return out;
+}
+
+semantics::Plan check_program(ast::Program& program, const semantics::CheckOptions& options) {
+    if (!ast::has_open(program)) return semantics::check(program, options);
+    // Chosen as `check` chooses them, at the declared sizes (exec --small runs the same
+    // layouts at small sizes instead of choosing again for them).
+    auto at_declared = options;
+    at_declared.small_defaults = false;
+    at_declared.ignore_dims = false;
+    auto r = semantics::resolve_open(program, at_declared);
+    program = std::move(r.program);
+    semantics::Plan plan = semantics::check(program, options);
+    plan.diagnostics.insert(plan.diagnostics.begin(), r.diagnostics.begin(), r.diagnostics.end());
+    return plan;
 }
 
 CheckedText check_text(const std::string& name, const std::string& text,

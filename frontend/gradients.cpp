@@ -1,8 +1,11 @@
 #include "frontend/gradients.hpp"
 
 #include "parser/diagnostic_codes.hpp"
+#include "parser/open.hpp"
 #include "parser/parser.hpp"
+#include "parser/printer.hpp"
 #include "semantics/checker.hpp"
+#include "semantics/search.hpp"
 
 #include <algorithm>
 
@@ -22,6 +25,16 @@ GradResult derive_gradients(const SourceFile& forward, const semantics::GradOpti
     }
     auto co = options.check;
     co.text = forward.text();
+    if (ast::has_open(parsed.program)) {
+        // Open shardings (`f_?`): the gradients of the resolved program (the choice check
+        // makes, note S402), whose canonical text stands for the forward.
+        auto resolved = semantics::resolve_open(parsed.program, co);
+        const SourceFile file(forward.name(), parser::print(resolved.program));
+        GradResult out = derive_gradients(file, options);
+        out.diagnostics.insert(out.diagnostics.begin(), resolved.diagnostics.begin(),
+                               resolved.diagnostics.end());
+        return out;
+    }
     const Plan fplan = semantics::check(parsed.program, co);
     if (fplan.errors() > 0) {
         result.diagnostics = fplan.diagnostics;

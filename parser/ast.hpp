@@ -63,11 +63,19 @@ struct AxisRef {
 
 /// One index: a name (one letter in subscript form), primes, and the mesh axes it is
 /// distributed over, major to minor (`r'_0`, `b_{01}`).
+/// `open` (`f_?`, `f_{tp?}`, docs/reference.md "Open shardings"): the sharding is left to the
+/// tool; `open_axes` lists the axes it may choose from, one of them or none (empty: any mesh
+/// axis), and `axes` is empty. The front door resolves open indices before checking
+/// (search.hpp's resolve_open); a checker given an unresolved tree reads them as replicated,
+/// which is one of the allowed choices, never a sharding nobody chose.
 struct Index {
     std::string name;
     int primes = 0;
     std::vector<AxisRef> axes;
     SourceRange range;
+    // Last, so that `{name, primes, axes, range}` still initializes everything else.
+    bool open = false;
+    std::vector<AxisRef> open_axes = {};
     bool operator==(const Index&) const = default;
 };
 

@@ -51,6 +51,7 @@ namespace shardscope {
     X(P131, Error, "Syntax (P1xx)", "expected letters or digits in the superscript label") \
     X(P132, Error, "Syntax (P1xx)", "expected `}` to close the superscript label") \
     X(P133, Error, "Syntax (P1xx)", "expected `}` to close the partial marker `{U_...}`") \
+    X(P138, Error, "Syntax (P1xx)", "expected `}` after the open marker `?` (it ends its list of axes: `f_{tp?}`)") \
     X(P140, Error, "Syntax (P1xx)", "expected the mesh shape (`4`, `2x4`, `dp=2 tp=4`)") \
     X(P141, Error, "Syntax (P1xx)", "expected `=` and a size for a named mesh axis") \
     X(P142, Error, "Syntax (P1xx)", "expected a whole-number size") \
@@ -105,6 +106,8 @@ namespace shardscope {
     X(P232, Error, "Declarations and literals (P2xx)", "an unknown `train` option (`master`, `recompute`, `zero`)") \
     X(P233, Error, "Declarations and literals (P2xx)", "a `train` option given twice") \
     X(P234, Error, "Declarations and literals (P2xx)", "a bad `train` value: `master=` an unknown element type, `recompute=` other than `none` or `full`, `zero=` other than 0, 1 or 2") \
+    X(P240, Error, "Declarations and literals (P2xx)", "an open marker `?` outside a tensor's index (a partial marker, a function's subscript, a `repeat` index)") \
+    X(P241, Error, "Declarations and literals (P2xx)", "one tensor's dimension left open with two different lists of axes (an open dimension is one choice for the whole program)") \
     X(P299, Error, "Declarations and literals (P2xx)", "internal error of the parser (please report it)") \
     X(S001, Error, "The program (S0xx)", "a second `mesh` declaration") \
     X(S002, Error, "The program (S0xx)", "an index declared with two different ranges") \
@@ -158,6 +161,7 @@ namespace shardscope {
     X(S302, Error, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "a chain step's collectives differ from its arrow's label") \
     X(S400, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "as written the statement needs these collectives; another plan is cheaper at these sizes") \
     X(S401, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "not computable as written: the cheapest fix was chosen (the next one named)") \
+    X(S402, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "open shardings (`f_?`) resolved: the cheapest consistent choice for the written mesh, named") \
     X(S500, Warning, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "a range does not divide by its shard count: uneven shards") \
     X(S501, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "indices with no declared range got a default") \
     X(S999, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "statements, or the whole program, not checked because of syntax errors") \

@@ -55,6 +55,7 @@ template <> inline constexpr SyntaxError syntax_error<g::label_spec>{Code::P130,
 template <> inline constexpr SyntaxError syntax_error<g::label_text>{Code::P131, "expected letters or digits in the superscript label"};
 template <> inline constexpr SyntaxError syntax_error<g::label_close>{Code::P132, "expected '}' to close the superscript label"};
 template <> inline constexpr SyntaxError syntax_error<g::partial_close>{Code::P133, "expected '}' to close the partial marker {U_...}"};
+template <> inline constexpr SyntaxError syntax_error<g::open_close>{Code::P138, "expected '}' after '?': the open marker '?' ends its list of mesh axes (as in f_{tp?})"};
 
 template <> inline constexpr SyntaxError syntax_error<g::mesh_shape>{Code::P140, "expected the mesh shape: sizes such as '4' or '2x4', or named axes such as 'dp=2 tp=4'"};
 template <> inline constexpr SyntaxError syntax_error<g::mesh_eq>{Code::P141, "expected '=' and a size"};

@@ -118,12 +118,24 @@ struct axis_first : axis_item {};
 struct axis_list : seq<one<'{'>, sp, need<axis_first>, star<sp, opt<one<','>, sp>, axis_item>, sp,
                        need<axis_list_close>> {};
 
-/// mesh_sub := '_' (axis_list | digit | letter) | axes_unicode      (subscript form)
+/// open_mark := '?'      (an open sharding, docs/reference.md "Open shardings": `f_?`)
+struct open_mark : one<'?'> {};
+struct open_close : one<'}'> {};
+/// open_axis_list := '{' (axis_item ((',' | ' ') axis_item)* ','?)? '?' '}'
+///                   (`f_{?}`: any axis or none; `f_{tp?}`, `f_{dp,tp?}`: one of these or none)
+struct open_axis_list : seq<one<'{'>, sp,
+                            sor<open_mark, seq<axis_item, star<sp, opt<one<','>, sp>, axis_item>,
+                                               sp, opt<one<','>, sp>, open_mark>>,
+                            sp, need<open_close>> {};
+struct open_spec : sor<open_mark, open_axis_list> {};
+
+/// mesh_sub := '_' (open_spec | axis_list | digit | letter) | axes_unicode      (subscript form)
 struct axis_letter : alpha {};
-struct mesh_sub_spec : sor<axis_list, axes_digits, axis_letter> {};
+struct mesh_sub_spec : sor<open_spec, axis_list, axes_digits, axis_letter> {};
 struct mesh_sub : sor<seq<sp, one<'_'>, sp, need<mesh_sub_spec>>, when<utf8_lead, axes_unicode>> {};
-/// bracket_mesh_sub := '_' (axis_list | axes_digits | axis_word) | axes_unicode   (bracket form)
-struct bracket_mesh_spec : sor<axis_list, axes_digits, axis_word> {};
+/// bracket_mesh_sub := '_' (open_spec | axis_list | axes_digits | axis_word) | axes_unicode
+///                     (bracket form; an open spec in a partial marker is an error, P241)
+struct bracket_mesh_spec : sor<open_spec, axis_list, axes_digits, axis_word> {};
 struct bracket_mesh_sub
     : sor<seq<sp, one<'_'>, sp, need<bracket_mesh_spec>>, when<utf8_lead, axes_unicode>> {};
 

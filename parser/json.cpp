@@ -17,10 +17,16 @@ json axes_json(const std::vector<ast::AxisRef>& axes) {
 }
 
 json index_json(const ast::Index& ix) {
-    return {{"name", ix.name},
-            {"primes", ix.primes},
-            {"axes", axes_json(ix.axes)},
-            {"range", to_json(ix.range)}};
+    json out = {{"name", ix.name},
+                {"primes", ix.primes},
+                {"axes", axes_json(ix.axes)},
+                {"range", to_json(ix.range)}};
+    // An open sharding (`f_?`): "open_axes" are the ones it may choose from (empty: any).
+    if (ix.open) {
+        out["open"] = true;
+        out["open_axes"] = axes_json(ix.open_axes);
+    }
+    return out;
 }
 
 const char* style_name(ast::IndexStyle s) {

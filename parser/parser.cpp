@@ -1,6 +1,8 @@
 // Drives the PEGTL grammar over each statement and turns the parse tree into ast:: values.
 #include "parser.hpp"
 
+#include "open.hpp"
+
 #include "errors.hpp"
 #include "flat_tree.hpp"
 #include "functions.hpp"
@@ -134,7 +136,9 @@ using KeptRules = flat::Kept<
     g::param_decl, g::param_name, g::train_decl, g::train_optimizer, g::train_key, g::train_value,
     g::inline_expect, g::none_kw, g::collective, g::collective_next, g::collective_name,
     g::collective_axis, g::repeat_decl, g::repeat_index, g::repeat_count, g::repeat_reverse,
-    g::repeat_key, g::repeat_value, g::end_decl>;
+    g::repeat_key, g::repeat_value, g::end_decl,
+    // open shardings (`f_?`, `f_{tp?}`)
+    g::open_mark>;
 using Node = flat::View<KeptRules>;
 
 /// A syntax error: PEGTL's parse error (the message and position) with its entry's code.
@@ -291,9 +295,25 @@ private:
                 ix.name = c->string();
             else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
+            else if (c->is_type<g::open_mark>())
+                ix.open = true;
             else
                 append_axes(*c, ix.axes);
         }
+        if (ix.open) std::swap(ix.axes, ix.open_axes); // the axes to choose from, not a layout
+        return ix;
+    }
+
+    /// An index that may not be open (a function's subscript, a `repeat` index): P240.
+    ast::Index closed_index(const Node& n, const char* where) const {
+        ast::Index ix = index(n);
+        if (ix.open)
+            for (const auto& c : n.children)
+                if (c->is_type<g::open_mark>())
+                    fail(*c, Code::P240,
+                         std::string("an open marker '?' cannot stand on ") + where +
+                             ": it leaves a tensor's dimension to the search",
+                         "write the mesh axes, or put the marker on a tensor's index (W_{d f_?})");
         return ix;
     }
 
@@ -316,12 +336,12 @@ private:
     std::vector<ast::Index> index_list(const Node& n) const {
         std::vector<ast::Index> out;
         if (n.is_type<g::bare_index>()) {
-            out.push_back(index(n));
+            out.push_back(closed_index(n, "a function's index"));
         } else {
             for (const auto& c : n.children) {
                 if (c->is_type<g::group>())
                     fail(*c, Code::P206, "a function's index list cannot hold a group");
-                out.push_back(index(*c));
+                out.push_back(closed_index(*c, "a function's index"));
             }
         }
         return out;
@@ -359,6 +379,12 @@ private:
                        c->is_type<g::partial_marker>()) {
                 if (!t.partial_axes.empty())
                     fail(*c, Code::P207, "tensor '" + t.name + "' is marked partial twice");
+                for (const auto& m : c->children)
+                    if (m->is_type<g::open_mark>())
+                        fail(*m, Code::P240,
+                             "an open marker '?' cannot stand in a partial marker: a partial "
+                             "sum is over the axes written",
+                             "write the axes ({U_tp}), or leave a dimension open (W_{d f_?})");
                 append_axes(*c, t.partial_axes);
             }
         }
@@ -839,7 +865,7 @@ private:
         ast::RepeatDecl r;
         std::string key; // the option whose value comes next
         for (const auto& c : n.children) {
-            if (c->is_type<g::repeat_index>()) r.index = index(*c);
+            if (c->is_type<g::repeat_index>()) r.index = closed_index(*c, "a repeat's layer index");
             if (c->is_type<g::repeat_reverse>()) {
                 if (r.reverse) fail(*c, Code::P219, "'reverse' is given twice", "give it once");
                 r.reverse = true;
@@ -1182,6 +1208,8 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back()))
         items.pop_back();
     check_blocks(result, failed_repeats);
+    for (auto& d : ast::open_marker_conflicts(result.program))
+        result.diagnostics.push_back(std::move(d));
     return result;
 }
 

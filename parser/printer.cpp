@@ -84,6 +84,17 @@ void put_index(std::string& out, const ast::Index& ix, bool bracket, bool unicod
     out += ix.name;
     if (braced) out += '}';
     put_primes(out, ix.primes, unicode);
+    if (ix.open) {
+        // `f_?` (any axis), `f_{tp?}`, `f_{dp,tp?}`: the same in every form.
+        if (ix.open_axes.empty()) {
+            out += "_?";
+            return;
+        }
+        out += "_{";
+        put_axes(out, ix.open_axes);
+        out += "?}";
+        return;
+    }
     put_mesh_suffix(out, ix.axes, bracket, unicode);
 }
 
@@ -106,7 +117,8 @@ void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool
         // dim_of may return a temporary (call indices): bind it, not a reference into it.
         const auto& dim = dim_of(d);
         const ast::Index& first = dim.parts.at(0);
-        spaced = spaced || dim.grouped || !first.axes.empty() || first.name.size() > 1;
+        spaced =
+            spaced || dim.grouped || !first.axes.empty() || first.open || first.name.size() > 1;
     }
     out += "_{";
     bool first = true;

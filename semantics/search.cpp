@@ -7,6 +7,9 @@
 #include "cost.hpp"
 #include "report.hpp"
 
+#include "parser/diagnostic_codes.hpp"
+#include "parser/open.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -244,7 +247,8 @@ bool ranks_before(const Candidate& a, const Candidate& b) {
     if (a.cost.time_s != b.cost.time_s) return a.cost.time_s < b.cost.time_s;
     if (a.cost.memory_bytes_per_device != b.cost.memory_bytes_per_device)
         return a.cost.memory_bytes_per_device < b.cost.memory_bytes_per_device;
-    return a.sizes > b.sizes; // deterministic: the earlier axes larger
+    if (a.sizes != b.sizes) return a.sizes > b.sizes; // deterministic: the earlier axes larger
+    return a.open_choice < b.open_choice;             // then replicated first
 }
 
 namespace {
@@ -473,68 +477,216 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             result.searched_axes.push_back(names[k]);
         }
 
-    const ProgramFacts facts = facts_of(work, names);
+    // Open dimensions (`f_?`): the variables, the axes each may choose (-1: replicated
+    // first), their ranges, and the references that constrain them together.
+    const auto open = ast::open_dimensions(work);
+    std::vector<std::vector<int>> var_choices;
+    std::vector<std::int64_t> var_range;
+    std::map<std::string, std::size_t> var_of;
+    std::vector<bool> open_may_use(names.size(), false);
+    // The program's facts with every open dimension replicated (facts_of reads written axes).
+    ProgramFacts facts;
+    {
+        ast::Program closed = work;
+        ast::close_open(closed, [](const std::string&) { return std::vector<std::string>{}; });
+        facts = facts_of(closed, names);
+        for (const auto& o : open) {
+            std::vector<int> choices{-1};
+            std::vector<std::string> axes_text;
+            if (o.axes.empty())
+                for (std::size_t k = 0; k < names.size(); ++k)
+                    choices.push_back(static_cast<int>(k));
+            for (const auto& a : o.axes) {
+                const auto ks = resolve(names, a);
+                if (ks.size() != 1) {
+                    auto d = problem("the open dimension " + o.key + " may choose axis '" + a +
+                                         "', which the mesh does not declare",
+                                     "name one of the mesh's axes before '?'", o.at);
+                    d.code = code_name(Code::S102); // the file's mistake, not the options'
+                    result.problems.push_back(std::move(d));
+                    return result;
+                }
+                if (std::find(choices.begin(), choices.end(), ks[0]) == choices.end())
+                    choices.push_back(ks[0]);
+            }
+            for (std::size_t c = 1; c < choices.size(); ++c) {
+                open_may_use[static_cast<std::size_t>(choices[c])] = true;
+                axes_text.push_back(names[static_cast<std::size_t>(choices[c])]);
+            }
+            std::string idx = o.index;
+            int primes = 0;
+            while (!idx.empty() && idx.back() == '\'') {
+                idx.pop_back();
+                ++primes;
+            }
+            const auto r = facts.ranges.find({idx, primes});
+            var_range.push_back(r == facts.ranges.end() ? 0 : r->second);
+            var_of[o.key] = var_choices.size();
+            var_choices.push_back(std::move(choices));
+            result.open_dimensions.push_back(o.key);
+            result.open_axes.push_back(std::move(axes_text));
+        }
+        for (std::size_t v = 0; v < var_choices.size(); ++v) {
+            if (result.open_assignments > (std::size_t{1} << 16) / var_choices[v].size()) {
+                result.problems.push_back(problem(
+                    "the open dimensions allow more than 65536 assignments per mesh",
+                    "narrow the markers to the axes that make sense (f_{tp?}) or write some "
+                    "shardings out",
+                    open.front().at));
+                return result;
+            }
+            result.open_assignments *= var_choices[v].size();
+        }
+    }
+    // The references with open indices: a choice may not reuse an axis of the same tensor.
+    struct RefConstraint {
+        std::vector<std::size_t> vars;
+        std::vector<int> fixed;
+    };
+    std::vector<RefConstraint> constraints;
+    for (const auto& r : ast::open_refs(work)) {
+        RefConstraint c;
+        for (const auto& k : r.keys)
+            c.vars.push_back(var_of.at(k));
+        for (const auto& a : r.fixed_axes)
+            for (int k : resolve(names, a))
+                c.fixed.push_back(k);
+        constraints.push_back(std::move(c));
+    }
     for (std::size_t k = 0; k < names.size(); ++k)
-        if (!facts.all_used && !facts.used[k]) result.unused_axes.push_back(names[k]);
+        if (!facts.all_used && !facts.used[k] && !open_may_use[k])
+            result.unused_axes.push_back(names[k]);
     const auto links = link_bandwidths(work, names, *hw);
     const auto training = training_of(program);
 
     const auto tuples = factorizations(options.devices, free_axes.size());
     result.factorizations = tuples.size();
 
-    // Phase 1: every mesh, its class (the effective sizes), and the rejection of sizes that
-    // do not divide a declared range, without a check.
-    std::vector<Candidate> classes_found;
-    std::map<std::vector<std::int64_t>, std::size_t> class_of;
-    std::vector<std::size_t> jobs; // classes to check, in enumeration order
-    for (const auto& t : tuples) {
-        std::vector<std::int64_t> sizes(names.size(), 1);
-        for (std::size_t j = 0; j < free_axes.size(); ++j)
-            sizes[free_axes[j]] = t[j];
-        // The effective sizes: an axis no tensor is sharded over changes nothing.
-        std::vector<std::int64_t> key = sizes;
-        for (std::size_t k = 0; k < names.size(); ++k)
-            if (!facts.all_used && !facts.used[k]) key[k] = 0;
-        if (auto c = class_of.find(key); c != class_of.end()) {
-            ++classes_found[c->second].equivalents;
-            continue;
-        }
-        Candidate cand;
-        cand.sizes = sizes;
-        cand.mesh_text = mesh_text(names, sizes);
-        for (const auto& sh : facts.sharded) {
-            std::int64_t n = 1;
-            std::string axes;
-            for (int k : sh.axes) {
-                n *= sizes[static_cast<std::size_t>(k)];
-                axes += (axes.empty() ? "" : "·") + names[static_cast<std::size_t>(k)];
-            }
-            if (n > 1 && sh.range % n != 0) {
-                cand.pruned = PruneReason::Uneven;
-                cand.reason = sh.index + "=" + std::to_string(sh.range) + " does not divide by " +
-                              axes + " = " + std::to_string(n) + " (line " +
-                              std::to_string(sh.at.line) + ")";
-                break;
+    // Every assignment of the open dimensions (mixed radix over their choices).
+    std::vector<std::vector<int>> assignments;
+    {
+        std::vector<std::size_t> digit(var_choices.size(), 0);
+        for (std::size_t n = 0; n < result.open_assignments; ++n) {
+            std::vector<int> a(var_choices.size());
+            for (std::size_t v = 0; v < var_choices.size(); ++v)
+                a[v] = var_choices[v][digit[v]];
+            assignments.push_back(std::move(a));
+            for (std::size_t v = var_choices.size(); v-- > 0;) {
+                if (++digit[v] < var_choices[v].size()) break;
+                digit[v] = 0;
             }
         }
-        class_of[key] = classes_found.size();
-        if (!cand.pruned) jobs.push_back(classes_found.size());
-        classes_found.push_back(std::move(cand));
     }
+
+    // Phase 1: every mesh and assignment, its class (the effective sizes and choices), and
+    // the rejection of sizes that do not divide a declared range, without a check.
+    std::vector<Candidate> classes_found;
+    std::map<std::pair<std::vector<std::int64_t>, std::vector<int>>, std::size_t> class_of;
+    std::vector<std::size_t> jobs; // classes to check, in enumeration order
+    for (const auto& t : tuples)
+        for (const auto& assignment : assignments) {
+            std::vector<std::int64_t> sizes(names.size(), 1);
+            for (std::size_t j = 0; j < free_axes.size(); ++j)
+                sizes[free_axes[j]] = t[j];
+            // An open dimension on an axis of size 1 is replicated.
+            std::vector<int> choice = assignment;
+            for (auto& c : choice)
+                if (c >= 0 && sizes[static_cast<std::size_t>(c)] == 1) c = -1;
+            // One axis on two dimensions of one tensor: not a layout.
+            bool clash = false;
+            for (const auto& rc : constraints) {
+                std::vector<int> seen = rc.fixed;
+                for (std::size_t v : rc.vars) {
+                    const int c = choice[v];
+                    if (c < 0) continue;
+                    if (std::find(seen.begin(), seen.end(), c) != seen.end()) clash = true;
+                    seen.push_back(c);
+                }
+            }
+            if (clash) {
+                ++result.inconsistent;
+                continue;
+            }
+            // The effective sizes: an axis no tensor is sharded over changes nothing.
+            std::vector<bool> used = facts.used;
+            for (int c : choice)
+                if (c >= 0) used[static_cast<std::size_t>(c)] = true;
+            std::vector<std::int64_t> key = sizes;
+            for (std::size_t k = 0; k < names.size(); ++k)
+                if (!facts.all_used && !used[k]) key[k] = 0;
+            if (auto c = class_of.find({key, choice}); c != class_of.end()) {
+                ++classes_found[c->second].equivalents;
+                continue;
+            }
+            Candidate cand;
+            cand.sizes = sizes;
+            cand.open_choice = choice;
+            cand.mesh_text = mesh_text(names, sizes);
+            for (std::size_t v = 0; v < choice.size() && !cand.pruned; ++v) {
+                if (choice[v] < 0 || var_range[v] == 0) continue;
+                const auto n = sizes[static_cast<std::size_t>(choice[v])];
+                if (var_range[v] % n != 0) {
+                    cand.pruned = PruneReason::Uneven;
+                    cand.reason = "open " + result.open_dimensions[v] + " on " +
+                                  names[static_cast<std::size_t>(choice[v])] + ": " +
+                                  open[v].index + "=" + std::to_string(var_range[v]) +
+                                  " does not divide by " + std::to_string(n) + " (line " +
+                                  std::to_string(open[v].at.line) + ")";
+                }
+            }
+            for (const auto& sh : facts.sharded) {
+                if (cand.pruned) break;
+                std::int64_t n = 1;
+                std::string axes;
+                for (int k : sh.axes) {
+                    n *= sizes[static_cast<std::size_t>(k)];
+                    axes += (axes.empty() ? "" : "·") + names[static_cast<std::size_t>(k)];
+                }
+                if (n > 1 && sh.range % n != 0) {
+                    cand.pruned = PruneReason::Uneven;
+                    cand.reason = sh.index + "=" + std::to_string(sh.range) +
+                                  " does not divide by " + axes + " = " + std::to_string(n) +
+                                  " (line " + std::to_string(sh.at.line) + ")";
+                    break;
+                }
+            }
+            class_of[{key, choice}] = classes_found.size();
+            if (!cand.pruned) jobs.push_back(classes_found.size());
+            classes_found.push_back(std::move(cand));
+        }
 
     // Phase 2: check each class on a copy of the program whose mesh sizes are rewritten (in
     // parallel where threads are allowed: the checks share nothing).
     const CheckOptions co;
-    auto check_one = [&](ast::Program& prog, ast::MeshDecl& m, Candidate& cand) {
+    using Slots = std::vector<std::pair<std::size_t, ast::Index*>>; // open index, its variable
+    auto slots_of = [&](ast::Program& prog) {
+        Slots out;
+        for (auto& [key, ix] : ast::open_indices(prog))
+            out.emplace_back(var_of.at(key), ix);
+        return out;
+    };
+    // With open dimensions, consecutive candidates are one mesh's assignments: a worker's
+    // CheckCache reuses the plans of the statements an assignment leaves unchanged (its key
+    // is the statement as printed, so a rewritten index is a new entry; the result equals an
+    // uncached check).
+    const bool cached = !var_choices.empty();
+    auto check_one = [&](ast::Program& prog, ast::MeshDecl& m, const Slots& slots,
+                         CheckCache& cache, Candidate& cand) {
         for (std::size_t k = 0; k < names.size(); ++k)
             m.axes[k].size = cand.sizes[k];
         m.devices.clear();
-        const Plan plan = check(prog, co);
+        for (const auto& [v, ix] : slots) {
+            ix->open = false;
+            ix->axes.clear();
+            const int c = cand.open_choice[v];
+            if (c >= 0) ix->axes.push_back({names[static_cast<std::size_t>(c)], ix->range});
+        }
+        const Plan plan = cached ? check(prog, co, cache) : check(prog, co);
         const Diagnostic* first_error = nullptr;
         const Diagnostic* uneven = nullptr;
         for (const auto& d : plan.diagnostics) {
             if (d.severity == Severity::Error && !first_error) first_error = &d;
-            if (d.code == "S500" && !uneven) uneven = &d;
+            if (has_code(d, Code::S500) && !uneven) uneven = &d;
         }
         if (first_error) {
             cand.pruned = PruneReason::Error;
@@ -558,9 +710,10 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     };
     // A check that throws (out of memory) prunes its mesh with the reason instead of ending
     // the process from a worker thread.
-    auto check_safely = [&](ast::Program& prog, ast::MeshDecl& m, Candidate& cand) {
+    auto check_safely = [&](ast::Program& prog, ast::MeshDecl& m, const Slots& slots,
+                            CheckCache& cache, Candidate& cand) {
         try {
-            check_one(prog, m, cand);
+            check_one(prog, m, slots, cache, cand);
         } catch (const std::exception& e) {
             cand.pruned = PruneReason::Error;
             cand.reason = std::string("the check failed: ") + e.what();
@@ -571,15 +724,24 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = std::min(threads, std::max<std::size_t>(1, jobs.size()));
     if (threads <= 1) {
+        const Slots slots = slots_of(work);
+        CheckCache cache;
         for (std::size_t j = 0; j < jobs.size(); ++j) {
             if (options.progress && !options.progress(j, jobs.size())) {
                 result.interrupted = true;
                 break;
             }
-            check_safely(work, *mesh, classes_found[jobs[j]]);
+            check_safely(work, *mesh, slots, cache, classes_found[jobs[j]]);
             checked[jobs[j]] = 1;
         }
     } else {
+        // Work is handed out one mesh at a time (its assignments are consecutive jobs), so
+        // that a worker's cache sees one mesh's assignments one after the other.
+        std::vector<std::size_t> group_start;
+        for (std::size_t j = 0; j < jobs.size(); ++j)
+            if (j == 0 || classes_found[jobs[j]].sizes != classes_found[jobs[j - 1]].sizes)
+                group_start.push_back(j);
+        group_start.push_back(jobs.size());
         std::atomic<std::size_t> next{0}, done{0};
         std::atomic<bool> stop{false};
         auto worker = [&] {
@@ -588,12 +750,16 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             for (auto& item : prog.items)
                 if (auto* st = std::get_if<ast::Statement>(&item))
                     if ((m = std::get_if<ast::MeshDecl>(&st->node))) break;
+            const Slots slots = slots_of(prog);
+            CheckCache cache;
             while (!stop) {
-                const std::size_t j = next++;
-                if (j >= jobs.size()) break;
-                check_safely(prog, *m, classes_found[jobs[j]]);
-                checked[jobs[j]] = 1;
-                ++done;
+                const std::size_t g = next++;
+                if (g + 1 >= group_start.size()) break;
+                for (std::size_t j = group_start[g]; j < group_start[g + 1] && !stop; ++j) {
+                    check_safely(prog, *m, slots, cache, classes_found[jobs[j]]);
+                    checked[jobs[j]] = 1;
+                    ++done;
+                }
             }
         };
         std::vector<std::thread> pool;
@@ -623,6 +789,170 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
     for (std::size_t k = 1; k < result.ranked.size(); ++k)
         result.ranked[k].reason = explain_loss(result.ranked[k], result.ranked[0]);
     return result;
+}
+
+std::string open_choice_text(const SearchResult& r, const Candidate& c) {
+    std::string out;
+    for (std::size_t v = 0; v < r.open_dimensions.size() && v < c.open_choice.size(); ++v) {
+        const int k = c.open_choice[v];
+        out += (out.empty() ? "" : ", ") + r.open_dimensions[v] + "→" +
+               (k < 0 ? std::string("R") : r.axis_names[static_cast<std::size_t>(k)]);
+    }
+    return out;
+}
+
+ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& options) {
+    ResolvedOpen out;
+    out.program = program;
+    const auto open = ast::open_dimensions(program);
+    if (open.empty()) return out;
+    // The mesh's axes: the --mesh override's, else the program's first mesh line.
+    std::vector<std::string> names;
+    std::vector<std::int64_t> sizes;
+    if (options.mesh) {
+        for (const auto& a : options.mesh->axes) {
+            names.push_back(a.name);
+            sizes.push_back(a.size);
+        }
+    } else {
+        for_each_statement(program, [&](const ast::Statement& s) {
+            if (const auto* m = std::get_if<ast::MeshDecl>(&s.node); m && names.empty())
+                for (const auto& a : m->axes) {
+                    names.push_back(a.name);
+                    sizes.push_back(a.size);
+                }
+        });
+    }
+    // Each open dimension's choices: replicated first, then its axes (every axis for `f_?`).
+    std::vector<std::vector<int>> choices;
+    std::map<std::string, std::size_t> var_of;
+    for (const auto& o : open) {
+        std::vector<int> c{-1};
+        if (o.axes.empty())
+            for (std::size_t k = 0; k < names.size(); ++k)
+                c.push_back(static_cast<int>(k));
+        for (const auto& a : o.axes) {
+            const auto ks = resolve(names, a);
+            if (ks.size() != 1) {
+                std::string all;
+                for (const auto& n : names)
+                    all += (all.empty() ? "" : ", ") + n;
+                out.diagnostics.push_back({Severity::Error, std::string(code_name(Code::S102)), o.at,
+                                           "the open dimension " + o.key + " may choose axis '" +
+                                               a + "', which the mesh does not declare",
+                                           names.empty()
+                                               ? "declare a mesh (mesh tp=4) or remove the axis"
+                                               : "the mesh declares " + all});
+                continue;
+            }
+            if (std::find(c.begin(), c.end(), ks[0]) == c.end()) c.push_back(ks[0]);
+        }
+        var_of[o.key] = choices.size();
+        out.keys.push_back(o.key);
+        choices.push_back(std::move(c));
+    }
+    // The rewritten program of an assignment, and its cost: nullopt where it has errors.
+    auto program_of = [&](const std::vector<int>& a) {
+        ast::Program p = program;
+        ast::close_open(p, [&](const std::string& key) {
+            const int k = a[var_of.at(key)];
+            return k < 0 ? std::vector<std::string>{}
+                         : std::vector<std::string>{names[static_cast<std::size_t>(k)]};
+        });
+        return p;
+    };
+    const Training training = training_of(program);
+    struct Score {
+        double time = 0, memory = 0;
+        std::size_t sharded = 0;
+        bool operator<(const Score& o) const {
+            if (time != o.time) return time < o.time;
+            if (memory != o.memory) return memory < o.memory;
+            return sharded < o.sharded;
+        }
+    };
+    auto score_of = [&](const std::vector<int>& a) -> std::optional<Score> {
+        ++out.checked;
+        const ast::Program p = program_of(a);
+        try {
+            const Plan plan = check(p, options);
+            if (plan.errors() > 0) return std::nullopt;
+            const auto cost = evaluate(training_step_plan(p, plan, options), training);
+            Score sc{cost.time_s, cost.memory_bytes_per_device, 0};
+            for (int k : a)
+                sc.sharded += k >= 0;
+            return sc;
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+    };
+    std::size_t total = 1;
+    for (const auto& c : choices)
+        total = total > kMaxResolveAssignments ? total : total * c.size();
+    std::vector<int> best(choices.size(), -1);
+    std::optional<Score> best_score;
+    if (total <= kMaxResolveAssignments) {
+        std::vector<std::size_t> digit(choices.size(), 0);
+        for (std::size_t n = 0; n < total; ++n) {
+            std::vector<int> a(choices.size());
+            for (std::size_t v = 0; v < choices.size(); ++v)
+                a[v] = choices[v][digit[v]];
+            if (auto sc = score_of(a); sc && (!best_score || *sc < *best_score)) {
+                best_score = sc;
+                best = a;
+            }
+            for (std::size_t v = choices.size(); v-- > 0;) {
+                if (++digit[v] < choices[v].size()) break;
+                digit[v] = 0;
+            }
+        }
+    } else {
+        // Too many to enumerate: one dimension at a time, from all replicated, until no
+        // single change improves (a local optimum; the note says so).
+        out.exhaustive = false;
+        best_score = score_of(best);
+        for (bool improved = true; improved;) {
+            improved = false;
+            for (std::size_t v = 0; v < choices.size(); ++v)
+                for (int c : choices[v]) {
+                    if (c == best[v]) continue;
+                    auto a = best;
+                    a[v] = c;
+                    if (auto sc = score_of(a); sc && (!best_score || *sc < *best_score)) {
+                        best_score = sc;
+                        best = a;
+                        improved = true;
+                    }
+                }
+        }
+    }
+    out.program = program_of(best);
+    std::string chosen;
+    for (std::size_t v = 0; v < choices.size(); ++v) {
+        const int k = best[v];
+        out.axes.push_back(k < 0 ? std::vector<std::string>{}
+                                 : std::vector<std::string>{names[static_cast<std::size_t>(k)]});
+        chosen += (chosen.empty() ? "" : ", ") + out.keys[v] + " → " +
+                  (k < 0 ? std::string("replicated") : names[static_cast<std::size_t>(k)]);
+    }
+    std::string mesh;
+    for (std::size_t k = 0; k < names.size(); ++k)
+        mesh += (mesh.empty() ? "" : " ") + names[k] + "=" + std::to_string(sizes[k]);
+    std::string message;
+    if (!best_score)
+        message = "no choice of the open shardings checks without errors on the mesh (" + mesh +
+                  "); they are checked replicated: " + chosen;
+    else if (out.exhaustive)
+        message = "open shardings chosen for the written mesh (" + mesh + "): " + chosen +
+                  ", the cheapest of " + std::to_string(out.checked) + " assignments";
+    else
+        message = "open shardings chosen for the written mesh (" + mesh + "): " + chosen +
+                  ", one dimension at a time from all replicated (" + std::to_string(out.checked) +
+                  " checks; more than " + std::to_string(kMaxResolveAssignments) +
+                  " assignments to enumerate): a local optimum, not necessarily the cheapest";
+    out.diagnostics.push_back({Severity::Note, std::string(code_name(Code::S402)), open.front().at, message,
+                               "shardscope plan --devices N chooses them with the mesh sizes"});
+    return out;
 }
 
 Candidate candidate_of(const ast::Program& program, const Plan& plan, const Training& training) {
@@ -751,8 +1081,16 @@ std::string summary_line(const SearchResult& r, const std::string& path) {
     for (const auto& a : r.searched_axes)
         axes += (axes.empty() ? "" : ", ") + a;
     std::string out = path + ": " + std::to_string(r.devices) + " devices over " + axes + ": " +
-                      std::to_string(r.factorizations) + " meshes, " + std::to_string(r.checked) +
-                      " checked, " + std::to_string(r.ranked.size()) + " kept";
+                      std::to_string(r.factorizations) + " meshes";
+    if (!r.open_dimensions.empty())
+        out += " × " + std::to_string(r.open_assignments) + " choices of " +
+               std::to_string(r.open_dimensions.size()) + " open dimension" +
+               (r.open_dimensions.size() == 1 ? "" : "s");
+    out +=
+        ", " + std::to_string(r.checked) + " checked, " + std::to_string(r.ranked.size()) + " kept";
+    if (r.inconsistent > 0)
+        out += "; " + std::to_string(r.inconsistent) +
+               " choices left out (one axis on two dimensions of a tensor)";
     std::map<std::string, std::size_t> counts;
     for (const auto& p : r.pruned)
         counts[std::string(prune_reason_name(*p.pruned))] += p.equivalents;
@@ -802,6 +1140,12 @@ std::string format_search(const SearchResult& r, const std::string& path, std::s
     };
     row("", [k = std::size_t{0}](const Candidate&) mutable { return "#" + std::to_string(++k); });
     row("mesh", [](const Candidate& c) { return c.mesh_text; });
+    // The open dimensions' choices, one row each: the axis, or R (replicated).
+    for (std::size_t v = 0; v < r.open_dimensions.size(); ++v)
+        row(r.open_dimensions[v] + " (open)", [&r, v](const Candidate& c) {
+            const int k = v < c.open_choice.size() ? c.open_choice[v] : -1;
+            return k < 0 ? std::string("R") : r.axis_names[static_cast<std::size_t>(k)];
+        });
     row("step time", [](const Candidate& c) { return format_seconds(c.cost.time_s); });
     row("  compute", [](const Candidate& c) { return format_seconds(c.cost.compute_s); });
     row("  communication", [](const Candidate& c) { return format_seconds(c.cost.comm_s); });
@@ -846,7 +1190,9 @@ std::string format_search(const SearchResult& r, const std::string& path, std::s
         std::set<PruneReason> shown;
         for (const auto& p : r.pruned)
             if (shown.insert(*p.pruned).second)
-                out += "    " + p.mesh_text + ": " + p.reason + "\n";
+                out += "    " + p.mesh_text +
+                       (p.open_choice.empty() ? "" : " (" + open_choice_text(r, p) + ")") + ": " +
+                       p.reason + "\n";
     }
     return out;
 }
@@ -858,6 +1204,16 @@ nlohmann::json search_to_json(const SearchResult& r, const std::string& path, st
         for (std::size_t k = 0; k < r.axis_names.size(); ++k)
             m[r.axis_names[k]] = c.sizes[k];
         return m;
+    };
+    // The open dimensions' choices: {"W f": "tp", "x s": null} (null: replicated).
+    auto open_json = [&](const Candidate& c) {
+        json o = json::object();
+        for (std::size_t v = 0; v < r.open_dimensions.size(); ++v) {
+            const int k = v < c.open_choice.size() ? c.open_choice[v] : -1;
+            o[r.open_dimensions[v]] =
+                k < 0 ? json(nullptr) : json(r.axis_names[static_cast<std::size_t>(k)]);
+        }
+        return o;
     };
     json candidates = json::array();
     for (std::size_t k = 0; k < std::min(top, r.ranked.size()); ++k) {
@@ -876,6 +1232,7 @@ nlohmann::json search_to_json(const SearchResult& r, const std::string& path, st
         json e = {{"rank", k + 1},
                   {"mesh", mesh_json(c)},
                   {"mesh_text", c.mesh_text},
+                  {"open", open_json(c)},
                   {"equivalent_meshes", c.equivalents},
                   {"time_s", c.cost.time_s},
                   {"compute_s", c.cost.compute_s},
@@ -892,9 +1249,13 @@ nlohmann::json search_to_json(const SearchResult& r, const std::string& path, st
     for (const auto& p : r.pruned)
         pruned.push_back({{"mesh", mesh_json(p)},
                           {"mesh_text", p.mesh_text},
+                          {"open", open_json(p)},
                           {"equivalent_meshes", p.equivalents},
                           {"reason", std::string(prune_reason_name(*p.pruned))},
                           {"detail", p.reason}});
+    json open_dims = json::array();
+    for (std::size_t v = 0; v < r.open_dimensions.size(); ++v)
+        open_dims.push_back({{"key", r.open_dimensions[v]}, {"axes", r.open_axes[v]}});
     return {{"version", 1},
             {"file", path},
             {"devices", r.devices},
@@ -904,6 +1265,9 @@ nlohmann::json search_to_json(const SearchResult& r, const std::string& path, st
             {"searched_axes", r.searched_axes},
             {"unused_axes", r.unused_axes},
             {"factorizations", r.factorizations},
+            {"open_dimensions", open_dims},
+            {"open_assignments", r.open_assignments},
+            {"inconsistent", r.inconsistent},
             {"checked", r.checked},
             {"kept", r.ranked.size()},
             {"interrupted", r.interrupted},

@@ -6,6 +6,7 @@
 // A pure function of the program and the options: no I/O.
 #pragma once
 
+#include "checker.hpp"
 #include "plan.hpp"
 #include "totals.hpp"
 
@@ -62,8 +63,11 @@ std::string_view prune_reason_name(PruneReason r); ///< "uneven", "error", "memo
 /// axes no tensor is sharded over: they cost the same).
 struct Candidate {
     std::vector<std::int64_t> sizes; ///< one per declared mesh axis, in declaration order
-    std::string mesh_text;           ///< "dp=8 tp=4" (axes of size 1 left out; "1 device")
-    std::size_t equivalents = 1;     ///< meshes of the class (this one included)
+    /// One per open dimension (SearchResult::open_dimensions): the mesh axis it is sharded
+    /// over, -1 replicated (an axis of size 1 counts as replicated). Empty without open markers.
+    std::vector<int> open_choice;
+    std::string mesh_text;       ///< "dp=8 tp=4" (axes of size 1 left out; "1 device")
+    std::size_t equivalents = 1; ///< meshes of the class (this one included)
     CandidateCost cost;
     std::optional<PruneReason> pruned;
     std::string reason; ///< pruned: why, in words; ranked (not the best): why it loses
@@ -92,19 +96,51 @@ struct SearchResult {
     std::optional<double> hbm_bytes;
     std::string hardware;
     std::size_t factorizations = 0; ///< meshes enumerated
-    std::size_t checked = 0;        ///< checks run (distinct effective sizes)
-    std::vector<Candidate> ranked;  ///< kept, best first; ranked[k].reason: why it loses
-    std::vector<Candidate> pruned;  ///< in enumeration order
+    /// The open dimensions (`W_{d f_?}`), keys "W f" in order of first occurrence, and the
+    /// axes each may choose (empty when none is open).
+    std::vector<std::string> open_dimensions;
+    std::vector<std::vector<std::string>> open_axes;
+    std::size_t open_assignments = 1; ///< choices per mesh (the product over the open dimensions)
+    /// mesh × assignment pairs dropped unchecked: a choice put one axis on two dimensions of
+    /// one tensor
+    std::size_t inconsistent = 0;
+    std::size_t checked = 0;       ///< checks run (distinct effective sizes)
+    std::vector<Candidate> ranked; ///< kept, best first; ranked[k].reason: why it loses
+    std::vector<Candidate> pruned; ///< in enumeration order
     bool interrupted = false;
     /// Problems that stop the search before it starts (parse-free: no mesh, no axes, an
     /// unknown --axes name or preset, a device count out of range): positioned where they
-    /// belong to the program (the mesh line), line 0 otherwise.
+    /// belong to the program (the mesh line), line 0 otherwise. A problem of the file itself
+    /// (an open dimension naming an axis the mesh lacks) carries its code (S102).
     std::vector<Diagnostic> problems;
 };
 
 /// Runs the search. Expectations (`expect` lines) are ignored: they describe the written
-/// sizes, and a candidate with other sizes moves other data.
+/// sizes, and a candidate with other sizes moves other data. With open dimensions (`f_?`,
+/// `f_{tp?}`; docs/reference.md "Open shardings") every mesh is tried with every consistent
+/// assignment of them (each one of its axes or replicated): the candidates are (mesh,
+/// assignment) pairs, pruned and ranked together.
 SearchResult search(const ast::Program& program, const SearchOptions& options);
+
+/// "W f→tp, x s→R": a candidate's choices for the open dimensions (empty without any).
+std::string open_choice_text(const SearchResult& result, const Candidate& candidate);
+
+/// What `check` does with open dimensions: every assignment (each open dimension one of its
+/// axes or replicated; beyond kMaxResolveAssignments, one dimension at a time from all
+/// replicated until nothing improves) is checked on the written mesh, and the cheapest one
+/// without errors (step time, then memory per device, then fewest sharded) is kept. `program`
+/// is the result with no open index left; `diagnostics` holds the note naming the choice
+/// (S402) and errors for axes the mesh lacks (S102).
+struct ResolvedOpen {
+    ast::Program program;
+    std::vector<std::string> keys;              ///< the open dimensions
+    std::vector<std::vector<std::string>> axes; ///< the axes each got (empty: replicated)
+    std::size_t checked = 0;                    ///< assignments checked
+    bool exhaustive = true;
+    std::vector<Diagnostic> diagnostics;
+};
+inline constexpr std::size_t kMaxResolveAssignments = 4096;
+ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& options);
 
 /// Every ordered k-tuple of positive integers whose product is n, lexicographic.
 std::vector<std::vector<std::int64_t>> factorizations(std::int64_t n, std::size_t k);

@@ -226,3 +226,39 @@ TEST_CASE("documents: where each math environment opens") {
     CHECK(doc.math[2].column == 20u); // code points: é is one
     CHECK(doc.math_regions == 3);
 }
+
+// Open shardings (`f_?`): the front door resolves them before the check; the tree as written
+// stays for the strategy search; check_program does the same for a tree parsed elsewhere.
+#include "parser/open.hpp"
+#include "semantics/search.hpp"
+
+TEST_CASE("check_source resolves open shardings and keeps the tree as written") {
+    const std::string text = "mesh dp=2 tp=4\ndim b=8 s=256 d=1024 f=4096\n"
+                             "h_{b_{dp} s f_?} = W^0_{f_{tp?} d} x_{b_{dp} s d}\n"
+                             "z_{b_{dp} s d} = W^1_{d f_{tp?}} phi(h_{b_{dp} s f_?})\n";
+    const auto c = shardscope::frontend::check_text("o.ein", text);
+    REQUIRE(c.checked);
+    CHECK(c.plan.errors() == 0);
+    CHECK_FALSE(shardscope::ast::has_open(c.parsed.program));
+    REQUIRE(c.open_program.has_value());
+    CHECK(shardscope::ast::has_open(c.written()));
+    bool note = false;
+    for (const auto& d : c.plan.diagnostics)
+        note = note || (d.code == "S402" && d.range.line == 3);
+    CHECK(note);
+    // The search reads the markers from written(), not the resolved tree.
+    shardscope::semantics::SearchOptions so;
+    so.devices = 8;
+    so.threads = 1;
+    CHECK(shardscope::semantics::search(c.written(), so).open_dimensions.size() == 3);
+    CHECK(shardscope::semantics::search(c.parsed.program, so).open_dimensions.empty());
+    // check_program: the same resolution in place, the note in the plan.
+    auto program = c.written();
+    const auto plan = shardscope::frontend::check_program(program, {});
+    CHECK_FALSE(shardscope::ast::has_open(program));
+    CHECK(program == c.parsed.program);
+    CHECK(plan.errors() == 0);
+    // Without markers nothing changes.
+    const auto plain = shardscope::frontend::check_text("p.ein", "mesh 2\ny_{b_0} = x_{b_0}\n");
+    CHECK_FALSE(plain.open_program.has_value());
+}

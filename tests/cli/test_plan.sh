@@ -75,6 +75,34 @@ check "interrupted search" 130 timeout --preserve-status -s INT 1 "$bin" plan "$
 contains "says it was interrupted" "$tmp/out" "(interrupted: the candidates checked so far)"
 contains "stderr says so" "$tmp/err" "shardscope: interrupted after"
 
+# Open shardings (docs/reference.md "Open shardings"): plan chooses them with the sizes, check
+# with the written mesh (note S402), exec runs check's choice, fmt keeps the markers.
+open_sample="$root/samples/open_shardings.ein"
+check "plan with open dimensions" 0 "$bin" plan "$open_sample" --devices 16
+contains "open summary" "$tmp/out" "× 12 choices of 3 open dimensions"
+contains "a row per open dimension" "$tmp/out" "W^0 f (open)"
+contains "the choice of #1" "$tmp/out" "h f (open)        tp"
+check "plan --json with open dimensions" 0 "$bin" plan "$open_sample" --devices 16 --json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [o["key"] for o in d["open_dimensions"]]==["h f","W^0 f","W^1 f"]; assert d["open_assignments"]==12; c=d["candidates"][0]["open"]; assert c["h f"]=="tp" and c["W^0 f"]=="tp"' "$tmp/out"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1)); echo "FAIL: plan --json lacks the open choices"; head -30 "$tmp/out"
+fi
+check "check resolves open dimensions" 0 "$bin" check "$open_sample"
+contains "the note names the choice" "$tmp/err" "h f → tp, W^0 f → tp, W^1 f → tp"
+contains "its code" "$tmp/err" "[S402]"
+contains "h needs no collective" "$tmp/out" "collectives: none"
+contains "z: one all-reduce over tp" "$tmp/out" "collectives: all-reduce(tp)"
+check "exec runs the resolved plan" 0 "$bin" exec --small "$open_sample"
+check "fmt keeps the markers" 0 "$bin" fmt --check "$open_sample"
+printf 'mesh tp=4\ny_{b f_{tp?}} = W_{f d} x_{b d}\nz_{b} = y_{b f_?} u_{f}\n' >"$tmp/conflict.ein"
+check "one dimension, two lists of axes" 1 "$bin" plan "$tmp/conflict.ein" --devices 4
+contains "P241 at its place" "$tmp/err" "conflict.ein:3:14"
+printf 'mesh tp=4\ndim b=4 f=8\ny_{b f_{tq?}} = x_{b f}\n' >"$tmp/unknown_open.ein"
+check "an open axis the mesh lacks (check)" 1 "$bin" check "$tmp/unknown_open.ein"
+contains "S102 names it" "$tmp/err" "may choose axis 'tq'"
+check "an open axis the mesh lacks (plan)" 1 "$bin" plan "$tmp/unknown_open.ein" --devices 4
+
 # docs/guide.md's example is what the tool prints (run from the repository root, as shown).
 (cd "$root" && "$bin" plan samples/strategy_search.ein --devices 64 --hbm 8GB) >"$tmp/guide_actual.txt" 2>/dev/null
 awk '/^\$ shardscope plan samples\/strategy_search.ein --devices 64 --hbm 8GB$/ {on=1; next} on && /^```/ {exit} on' \

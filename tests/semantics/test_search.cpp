@@ -2,6 +2,8 @@
 // explanations, against an exhaustive evaluation that re-parses each mesh as text.
 #include "helpers.hpp"
 
+#include "parser/open.hpp"
+#include "parser/visit.hpp"
 #include "semantics/search.hpp"
 
 #include "../read_file.hpp"
@@ -455,4 +457,228 @@ TEST_CASE("search: the sample strategy file") {
     CHECK(j["candidates"][0]["mesh"].size() == names.size());
     CHECK(j["candidates"][1].contains("why"));
     CHECK(j["factorizations"] == semantics::factorization_count(16, names.size()));
+}
+
+// ---- open shardings (`f_?`, `f_{tp?}`) ----------------------------------------------------------
+
+namespace {
+
+/// A program whose open dimensions are written `@1`, `@2`...: `open_text` puts the markers
+/// there, `written_text` one assignment's written axes (what a user would write by hand).
+const std::string kOpenMlp = R"(mesh dp=1 tp=1 sp=1
+dim b=64 s=512 d=1024 f=4096
+h_{b_{dp} s f@1} = W^0_{f@2 d'} x_{b_{dp} s d'}
+z_{b_{dp} s d} = W^1_{d f@3} phi(h_{b_{dp} s f@1})
+)";
+const std::vector<std::string> kOpenMlpMarkers = {"_?", "_{tp?}", "_{tp,sp?}"};
+const std::vector<std::vector<std::string>> kOpenMlpChoices = {
+    {"", "_{dp}", "_{tp}", "_{sp}"}, {"", "_{tp}"}, {"", "_{tp}", "_{sp}"}};
+
+const std::string kOpenFsdp = R"(mesh dp=1 fsdp=1 tp=1
+dim b=32 s=256 d=2048 f=8192
+dtype bf16
+A_{f_{tp} d} = W^0_{f_{tp} d@1}
+h_{b_{dp,fsdp} s f_{tp}} = A_{f_{tp} d} x_{b_{dp,fsdp} s d}
+y_{b_{dp,fsdp} s d@2} = W^1_{d f_{tp}} phi(h_{b_{dp,fsdp} s f_{tp}})
+)";
+const std::vector<std::string> kOpenFsdpMarkers = {"_{fsdp?}", "_{tp?}"};
+const std::vector<std::vector<std::string>> kOpenFsdpChoices = {{"", "_{fsdp}"}, {"", "_{tp}"}};
+
+std::string substitute(std::string text, const std::vector<std::string>& with) {
+    for (std::size_t k = 0; k < with.size(); ++k) {
+        const std::string at = "@" + std::to_string(k + 1);
+        for (auto p = text.find(at); p != std::string::npos; p = text.find(at))
+            text.replace(p, at.size(), with[k]);
+    }
+    return text;
+}
+
+/// Every mesh and every assignment written out as text, checked; the best time of those
+/// without errors or uneven shards.
+double exhaustive_open_best(const std::string& text,
+                            const std::vector<std::vector<std::string>>& choices,
+                            const std::vector<std::string>& names, std::int64_t devices) {
+    double best = -1;
+    std::vector<std::size_t> digit(choices.size(), 0);
+    for (bool more = true; more;) {
+        std::vector<std::string> with;
+        for (std::size_t v = 0; v < choices.size(); ++v)
+            with.push_back(choices[v][digit[v]]);
+        const double b = exhaustive_best(substitute(text, with), names, devices, std::nullopt);
+        if (b > 0 && (best < 0 || b < best)) best = b;
+        more = false;
+        for (std::size_t v = choices.size(); v-- > 0;) {
+            if (++digit[v] < choices[v].size()) {
+                more = true;
+                break;
+            }
+            digit[v] = 0;
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+TEST_CASE("search with open dimensions: the best equals an exhaustive evaluation of every mesh "
+          "and every assignment written out") {
+    struct Case {
+        const std::string* text;
+        const std::vector<std::string>* markers;
+        const std::vector<std::vector<std::string>>* choices;
+        std::int64_t devices;
+    };
+    for (const auto& c : {Case{&kOpenMlp, &kOpenMlpMarkers, &kOpenMlpChoices, 8},
+                          Case{&kOpenMlp, &kOpenMlpMarkers, &kOpenMlpChoices, 16},
+                          Case{&kOpenFsdp, &kOpenFsdpMarkers, &kOpenFsdpChoices, 8},
+                          Case{&kOpenFsdp, &kOpenFsdpMarkers, &kOpenFsdpChoices, 16}}) {
+        CAPTURE(*c.text);
+        CAPTURE(c.devices);
+        const std::string open = substitute(*c.text, *c.markers);
+        const auto names = axis_names(substitute(*c.text, std::vector<std::string>(9, "")));
+        semantics::SearchOptions o;
+        o.devices = c.devices;
+        const auto r = semantics::search(parse_text(open), o);
+        REQUIRE(r.problems.empty());
+        REQUIRE(r.open_dimensions.size() == c.markers->size());
+        std::size_t assignments = 1;
+        for (const auto& ch : *c.choices)
+            assignments *= ch.size();
+        CHECK(r.open_assignments == assignments);
+        // Every (mesh, assignment) pair is accounted for: in a class, or left out.
+        std::size_t pairs = r.inconsistent;
+        for (const auto& x : r.ranked)
+            pairs += x.equivalents;
+        for (const auto& x : r.pruned)
+            pairs += x.equivalents;
+        CHECK(pairs == r.factorizations * assignments);
+        const double best = exhaustive_open_best(*c.text, *c.choices, names, c.devices);
+        REQUIRE(best > 0);
+        REQUIRE(!r.ranked.empty());
+        CHECK(r.ranked.front().cost.time_s == rel(best));
+        // The markers find a strategy at least as good as the best one written without them
+        // (every open dimension replicated is one of the assignments).
+        const double replicated = exhaustive_best(
+            substitute(*c.text, std::vector<std::string>(9, "")), names, c.devices, std::nullopt);
+        CHECK(r.ranked.front().cost.time_s <= replicated * (1 + 1e-12));
+        for (const auto& x : r.ranked)
+            CHECK(x.open_choice.size() == c.markers->size());
+    }
+}
+
+TEST_CASE("search with open dimensions: the choices in the table and in JSON") {
+    const std::string open = substitute(kOpenMlp, kOpenMlpMarkers);
+    semantics::SearchOptions o;
+    o.devices = 8;
+    const auto r = semantics::search(parse_text(open), o);
+    REQUIRE(!r.ranked.empty());
+    CHECK(r.open_dimensions == std::vector<std::string>{"h f", "W^0 f", "W^1 f"});
+    CHECK(r.open_axes[0] == std::vector<std::string>{"dp", "tp", "sp"});
+    CHECK(r.open_axes[1] == std::vector<std::string>{"tp"});
+    // A choice of dp for h's f clashes with b on dp: left out unchecked.
+    CHECK(r.inconsistent > 0);
+    for (const auto& x : r.ranked)
+        CHECK(x.open_choice[0] != 0);
+    const auto text = semantics::format_search(r, "t.ein", 3);
+    CHECK(text.find("h f (open)") != std::string::npos);
+    CHECK(text.find("W^1 f (open)") != std::string::npos);
+    CHECK(text.find("choices of 3 open dimensions") != std::string::npos);
+    const auto j = semantics::search_to_json(r, "t.ein", 3);
+    REQUIRE(j["open_dimensions"].size() == 3);
+    CHECK(j["open_dimensions"][1]["key"] == "W^0 f");
+    const auto& best = j["candidates"][0]["open"];
+    REQUIRE(best.contains("h f"));
+    const int k = r.ranked.front().open_choice[0];
+    if (k < 0)
+        CHECK(best["h f"].is_null());
+    else
+        CHECK(best["h f"] == r.axis_names[static_cast<std::size_t>(k)]);
+    CHECK(semantics::open_choice_text(r, r.ranked.front()).find("h f→") == 0);
+}
+
+TEST_CASE("search with open dimensions: an open range that does not divide is pruned as uneven") {
+    const std::string text = "mesh dp=1 tp=1\ndim b=8 f=6 d=4\n"
+                             "y_{b_{dp} f_{tp?}} = W_{f_{tp?} d} x_{b_{dp} d}\n";
+    semantics::SearchOptions o;
+    o.devices = 4;
+    const auto r = semantics::search(parse_text(text), o);
+    REQUIRE(r.problems.empty());
+    bool uneven = false;
+    for (const auto& p : r.pruned)
+        if (p.pruned == semantics::PruneReason::Uneven &&
+            p.reason.find("open") != std::string::npos)
+            uneven = true;
+    CHECK(uneven);
+    for (const auto& x : r.ranked) // f=6 never on tp=4
+        for (int c : x.open_choice)
+            CHECK((c < 0 || x.sizes[static_cast<std::size_t>(c)] != 4));
+    // An axis the mesh does not declare is a problem, positioned at the marker.
+    const auto bad = semantics::search(parse_text("mesh dp=1 tp=1\nx_{b f_{tq?}} = y_{b f}\n"), o);
+    REQUIRE(bad.problems.size() == 1);
+    CHECK(bad.problems[0].message.find("tq") != std::string::npos);
+    CHECK(bad.problems[0].range.line == 2);
+}
+
+TEST_CASE("resolve_open: check's choice is the cheapest assignment on the written mesh") {
+    // The written mesh of kOpenMlp at dp=2 tp=2 sp=2.
+    std::string text = substitute(kOpenMlp, kOpenMlpMarkers);
+    text.replace(0, text.find('\n'), "mesh dp=2 tp=2 sp=2");
+    const auto program = parse_text(text);
+    const auto r = semantics::resolve_open(program, {});
+    CHECK(r.exhaustive);
+    CHECK(r.checked == 4 * 2 * 3);
+    CHECK_FALSE(ast::has_open(r.program));
+    REQUIRE(r.keys.size() == 3);
+    // The note names every choice.
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].code == "S402");
+    CHECK(r.diagnostics[0].severity == Severity::Note);
+    CHECK(r.diagnostics[0].message.find("h f → ") != std::string::npos);
+    CHECK(r.diagnostics[0].range.line == 3);
+    // The resolved program's cost is the minimum over every assignment written out.
+    const auto time_of = [](const ast::Program& p) {
+        const auto plan = semantics::check(p, {});
+        return plan.errors() > 0 ? -1.0 : semantics::evaluate(plan).time_s;
+    };
+    const double chosen = time_of(r.program);
+    REQUIRE(chosen > 0);
+    std::string base = kOpenMlp;
+    base.replace(0, base.find('\n'), "mesh dp=2 tp=2 sp=2");
+    double best = -1;
+    for (const auto& a : kOpenMlpChoices[0])
+        for (const auto& b : kOpenMlpChoices[1])
+            for (const auto& c : kOpenMlpChoices[2]) {
+                const double t = time_of(parse_text(substitute(base, {a, b, c})));
+                if (t > 0 && (best < 0 || t < best)) best = t;
+            }
+    CHECK(chosen == rel(best));
+    // One choice per dimension: h's f is the same at both of its occurrences.
+    std::vector<std::vector<std::string>> h_axes;
+    for (const auto& item : r.program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item))
+            ast::for_each_ref(*s, [&](const ast::TensorRef& t) {
+                if (t.name != "h") return;
+                std::vector<std::string> axes;
+                for (const auto& a : t.dims.at(2).parts.at(0).axes)
+                    axes.push_back(a.name);
+                h_axes.push_back(axes);
+            });
+    REQUIRE(h_axes.size() == 2);
+    CHECK(h_axes[0] == h_axes[1]);
+}
+
+TEST_CASE("resolve_open: an axis the mesh lacks is an error; no open marker changes nothing") {
+    const auto r = semantics::resolve_open(
+        parse_text("mesh dp=2 tp=2\ndim b=4 f=4\ny_{b f_{tq?}} = x_{b f}\n"), {});
+    bool error = false;
+    for (const auto& d : r.diagnostics)
+        error = error || (d.code == "S102" && d.severity == Severity::Error &&
+                          d.message.find("tq") != std::string::npos && d.range.line == 3);
+    CHECK(error);
+    CHECK_FALSE(ast::has_open(r.program));
+    const auto plain = parse_text("mesh dp=2\ny_{b_{dp}} = x_{b_{dp}}\n");
+    const auto same = semantics::resolve_open(plain, {});
+    CHECK(same.program == plain);
+    CHECK(same.diagnostics.empty());
+    CHECK(same.checked == 0);
 }
