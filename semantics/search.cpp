@@ -837,12 +837,12 @@ ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& optio
                 std::string all;
                 for (const auto& n : names)
                     all += (all.empty() ? "" : ", ") + n;
-                out.diagnostics.push_back({Severity::Error, std::string(code_name(Code::S102)), o.at,
-                                           "the open dimension " + o.key + " may choose axis '" +
-                                               a + "', which the mesh does not declare",
-                                           names.empty()
-                                               ? "declare a mesh (mesh tp=4) or remove the axis"
-                                               : "the mesh declares " + all});
+                out.diagnostics.push_back(
+                    {Severity::Error, std::string(code_name(Code::S102)), o.at,
+                     "the open dimension " + o.key + " may choose axis '" + a +
+                         "', which the mesh does not declare",
+                     names.empty() ? "declare a mesh (mesh tp=4) or remove the axis"
+                                   : "the mesh declares " + all});
                 continue;
             }
             if (std::find(c.begin(), c.end(), ks[0]) == c.end()) c.push_back(ks[0]);
@@ -950,7 +950,8 @@ ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& optio
                   ", one dimension at a time from all replicated (" + std::to_string(out.checked) +
                   " checks; more than " + std::to_string(kMaxResolveAssignments) +
                   " assignments to enumerate): a local optimum, not necessarily the cheapest";
-    out.diagnostics.push_back({Severity::Note, std::string(code_name(Code::S402)), open.front().at, message,
+    out.diagnostics.push_back({Severity::Note, std::string(code_name(Code::S402)), open.front().at,
+                               message,
                                "shardscope plan --devices N chooses them with the mesh sizes"});
     return out;
 }
