@@ -311,6 +311,39 @@ const semantics::TensorLayout* RankProgram<T>::stored_layout(const semantics::Re
 }
 
 template <class T>
+typename RankProgram<T>::SendRole
+RankProgram<T>::send_role(const semantics::Step& st, std::size_t axis, std::int64_t stage) const {
+    const int me = comm_.rank();
+    SendRole role{me, false, false};
+    for (const auto& [src, dst] : st.pairs) {
+        if (mesh_.coords(static_cast<int>(src)).at(axis) != stage) continue;
+        if (src == me) {
+            role.peer = static_cast<int>(dst);
+            role.sender = true;
+        }
+        if (dst == me) {
+            role.peer = static_cast<int>(src);
+            role.receiver = true;
+        }
+    }
+    if (role.sender && role.receiver)
+        throw ExecError("internal: rank " + std::to_string(me) + " both sends and receives " +
+                        st.tensor + " after stage " + std::to_string(stage));
+    return role;
+}
+
+template <class T>
+const Tensor<T>& RankProgram<T>::send_source(const SendRole& role, const std::string& tensor,
+                                             std::int64_t stage, const Tensor<T>& nothing) const {
+    if (!role.sender) return nothing;
+    const auto it = state_.find(tensor);
+    if (it == state_.end())
+        throw ExecError("internal: stage " + std::to_string(stage) + " sends " + tensor +
+                        ", which rank " + std::to_string(comm_.rank()) + " has not computed");
+    return it->second.local;
+}
+
+template <class T>
 void RankProgram<T>::pipeline_send(const semantics::RepeatBlock& b, std::int64_t stage) {
     const int me = comm_.rank();
     const auto axis = static_cast<std::size_t>(b.axis);
@@ -319,37 +352,14 @@ void RankProgram<T>::pipeline_send(const semantics::RepeatBlock& b, std::int64_t
         if (!layout)
             throw ExecError("internal: the pipeline sends " + st.tensor +
                             ", which its block does not store");
-        // The communicators' permute is a permutation of the ranks: a receiver sends its
-        // (unused) buffer back to its sender, so each pair is a swap.
-        int to = me, from = me;
-        bool sender = false, receiver = false;
-        for (const auto& [src, dst] : st.pairs) {
-            if (mesh_.coords(static_cast<int>(src)).at(axis) != stage) continue;
-            if (src == me) {
-                to = from = static_cast<int>(dst);
-                sender = true;
-            }
-            if (dst == me) {
-                to = from = static_cast<int>(src);
-                receiver = true;
-            }
-        }
-        if (sender && receiver)
-            throw ExecError("internal: rank " + std::to_string(me) + " both sends and receives " +
-                            st.tensor + " after stage " + std::to_string(stage));
+        const auto [peer, sender, receiver] = send_role(st, axis, stage);
+        const int to = peer, from = peer;
         const auto shape = local_shape(*layout, mesh_, coords_);
         const auto labels = labels_.labels_at(*layout);
         const std::int64_t count = elements(shape);
         Tensor<T> recv = ops_.zeros(shape, labels);
         const Tensor<T> nothing = ops_.zeros(shape, labels);
-        const Tensor<T>* send = &nothing; // a receiver sends zeros back
-        auto it = state_.find(st.tensor);
-        if (sender) {
-            if (it == state_.end())
-                throw ExecError("internal: stage " + std::to_string(stage) + " sends " + st.tensor +
-                                ", which rank " + std::to_string(me) + " has not computed");
-            send = &it->second.local;
-        }
+        const Tensor<T>* send = &send_source({peer, sender, receiver}, st.tensor, stage, nothing);
         // M micro-batches, each 1/M of the block (the last one the rest).
         const auto m = std::max<std::int64_t>(b.microbatches, 1);
         const std::int64_t part = (count + m - 1) / m;
@@ -604,7 +614,6 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
 template <class T>
 void RankProgram<T>::pipeline_send_micro(const semantics::RepeatBlock& b, const Micro& mb,
                                          std::int64_t stage, std::vector<double>& sent) {
-    const int me = comm_.rank();
     const auto axis = static_cast<std::size_t>(b.axis);
     for (std::size_t i = 0; i < b.sends.size(); ++i) {
         const auto& st = b.sends[i];
@@ -612,36 +621,14 @@ void RankProgram<T>::pipeline_send_micro(const semantics::RepeatBlock& b, const 
         if (!layout)
             throw ExecError("internal: the pipeline sends " + st.tensor +
                             ", which its block does not store");
-        // As pipeline_send: each pair a swap, a receiver sending zeros back.
-        int to = me, from = me;
-        bool sender = false, receiver = false;
-        for (const auto& [src, dst] : st.pairs) {
-            if (mesh_.coords(static_cast<int>(src)).at(axis) != stage) continue;
-            if (src == me) {
-                to = from = static_cast<int>(dst);
-                sender = true;
-            }
-            if (dst == me) {
-                to = from = static_cast<int>(src);
-                receiver = true;
-            }
-        }
-        if (sender && receiver)
-            throw ExecError("internal: rank " + std::to_string(me) + " both sends and receives " +
-                            st.tensor + " after stage " + std::to_string(stage));
+        const auto [peer, sender, receiver] = send_role(st, axis, stage);
+        const int to = peer, from = peer;
         const auto shape = local_shape(*layout, mesh_, coords_);
         const auto labels = labels_.labels_at(*layout);
         const auto count = static_cast<std::size_t>(elements(shape));
         Tensor<T> recv = ops_.zeros(shape, labels);
         const Tensor<T> nothing = ops_.zeros(shape, labels);
-        const Tensor<T>* send = &nothing;
-        auto it = state_.find(st.tensor);
-        if (sender) {
-            if (it == state_.end())
-                throw ExecError("internal: stage " + std::to_string(stage) + " sends " + st.tensor +
-                                ", which rank " + std::to_string(me) + " has not computed");
-            send = &it->second.local;
-        }
+        const Tensor<T>* send = &send_source({peer, sender, receiver}, st.tensor, stage, nothing);
         if (count > 0)
             comm_.world().permute(ops_.buffer(*send), ops_.writable(recv), count, dtype_of<T>(), to,
                                   from);

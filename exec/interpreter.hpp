@@ -197,6 +197,18 @@ private:
     Tensor<T> keep_part(const semantics::StatementPlan& sp, const semantics::Step& st, Tensor<T> x,
                         const semantics::TensorLayout& from, const semantics::TensorLayout& to,
                         const std::vector<int>& owner, const std::vector<int>& holder);
+    /// This rank's part in send `st` after stage `stage` along mesh axis `axis`: the rank it
+    /// exchanges with (itself when it takes no part) and whether it sends or receives. The
+    /// communicators' permute is a permutation of the ranks, so each pair is a swap: a
+    /// receiver sends its (unused) buffer back.
+    struct SendRole {
+        int peer = 0;
+        bool sender = false, receiver = false;
+    };
+    SendRole send_role(const semantics::Step& st, std::size_t axis, std::int64_t stage) const;
+    /// What a rank of `role` sends of `tensor`: its stored block, or `nothing` (a receiver).
+    const Tensor<T>& send_source(const SendRole& role, const std::string& tensor,
+                                 std::int64_t stage, const Tensor<T>& nothing) const;
     /// A pipelined block's sends after stage `stage` (each send's pairs from that stage), in
     /// the block's micro-batches: each moves 1/M of the carried tensor's block.
     void pipeline_send(const semantics::RepeatBlock& b, std::int64_t stage);
