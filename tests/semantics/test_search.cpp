@@ -682,3 +682,48 @@ TEST_CASE("resolve_open: an axis the mesh lacks is an error; no open marker chan
     CHECK(same.diagnostics.empty());
     CHECK(same.checked == 0);
 }
+
+TEST_CASE("resolve_open: beyond kMaxResolveAssignments, one dimension at a time (separable: "
+          "the optimum)") {
+    // 13 statements, each with one open dimension of two choices: 2^13 = 8192 assignments,
+    // over the limit. Each y_k is cheapest sharded over tp (as its input is: no gather), and
+    // the statements do not interact, so the local search must reach every y_k f -> tp.
+    std::string text = "mesh tp=2\ndim b=64 f=4096\n";
+    for (int k = 0; k < 13; ++k) {
+        const std::string n = std::to_string(k);
+        text += "y" + n + "_{b f_{tp?}} = relu(x" + n + "_{b f_{tp}})\n";
+    }
+    const auto r = semantics::resolve_open(parse_text(text), {});
+    CHECK_FALSE(r.exhaustive);
+    CHECK(r.checked > 13);
+    CHECK(r.checked < semantics::kMaxResolveAssignments);
+    REQUIRE(r.axes.size() == 13);
+    for (const auto& a : r.axes)
+        CHECK(a == std::vector<std::string>{"tp"});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].code == "S402");
+    CHECK(r.diagnostics[0].message.find("local optimum") != std::string::npos);
+    const auto plan = semantics::check(r.program, {});
+    CHECK(plan.errors() == 0);
+    for (const auto& s : plan.statements)
+        CHECK_MESSAGE(s.collectives.empty(), s.source);
+}
+
+TEST_CASE("resolve_open: a marker inside a repeat body is one choice for every layer") {
+    // The carried h enters sharded over tp; left open in the body, replicated would store it in
+    // another layout than it enters with (S152), so tp is the only choice without errors.
+    const auto r = semantics::resolve_open(parse_text("mesh tp=2\ndim b=8 f=16\n"
+                                                      "h_{b f_{tp}} = u_{b f_{tp}}\n"
+                                                      "repeat l=3\n"
+                                                      "  h_{b f_{tp?}} = relu(h_{b f_{tp}})\n"
+                                                      "end\n"),
+                                           {});
+    CHECK(r.exhaustive);
+    REQUIRE(r.axes.size() == 1);
+    CHECK(r.axes[0] == std::vector<std::string>{"tp"});
+    CHECK_FALSE(ast::has_open(r.program));
+    const auto plan = semantics::check(r.program, {});
+    CHECK(plan.errors() == 0);
+    REQUIRE(plan.repeats.size() == 1);
+    CHECK(plan.repeats[0].count == 3);
+}
