@@ -76,6 +76,17 @@ void misspelt_tensor_notes(semantics::Plan& plan) {
         }
 }
 
+/// Open shardings chosen as `check` chooses them, at the declared sizes, whatever `options`
+/// say of sizes: `exec --small`, `export --small` and their references run the layouts chosen
+/// for the real sizes at small ones, instead of choosing again for the small ones.
+semantics::ResolvedOpen resolve_at_declared_sizes(const ast::Program& program,
+                                                  const semantics::CheckOptions& options) {
+    auto at_declared = options;
+    at_declared.small_defaults = false;
+    at_declared.ignore_dims = false;
+    return semantics::resolve_open(program, at_declared);
+}
+
 } // namespace
 
 CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::CheckOptions options,
@@ -98,7 +109,7 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
         // and a rewritten index prints differently.)
         std::vector<Diagnostic> resolved;
         if (ast::has_open(out.parsed.program)) {
-            auto r = semantics::resolve_open(out.parsed.program, options);
+            auto r = resolve_at_declared_sizes(out.parsed.program, options);
             out.open_program = std::move(out.parsed.program);
             out.parsed.program = std::move(r.program);
             resolved = std::move(r.diagnostics);
@@ -122,12 +133,7 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
 
 semantics::Plan check_program(ast::Program& program, const semantics::CheckOptions& options) {
     if (!ast::has_open(program)) return semantics::check(program, options);
-    // Chosen as `check` chooses them, at the declared sizes (exec --small runs the same
-    // layouts at small sizes instead of choosing again for them).
-    auto at_declared = options;
-    at_declared.small_defaults = false;
-    at_declared.ignore_dims = false;
-    auto r = semantics::resolve_open(program, at_declared);
+    auto r = resolve_at_declared_sizes(program, options);
     program = std::move(r.program);
     semantics::Plan plan = semantics::check(program, options);
     plan.diagnostics.insert(plan.diagnostics.begin(), r.diagnostics.begin(), r.diagnostics.end());
