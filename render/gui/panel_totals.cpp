@@ -54,15 +54,26 @@ void MainView::totals_panel(const ViewInput& in) {
         row("step time", format_seconds(t.step_s),
             pp.pipelined ? "compute + exposed communication + pipeline bubble"
                          : "compute + exposed communication");
-        if (pp.pipelined) {
+        // One pipeline: its row. Several (t.pipeline then sums their bubbles): the sum, then
+        // each pipeline with its own stages, micro-batches and schedule.
+        const auto schedule = [](const semantics::PipelineTotals& p) {
             char what[160];
             std::snprintf(what, sizeof what,
                           "%s: %lld stages x %lld layers, %lld micro-batches, %s; %.1f%% idle",
-                          pp.axis.c_str(), static_cast<long long>(pp.stages),
-                          static_cast<long long>(pp.layers_per_stage),
-                          static_cast<long long>(pp.microbatches), pp.schedule.c_str(),
-                          100 * pp.bubble_fraction);
-            row("pipeline bubble", format_seconds(pp.bubble_s), what);
+                          p.axis.c_str(), static_cast<long long>(p.stages),
+                          static_cast<long long>(p.layers_per_stage),
+                          static_cast<long long>(p.microbatches), p.schedule.c_str(),
+                          100 * p.bubble_fraction);
+            return std::string(what);
+        };
+        if (pp.pipelined && t.pipelines.size() <= 1)
+            row("pipeline bubble", format_seconds(pp.bubble_s), schedule(pp).c_str());
+        if (pp.pipelined && t.pipelines.size() > 1) {
+            row("pipeline bubble", format_seconds(pp.bubble_s),
+                (std::to_string(t.pipelines.size()) + " pipelines, their bubbles added").c_str());
+            for (std::size_t k = 0; k < t.pipelines.size(); ++k)
+                row(("  pipeline " + std::to_string(k + 1)).c_str(),
+                    format_seconds(t.pipelines[k].bubble_s), schedule(t.pipelines[k]).c_str());
         }
         row("compute", format_seconds(t.compute_s),
             t.recompute_s > 0 ? "includes the recomputed forward" : "");

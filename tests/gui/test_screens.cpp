@@ -769,6 +769,29 @@ TEST_CASE("gui: the totals panel shows time, traffic and the memory bar against 
     CHECK(dump.find("pp: 4 stages x 8 layers, 16 micro-batches, 1f1b; 15.8% idle") !=
           std::string::npos);
     CHECK(dump.find("the forward as written + the backward grad derives") != std::string::npos);
+
+    // Two pipelined blocks, each its own pipeline: their sum, then one row each with its own
+    // stages, micro-batches and schedule.
+    const auto two = dir / "two_pipelines.ein";
+    {
+        std::ofstream f(two);
+        f << "mesh pp=2\ndim b=8 d=16\nh_{b d} = x_{b d}\n"
+             "repeat l_{pp}=2 microbatches=2 schedule=gpipe\n  h_{b d} = relu(h_{b d})\nend\n"
+             "g_{b d} = h_{b d}\n"
+             "repeat k_{pp}=4 microbatches=4 schedule=1f1b\n  g_{b d} = relu(g_{b d})\nend\n";
+    }
+    const auto text4 = dir / "two_pipelines.txt";
+    gui_script(dir, "--panel totals " + two.string(), "dump:" + text4.string() + ";wait",
+               dir / "two_pipelines.png");
+    dump = panel(test::read_file(text4));
+    CHECK_MESSAGE(dump.find("2 pipelines, their bubbles added") != std::string::npos, dump);
+    CHECK_MESSAGE(dump.find("pipeline 1") != std::string::npos, dump);
+    CHECK_MESSAGE(dump.find("pp: 2 stages x 1 layers, 2 micro-batches, gpipe; 33.3% idle") !=
+                      std::string::npos,
+                  dump);
+    CHECK_MESSAGE(dump.find("pp: 2 stages x 2 layers, 4 micro-batches, 1f1b; 20.0% idle") !=
+                      std::string::npos,
+                  dump);
 }
 
 TEST_CASE("gui: the compare panel searches on a worker thread and shows a candidate's plan") {
