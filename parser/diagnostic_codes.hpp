@@ -162,6 +162,7 @@ namespace shardscope {
     X(S400, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "as written the statement needs these collectives; another plan is cheaper at these sizes") \
     X(S401, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "not computable as written: the cheapest fix was chosen (the next one named)") \
     X(S402, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "open shardings (`f_?`) resolved: the cheapest consistent choice for the written mesh, named") \
+    X(S403, Error, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "`plan`: the open dimensions allow more than 65536 assignments per mesh, too many to enumerate") \
     X(S500, Warning, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "a range does not divide by its shard count: uneven shards") \
     X(S501, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "indices with no declared range got a default") \
     X(S999, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "statements, or the whole program, not checked because of syntax errors") \

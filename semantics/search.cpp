@@ -528,11 +528,12 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
         }
         for (std::size_t v = 0; v < var_choices.size(); ++v) {
             if (result.open_assignments > (std::size_t{1} << 16) / var_choices[v].size()) {
-                result.problems.push_back(problem(
-                    "the open dimensions allow more than 65536 assignments per mesh",
-                    "narrow the markers to the axes that make sense (f_{tp?}) or write some "
-                    "shardings out",
-                    open.front().at));
+                auto d = problem("the open dimensions allow more than 65536 assignments per mesh",
+                                 "narrow the markers to the axes that make sense (f_{tp?}) or "
+                                 "write some shardings out",
+                                 open.front().at);
+                d.code = code_name(Code::S403); // the file's mistake, not the options'
+                result.problems.push_back(std::move(d));
                 return result;
             }
             result.open_assignments *= var_choices[v].size();

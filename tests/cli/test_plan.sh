@@ -42,6 +42,13 @@ printf 'mesh tp=1\ndim f=6 d=4\ny_{f_{tp}} = W_{f_{tp} d} x_{d}\n' >"$tmp/uneven
 check "every mesh pruned" 1 "$bin" plan "$tmp/uneven.ein" --devices 4
 contains "says why" "$tmp/out" "f=6 does not divide by tp = 4"
 contains "no factorization divides" "$tmp/err" "no factorization of 4 devices over tp divides the ranges sharded over them"
+# 17 open dimensions of two choices each: 131072 assignments, more than the search enumerates.
+{
+    printf 'mesh tp=1\ndim b=8 f=8\n'
+    for k in $(seq 1 17); do printf 'y%s_{b f_{tp?}} = x%s_{b f}\n' "$k" "$k"; done
+} >"$tmp/many_open.ein"
+check "too many open assignments" 1 "$bin" plan "$tmp/many_open.ein" --devices 2
+contains "too many open assignments message" "$tmp/err" "the open dimensions allow more than 65536 assignments per mesh"
 check "every mesh pruned for memory" 1 "$bin" plan "$sample" --devices 8 --hbm 1kB
 contains "no mesh left" "$tmp/err" "no mesh of 8 devices is left: every one was pruned"
 contains "memory reason" "$tmp/out" "more than 1 kB"
