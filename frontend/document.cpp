@@ -76,17 +76,6 @@ void misspelt_tensor_notes(semantics::Plan& plan) {
         }
 }
 
-/// Open shardings chosen as `check` chooses them, at the declared sizes, whatever `options`
-/// say of sizes: `exec --small`, `export --small` and their references run the layouts chosen
-/// for the real sizes at small ones, instead of choosing again for the small ones.
-semantics::ResolvedOpen resolve_at_declared_sizes(const ast::Program& program,
-                                                  const semantics::CheckOptions& options) {
-    auto at_declared = options;
-    at_declared.small_defaults = false;
-    at_declared.ignore_dims = false;
-    return semantics::resolve_open(program, at_declared);
-}
-
 } // namespace
 
 CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::CheckOptions options,
@@ -129,6 +118,14 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
     std::stable_sort(out.plan.diagnostics.begin(), out.plan.diagnostics.end(),
                      [](const auto& a, const auto& b) { return a.range.line < b.range.line; });
     return out;
+}
+
+semantics::ResolvedOpen resolve_at_declared_sizes(const ast::Program& program,
+                                                  const semantics::CheckOptions& options) {
+    auto at_declared = options;
+    at_declared.small_defaults = false;
+    at_declared.ignore_dims = false;
+    return semantics::resolve_open(program, at_declared);
 }
 
 semantics::Plan check_program(ast::Program& program, const semantics::CheckOptions& options) {

@@ -7,6 +7,7 @@
 #include "parser/source.hpp"
 #include "semantics/checker.hpp"
 #include "semantics/plan.hpp"
+#include "semantics/search.hpp"
 
 #include <memory>
 #include <optional>
@@ -39,6 +40,13 @@ struct CheckedText {
 CheckedText check_source(std::shared_ptr<const SourceFile> source,
                          semantics::CheckOptions options = {},
                          semantics::CheckCache* cache = nullptr);
+
+/// Open shardings (`f_?`) chosen as `check` chooses them, at the declared sizes whatever
+/// `options` say of sizes: `exec --small`, `export --small`, `grad --small` and their
+/// references run the layouts chosen for the real sizes at small ones, instead of choosing
+/// again for the small ones.
+semantics::ResolvedOpen resolve_at_declared_sizes(const ast::Program& program,
+                                                  const semantics::CheckOptions& options);
 
 /// semantics::check of a tree the caller parsed (exec, export), with its open shardings
 /// (`f_?`) resolved in place first as check_source resolves them: `program` becomes the

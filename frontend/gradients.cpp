@@ -1,5 +1,7 @@
 #include "frontend/gradients.hpp"
 
+#include "frontend/document.hpp"
+
 #include "parser/diagnostic_codes.hpp"
 #include "parser/open.hpp"
 #include "parser/parser.hpp"
@@ -28,7 +30,7 @@ GradResult derive_gradients(const SourceFile& forward, const semantics::GradOpti
     if (ast::has_open(parsed.program)) {
         // Open shardings (`f_?`): the gradients of the resolved program (the choice check
         // makes, note S402), whose canonical text stands for the forward.
-        auto resolved = semantics::resolve_open(parsed.program, co);
+        auto resolved = resolve_at_declared_sizes(parsed.program, co);
         const SourceFile file(forward.name(), parser::print(resolved.program));
         GradResult out = derive_gradients(file, options);
         out.diagnostics.insert(out.diagnostics.begin(), resolved.diagnostics.begin(),
