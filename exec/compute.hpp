@@ -59,6 +59,9 @@ public:
     /// Seconds a device has spent on this compute's work so far (kernels and GEMMs, timed
     /// by CUDA events, transfers excluded); 0 on the host.
     virtual double device_seconds() const { return 0; }
+    /// Returns once the work queued so far is complete (a device queues it asynchronously;
+    /// a timer stopped before this measures only the launches).
+    virtual void synchronize() {}
 };
 
 /// kernels.hpp on this thread; tensors stay in their `data` (upload moves, nothing copies).

@@ -349,6 +349,7 @@ public:
         collect();
         return seconds_;
     }
+    void synchronize() override { c_.sync(); }
 
     Tensor<T> upload(Tensor<T> x) override {
         if (x.on_device()) throw ExecError("internal: uploading a tensor already on the GPU");
