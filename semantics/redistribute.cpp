@@ -381,7 +381,8 @@ LayoutState apply_move(const LayoutState& s, const Move& m) {
         out.partial[static_cast<std::size_t>(m.axes.front())] = m.op;
         break;
     case MoveKind::Permute:
-        break; // the caller replaces the state by the permute's target
+        if (!m.target.partial.empty()) out = m.target; // else the caller replaces the state
+        break;
     }
     return out;
 }
@@ -529,9 +530,56 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     for (std::size_t k = 0; k < moved_axis.size(); ++k)
         if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
     std::sort(m.pairs.begin(), m.pairs.end());
+    m.target = to;
     m.bytes = largest * p.elem_bytes;
     price(p, from, m);
     return m;
+}
+
+std::vector<LayoutState> relabelled_layouts(const RedistributionProblem& p, const LayoutState& s) {
+    std::vector<LayoutState> out;
+    if (std::any_of(s.partial.begin(), s.partial.end(), [](char c) { return c != 0; })) return out;
+    std::vector<int> slots; // the axes in use, atom by atom
+    for (const auto& a : s.axes)
+        slots.insert(slots.end(), a.begin(), a.end());
+    std::vector<int> free; // every axis that could shard: size > 1
+    for (std::size_t k = 0; k < p.axis_sizes.size(); ++k)
+        if (p.axis_sizes[k] > 1) free.push_back(static_cast<int>(k));
+    // Bounded: up to 4 slots over up to 6 axes (360 assignments at most).
+    if (slots.empty() || slots.size() > 4 || free.size() > 6 || slots.size() > free.size())
+        return out;
+    auto size_of = [&](const std::vector<int>& axes) {
+        std::int64_t n = 1;
+        for (int k : axes)
+            n *= p.axis_sizes[static_cast<std::size_t>(k)];
+        return n;
+    };
+    std::vector<int> pick;
+    std::vector<char> used(p.axis_sizes.size(), 0);
+    std::function<void()> assign = [&] {
+        if (pick.size() == slots.size()) {
+            LayoutState t = s;
+            std::size_t at = 0;
+            for (auto& a : t.axes) {
+                const auto want = size_of(a);
+                for (auto& k : a)
+                    k = pick[at++];
+                if (size_of(a) != want) return;
+            }
+            if (!(t == s)) out.push_back(std::move(t));
+            return;
+        }
+        for (int k : free) {
+            if (used[static_cast<std::size_t>(k)]) continue;
+            used[static_cast<std::size_t>(k)] = 1;
+            pick.push_back(k);
+            assign();
+            pick.pop_back();
+            used[static_cast<std::size_t>(k)] = 0;
+        }
+    };
+    assign();
+    return out;
 }
 
 std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& to) {
@@ -588,7 +636,10 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
         if (!moves.empty() && collectives <= 1 && resizing == 0) return moves;
     }
     // Dijkstra over layouts. Moves are priced where they apply; a permute goes straight to
-    // the target. Bounded: a mesh of many axes falls back to the axis-by-axis order.
+    // the target, or to a layout of the same blocks with the mesh axes reassigned, from which
+    // a collective over another axis finishes (mesh 2x4, i_{01} -> i_1: a permute to i_{10},
+    // then an all-gather over axis 0, 2.5x fewer bytes than gathering axis 1 and permuting).
+    // Bounded: a mesh of many axes falls back to the axis-by-axis order.
     struct Node {
         Cost cost;
         LayoutState state;
@@ -604,8 +655,9 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
     nodes.push_back({Cost{}, from, -1, {}});
     best[from] = Cost{};
     open.push(0);
-    int expanded = 0, permutes = 0, found = -1;
-    constexpr int kMaxExpanded = 4096, kMaxPermutes = 64;
+    int expanded = 0, permutes = 0, relabels = 0, found = -1;
+    constexpr int kMaxExpanded = 4096, kMaxPermutes = 64, kMaxRelabels = 64;
+    const bool relabel = device_count(p) <= 256;
     while (!open.empty() && expanded < kMaxExpanded) {
         const int at = open.top();
         open.pop();
@@ -635,6 +687,12 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
             ++permutes;
             if (auto m = permute_move(p, cur.state, to)) relax(std::move(*m), to);
         }
+        if (relabel && relabels < kMaxRelabels)
+            for (auto& t : relabelled_layouts(p, cur.state)) {
+                if (t == to || relabels >= kMaxRelabels) continue;
+                ++relabels;
+                if (auto m = permute_move(p, cur.state, t)) relax(std::move(*m), std::move(t));
+            }
     }
     std::optional<std::vector<Move>> out;
     if (found >= 0) {
@@ -651,7 +709,7 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
         for (auto& m : moves) {
             if (!move_applies(s, m)) return std::optional<std::vector<Move>>{};
             price(p, s, m);
-            s = m.kind == MoveKind::Permute ? to : apply_move(s, m);
+            s = m.kind == MoveKind::Permute && m.target.partial.empty() ? to : apply_move(s, m);
         }
         if (!(s == to)) return std::optional<std::vector<Move>>{};
         return std::optional<std::vector<Move>>{std::move(moves)};

@@ -52,6 +52,9 @@ struct Move {
     /// sends the part of its block that is the destination's target block.
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
     std::vector<int> permute_axes; ///< Permute: the mesh axes whose coordinates differ in a pair
+    /// Permute: the layout it produces (the search's target, or a layout on the way whose
+    /// blocks have the target's sizes with the mesh axes reassigned, e.g. i_{01} -> i_{10}).
+    LayoutState target;
     /// Over an axis of size 1 nothing moves: the step is a local relabelling.
     bool local = false;
     double bytes = 0;  ///< per device (the busiest), as collective_bytes prices it
@@ -102,6 +105,11 @@ std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& 
 /// search (over 1024 devices).
 std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
                                  const LayoutState& to);
+
+/// The layouts a permute can reach from `s` on the way: the same blocks' sizes, the mesh axes
+/// that shard them reassigned (the atoms keep how many axes they have, each atom the product
+/// of its axes' sizes). `s` itself is not among them; empty when `s` is partial.
+std::vector<LayoutState> relabelled_layouts(const RedistributionProblem& p, const LayoutState& s);
 
 /// Every device's block under `s`: per row-major mesh coordinate, per atom, its range.
 std::vector<std::vector<Range>> device_blocks(const RedistributionProblem& p, const LayoutState& s);

@@ -140,9 +140,10 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         }
         case MoveKind::Permute: {
             FlatMap<IndexId, AxisList> sharding;
+            const LayoutState& after = m.target.partial.empty() ? to : m.target;
             for (std::size_t a = 0; a < atoms.size(); ++a)
-                if (!to.axes[a].empty())
-                    for (int ax : to.axes[a])
+                if (!after.axes[a].empty())
+                    for (int ax : after.axes[a])
                         sharding[atoms[a]].push_back(ax);
             permute(have, sharding, m.pairs, m.permute_axes, m.bytes, m.time_s, why);
             break;

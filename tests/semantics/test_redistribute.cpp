@@ -151,12 +151,14 @@ std::string simulate(const RedistributionProblem& p, const LayoutState& from, co
     for (const auto& m : moves) {
         auto next = held;
         if (m.kind == MoveKind::Permute) {
+            // Its own target (a layout on the way), or the plan's (a permute made by hand).
+            const LayoutState& after = m.target.partial.empty() ? to : m.target;
             std::set<std::int64_t> receivers;
             for (const auto& [src, dst] : m.pairs) {
                 const auto s = position_of(src), d = position_of(dst);
                 if (!receivers.insert(d).second) return "a device receives twice";
                 // The destination's target block must be inside what the source holds.
-                const auto want = expected(p, to, coords_of(p.axis_sizes, d));
+                const auto want = expected(p, after, coords_of(p.axis_sizes, d));
                 const auto& have = held[static_cast<std::size_t>(s)];
                 for (std::size_t a = 0; a < want.size(); ++a)
                     for (auto x : want[a])
@@ -168,7 +170,7 @@ std::string simulate(const RedistributionProblem& p, const LayoutState& from, co
             for (std::int64_t d = 0; d < n; ++d) {
                 if (receivers.count(d)) continue;
                 // Stays: keeps its own part.
-                const auto want = expected(p, to, coords_of(p.axis_sizes, d));
+                const auto want = expected(p, after, coords_of(p.axis_sizes, d));
                 auto& h = next[static_cast<std::size_t>(d)];
                 for (std::size_t a = 0; a < want.size(); ++a)
                     for (auto x : want[a])
@@ -502,6 +504,41 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
         REQUIRE(plan->size() == 1);
         CHECK(plan->front().kind == MoveKind::Permute);
         CHECK(plan->front().bytes == 128 * 512 * 4); // one target block, not half the tensor
+    }
+}
+
+TEST_CASE("redistribution: a permute to a layout on the way, then a collective") {
+    SUBCASE("the layouts a permute can reach keep each index's number of blocks") {
+        auto p = problem({2, 4}, {1024, 1024});
+        // i_{01}: i_{10} only (8 blocks either way); i_0: none (axis 1 has 4 devices).
+        CHECK(relabelled_layouts(p, LayoutState{{{0, 1}, {}}, {0, 0}}) ==
+              std::vector<LayoutState>{LayoutState{{{1, 0}, {}}, {0, 0}}});
+        CHECK(relabelled_layouts(p, LayoutState{{{0}, {}}, {0, 0}}).empty());
+        // On 2x2 a shard may move to the other axis, or the two indices swap axes.
+        auto q = problem({2, 2}, {8, 8});
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {1}}, {0, 0}}) ==
+              std::vector<LayoutState>{LayoutState{{{1}, {0}}, {0, 0}}});
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {0, 0}}) ==
+              std::vector<LayoutState>{LayoutState{{{1}, {}}, {0, 0}}});
+        // A partial layout: no permute applies.
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {0, 's'}}).empty());
+    }
+    SUBCASE("issue 19: the minor axis of i_{01} gathered, axis 1 kept (XLA's bytes, not 2.5x)") {
+        auto p = problem({2, 4}, {1024, 1024});
+        const LayoutState from{{{0, 1}, {}}, {0, 0}}, to{{{1}, {}}, {0, 0}};
+        const auto plan = plan_redistribution(p, from, to);
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 2);
+        CHECK((*plan)[0].kind == MoveKind::Permute);
+        CHECK((*plan)[0].target == LayoutState{{{1, 0}, {}}, {0, 0}});
+        CHECK((*plan)[1].kind == MoveKind::AllGather);
+        CHECK((*plan)[1].axes == std::vector<int>{0});
+        CHECK((*plan)[0].bytes + (*plan)[1].bytes == 2 * 128 * 1024 * 4); // 1.05 MB, was 2.62
+        CHECK(simulate(p, from, to, *plan).empty());
+        // The simulation holds a permute to its own target: to the final layout it fails.
+        auto wrong = *plan;
+        wrong[0].target = to;
+        CHECK_FALSE(simulate(p, from, to, wrong).empty());
     }
 }
 
