@@ -135,7 +135,7 @@ namespace shardscope {
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
     X(S141, Error, "References (S1xx)", "the sides of a chain of products list different tensors (a chain moves tensors; it computes nothing)") \
-    X(S142, Error, "References (S1xx)", "a chain of products in which a second tensor changes (a chain moves one tensor; the other factors are context)") \
+    X(S142, Error, "References (S1xx)", "a chain of products in which a tensor written twice changes (a chain moves each tensor once; since issue 19 every other factor that changes moves)") \
     X(S150, Error, "References (S1xx)", "a pipelined `repeat l_{pp}=N` whose N layers do not divide into the stages of the mesh axis") \
     X(S151, Error, "References (S1xx)", "a tensor a `repeat` body carries from layer to layer is not defined before the block") \
     X(S152, Error, "References (S1xx)", "a carried tensor leaves the `repeat` body in another layout than it entered with") \
