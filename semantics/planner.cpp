@@ -251,7 +251,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                          "written order, or drop the label");
         }
 
-    return Planned{std::move(sp), std::move(*result)};
+    return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
 }
 
 } // namespace shardscope::semantics::detail

@@ -279,6 +279,8 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
         step_collectives.push_back(std::move(cols));
     }
     result_id = moving.front().cur.id;
+    for (std::size_t m = 1; m < moving.size(); ++m)
+        moved_also.push_back(std::move(moving[m].cur));
     return moving.front().cur;
 }
 

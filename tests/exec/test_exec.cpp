@@ -109,9 +109,9 @@ exec::ExecReport execute_plan(const Checked& c, const ExecOptions& options, std:
     return {};
 }
 
-/// The factors a chain of products moves besides the one it stores, which exec compares with
-/// their input's block (RankProgram::check_moved_factors): the last value of each, no step
-/// reads it, a program input (no earlier statement stores it), not partial.
+/// The factors a chain of products moves besides its result, which exec compares with their
+/// input's block (RankProgram::store_moved_factors): the last value of each, no step reads
+/// it, a program input (no earlier statement stores it), not partial.
 long moved_factors(const semantics::Plan& plan, std::size_t s) {
     const auto& sp = plan.statements.at(s);
     long n = 0;
@@ -1229,6 +1229,15 @@ TEST_CASE("constructs: a chain of products that moves two tensors") {
         CHECK_MESSAGE(ran(r.statement(0)) == "all-gather(0), all-gather(1)", r.text());
         CHECK_MESSAGE(r.statement(0).target == "A", r.text());
         CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+    }
+    SUBCASE("the second tensor, defined before, is stored moved and read after") {
+        const auto r = run_both("mesh 2x2\ndim i=8 j=4 k=6\nB_{j k_1} = E_{j k_1}\n"
+                                "A_{i_0 j} B_{j k_1} -> A_{i j} B_{j k}\n"
+                                "z_{i k} = A_{i j} B_{j k}\n"
+                                "u_{j k} = relu(B_{j k})\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-gather(0), all-gather(1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "none", r.text());
+        CHECK_MESSAGE(ran(r.statement(3)) == "none", r.text());
     }
     SUBCASE("uneven shards, an all-to-all and a gather, over two arrows") {
         const auto r =

@@ -239,6 +239,22 @@ TEST_CASE("chain of products: every arrow moves the tensors that change on it") 
     }
 }
 
+TEST_CASE("chain of products: every moved tensor is defined in its last layout") {
+    // B is an input read in two layouts without the chain's definition (S217); with it, a
+    // later use sees B replicated, as the chain left it.
+    const auto c = run(kTwo + "A_{i_0 j} B_{j k_0} -> A_{ij} B_{jk}\n"
+                              "z_{ik} = A_{ij} B_{jk}\nexpect none\n");
+    CHECK_MESSAGE(c.plan.errors() == 0, c.text());
+    CHECK_MESSAGE(c.plan.warnings() == 0, c.text());
+    CHECK_MESSAGE(find_code(c.plan, "S217") == nullptr, c.text());
+    // A use without subscripts inherits the moved layout: B_{j_0 k} stays cut on j, and a
+    // replicated result gathers it.
+    const auto inherit = run(kTwo + "A_{i_0 j} B_{j k_0} -> A_{ij} B_{j_0 k}\n"
+                                    "u_{jk} = relu(B_{jk})\nexpect all-gather(0)\n");
+    CHECK_MESSAGE(inherit.plan.errors() == 0, inherit.text());
+    CHECK_MESSAGE(cols(stmt(inherit, "u")) == "all-gather(0)", inherit.text());
+}
+
 TEST_CASE("chain of products: a label describes every moved tensor's step, in written order") {
     SUBCASE("one collective per moved tensor, listed") {
         const auto c = run(kTwo + "A_{i_0 j} B_{j k_0} \\xrightarrow{all-gather, all-gather} "
