@@ -171,6 +171,7 @@ namespace shardscope {
     X(G002, Note, "Gradients (Gxxx, `shardscope grad`)", "no gradient reaches the tensor named by `--wrt`") \
     X(G100, Error, "Gradients (Gxxx, `shardscope grad`)", "the checker could not plan every statement") \
     X(G101, Error, "Gradients (Gxxx, `shardscope grad`)", "internal: a plan does not list its tensor occurrences") \
+    X(G102, Error, "Gradients (Gxxx, `shardscope grad`)", "a chain of products that moves several tensors (not differentiated: move each in a chain of its own)") \
     X(G110, Warning, "Gradients (Gxxx, `shardscope grad`)", "a contracted split part renamed with primes takes its letter's range") \
     X(G201, Error, "Gradients (Gxxx, `shardscope grad`)", "the backward needs a value that a later statement overwrote (give the new value its own name)") \
     X(G202, Error, "Gradients (Gxxx, `shardscope grad`)", "a tensor used with two shapes: its gradient is not derived through one of the uses") \

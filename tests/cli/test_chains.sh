@@ -53,5 +53,9 @@ printf 'mesh 2x2\ndim i=8 j=4 k=6\nA_{i_0 j} B_{j k_1} -> A_{i j} B_{j k}\nz_{i 
 check "exec on the simulated mesh" 0 "$bin" exec "$tmp/run.ein"
 contains "exec passes" "$tmp/out" "PASS"
 
+check "grad refuses a chain that moves two tensors" 1 "$bin" grad "$tmp/run.ein"
+both
+contains "G102 positioned" "$tmp/both" "run.ein:3:1: error: this chain moves several tensors, and grad reverses a chain of one [G102]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
