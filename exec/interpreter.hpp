@@ -227,6 +227,9 @@ private:
     std::string step_text(const semantics::StatementPlan& sp, const semantics::Step& st) const;
     /// Internal error unless the collectives that ran are the plan's, in order (kind, axes),
     /// with the bytes it states for this rank.
+    /// The factors a chain of products moves besides its result: each one's last value is
+    /// stored, and for a program input must equal its block in that layout (ExecError).
+    void store_moved_factors(const semantics::StatementPlan& sp);
     void check_ran_as_planned(const semantics::StatementPlan& sp) const;
     const Tensor<T>& value(int id) const;
     /// Value `id` as step `st` (the current one) uses it: moved out when no later step reads

@@ -135,7 +135,7 @@ namespace shardscope {
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
     X(S141, Error, "References (S1xx)", "the sides of a chain of products list different tensors (a chain moves tensors; it computes nothing)") \
-    X(S142, Error, "References (S1xx)", "a chain of products in which a second tensor changes (a chain moves one tensor; the other factors are context)") \
+    X(S142, Error, "References (S1xx)", "a chain of products in which a tensor written twice changes (a chain moves each tensor once; since issue 19 every other factor that changes moves)") \
     X(S150, Error, "References (S1xx)", "a pipelined `repeat l_{pp}=N` whose N layers do not divide into the stages of the mesh axis") \
     X(S151, Error, "References (S1xx)", "a tensor a `repeat` body carries from layer to layer is not defined before the block") \
     X(S152, Error, "References (S1xx)", "a carried tensor leaves the `repeat` body in another layout than it entered with") \
@@ -171,6 +171,7 @@ namespace shardscope {
     X(G002, Note, "Gradients (Gxxx, `shardscope grad`)", "no gradient reaches the tensor named by `--wrt`") \
     X(G100, Error, "Gradients (Gxxx, `shardscope grad`)", "the checker could not plan every statement") \
     X(G101, Error, "Gradients (Gxxx, `shardscope grad`)", "internal: a plan does not list its tensor occurrences") \
+    X(G102, Error, "Gradients (Gxxx, `shardscope grad`)", "a chain of products that moves several tensors (not differentiated: move each in a chain of its own)") \
     X(G110, Warning, "Gradients (Gxxx, `shardscope grad`)", "a contracted split part renamed with primes takes its letter's range") \
     X(G201, Error, "Gradients (Gxxx, `shardscope grad`)", "the backward needs a value that a later statement overwrote (give the new value its own name)") \
     X(G202, Error, "Gradients (Gxxx, `shardscope grad`)", "a tensor used with two shapes: its gradient is not derived through one of the uses") \

@@ -723,6 +723,8 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                          key +
                          ", which no earlier statement defines: it is a program input, as written");
         defined[key] = std::move(planned->result);
+        for (auto& v : planned->moved_also) // a chain of products' other moved factors
+            defined[v.name] = std::move(v);
         sp.target = key;
         if (eq) sp.assign = eq->op;
         if (block) sp.repeat = block->count;

@@ -36,6 +36,8 @@ public:
     std::vector<std::string> notes;
     std::vector<ValueInfo> values; ///< the data flow (reporting runs only)
     int result_id = -1;            ///< the value the statement stores
+    /// A chain of products: the factors it moves besides its result, as they end (issue 19).
+    std::vector<Value> moved_also;
 
     // ---- diagnostics (only on the reporting run) --------------------------------------------
 

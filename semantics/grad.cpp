@@ -162,6 +162,15 @@ public:
                 f.target = key_of(f.ch->steps.back().to);
                 f.target_ref = &f.ch->steps.back().to;
             }
+            if (f.ch && f.sp->operands.size() > refs.size()) {
+                // A chain of products that moves several factors lists each one's occurrences
+                // (issue 19); the backward reverses one tensor's chain.
+                diag(Severity::Error, Code::G102, f.stmt->range,
+                     "this chain moves several tensors, and grad reverses a chain of one",
+                     "move each tensor in a chain of its own (A_{i_0 j} -> A_{i j} and "
+                     "B_{j k_0} -> B_{j k})");
+                return false;
+            }
             if (refs.size() != f.sp->operands.size()) {
                 diag(Severity::Error, Code::G101, f.stmt->range,
                      "internal: the plan of this statement does not list its tensor occurrences");

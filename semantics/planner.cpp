@@ -246,10 +246,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
             if (!ok)
                 ctx.diag(Severity::Error, Code::S302, st.to.range,
                          "the arrow says " + join_or_none(want) + ", but this step needs " +
-                             join_or_none(chain_cols[i]));
+                             join_or_none(chain_cols[i]),
+                         "label the arrow with the step's collectives, every moved tensor's in "
+                         "written order, or drop the label");
         }
 
-    return Planned{std::move(sp), std::move(*result)};
+    return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
 }
 
 } // namespace shardscope::semantics::detail

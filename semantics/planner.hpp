@@ -14,6 +14,7 @@ namespace shardscope::semantics::detail {
 struct Planned {
     StatementPlan plan;
     Value result;
+    std::vector<Value> moved_also; ///< a chain of products' other moved factors, as they end
 };
 
 /// Plans equation or chain `s` given the tensors defined before it (nullopt when it cannot be

@@ -1,8 +1,10 @@
 // Chains: NOTATION.md section 4 (x_{...} -> x_{...} -> ...) and section 5 (split). Each step
 // of a chain only moves placements, or splits and merges indices into the parts a split
 // declares (or a group shows); its indices may not change otherwise (S140, S007). A chain of
-// products moves one factor and writes the others unchanged as context (S141, S142). Each
-// step is a left-hand side of its own: the redistribution table of section 6 applies.
+// products moves every factor whose layout changes, each by its own redistribution, in
+// written order on every arrow; the others are context, written unchanged (S141; a tensor
+// written twice that changes is S142). Each step is a left-hand side of its own: the
+// redistribution table of section 6 applies.
 #include "internal.hpp"
 
 #include "parser/printer.hpp"
@@ -37,19 +39,47 @@ Evaluator::atoms(const std::vector<Dim>& dims,
     return out;
 }
 
+namespace {
+
+/// Every side of a chain, as its factors in written order.
+std::vector<std::vector<const ast::TensorRef*>> sides_of(const ast::Chain& ch) {
+    std::vector<std::vector<const ast::TensorRef*>> out;
+    out.push_back(ast::chain_side(ch.from, ch.with, ch.moved));
+    for (const auto& st : ch.steps)
+        out.push_back(ast::chain_side(st.to, st.with, ch.moved));
+    return out;
+}
+
+/// The positions of a chain's factors whose layout changes on some arrow, in written order
+/// (a single tensor's chain: position 0).
+std::vector<std::size_t> moved_positions(const ast::Chain& ch) {
+    const auto sides = sides_of(ch);
+    std::vector<std::size_t> out;
+    for (std::size_t p = 0; p < sides.front().size(); ++p) {
+        bool changes = false;
+        for (std::size_t s = 1; s < sides.size() && !changes; ++s)
+            changes = p < sides[s].size() && p < sides[s - 1].size() &&
+                      !(*sides[s][p] == *sides[s - 1][p]);
+        if (changes || p == std::min(ch.moved, ch.with.size())) out.push_back(p);
+    }
+    return out;
+}
+
+} // namespace
+
 bool Evaluator::product_sides(const ast::Chain& ch) {
     bool product = ch.product();
     for (const auto& st : ch.steps)
         product |= !st.with.empty();
     if (!product) return true;
-    // A chain of products (`W^0 x -> W^0 x'`) moves one factor; the others are context, written
-    // on every side as they are. A product implies no contraction (NOTATION.md section 4).
+    // A chain of products (`W^0 x -> W^0 x'`) moves every factor whose layout changes; the
+    // others are context, written on every side as they are. A product implies no contraction
+    // (NOTATION.md section 4).
     const auto key = [](const ast::TensorRef& r) { return parser::tensor_key(r.name, r.label); };
-    const auto first = ast::chain_side(ch.from, ch.with, ch.moved);
-    const auto at = std::min(ch.moved, ch.with.size());
-    auto prev = first;
-    for (const auto& st : ch.steps) {
-        const auto side = ast::chain_side(st.to, st.with, ch.moved);
+    const auto sides = sides_of(ch);
+    const auto& first = sides.front();
+    for (std::size_t s = 1; s < sides.size(); ++s) {
+        const auto& side = sides[s];
         if (side.size() != first.size()) {
             const auto tensors = [](std::size_t n) {
                 return std::to_string(n) + (n == 1 ? " tensor" : " tensors");
@@ -61,7 +91,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
                   "only moves tensors; compute a product with an equation, y = W x)");
             return false;
         }
-        for (std::size_t p = 0; p < side.size(); ++p) {
+        for (std::size_t p = 0; p < side.size(); ++p)
             if (key(*side[p]) != key(*first[p])) {
                 error(Code::S141, side[p]->range,
                       "this side of the chain has " + key(*side[p]) + " where the first side has " +
@@ -70,38 +100,63 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
                       "only moves tensors; compute a product with an equation, y = W x)");
                 return false;
             }
-            if (p != at && !(*side[p] == *prev[p])) {
-                error(Code::S142, side[p]->range,
-                      key(*side[p]) + " changes here, and the chain already moves " + key(ch.from) +
-                          ": a chain of products moves one tensor, the other factors are written "
-                          "as they are, for context",
-                      "move " + key(*side[p]) + " in a chain of its own");
+    }
+    // A tensor written twice in the product (x x) that changes would be moved twice, to
+    // layouts that need not agree: S142.
+    const auto moved = moved_positions(ch);
+    for (std::size_t p : moved)
+        for (std::size_t q = 0; q < first.size(); ++q)
+            if (q != p && key(*first[q]) == key(*first[p])) {
+                const auto at = std::max(p, q);
+                const ast::TensorRef* where = first[at];
+                for (std::size_t s = 1; s < sides.size(); ++s)
+                    if (!(*sides[s][p] == *sides[s - 1][p])) {
+                        where = sides[s][p];
+                        break;
+                    }
+                error(Code::S142, where->range,
+                      key(*first[p]) + " is a factor twice and changes here: a chain moves each "
+                                       "tensor once, to one layout per side",
+                      "write " + key(*first[p]) + " once on every side of the chain");
                 return false;
             }
-        }
-        prev = side;
-    }
     // The context factors must be valid occurrences (axes, ranges); they move nothing.
-    for (const auto* r : first)
-        if (r != &ch.from && !written(*r)) return false;
+    for (std::size_t p = 0; p < first.size(); ++p)
+        if (std::find(moved.begin(), moved.end(), p) == moved.end() && !written(*first[p]))
+            return false;
     return true;
 }
 
 std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRange&,
                                       std::vector<std::vector<std::string>>& step_collectives) {
     if (!product_sides(ch)) return std::nullopt;
-    auto cur = use(ch.from);
-    if (!cur) return std::nullopt;
-    // Splits learned from groups: x_{bsd} -> x_{(rc)sd} says b = (r c).
-    std::map<IndexId, std::vector<IndexId>> learned;
-    for (const auto& st : ch.steps) {
-        const Value* next = written(st.to);
-        if (!next) return std::nullopt;
+    // Every factor whose layout changes moves, each by its own redistribution, in written
+    // order on every arrow; ch.from (the first of them) is the statement's result.
+    const auto sides = sides_of(ch);
+    const auto positions = moved_positions(ch);
+    struct Moving {
+        std::size_t position = 0;
+        Value cur;
+        // Splits learned from groups: x_{bsd} -> x_{(rc)sd} says b = (r c).
+        std::map<IndexId, std::vector<IndexId>> learned;
+    };
+    std::vector<Moving> moving;
+    for (std::size_t p : positions) {
+        auto v = use(*sides.front()[p]);
+        if (!v) return std::nullopt;
+        moving.push_back({p, std::move(*v), {}});
+    }
+    // One tensor through one arrow: the placements it keeps, splits or merges, then the
+    // redistribution to the written layout.
+    const auto step_one = [&](Moving& m, const ast::TensorRef& to) -> bool {
+        auto& cur = m.cur;
+        auto& learned = m.learned;
+        const Value* next = written(to);
+        if (!next) return false;
         if (report_) operands.push_back(layout(*next));
-        const auto before = steps.size();
-        if (cur->dims.size() == next->dims.size())
-            for (std::size_t d = 0; d < cur->dims.size(); ++d) {
-                const auto& a = cur->dims[d].parts;
+        if (cur.dims.size() == next->dims.size())
+            for (std::size_t d = 0; d < cur.dims.size(); ++d) {
+                const auto& a = cur.dims[d].parts;
                 const auto& b = next->dims[d].parts;
                 const std::vector<IndexId>* group = nullptr;
                 IndexId whole;
@@ -122,15 +177,15 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                         std::string cycle = whole.text();
                         for (const auto& i : path)
                             cycle += " -> " + i.text();
-                        error(Code::S007, st.to.range,
+                        error(Code::S007, to.range,
                               "this step makes index " + whole.text() +
                                   " a part of itself through splits (" + cycle + ")",
                               "name the group's parts apart from the splits of " + whole.text());
-                        return std::nullopt;
+                        return false;
                     }
                 learned[whole] = *group;
             }
-        const auto from_atoms = atoms(cur->dims, learned);
+        const auto from_atoms = atoms(cur.dims, learned);
         const auto to_atoms = atoms(next->dims, learned);
         if (from_atoms != to_atoms) {
             std::string fa, ta;
@@ -138,15 +193,15 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                 fa += i.text();
             for (const auto& i : to_atoms)
                 ta += i.text();
-            error(Code::S140, st.to.range,
+            error(Code::S140, to.range,
                   "this step changes the tensor's indices (" + fa + " -> " + ta +
                       "): a chain may only split, merge or move placements",
                   "declare the split ('split b -> r c') or write the group, as in x_{(r c) s d}");
-            return std::nullopt;
+            return false;
         }
-        bool reshaped = cur->dims.size() != next->dims.size();
-        for (std::size_t d = 0; !reshaped && d < cur->dims.size(); ++d)
-            reshaped = cur->dims[d].parts != next->dims[d].parts;
+        bool reshaped = cur.dims.size() != next->dims.size();
+        for (std::size_t d = 0; !reshaped && d < cur.dims.size(); ++d)
+            reshaped = cur.dims[d].parts != next->dims[d].parts;
         // A sharded index shards its major atom; in the next layout, that is the index whose
         // own major atom it is (`g` of `(g n)` is `m` once `split m -> g n` merges them).
         auto major_atom = [&](const IndexId& x) {
@@ -159,7 +214,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
         // devices is no r_0 when r = 2): otherwise it is gathered before the reshape.
         if (reshaped) {
             std::vector<std::pair<IndexId, int>> uneven;
-            for (const auto& [i, axes] : cur->sharding) {
+            for (const auto& [i, axes] : cur.sharding) {
                 const auto a0 = major_atom(i);
                 IndexId target = a0;
                 bool found = false; // a minor part merged into a whole is no local reshape
@@ -173,9 +228,9 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                     uneven.push_back({i, axes.front()});
             }
             for (const auto& [i, k] : uneven) {
-                all_gather(*cur, k,
+                all_gather(cur, k,
                            "reshaping needs " + i.text() + " evenly sharded (its parts too)");
-                not_as_written(Code::S216, st.to.range,
+                not_as_written(Code::S216, to.range,
                                "this step splits or merges " + i.text() +
                                    ", whose shards are not whole shards of the next layout "
                                    "(uneven over its devices, or a minor part merged): it is "
@@ -189,8 +244,8 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
         // Express the current sharding in atoms, then move it to the next layout.
         Value have = *next;
         have.sharding.clear();
-        have.partial = cur->partial;
-        for (const auto& [i, axes] : cur->sharding) {
+        have.partial = cur.partial;
+        for (const auto& [i, axes] : cur.sharding) {
             const auto a0 = major_atom(i);
             IndexId target = a0;
             for (const auto& d : next->dims)
@@ -198,22 +253,35 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                     if (major_atom(p) == a0) target = p;
             have.sharding[target] = axes;
         }
-        have.id = cur->id;
+        have.id = cur.id;
         if (reshaped) {
             add_local(StepKind::Split, have, {},
                       "reshape " + next->name + " (split or merge indices, free)");
-            flow(cur->id, have);
+            flow(cur.id, have);
         }
-        transition(have, *next, st.to.range, "the chain asks for it");
-        result_id = have.id;
-        std::vector<std::string> cols;
-        for (std::size_t s = before; s < steps.size(); ++s)
-            if (is_collective(steps[s].kind)) cols.push_back(collective_text(ctx_, steps[s]));
-        step_collectives.push_back(cols);
+        transition(have, *next, to.range, "the chain asks for it");
         cur = *next;
-        cur->id = have.id;
+        cur.id = have.id;
+        return true;
+    };
+    for (std::size_t s = 1; s < sides.size(); ++s) {
+        // The arrow's collectives, every moved tensor's in written order (its label's order);
+        // where several tensors move, each names its tensor (S302 says whose step is whose).
+        std::vector<std::string> cols;
+        for (auto& m : moving) {
+            const auto before = steps.size();
+            if (!step_one(m, *sides[s][m.position])) return std::nullopt;
+            for (std::size_t i = before; i < steps.size(); ++i)
+                if (is_collective(steps[i].kind))
+                    cols.push_back(collective_text(ctx_, steps[i]) +
+                                   (moving.size() > 1 ? " of " + m.cur.name : std::string()));
+        }
+        step_collectives.push_back(std::move(cols));
     }
-    return cur;
+    result_id = moving.front().cur.id;
+    for (std::size_t m = 1; m < moving.size(); ++m)
+        moved_also.push_back(std::move(moving[m].cur));
+    return moving.front().cur;
 }
 
 } // namespace shardscope::semantics::detail

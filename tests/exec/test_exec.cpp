@@ -109,6 +109,29 @@ exec::ExecReport execute_plan(const Checked& c, const ExecOptions& options, std:
     return {};
 }
 
+/// The factors a chain of products moves besides its result, which exec compares with their
+/// input's block (RankProgram::store_moved_factors): the last value of each, no step reads
+/// it, a program input (no earlier statement stores it), not partial.
+long moved_factors(const semantics::Plan& plan, std::size_t s) {
+    const auto& sp = plan.statements.at(s);
+    long n = 0;
+    for (std::size_t v = 0; v < sp.values.size(); ++v) {
+        const auto& key = sp.values[v].layout.tensor;
+        bool read = static_cast<int>(v) == sp.result_value || key == sp.target;
+        for (const auto& st : sp.steps)
+            read = read || std::count(st.inputs.begin(), st.inputs.end(), static_cast<int>(v));
+        for (std::size_t e = 0; e < s; ++e)
+            read = read || plan.statements[e].target == key;
+        for (const auto& p : sp.values[v].layout.placements)
+            read = read || p.kind == semantics::Placement::Kind::Partial;
+        const bool loaded = std::any_of(sp.values.begin(), sp.values.end(), [&](const auto& w) {
+            return !w.load.empty() && w.layout.tensor == key;
+        });
+        if (!read && loaded) ++n;
+    }
+    return n;
+}
+
 /// The same run with every rank's tensors on a mock device (tests/exec/mock_device.hpp) must
 /// give the same report, and move data to the host only for each statement's result: the
 /// interpreter's device path reaches elements only through its LocalCompute.
@@ -139,12 +162,14 @@ void check_on_mock_device(const Ran& host, ExecOptions options) {
         CHECK(a.collectives.size() == b.collectives.size());
         CHECK(a.shown == b.shown);
     }
-    // One download per run per rank that runs it (a pipelined layer: its stage's ranks).
+    // One download per run per rank that runs it (a pipelined layer: its stage's ranks), and
+    // one per further factor a chain of products moves (compared with its input's block).
     long want = 0;
     for (const auto& run : exec::schedule(host.c.plan))
-        want += run.block && run.block->pipelined()
-                    ? host.report.ranks / static_cast<long>(run.block->stages)
-                    : host.report.ranks;
+        want += (run.block && run.block->pipelined()
+                     ? host.report.ranks / static_cast<long>(run.block->stages)
+                     : host.report.ranks) *
+                (1 + moved_factors(host.c.plan, run.statement));
     if (host.error.empty()) CHECK_MESSAGE(counts.downloads == want, host.text());
 }
 
@@ -1192,6 +1217,119 @@ TEST_CASE("constructs: chains (redistributions, splits and groups)") {
         CHECK_MESSAGE(ran(r.statement(0)) == "all-gather(0)", r.text());
         CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
         CHECK_MESSAGE(ran(r.statement(2)) == "all-reduce(1)", r.text());
+    }
+}
+
+// Issue 19: a chain of products moves every factor whose layout changes.
+TEST_CASE("constructs: a chain of products that moves two tensors") {
+    SUBCASE("both gathered, each over its own axis; the stored one is read after") {
+        const auto r = run_both("mesh 2x2\ndim i=8 j=4 k=6\n"
+                                "A_{i_0 j} B_{j k_1} -> A_{i j} B_{j k}\n"
+                                "z_{i k} = A_{i j} W_{j k}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-gather(0), all-gather(1)", r.text());
+        CHECK_MESSAGE(r.statement(0).target == "A", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "none", r.text());
+    }
+    SUBCASE("the second tensor, defined before, is stored moved and read after") {
+        const auto r = run_both("mesh 2x2\ndim i=8 j=4 k=6\nB_{j k_1} = E_{j k_1}\n"
+                                "A_{i_0 j} B_{j k_1} -> A_{i j} B_{j k}\n"
+                                "z_{i k} = A_{i j} B_{j k}\n"
+                                "u_{j k} = relu(B_{j k})\n");
+        CHECK_MESSAGE(ran(r.statement(1)) == "all-gather(0), all-gather(1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "none", r.text());
+        CHECK_MESSAGE(ran(r.statement(3)) == "none", r.text());
+    }
+    SUBCASE("uneven shards, an all-to-all and a gather, over two arrows") {
+        const auto r =
+            run_both("mesh 3\ndim i=5 j=7 k=4\n"
+                     "A_{i_0 j} B_{j_0 k} -> A_{i j_0} B_{j_0 k} -> A_{i j_0} B_{j k}\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "all-to-all(0), all-gather(0)", r.text());
+    }
+    SUBCASE("a permute of the second tensor") {
+        const auto r = run_both("mesh 2x4\ndim i=16 j=16 k=4\n"
+                                "A_{i_0 j} B_{k j_0} -> A_{i j} B_{k j_1}\n");
+        CHECK_MESSAGE(ran(r.statement(0)).find("permute") != std::string::npos, r.text());
+    }
+}
+
+TEST_CASE("broken plan: the second tensor of a chain of products moved wrongly is refused") {
+    auto failed = [](const Ran& r) { return !r.error.empty() || !r.report.passed(); };
+    SUBCASE("its all-gather over the wrong axis") {
+        auto c = check_src("mesh 2x2\ndim i=8 j=4 k=6\nA_{i_0 j} B_{j k_1} -> A_{i j} B_{j k}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.kind == StepKind::AllGather && st.tensor == "B") {
+                REQUIRE(st.mesh_axes == std::vector<int>{1});
+                st.mesh_axes = {0};
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+        CHECK_MESSAGE(r.error.find("cannot run as planned") != std::string::npos, r.text());
+    }
+    SUBCASE("its last step left out: the step before it claims the final layout") {
+        // B: all-to-all, then all-gather. Without the gather, the all-to-all's shards of k are
+        // stored as the whole B: the rank's block is not B's.
+        auto c = check_src("mesh 4\ndim i=8 j=8 k=8\n"
+                           "A_{i_0 j} B_{j_0 k} -> A_{i j} B_{j k_0} -> A_{ij} B_{jk}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        auto& sp = c.plan.statements.at(0);
+        auto it = std::find_if(sp.steps.begin(), sp.steps.end(), [](const auto& st) {
+            return st.kind == StepKind::AllGather && st.tensor == "B";
+        });
+        REQUIRE_MESSAGE(it != sp.steps.end(), c.text());
+        const int in = it->inputs.at(0), out = it->output;
+        REQUIRE_MESSAGE(sp.values.at(static_cast<std::size_t>(in)).load.empty(), c.text());
+        sp.values.at(static_cast<std::size_t>(in)).layout =
+            sp.values.at(static_cast<std::size_t>(out)).layout;
+        sp.steps.erase(it);
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+        CHECK_MESSAGE(r.error.find("(all-to-all(0) of B) cannot run as planned") !=
+                          std::string::npos,
+                      r.text());
+    }
+    SUBCASE("it is loaded from another tensor: its steps run, its data is not B's") {
+        auto c = check_src("mesh 4\ndim i=8 j=8 k=8\nA_{i_0 j} B_{j_0 k} -> A_{ij} B_{jk}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& v : c.plan.statements.at(0).values)
+            if (v.load == "B") {
+                v.load = "A"; // same shape: A's numbers in B's place
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        for (const auto mode : {DataMode::Random, DataMode::Ints}) {
+            auto broken = c;
+            const auto r = execute(std::move(broken), options_for(mode));
+            CHECK_MESSAGE(failed(r), r.text());
+            CHECK_MESSAGE(r.error.find("line 3: B, moved by the chain, differs on rank") !=
+                              std::string::npos,
+                          r.text());
+        }
+    }
+    SUBCASE("its permute to the wrong devices: a block the sender does not hold") {
+        auto c =
+            check_src("mesh 2x4\ndim i=16 j=16 k=4\nA_{i_0 j} B_{k j_0} -> A_{i j} B_{k j_1}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.kind == StepKind::Permute && st.tensor == "B" && st.pairs.size() >= 2) {
+                std::swap(st.pairs.front().second, st.pairs.back().second);
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        for (const auto mode : {DataMode::Random, DataMode::Ints}) {
+            auto broken = c;
+            const auto r = execute(std::move(broken), options_for(mode));
+            CHECK_MESSAGE(failed(r), r.text());
+            // The executor refuses to send a block the sender does not hold.
+            CHECK_MESSAGE(r.error.find("(permute(0,1) of B) cannot run as planned") !=
+                              std::string::npos,
+                          r.text());
+        }
     }
 }
 

@@ -123,6 +123,12 @@ CASES = [
     ("chain_named_move", "mesh dp=2 tp=4\ndim b=32 s=1024 d=512\ndtype bf16\nx_{b_{dp} s_{tp} d} -> x_{b_{dp} s d_{tp}}", None),
     ("chain_3d_move", "mesh 2x2x2\ndim i=1024 j=1024\nx_{i_0 j_1} -> x_{i_2 j_1}", None),
     ("chain_3d_rotate", "mesh 2x2x2\ndim i=1024 j=1024 k=8\nx_{i_0 j_1 k_2} -> x_{i_1 j_2 k_0}", None),
+    # Chains of products that move several tensors (issue 19): each arrow moves every factor
+    # whose layout changes, each by its own redistribution; XLA sees the identity over them.
+    ("chain2_gather_both", "mesh 4\ndim i=1024 j=1024 k=1024\nA_{i_0 j} B_{j k_0} -> A_{i j} B_{j k}", None),
+    ("chain2_all_to_all_and_move", "mesh 2x4\ndim i=1024 j=1024 k=512\ndtype bf16\nA_{i_0 j} B_{j_1 k} -> A_{i j_0} B_{j k_1}", None),
+    ("chain2_sequence_parallel", "mesh dp=2 tp=4\ndim b=8 s=1024 d=512 f=2048\ndtype bf16\nW_{d_{tp} f} x_{b_{dp} s_{tp} d} -> W_{d f_{tp}} x_{b_{dp} s d}", None),
+    ("chain2_two_arrows", "mesh 2x2\ndim i=1024 j=1024 k=1024\nA_{i_0 j} B_{j k_1} -> A_{i j_1} B_{j k_1} -> A_{i j_1} B_{j_0 k}", None),
 ]
 
 
@@ -428,7 +434,11 @@ def main(argv):
         dtype = {"f32": jnp.float32, "bf16": jnp.bfloat16}[f["dtype"]]
         seen, distinct = set(), []
         chain = "->" in statement["source"] or "→" in statement["source"]
-        for o in statement["operands"][:1] if chain else statement["operands"]:
+        # A chain's operands are its moved tensors side by side: the first side's k (one per
+        # moved tensor, distinct), then k per arrow. A chain of products that moves k > 1
+        # tensors is the identity over k arrays, from the first side's layouts to the last's.
+        moved = len({o["tensor"] for o in statement["operands"]}) if chain else 1
+        for o in statement["operands"][:moved] if chain else statement["operands"]:
             if o["tensor"] not in seen:
                 seen.add(o["tensor"])
                 distinct.append(o)
@@ -436,11 +446,16 @@ def main(argv):
         args = [jax.ShapeDtypeStruct(global_shape(o, s, sizes), dtype)
                 for o, s in zip(distinct, specs)]
         out_spec = partition_spec(statement["result"], axis_names)
+        out_sharding = NamedSharding(mesh, PartitionSpec(*out_spec))
         fn = function or build_function(statement, distinct)
+        if moved > 1:
+            out_sharding = tuple(NamedSharding(mesh, PartitionSpec(*partition_spec(o, axis_names)))
+                                 for o in statement["operands"][-moved:])
+            fn = lambda *xs: tuple(xs)  # noqa: E731
         try:
             compiled = jax.jit(
                 fn, in_shardings=[NamedSharding(mesh, PartitionSpec(*s)) for s in specs],
-                out_shardings=NamedSharding(mesh, PartitionSpec(*out_spec))).lower(*args).compile()
+                out_shardings=out_sharding).lower(*args).compile()
             colls = xla_collectives(compiled.as_text(), DTYPE_BYTES[f["dtype"]], count)
         except Exception as e:  # noqa: BLE001 (one case's failure is reported, not fatal)
             failures.append(f"{name}: XLA side failed: {type(e).__name__}: {e}")
