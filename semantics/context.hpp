@@ -94,6 +94,7 @@ struct Context {
     static constexpr std::size_t kMemoSlots = 64;
     mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
     mutable std::size_t memo_used_ = 0;
+    mutable std::array<std::int64_t, 256> letter_memo_{};
 
     /// A diagnostic with code `code` (the Diagnostic keeps its text, "S101").
     void diag(Severity s, Code code, const ast::SourceRange& r, std::string msg,
@@ -155,6 +156,12 @@ struct Context {
     /// keyed by the index packed into one integer: the evaluator asks for ranges thousands of
     /// times per statement, and each search of `ranges` compared strings.
     std::int64_t range(const IndexId& i) const {
+        // Most indices are one unprimed letter: a table by that byte (0: not yet known).
+        if (frozen_ && i.primes == 0 && i.name.size() == 1) {
+            auto& r = letter_memo_[static_cast<unsigned char>(i.name[0])];
+            if (r == 0) r = range_uncached(i);
+            return r;
+        }
         const auto key = packed(i);
         if (!frozen_ || !key) return range_uncached(i);
         // Open addressing, linear probing; a full table answers uncached.
