@@ -4,6 +4,8 @@
 
 #include "context.hpp"
 
+#include <charconv>
+
 namespace shardscope::semantics::detail {
 
 // One statement's evaluation. Deterministic given the choices at its choice points, so the
@@ -120,7 +122,11 @@ public:
                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                  const std::vector<int>& axes, double bytes, double time_s, const std::string& why);
 
-    std::string temp_name() { return "%" + std::to_string(++temps_); }
+    std::string temp_name() {
+        char text[24] = {'%'};
+        const auto end = std::to_chars(text + 1, text + sizeof text, ++temps_).ptr;
+        return std::string(text, end);
+    }
 
     // ---- references (rules/uses.cpp) --------------------------------------------------------
 

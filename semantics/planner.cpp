@@ -49,8 +49,8 @@ std::vector<std::string> collectives_of(const Context& ctx, const std::vector<St
 } // namespace
 
 std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
-                                      const ast::Statement& statement, const std::string& source,
-                                      const std::string& pretty, const CheckOptions& options,
+                                      const ast::Statement& statement, std::string source,
+                                      std::string pretty, const CheckOptions& options,
                                       std::vector<Diagnostic>& diagnostics) {
     const auto* s = &statement;
     const auto* eq = std::get_if<ast::Equation>(&s->node);
@@ -100,16 +100,15 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         }
         outcomes.push_back(std::move(o));
         const Outcome& last_outcome = outcomes.back();
-        // Next combination.
-        auto next = last_outcome.choices;
-        int pos = static_cast<int>(next.size()) - 1;
-        while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
+        // Next combination (in place: `choices` is the last outcome's, zero-padded).
+        choices = last_outcome.choices;
+        int pos = static_cast<int>(choices.size()) - 1;
+        while (pos >= 0 && choices[static_cast<std::size_t>(pos)] + 1 >=
                                last_outcome.points[static_cast<std::size_t>(pos)].options)
             --pos;
         if (pos < 0) break;
-        next[static_cast<std::size_t>(pos)]++;
-        next.resize(static_cast<std::size_t>(pos) + 1);
-        choices = next;
+        choices[static_cast<std::size_t>(pos)]++;
+        choices.resize(static_cast<std::size_t>(pos) + 1);
     }
     // The plan: alternatives off, cheapest fix.
     // An implied statement (computable as written) keeps the plan its notation implies;
@@ -143,8 +142,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
 
     StatementPlan sp;
     sp.range = s->range;
-    sp.source = source;
-    sp.pretty = pretty;
+    sp.source = std::move(source);
+    sp.pretty = std::move(pretty);
     // The reporting run replays `best`'s choices: its collectives and moves are best's.
     sp.steps = std::move(ev.steps);
     sp.operands = std::move(ev.operands);
