@@ -155,6 +155,10 @@ public:
     static void collect(const ast::Expr& e, IndexSet& out);
 
     std::optional<Value> eval(const ast::Expr& e, const IndexSet& outside);
+    /// The same for an operand whose siblings or parent may hold a choice point: the first
+    /// run of the search records it when it holds none, the other runs replay it
+    /// (Context::prefix_memo).
+    std::optional<Value> eval_shared(const ast::Expr& e, const IndexSet& outside);
 
     /// Evaluates the operands of a product or sum; for each, the indices its siblings use
     /// count as needed outside, so it contracts only what no one else needs.

@@ -57,6 +57,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     const auto* ch = std::get_if<ast::Chain>(&s->node);
     // The occurrences cached are this statement's: no other statement reads them.
     ctx.written_cache.clear();
+    ctx.prefix_memo.clear();
+    ctx.prefix_steps = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.
@@ -71,10 +73,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         auto* saved = ctx.diagnostics;
         ctx.diagnostics = &scratch;
         Evaluator ev(ctx, defined, choices, run == 0);
+        ctx.prefix_memo_filling = run == 0;
         std::vector<std::vector<std::string>> chain_cols;
         std::optional<Value> result =
             eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
         ctx.diagnostics = saved;
+        ctx.prefix_memo_filling = false;
         Outcome o;
         o.points = std::move(ev.points); // the reporting run needs none of them
         o.choices = choices;
@@ -94,6 +98,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         if (o.description.empty()) o.description = "no communication";
         if (run == 0) {
             first_ev.emplace(std::move(ev));
+            ctx.prefix_steps = &first_ev->steps; // what the other runs replay
             first_result = std::move(result);
             first_chain_cols = std::move(chain_cols);
             first_diags = std::move(scratch);
@@ -122,7 +127,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         for (auto& o : outcomes)
             if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
     }
-    // Report on the best run (or the first, to explain the failure).
+    // Report on the best run (or the first, to explain the failure): evaluated in full.
+    ctx.prefix_steps = nullptr;
     std::optional<Evaluator> final_ev;
     std::optional<Value> result;
     std::vector<std::vector<std::string>> chain_cols;
