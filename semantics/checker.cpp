@@ -643,26 +643,28 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         if (!eq && !ch) continue;
 
         // The plan: searched, or reused from the cache when nothing it depends on changed.
-        const std::string source =
+        std::string source =
             options.text.size() >= s->range.offset + s->range.length && s->range.length > 0
                 ? std::string(options.text.substr(s->range.offset, s->range.length))
                 : parser::print(*s);
-        const std::string pretty = parser::print(*s, {true});
-        auto plan_one = [&] {
-            return plan_statement(ctx, defined, *s, source, pretty, options, plan.diagnostics);
-        };
+        std::string pretty = parser::print(*s, {true});
         std::optional<Planned> planned;
         if (cache) {
+            auto plan_one = [&] {
+                return plan_statement(ctx, defined, *s, source, pretty, options, plan.diagnostics);
+            };
             planned = cached_plan(*cache, context, defined, *s, source, pretty, plan.diagnostics,
                                   plan_one);
         } else {
-            planned = plan_one();
+            // Without a cache the texts are read no more: the plan takes them.
+            planned = plan_statement(ctx, defined, *s, std::move(source), std::move(pretty),
+                                     options, plan.diagnostics);
         }
         last_failed = !planned;
         if (last_failed) continue;
         StatementPlan& sp = planned->plan;
         sp.range = s->range;
-        if (sp.source != source) sp.source = source; // the planner's copy, unless cached
+        if (cache && sp.source != source) sp.source = source; // the planner's, unless cached
         // Ranges nobody gave: one note per statement, each index named once per program.
         std::vector<std::string> defaulted;
         // Each index is looked up once per program (`examined`): a second occurrence can add

@@ -60,6 +60,24 @@ struct Context {
     /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
     /// skipped). A few entries, searched in order; plan_statement empties it.
     std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
+    /// The search's runs agree up to their first choice point: an expression that the first
+    /// run evaluated before any choice point, and finished without one, is evaluated alike
+    /// by every other run. The first run (reporting) records each such non-leaf expression:
+    /// where it started (the evaluator's counters), the steps it added (by position in the
+    /// first run's steps, `prefix_steps` once that run is done) and its value. The other runs
+    /// replay it instead of evaluating it again. plan_statement empties it.
+    struct PrefixMemo {
+        const ast::Expr* expr = nullptr;
+        IndexSet outside;
+        std::size_t steps_begin = 0, steps_end = 0;
+        int temps_before = 0, temps_after = 0;
+        int values_before = 0, values_after = 0;
+        bool fixed_up_before = false, fixed_up_after = false;
+        std::unique_ptr<Value> result;
+    };
+    std::vector<PrefixMemo> prefix_memo;
+    bool prefix_memo_filling = false;                ///< the first run records
+    const std::vector<Step>* prefix_steps = nullptr; ///< the first run's steps, once it is done
     Mesh mesh;
     bool has_mesh = false;
     FlatMap<IndexId, std::int64_t> ranges;       ///< declared or inferred
@@ -94,6 +112,7 @@ struct Context {
     static constexpr std::size_t kMemoSlots = 64;
     mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
     mutable std::size_t memo_used_ = 0;
+    mutable std::array<std::int64_t, 256> letter_memo_{};
 
     /// A diagnostic with code `code` (the Diagnostic keeps its text, "S101").
     void diag(Severity s, Code code, const ast::SourceRange& r, std::string msg,
@@ -155,6 +174,12 @@ struct Context {
     /// keyed by the index packed into one integer: the evaluator asks for ranges thousands of
     /// times per statement, and each search of `ranges` compared strings.
     std::int64_t range(const IndexId& i) const {
+        // Most indices are one unprimed letter: a table by that byte (0: not yet known).
+        if (frozen_ && i.primes == 0 && i.name.size() == 1) {
+            auto& r = letter_memo_[static_cast<unsigned char>(i.name[0])];
+            if (r == 0) r = range_uncached(i);
+            return r;
+        }
         const auto key = packed(i);
         if (!frozen_ || !key) return range_uncached(i);
         // Open addressing, linear probing; a full table answers uncached.

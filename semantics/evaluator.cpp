@@ -356,6 +356,47 @@ std::optional<Value> Evaluator::eval(const ast::Expr& e, const IndexSet& outside
     return std::visit([&](const auto& n) { return eval_node(n, e, outside); }, e.node);
 }
 
+std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& outside) {
+    if (failed) return std::nullopt;
+    auto visit = [&] {
+        return std::visit([&](const auto& n) { return eval_node(n, e, outside); }, e.node);
+    };
+    // Leaves are as cheap to evaluate as to replay; past a choice point runs differ.
+    if (std::holds_alternative<ast::TensorRef>(e.node) ||
+        std::holds_alternative<ast::Number>(e.node) || !points.empty())
+        return visit();
+    if (!report_ && ctx_.prefix_steps)
+        for (const auto& m : ctx_.prefix_memo)
+            if (m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&
+                m.values_before == value_count_ && m.fixed_up_before == fixed_up &&
+                m.outside == outside && m.steps_end <= ctx_.prefix_steps->size()) {
+                const auto first = ctx_.prefix_steps->begin();
+                steps.insert(steps.end(), first + static_cast<std::ptrdiff_t>(m.steps_begin),
+                             first + static_cast<std::ptrdiff_t>(m.steps_end));
+                temps_ = m.temps_after;
+                value_count_ = m.values_after;
+                fixed_up = m.fixed_up_after;
+                return *m.result;
+            }
+    if (!report_ || !ctx_.prefix_memo_filling) return visit();
+    Context::PrefixMemo m;
+    m.steps_begin = steps.size();
+    m.temps_before = temps_;
+    m.values_before = value_count_;
+    m.fixed_up_before = fixed_up;
+    auto v = visit();
+    if (!v || failed || !points.empty()) return v;
+    m.expr = &e;
+    m.outside = outside;
+    m.steps_end = steps.size();
+    m.temps_after = temps_;
+    m.values_after = value_count_;
+    m.fixed_up_after = fixed_up;
+    m.result = std::make_unique<Value>(*v);
+    ctx_.prefix_memo.push_back(std::move(m));
+    return v;
+}
+
 std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast::Expr>& operands,
                                                            const IndexSet& outside) {
     // A tensor or a number ignores what is needed outside it: only the other operands need
@@ -382,7 +423,7 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
         IndexSet out = outside;
         for (std::size_t j = 0; j < operands.size(); ++j)
             if (j != i) out.insert(idx[j].begin(), idx[j].end());
-        auto v = eval(operands[i], out);
+        auto v = eval_shared(operands[i], out);
         if (!v) return std::nullopt;
         ops.push_back(std::move(*v));
     }

@@ -4,6 +4,8 @@
 
 #include "context.hpp"
 
+#include <charconv>
+
 namespace shardscope::semantics::detail {
 
 // One statement's evaluation. Deterministic given the choices at its choice points, so the
@@ -122,7 +124,11 @@ public:
                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                  const std::vector<int>& axes, double bytes, double time_s, const std::string& why);
 
-    std::string temp_name() { return "%" + std::to_string(++temps_); }
+    std::string temp_name() {
+        char text[24] = {'%'};
+        const auto end = std::to_chars(text + 1, text + sizeof text, ++temps_).ptr;
+        return std::string(text, end);
+    }
 
     // ---- references (rules/uses.cpp) --------------------------------------------------------
 
@@ -151,6 +157,10 @@ public:
     static void collect(const ast::Expr& e, IndexSet& out);
 
     std::optional<Value> eval(const ast::Expr& e, const IndexSet& outside);
+    /// The same for an operand whose siblings or parent may hold a choice point: the first
+    /// run of the search records it when it holds none, the other runs replay it
+    /// (Context::prefix_memo).
+    std::optional<Value> eval_shared(const ast::Expr& e, const IndexSet& outside);
 
     /// Evaluates the operands of a product or sum; for each, the indices its siblings use
     /// count as needed outside, so it contracts only what no one else needs.

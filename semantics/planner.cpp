@@ -49,14 +49,16 @@ std::vector<std::string> collectives_of(const Context& ctx, const std::vector<St
 } // namespace
 
 std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
-                                      const ast::Statement& statement, const std::string& source,
-                                      const std::string& pretty, const CheckOptions& options,
+                                      const ast::Statement& statement, std::string source,
+                                      std::string pretty, const CheckOptions& options,
                                       std::vector<Diagnostic>& diagnostics) {
     const auto* s = &statement;
     const auto* eq = std::get_if<ast::Equation>(&s->node);
     const auto* ch = std::get_if<ast::Chain>(&s->node);
     // The occurrences cached are this statement's: no other statement reads them.
     ctx.written_cache.clear();
+    ctx.prefix_memo.clear();
+    ctx.prefix_steps = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.
@@ -71,10 +73,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         auto* saved = ctx.diagnostics;
         ctx.diagnostics = &scratch;
         Evaluator ev(ctx, defined, choices, run == 0);
+        ctx.prefix_memo_filling = run == 0;
         std::vector<std::vector<std::string>> chain_cols;
         std::optional<Value> result =
             eq ? ev.equation(*eq, s->range) : ev.chain(*ch, s->range, chain_cols);
         ctx.diagnostics = saved;
+        ctx.prefix_memo_filling = false;
         Outcome o;
         o.points = std::move(ev.points); // the reporting run needs none of them
         o.choices = choices;
@@ -94,22 +98,22 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         if (o.description.empty()) o.description = "no communication";
         if (run == 0) {
             first_ev.emplace(std::move(ev));
+            ctx.prefix_steps = &first_ev->steps; // what the other runs replay
             first_result = std::move(result);
             first_chain_cols = std::move(chain_cols);
             first_diags = std::move(scratch);
         }
         outcomes.push_back(std::move(o));
         const Outcome& last_outcome = outcomes.back();
-        // Next combination.
-        auto next = last_outcome.choices;
-        int pos = static_cast<int>(next.size()) - 1;
-        while (pos >= 0 && next[static_cast<std::size_t>(pos)] + 1 >=
+        // Next combination (in place: `choices` is the last outcome's, zero-padded).
+        choices = last_outcome.choices;
+        int pos = static_cast<int>(choices.size()) - 1;
+        while (pos >= 0 && choices[static_cast<std::size_t>(pos)] + 1 >=
                                last_outcome.points[static_cast<std::size_t>(pos)].options)
             --pos;
         if (pos < 0) break;
-        next[static_cast<std::size_t>(pos)]++;
-        next.resize(static_cast<std::size_t>(pos) + 1);
-        choices = next;
+        choices[static_cast<std::size_t>(pos)]++;
+        choices.resize(static_cast<std::size_t>(pos) + 1);
     }
     // The plan: alternatives off, cheapest fix.
     // An implied statement (computable as written) keeps the plan its notation implies;
@@ -123,7 +127,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         for (auto& o : outcomes)
             if (o.ok && (!best || o.time_s < best->time_s)) best = &o;
     }
-    // Report on the best run (or the first, to explain the failure).
+    // Report on the best run (or the first, to explain the failure): evaluated in full.
+    ctx.prefix_steps = nullptr;
     std::optional<Evaluator> final_ev;
     std::optional<Value> result;
     std::vector<std::vector<std::string>> chain_cols;
@@ -143,8 +148,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
 
     StatementPlan sp;
     sp.range = s->range;
-    sp.source = source;
-    sp.pretty = pretty;
+    sp.source = std::move(source);
+    sp.pretty = std::move(pretty);
     // The reporting run replays `best`'s choices: its collectives and moves are best's.
     sp.steps = std::move(ev.steps);
     sp.operands = std::move(ev.operands);

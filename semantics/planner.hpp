@@ -20,7 +20,7 @@ struct Planned {
 /// Plans equation or chain `s` given the tensors defined before it (nullopt when it cannot be
 /// planned; the reasons are in the diagnostics). `source` and `pretty` are its text.
 std::optional<Planned> plan_statement(Context& ctx, const Defined& defined, const ast::Statement& s,
-                                      const std::string& source, const std::string& pretty,
+                                      std::string source, std::string pretty,
                                       const CheckOptions& options,
                                       std::vector<Diagnostic>& diagnostics);
 

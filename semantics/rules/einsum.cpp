@@ -18,9 +18,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Product& p, const ast::Expr
     if (!ops) return std::nullopt;
     // Numbers are never negative (a minus sign is a negated term): scaling by one keeps a
     // partial max a partial max.
-    std::vector<bool> constant(p.factors.size());
+    // No flags at all when no factor is a number (most products): empty reads as none.
+    std::vector<bool> constant;
     for (std::size_t f = 0; f < p.factors.size(); ++f)
-        constant[f] = std::holds_alternative<ast::Number>(p.factors[f].node);
+        if (std::holds_alternative<ast::Number>(p.factors[f].node)) {
+            constant.resize(p.factors.size());
+            constant[f] = true;
+        }
     return einsum(*ops, outside, e.range, constant);
 }
 

@@ -50,6 +50,9 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             return;
         }
     }
+    // Nothing to move (the same sharding and partials give the same states below): the
+    // common case of a use or left-hand side that asks for what it has.
+    if (have.sharding == want.sharding && have.partial == want.partial) return;
     // The problem in the search's terms: atoms in storage order, axes and partials.
     std::vector<IndexId> atoms;
     std::size_t atom_count = 0;
@@ -63,7 +66,6 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     for (const auto& a : ctx_.mesh.axes)
         p.axis_sizes.push_back(a.size);
     p.devices = ctx_.mesh.devices;
-    p.links = ctx_.links;
     p.elem_bytes = have.elem_bytes;
     p.extents.reserve(atom_count);
     for (const auto& i : atoms)
@@ -83,7 +85,18 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     const LayoutState from = state_of(have);
     const LayoutState to = state_of(want);
     if (from == to) return;
-    const auto moves = plan_redistribution(p, from, to);
+    // The links are lent to the problem, not copied (the moves below read them again).
+    p.links = std::move(ctx_.links);
+    struct GiveBack {
+        std::vector<Link>& to;
+        std::vector<Link>& from;
+        ~GiveBack() { to = std::move(from); }
+    };
+    std::optional<std::vector<Move>> moves;
+    {
+        const GiveBack give_back{ctx_.links, p.links};
+        moves = plan_redistribution(p, from, to);
+    }
     if (!moves) {
         error(Code::S204, at,
               "no exact redistribution takes " + have.name + " to the placement written here",

@@ -142,8 +142,8 @@ std::optional<Value> Evaluator::eval_node(const ast::Quotient& q, const ast::Exp
     IndexSet out_num = outside, out_den = outside;
     out_num.insert(in_den.begin(), in_den.end());
     out_den.insert(in_num.begin(), in_num.end());
-    auto num = eval(*q.num, out_num);
-    auto den = num ? eval(*q.den, out_den) : std::nullopt;
+    auto num = eval_shared(*q.num, out_num);
+    auto den = num ? eval_shared(*q.den, out_den) : std::nullopt;
     if (!num || !den) return std::nullopt;
     std::vector<Value> ops{std::move(*num), std::move(*den)};
     return combine(ops, true, e.range);

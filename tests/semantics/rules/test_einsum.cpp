@@ -337,3 +337,24 @@ TEST_CASE("property: random two-operand einsums follow rules 1 and 2") {
     CHECK(kept_cases > 100);
     CHECK(contracted_cases > 100);
 }
+
+TEST_CASE("the search replays the operands its first run evaluated before any choice point") {
+    // phi(...) holds no choice point; the outer product's contraction over the sharded r
+    // does (gather first, the alternative). The alternative's run replays phi's operand as
+    // the first run evaluated it: its compute steps (priced in the alternative's time) and
+    // its counters (the gathered temporary is %2, as evaluated in full). The figures are the
+    // plan's before the replay existed (scripts/plan_dump.sh printed the same).
+    const auto c = run("mesh dp=4 tp=8\ndim b=8 s=256 d=1024 f=1024 e=1024 r=8\n"
+                       "z_{b_{dp} s d} = W^1_{d r_{tp} f} phi(W^0_{r_{tp} f e} x_{b_{dp} s e})\n");
+    const auto& s = stmt(c, "z");
+    CHECK_MESSAGE(cols(s) == "all-reduce(tp)", c.text());
+    REQUIRE_MESSAGE(s.alternatives.size() == 1, c.text());
+    const auto& a = s.alternatives.front();
+    CHECK_MESSAGE(join(a.collectives) == "all-gather(tp), all-gather(tp)", c.text());
+    CHECK_MESSAGE(a.description ==
+                      "all-gather W^1 over axis tp (1) (unshard r): alternative: gather before "
+                      "contracting r; all-gather %2 over axis tp (1) (unshard r): alternative: "
+                      "gather before contracting r",
+                  c.text());
+    CHECK_MESSAGE(a.time_s == doctest::Approx(0.00027949355334893104).epsilon(1e-12), c.text());
+}
