@@ -87,9 +87,52 @@ struct latex_env : seq<one<'\\'>, sor<TAO_PEGTL_STRING("begin"), TAO_PEGTL_STRIN
 /// Ordered for speed: `sp` runs between every two tokens, and most characters are none of
 /// these, so the backslash forms sit behind one test for '\'.
 struct latex_ws : sor<continuation, latex_space, latex_noise_word, latex_env> {};
-struct ws : sor<one<' ', '\t', '\r', '&', '$'>, seq<at<one<'\\'>>, latex_ws>,
-                seq<one<'\xC2'>, one<'\xA0'>>> {};
-struct sp : star<ws> {};
+/// ws := ' ' | '\t' | '\r' | '&' | '$' | NBSP | latex_ws        (one of them)
+/// Written by hand, as one switch on the byte: the same language as
+/// sor<one<' ', '\t', '\r', '&', '$'>, seq<at<one<'\\'>>, latex_ws>, seq<one<0xC2>, one<0xA0>>>.
+struct ws {
+    using rule_t = ws;
+    using subs_t = type_list<latex_ws>;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+        if (in.empty()) return false;
+        switch (in.peek_char()) {
+        case ' ':
+        case '\t':
+        case '\r':
+        case '&':
+        case '$':
+            in.bump_in_this_line(1);
+            return true;
+        case '\\':
+            return Control<latex_ws>::template match<A, rewind_mode::required, Action, Control>(
+                in, st...);
+        case '\xC2':
+            if (in.size(2) >= 2 && in.peek_char(1) == '\xA0') {
+                in.bump_in_this_line(2);
+                return true;
+            }
+            return false;
+        default:
+            return false;
+        }
+    }
+};
+/// sp := ws*          (it runs between every two tokens: a loop, not a star of rules)
+struct sp {
+    using rule_t = sp;
+    using subs_t = type_list<ws>;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+        while (ws::match<A, M, Action, Control>(in, st...)) {
+        }
+        return true;
+    }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Names, numbers, primes, mesh axes.
@@ -496,6 +539,11 @@ template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
+// `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::ws> : analyze_any_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::sp> : analyze_opt_traits<> {};
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::need<R>> : analyze_seq_traits<R> {};
 } // namespace tao::pegtl
