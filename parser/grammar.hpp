@@ -8,6 +8,8 @@
 #include <tao/pegtl.hpp>
 #include <tao/pegtl/contrib/analyze_traits.hpp>
 
+#include <cstring>
+
 namespace shardscope::parser::grammar {
 
 namespace pegtl = tao::pegtl;
@@ -170,7 +172,19 @@ struct open_axis_list : seq<one<'{'>, sp,
                             sor<open_mark, seq<axis_item, star<sp, opt<one<','>, sp>, axis_item>,
                                                sp, opt<one<','>, sp>, open_mark>>,
                             sp, need<open_close>> {};
-struct open_spec : sor<open_mark, open_axis_list> {};
+/// Whether a '?' is ahead in the statement: without one, open_axis_list can neither match nor
+/// raise, so the guard spares every `_{dp}` a failed attempt at it (consumes nothing).
+struct question_ahead {
+    using rule_t = question_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        return std::memchr(in.current(), '?', in.size(0)) != nullptr;
+    }
+};
+struct open_spec : sor<open_mark, seq<question_ahead, open_axis_list>> {};
 
 /// mesh_sub := '_' (open_spec | axis_list | digit | letter) | axes_unicode      (subscript form)
 struct axis_letter : alpha {};
@@ -533,12 +547,14 @@ struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect,
 } // namespace shardscope::parser::grammar
 
 // How pegtl::analyze sees the custom rules: `nested<R>` behaves as R, and `known_function`
-// is a lookahead that consumes nothing.
+// (and `question_ahead`) is a lookahead that consumes nothing.
 namespace tao::pegtl {
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::question_ahead> : analyze_opt_traits<> {};
 // `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::ws> : analyze_any_traits<> {};
