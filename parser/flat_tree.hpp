@@ -103,6 +103,35 @@ inline constexpr bool cleans_up_itself<pegtl::internal::star<R, Rs...>> = true;
 template <typename R, typename... Rs>
 inline constexpr bool cleans_up_itself<pegtl::internal::plus<R, Rs...>> = true;
 
+/// Whether a sequence can fail after one of its rules attached a child: only when a rule
+/// with kept rules below is followed by another rule. A sequence whose rules are all leaves
+/// but the last (`when<F, R>`, `seq<sp, one<'_'>, sp, need<R>>`) fails either before anything
+/// was attached or in its last rule, which cleaned up after itself: it needs no mark.
+/// (One exception: not_at<R> fails when R matched, and R's children stay attached.)
+template <typename>
+inline constexpr bool is_not_at = false;
+template <typename... R>
+inline constexpr bool is_not_at<pegtl::internal::not_at<R...>> = true;
+template <typename Subs, template <typename...> class Selected>
+struct all_but_last_leaves;
+template <template <typename...> class Selected>
+struct all_but_last_leaves<pegtl::type_list<>, Selected> : std::true_type {};
+template <typename Last, template <typename...> class Selected>
+struct all_but_last_leaves<pegtl::type_list<Last>, Selected>
+    : std::bool_constant<!is_not_at<typename Last::rule_t> ||
+                         pegtl::parse_tree::internal::is_leaf<8, typename Last::subs_t, Selected>> {
+};
+template <typename First, typename Second, typename... Rest, template <typename...> class Selected>
+struct all_but_last_leaves<pegtl::type_list<First, Second, Rest...>, Selected>
+    : std::bool_constant<
+          !Selected<First>::value &&
+          pegtl::parse_tree::internal::is_leaf<8, typename First::subs_t, Selected> &&
+          all_but_last_leaves<pegtl::type_list<Second, Rest...>, Selected>::value> {};
+template <typename>
+inline constexpr bool is_seq = false;
+template <typename... R>
+inline constexpr bool is_seq<pegtl::internal::seq<R...>> = true;
+
 template <typename... Rules>
 struct Kept {
     template <typename R>
@@ -137,7 +166,10 @@ struct builder {
         // PEGTL disables the control of its internal seq/sor/star...; a composite with kept
         // rules below must still report failure, or a failed partial match (the last round of
         // a star) would leave its children attached. parse_tree forces this the same way.
-        static constexpr bool marks = !leaf && !cleans_up_itself<typename Rule::rule_t>;
+        static constexpr bool marks =
+            !leaf && !cleans_up_itself<typename Rule::rule_t> &&
+            !(is_seq<typename Rule::rule_t> &&
+              all_but_last_leaves<typename Rule::subs_t, KeptList::template selected>::value);
         static constexpr bool enable = kept >= 0 || marks || Base<Rule>::enable;
 
         template <typename Input, typename... States>
