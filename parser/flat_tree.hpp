@@ -104,29 +104,36 @@ template <typename R, typename... Rs>
 inline constexpr bool cleans_up_itself<pegtl::internal::plus<R, Rs...>> = true;
 
 /// Whether a sequence can fail after one of its rules attached a child: only when a rule
-/// with kept rules below is followed by another rule. A sequence whose rules are all leaves
-/// but the last (`when<F, R>`, `seq<sp, one<'_'>, sp, need<R>>`) fails either before anything
-/// was attached or in its last rule, which cleaned up after itself: it needs no mark.
+/// with kept rules below is followed by a rule that can fail. A sequence whose rules are
+/// leaves up to the last one that can fail (`when<F, R>`, `seq<sp, one<'_'>, sp, need<R>>`,
+/// the rounds of most stars: `seq<sor<..., index>, sp, opt<one<','>, sp>>`) fails either
+/// before anything was attached or in a rule that cleaned up after itself: it needs no mark.
 /// (One exception: not_at<R> fails when R matched, and R's children stay attached.)
+template <typename>
+inline constexpr bool never_fails = false;
+template <typename... R>
+inline constexpr bool never_fails<pegtl::internal::opt<R...>> = true;
+template <typename R, typename... Rs>
+inline constexpr bool never_fails<pegtl::internal::star<R, Rs...>> = true;
 template <typename>
 inline constexpr bool is_not_at = false;
 template <typename... R>
 inline constexpr bool is_not_at<pegtl::internal::not_at<R...>> = true;
-template <typename Subs, template <typename...> class Selected>
-struct all_but_last_leaves;
-template <template <typename...> class Selected>
-struct all_but_last_leaves<pegtl::type_list<>, Selected> : std::true_type {};
-template <typename Last, template <typename...> class Selected>
-struct all_but_last_leaves<pegtl::type_list<Last>, Selected>
-    : std::bool_constant<!is_not_at<typename Last::rule_t> ||
-                         pegtl::parse_tree::internal::is_leaf<8, typename Last::subs_t, Selected>> {
+template <typename R, template <typename...> class Selected>
+inline constexpr bool is_leaf_rule =
+    !Selected<R>::value && pegtl::parse_tree::internal::is_leaf<8, typename R::subs_t, Selected>;
+/// `Attached`: a rule before these ones may have attached a child.
+template <bool Attached, typename Subs, template <typename...> class Selected>
+struct seq_fails_clean;
+template <bool Attached, template <typename...> class Selected>
+struct seq_fails_clean<Attached, pegtl::type_list<>, Selected> : std::true_type {};
+template <bool Attached, typename R, typename... Rs, template <typename...> class Selected>
+struct seq_fails_clean<Attached, pegtl::type_list<R, Rs...>, Selected>
+    : std::bool_constant<(!Attached || never_fails<typename R::rule_t>)&&!(
+          is_not_at<typename R::rule_t> &&
+          !is_leaf_rule<R, Selected>)&&seq_fails_clean<Attached || !is_leaf_rule<R, Selected>,
+                                                       pegtl::type_list<Rs...>, Selected>::value> {
 };
-template <typename First, typename Second, typename... Rest, template <typename...> class Selected>
-struct all_but_last_leaves<pegtl::type_list<First, Second, Rest...>, Selected>
-    : std::bool_constant<
-          !Selected<First>::value &&
-          pegtl::parse_tree::internal::is_leaf<8, typename First::subs_t, Selected> &&
-          all_but_last_leaves<pegtl::type_list<Second, Rest...>, Selected>::value> {};
 template <typename>
 inline constexpr bool is_seq = false;
 template <typename... R>
@@ -169,7 +176,7 @@ struct builder {
         static constexpr bool marks =
             !leaf && !cleans_up_itself<typename Rule::rule_t> &&
             !(is_seq<typename Rule::rule_t> &&
-              all_but_last_leaves<typename Rule::subs_t, KeptList::template selected>::value);
+              seq_fails_clean<false, typename Rule::subs_t, KeptList::template selected>::value);
         static constexpr bool enable = kept >= 0 || marks || Base<Rule>::enable;
 
         template <typename Input, typename... States>

@@ -108,6 +108,12 @@ bool known_function::match(Input& in, States&&... st) {
 
 } // namespace shardscope::parser::grammar
 
+namespace shardscope::parser::flat {
+/// `sp` is a loop that stops where no whitespace follows: it never fails (see seq_fails_clean).
+template <>
+inline constexpr bool never_fails<grammar::sp> = true;
+} // namespace shardscope::parser::flat
+
 namespace shardscope::parser {
 
 namespace {
