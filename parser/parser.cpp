@@ -233,6 +233,13 @@ private:
 
     // ---- leaves -------------------------------------------------------------------------
 
+    /// `s = v`, for a string built in place: clear and append (a short name stays in the
+    /// string's own buffer) costs a third of assign's general replace.
+    static void set_text(std::string& s, std::string_view v) {
+        s.clear();
+        s.append(v.data(), v.size());
+    }
+
     static int count_primes(std::string_view s) {
         int n = 0;
         for (std::size_t i = 0; i < s.size();) {
@@ -300,7 +307,9 @@ private:
             for (char d : digits)
                 axes.push_back({std::string(1, d), r});
         } else if (n.is_type<g::axis_word>() || n.is_type<g::axis_letter>()) {
-            axes.push_back({n.string(), range(n)});
+            auto& a = axes.emplace_back();
+            set_text(a.name, n.string_view());
+            a.range = range(n);
         } else {
             for (const auto& c : n.children)
                 append_axes(*c, axes);
@@ -319,7 +328,7 @@ private:
         ix.range = range(n);
         for (const auto& c : n.children) {
             if (c->is_type<g::idx_letter>() || c->is_type<g::idx_word>())
-                ix.name.assign(c->string_view());
+                set_text(ix.name, c->string_view());
             else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
             else if (c->is_type<g::open_mark>())
@@ -383,7 +392,7 @@ private:
         bool has_label = false;
         for (const auto& c : n.children) {
             if (c->is_type<g::tensor_name>()) {
-                t.name.assign(c->string_view());
+                set_text(t.name, c->string_view());
             } else if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
                        c->is_type<g::label_unicode>()) {
                 if (has_label)
