@@ -128,11 +128,14 @@ struct seq_fails_clean;
 template <bool Attached, template <typename...> class Selected>
 struct seq_fails_clean<Attached, pegtl::type_list<>, Selected> : std::true_type {};
 template <bool Attached, typename R, typename... Rs, template <typename...> class Selected>
-struct seq_fails_clean<Attached, pegtl::type_list<R, Rs...>, Selected>
-    : std::bool_constant<(!Attached || never_fails<typename R::rule_t>)&&!(
-          is_not_at<typename R::rule_t> &&
-          !is_leaf_rule<R, Selected>)&&seq_fails_clean<Attached || !is_leaf_rule<R, Selected>,
-                                                       pegtl::type_list<Rs...>, Selected>::value> {
+struct seq_fails_clean<Attached, pegtl::type_list<R, Rs...>, Selected> {
+    static constexpr bool attaches = !is_leaf_rule<R, Selected>;
+    /// R may fail only where nothing is attached yet.
+    static constexpr bool follows_ok = !Attached || never_fails<typename R::rule_t>;
+    /// R does not fail with children attached.
+    static constexpr bool no_stray = !attaches || !is_not_at<typename R::rule_t>;
+    using rest = seq_fails_clean<Attached || attaches, pegtl::type_list<Rs...>, Selected>;
+    static constexpr bool value = follows_ok && no_stray && rest::value;
 };
 template <typename>
 inline constexpr bool is_seq = false;

@@ -1284,6 +1284,23 @@ TEST_CASE("tensors named like a keyword with a label or brackets") {
     SUBCASE("\\xrightarrow") {
         CHECK(parse_as<ast::Chain>("dim \\xrightarrow{all-gather} x").steps.size() == 1);
     }
+    SUBCASE("an assignment right after the keyword") {
+        // decl_kw's not_at<assign_op> matches the kept assign_op and the declaration fails:
+        // its attempt must leave nothing behind (a stray node would be a P299 statement).
+        // Every operator, and a declaration after it. (The marks of flat_tree.hpp's
+        // seq_fails_clean are exercised by the round trips of test_roundtrip.cpp: a rule that
+        // skips a needed mark fails them.)
+        const auto define = equation("dim = x_{i}");
+        CHECK(define.op == ast::AssignOp::Define);
+        CHECK(std::get<ast::TensorRef>(define.rhs.node).name == "x");
+        CHECK(equation("mesh := y").op == ast::AssignOp::Update);
+        CHECK(equation("split += z_{i}").op == ast::AssignOp::Accumulate);
+        const auto r = parse_text("dim = x\ndim b=2\n");
+        CHECK(r.diagnostics.empty());
+        REQUIRE(r.program.items.size() == 2);
+        CHECK(std::holds_alternative<ast::DimDecl>(
+            std::get<ast::Statement>(r.program.items[1]).node));
+    }
 }
 
 namespace shardscope::test {
