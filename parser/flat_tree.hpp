@@ -103,6 +103,45 @@ inline constexpr bool cleans_up_itself<pegtl::internal::star<R, Rs...>> = true;
 template <typename R, typename... Rs>
 inline constexpr bool cleans_up_itself<pegtl::internal::plus<R, Rs...>> = true;
 
+/// Whether a sequence can fail after one of its rules attached a child: only when a rule
+/// with kept rules below is followed by a rule that can fail. A sequence whose rules are
+/// leaves up to the last one that can fail (`when<F, R>`, `seq<sp, one<'_'>, sp, need<R>>`,
+/// the rounds of most stars: `seq<sor<..., index>, sp, opt<one<','>, sp>>`) fails either
+/// before anything was attached or in a rule that cleaned up after itself: it needs no mark.
+/// (One exception: not_at<R> fails when R matched, and R's children stay attached.)
+template <typename>
+inline constexpr bool never_fails = false;
+template <typename... R>
+inline constexpr bool never_fails<pegtl::internal::opt<R...>> = true;
+template <typename R, typename... Rs>
+inline constexpr bool never_fails<pegtl::internal::star<R, Rs...>> = true;
+template <typename>
+inline constexpr bool is_not_at = false;
+template <typename... R>
+inline constexpr bool is_not_at<pegtl::internal::not_at<R...>> = true;
+template <typename R, template <typename...> class Selected>
+inline constexpr bool is_leaf_rule =
+    !Selected<R>::value && pegtl::parse_tree::internal::is_leaf<8, typename R::subs_t, Selected>;
+/// `Attached`: a rule before these ones may have attached a child.
+template <bool Attached, typename Subs, template <typename...> class Selected>
+struct seq_fails_clean;
+template <bool Attached, template <typename...> class Selected>
+struct seq_fails_clean<Attached, pegtl::type_list<>, Selected> : std::true_type {};
+template <bool Attached, typename R, typename... Rs, template <typename...> class Selected>
+struct seq_fails_clean<Attached, pegtl::type_list<R, Rs...>, Selected> {
+    static constexpr bool attaches = !is_leaf_rule<R, Selected>;
+    /// R may fail only where nothing is attached yet.
+    static constexpr bool follows_ok = !Attached || never_fails<typename R::rule_t>;
+    /// R does not fail with children attached.
+    static constexpr bool no_stray = !attaches || !is_not_at<typename R::rule_t>;
+    using rest = seq_fails_clean<Attached || attaches, pegtl::type_list<Rs...>, Selected>;
+    static constexpr bool value = follows_ok && no_stray && rest::value;
+};
+template <typename>
+inline constexpr bool is_seq = false;
+template <typename... R>
+inline constexpr bool is_seq<pegtl::internal::seq<R...>> = true;
+
 template <typename... Rules>
 struct Kept {
     template <typename R>
@@ -137,7 +176,10 @@ struct builder {
         // PEGTL disables the control of its internal seq/sor/star...; a composite with kept
         // rules below must still report failure, or a failed partial match (the last round of
         // a star) would leave its children attached. parse_tree forces this the same way.
-        static constexpr bool marks = !leaf && !cleans_up_itself<typename Rule::rule_t>;
+        static constexpr bool marks =
+            !leaf && !cleans_up_itself<typename Rule::rule_t> &&
+            !(is_seq<typename Rule::rule_t> &&
+              seq_fails_clean<false, typename Rule::subs_t, KeptList::template selected>::value);
         static constexpr bool enable = kept >= 0 || marks || Base<Rule>::enable;
 
         template <typename Input, typename... States>

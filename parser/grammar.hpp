@@ -8,6 +8,10 @@
 #include <tao/pegtl.hpp>
 #include <tao/pegtl/contrib/analyze_traits.hpp>
 
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
 namespace shardscope::parser::grammar {
 
 namespace pegtl = tao::pegtl;
@@ -37,10 +41,57 @@ struct nested {
     }
 };
 
+/// The bytes a one-byte rule (one<>, alpha, alnum, digit, a sor of them) accepts, compared
+/// as PEGTL compares them (as char); `known` is false for any other rule.
+template <typename R>
+struct byte_set {
+    static constexpr bool known = false;
+};
+template <char... Cs>
+struct byte_set<internal::one<internal::result_on_found::success, internal::peek_char, Cs...>> {
+    static constexpr bool known = true;
+    static constexpr bool test(char c) { return ((c == Cs) || ...); }
+};
+template <char Lo, char Hi>
+struct byte_set<internal::range<internal::result_on_found::success, internal::peek_char, Lo, Hi>> {
+    static constexpr bool known = true;
+    static constexpr bool test(char c) { return Lo <= c && c <= Hi; }
+};
+template <char... Cs>
+struct byte_set<internal::ranges<internal::peek_char, Cs...>> {
+    static constexpr bool known = sizeof...(Cs) % 2 == 0;
+    static constexpr bool test(char c) {
+        constexpr char bounds[] = {Cs...};
+        for (std::size_t i = 0; i + 1 < sizeof...(Cs); i += 2)
+            if (bounds[i] <= c && c <= bounds[i + 1]) return true;
+        return false;
+    }
+};
+template <typename... Rs>
+struct byte_set<internal::sor<Rs...>> {
+    static constexpr bool known = (byte_set<typename Rs::rule_t>::known && ...);
+    static constexpr bool test(char c) { return (byte_set<typename Rs::rule_t>::test(c) || ...); }
+};
+
+/// &F for a one-byte F: a test of the next byte, without at<>'s marker and F's control.
+template <typename F>
+struct byte_ahead {
+    using rule_t = byte_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        return !in.empty() && byte_set<typename F::rule_t>::test(in.peek_char());
+    }
+};
+
 /// when<F, R> := &F R — tries R only where its first character F is. The parse tree allocates
-/// a node for every attempt at a kept rule, so cheap guards keep failed attempts free.
+/// a node for every attempt at a kept rule, so cheap guards keep failed attempts free. Where
+/// F is one byte (most guards), &F is a byte test (byte_ahead).
 template <typename F, typename R>
-struct when : seq<at<F>, R> {};
+struct when
+    : seq<std::conditional_t<byte_set<typename F::rule_t>::known, byte_ahead<F>, at<F>>, R> {};
 /// The first byte of every non-ASCII character the grammar knows (primes, scripts, arrows...).
 struct utf8_lead : one<'\xC2', '\xCE', '\xCF', '\xE2'> {};
 
@@ -87,9 +138,52 @@ struct latex_env : seq<one<'\\'>, sor<TAO_PEGTL_STRING("begin"), TAO_PEGTL_STRIN
 /// Ordered for speed: `sp` runs between every two tokens, and most characters are none of
 /// these, so the backslash forms sit behind one test for '\'.
 struct latex_ws : sor<continuation, latex_space, latex_noise_word, latex_env> {};
-struct ws : sor<one<' ', '\t', '\r', '&', '$'>, seq<at<one<'\\'>>, latex_ws>,
-                seq<one<'\xC2'>, one<'\xA0'>>> {};
-struct sp : star<ws> {};
+/// ws := ' ' | '\t' | '\r' | '&' | '$' | NBSP | latex_ws        (one of them)
+/// Written by hand, as one switch on the byte: the same language as
+/// sor<one<' ', '\t', '\r', '&', '$'>, seq<at<one<'\\'>>, latex_ws>, seq<one<0xC2>, one<0xA0>>>.
+struct ws {
+    using rule_t = ws;
+    using subs_t = type_list<latex_ws>;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+        if (in.empty()) return false;
+        switch (in.peek_char()) {
+        case ' ':
+        case '\t':
+        case '\r':
+        case '&':
+        case '$':
+            in.bump_in_this_line(1);
+            return true;
+        case '\\':
+            return Control<latex_ws>::template match<A, rewind_mode::required, Action, Control>(
+                in, st...);
+        case '\xC2':
+            if (in.size(2) >= 2 && in.peek_char(1) == '\xA0') {
+                in.bump_in_this_line(2);
+                return true;
+            }
+            return false;
+        default:
+            return false;
+        }
+    }
+};
+/// sp := ws*          (it runs between every two tokens: a loop, not a star of rules)
+struct sp {
+    using rule_t = sp;
+    using subs_t = type_list<ws>;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+        while (ws::match<A, M, Action, Control>(in, st...)) {
+        }
+        return true;
+    }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Names, numbers, primes, mesh axes.
@@ -127,7 +221,19 @@ struct open_axis_list : seq<one<'{'>, sp,
                             sor<open_mark, seq<axis_item, star<sp, opt<one<','>, sp>, axis_item>,
                                                sp, opt<one<','>, sp>, open_mark>>,
                             sp, need<open_close>> {};
-struct open_spec : sor<open_mark, open_axis_list> {};
+/// Whether a '?' is ahead in the statement: without one, open_axis_list can neither match nor
+/// raise, so the guard spares every `_{dp}` a failed attempt at it (consumes nothing).
+struct question_ahead {
+    using rule_t = question_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        return std::memchr(in.current(), '?', in.size(0)) != nullptr;
+    }
+};
+struct open_spec : sor<open_mark, seq<question_ahead, open_axis_list>> {};
 
 /// mesh_sub := '_' (open_spec | axis_list | digit | letter) | axes_unicode      (subscript form)
 struct axis_letter : alpha {};
@@ -490,12 +596,21 @@ struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect,
 } // namespace shardscope::parser::grammar
 
 // How pegtl::analyze sees the custom rules: `nested<R>` behaves as R, and `known_function`
-// is a lookahead that consumes nothing.
+// (and `question_ahead`, `byte_ahead`) is a lookahead that consumes nothing.
 namespace tao::pegtl {
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::question_ahead> : analyze_opt_traits<> {};
+template <typename Name, typename F>
+struct analyze_traits<Name, shardscope::parser::grammar::byte_ahead<F>> : analyze_opt_traits<> {};
+// `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::ws> : analyze_any_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::sp> : analyze_opt_traits<> {};
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::need<R>> : analyze_seq_traits<R> {};
 } // namespace tao::pegtl

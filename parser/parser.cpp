@@ -108,6 +108,12 @@ bool known_function::match(Input& in, States&&... st) {
 
 } // namespace shardscope::parser::grammar
 
+namespace shardscope::parser::flat {
+/// `sp` is a loop that stops where no whitespace follows: it never fails (see seq_fails_clean).
+template <>
+inline constexpr bool never_fails<grammar::sp> = true;
+} // namespace shardscope::parser::flat
+
 namespace shardscope::parser {
 
 namespace {
@@ -179,7 +185,21 @@ public:
     Converter(const SourceFile& file, ParseContext& ctx) : file_(file), ctx_(ctx) {}
 
     ast::SourceRange range(const Node& n) const {
-        return file_.range(offset(n.begin()), static_cast<std::size_t>(n.end() - n.begin()));
+        const auto off = offset(n.begin());
+        const auto len = static_cast<std::size_t>(n.end() - n.begin());
+        // Most nodes lie on the ASCII line of the node before: positioned by arithmetic, as
+        // SourceFile::range would (see SourceFile::line_span).
+        if (!(line_.ascii && line_.start <= off && off + len <= line_.end)) {
+            line_ = file_.line_span(off);
+            if (!(line_.ascii && off + len <= line_.end)) return file_.range(off, len);
+        }
+        ast::SourceRange r;
+        r.offset = static_cast<std::uint32_t>(off);
+        r.length = static_cast<std::uint32_t>(len);
+        r.line = r.end_line = line_.line;
+        r.column = static_cast<std::uint32_t>(off - line_.start) + 1;
+        r.end_column = r.column + static_cast<std::uint32_t>(len);
+        return r;
     }
 
     [[noreturn]] void fail(const Node& n, Code code, std::string message,
@@ -188,21 +208,23 @@ public:
             make_diagnostic(Severity::Error, code, range(n), std::move(message), std::move(fix))};
     }
 
-    /// The statements a chunk holds: the statement, and an inline expectation if any.
-    std::vector<ast::Statement> statements(const Node& root) {
-        std::vector<ast::Statement> out;
+    /// The statements a chunk holds (the statement, and an inline expectation if any),
+    /// appended to `out`. On a ConvertError the caller drops what was appended.
+    void statements(const Node& root, std::vector<ast::Item>& out) {
         for (const auto& c : root.children) {
+            auto& s =
+                std::get<ast::Statement>(out.emplace_back(std::in_place_type<ast::Statement>));
             if (c->is_type<g::inline_expect>()) {
-                ast::Statement s;
                 s.node = expect(*c);
                 s.range = range(*c);
-                out.push_back(std::move(s));
             } else {
-                out.push_back(statement(*c));
+                statement(*c, s);
             }
         }
-        return out;
     }
+
+    /// Whether any index read so far was open (`f_?`): without one, no open marker conflicts.
+    bool saw_open() const { return saw_open_; }
 
 private:
     std::size_t offset(const char* p) const {
@@ -210,6 +232,13 @@ private:
     }
 
     // ---- leaves -------------------------------------------------------------------------
+
+    /// `s = v`, for a string built in place: clear and append (a short name stays in the
+    /// string's own buffer) costs a third of assign's general replace.
+    static void set_text(std::string& s, std::string_view v) {
+        s.clear();
+        s.append(v.data(), v.size());
+    }
 
     static int count_primes(std::string_view s) {
         int n = 0;
@@ -278,7 +307,9 @@ private:
             for (char d : digits)
                 axes.push_back({std::string(1, d), r});
         } else if (n.is_type<g::axis_word>() || n.is_type<g::axis_letter>()) {
-            axes.push_back({n.string(), range(n)});
+            auto& a = axes.emplace_back();
+            set_text(a.name, n.string_view());
+            a.range = range(n);
         } else {
             for (const auto& c : n.children)
                 append_axes(*c, axes);
@@ -289,19 +320,23 @@ private:
 
     ast::Index index(const Node& n) const {
         ast::Index ix;
+        index(n, ix);
+        return ix;
+    }
+    /// The index `n` into a default-constructed `ix`.
+    void index(const Node& n, ast::Index& ix) const {
         ix.range = range(n);
         for (const auto& c : n.children) {
             if (c->is_type<g::idx_letter>() || c->is_type<g::idx_word>())
-                ix.name = c->string();
+                set_text(ix.name, c->string_view());
             else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
             else if (c->is_type<g::open_mark>())
-                ix.open = true;
+                ix.open = saw_open_ = true;
             else
                 append_axes(*c, ix.axes);
         }
         if (ix.open) std::swap(ix.axes, ix.open_axes); // the axes to choose from, not a layout
-        return ix;
     }
 
     /// An index that may not be open (a function's subscript, a `repeat` index): P240.
@@ -317,20 +352,19 @@ private:
         return ix;
     }
 
-    ast::Dimension dimension(const Node& n) const {
-        ast::Dimension d;
+    /// The dimension `n` into a default-constructed `d`.
+    void dimension(const Node& n, ast::Dimension& d) const {
         if (n.is_type<g::group>() || n.is_type<g::bracket_group>()) {
             d.range = range(n);
             d.grouped = true;
             d.parts.reserve(n.children.size());
             for (const auto& c : n.children)
-                d.parts.push_back(index(*c));
+                index(*c, d.parts.emplace_back());
         } else {
             d.parts.reserve(1);
-            d.parts.push_back(index(n));
+            index(n, d.parts.emplace_back());
             d.range = d.parts.back().range; // the same node
         }
-        return d;
     }
 
     std::vector<ast::Index> index_list(const Node& n) const {
@@ -349,11 +383,16 @@ private:
 
     ast::TensorRef tensor_ref(const Node& n) const {
         ast::TensorRef t;
+        tensor_ref(n, t);
+        return t;
+    }
+    /// The reference `n` into a default-constructed `t`.
+    void tensor_ref(const Node& n, ast::TensorRef& t) const {
         t.range = range(n);
         bool has_label = false;
         for (const auto& c : n.children) {
             if (c->is_type<g::tensor_name>()) {
-                t.name = c->string();
+                set_text(t.name, c->string_view());
             } else if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
                        c->is_type<g::label_unicode>()) {
                 if (has_label)
@@ -366,15 +405,15 @@ private:
                 t.style = ast::IndexStyle::Subscript;
                 t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
-                    t.dims.push_back(dimension(*d));
+                    dimension(*d, t.dims.emplace_back());
             } else if (c->is_type<g::bare_index>()) {
                 t.style = ast::IndexStyle::Subscript;
-                t.dims.push_back(dimension(*c));
+                dimension(*c, t.dims.emplace_back());
             } else if (c->is_type<g::bracket_list>()) {
                 t.style = ast::IndexStyle::Bracket;
                 t.dims.reserve(c->children.size());
                 for (const auto& d : c->children)
-                    t.dims.push_back(dimension(*d));
+                    dimension(*d, t.dims.emplace_back());
             } else if (c->is_type<g::bare_partial>() || c->is_type<g::unicode_partial>() ||
                        c->is_type<g::partial_marker>()) {
                 if (!t.partial_axes.empty())
@@ -388,7 +427,6 @@ private:
                 append_axes(*c, t.partial_axes);
             }
         }
-        return t;
     }
 
     // ---- expressions ----------------------------------------------------------------------
@@ -432,9 +470,11 @@ private:
         if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n);
         if (n.is_type<g::number>()) return ast::Expr{ast::Number{n.string()}, range(n)};
         if (n.is_type<g::tensor_ref>()) {
-            auto t = tensor_ref(n);
-            const auto at = t.range; // the same node
-            return ast::Expr{std::move(t), at};
+            ast::Expr e;
+            auto& t = e.node.emplace<ast::TensorRef>();
+            tensor_ref(n, t);
+            e.range = t.range; // the same node
+            return e;
         }
         if (n.is_type<g::paren>()) return expr(*n.children.front());
         if (n.is_type<g::frac>()) {
@@ -523,11 +563,10 @@ private:
 
     // ---- statements -----------------------------------------------------------------------
 
-    ast::Statement statement(const Node& n) {
-        ast::Statement s;
+    void statement(const Node& n, ast::Statement& s) {
         s.range = range(n);
         if (n.is_type<g::ref_statement>())
-            std::visit([&](auto&& v) { s.node = std::move(v); }, ref_statement(n));
+            ref_statement(n, s);
         else if (n.is_type<g::mesh_decl>())
             s.node = mesh(n);
         else if (n.is_type<g::dim_decl>())
@@ -556,22 +595,26 @@ private:
             s.node = ast::EndDecl{};
         else
             fail(n, Code::P299, "internal: unexpected statement " + n.type_name());
-        return s;
     }
 
-    std::variant<ast::Equation, ast::Chain> ref_statement(const Node& n) const {
-        auto lhs = tensor_ref(*n.children.at(0));
+    /// An equation or a chain, built in the statement's node.
+    void ref_statement(const Node& n, ast::Statement& s) const {
         const Node& tail = *n.children.at(1);
         if (tail.is_type<g::equation>()) {
-            ast::Equation eq;
-            eq.lhs = std::move(lhs);
+            auto& eq = s.node.emplace<ast::Equation>();
+            tensor_ref(*n.children.at(0), eq.lhs);
             const auto op = tail.children.at(0)->string_view();
             eq.op = op == ":="   ? ast::AssignOp::Update
                     : op == "+=" ? ast::AssignOp::Accumulate
                                  : ast::AssignOp::Define;
             eq.rhs = expr(*tail.children.at(1));
-            return eq;
+            return;
         }
+        s.node = chain(n);
+    }
+
+    ast::Chain chain(const Node& n) const {
+        auto lhs = tensor_ref(*n.children.at(0));
         // Every side as written: its factors (one, or a product written for context).
         std::vector<std::vector<ast::TensorRef>> sides(1);
         sides[0].push_back(std::move(lhs));
@@ -1006,6 +1049,8 @@ private:
 
     const SourceFile& file_;
     ParseContext& ctx_;
+    mutable SourceFile::LineSpan line_; ///< the line of the last node positioned
+    mutable bool saw_open_ = false;     ///< an open index (`f_?`) was read
 };
 
 /// The word at `p` (a name or LaTeX command) for messages.
@@ -1163,14 +1208,12 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
             if (chunk.find_first_not_of(" \t\r") != std::string_view::npos) line_has_content = true;
             pegtl::memory_input in(chunk.data(), chunk.data() + chunk.size(), file.name(),
                                    piece.begin, 1, 1);
+            const std::size_t before = items.size();
             try {
                 tree.reset(chunk.data());
                 if (!pegtl::parse<grammar::chunk, pegtl::nothing, control>(in, ctx, tree)) break;
-                auto statements = convert.statements(Node(&tree, 0));
-                for (std::size_t k = 0; k < statements.size(); ++k) {
-                    items.emplace_back(std::move(statements[k]));
-                    if (k == 0) statement_on_line = items.size() - 1;
-                }
+                convert.statements(Node(&tree, 0), items);
+                if (items.size() > before) statement_on_line = before;
             } catch (const CodedParseError& e) {
                 if (starts_repeat(chunk)) failed_repeats.push_back(piece.begin);
                 const auto off = e.positions().front().byte;
@@ -1197,6 +1240,8 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
                 result.diagnostics.push_back(std::move(d));
                 line_has_content = true;
             } catch (const ConvertError& e) {
+                // A statement converted before the error (an inline expectation failed) goes.
+                items.erase(items.begin() + static_cast<std::ptrdiff_t>(before), items.end());
                 if (starts_repeat(chunk)) failed_repeats.push_back(piece.begin);
                 result.diagnostics.push_back(e.diagnostic);
                 line_has_content = true;
@@ -1208,8 +1253,9 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     while (!items.empty() && std::holds_alternative<ast::BlankLine>(items.back()))
         items.pop_back();
     check_blocks(result, failed_repeats);
-    for (auto& d : ast::open_marker_conflicts(result.program))
-        result.diagnostics.push_back(std::move(d));
+    if (convert.saw_open())
+        for (auto& d : ast::open_marker_conflicts(result.program))
+            result.diagnostics.push_back(std::move(d));
     return result;
 }
 

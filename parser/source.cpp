@@ -112,6 +112,18 @@ ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const
     return r;
 }
 
+SourceFile::LineSpan SourceFile::line_span(std::size_t offset) const {
+    offset = std::min(offset, text_.size());
+    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    const auto idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+    LineSpan s;
+    s.start = line_starts_[idx];
+    s.end = idx + 1 < line_starts_.size() ? line_starts_[idx + 1] - 1 : text_.size();
+    s.line = static_cast<std::uint32_t>(idx + 1);
+    s.ascii = line_is_ascii_[idx] != 0;
+    return s;
+}
+
 std::string_view SourceFile::line_text(std::uint32_t line) const {
     if (line == 0 || line > line_starts_.size()) return {};
     const auto start = line_starts_[line - 1];

@@ -39,6 +39,16 @@ public:
 
     /// A range covering bytes [offset, offset + length).
     ast::SourceRange range(std::size_t offset, std::size_t length) const;
+    /// The line that holds byte `offset`: for callers that position many ranges on one line
+    /// (the parser's converter). A range [o, o + n) with `start <= o` and `o + n <= end` on an
+    /// ASCII line is {o, n, line, o - start + 1, line, o - start + 1 + n}, as range() gives.
+    struct LineSpan {
+        std::size_t start = 1; ///< the line's first byte
+        std::size_t end = 0;   ///< the offset of its newline, or the text's size on the last line
+        std::uint32_t line = 0;
+        bool ascii = false;
+    };
+    LineSpan line_span(std::size_t offset) const;
     /// The text of 1-based line `line`, without its newline.
     std::string_view line_text(std::uint32_t line) const;
     std::uint32_t line_count() const { return static_cast<std::uint32_t>(line_starts_.size()); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace shardscope::parser {
 
@@ -36,7 +37,14 @@ std::vector<Piece> split_statements(std::string_view s) {
     std::vector<Piece> out;
     // A statement and a line end per line, typically: one allocation instead of a doubling
     // series of moves.
-    out.reserve(2 * static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) + 2);
+    std::size_t lines = 0; // memchr, not std::count: a byte-at-a-time loop cost 7 per byte
+    const char* const end = s.data() + s.size();
+    for (const char* p = s.data(); p != end; ++p) {
+        p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+        if (!p) break;
+        ++lines;
+    }
+    out.reserve(2 * lines + 2);
     std::size_t start = 0; // start of the current statement
     int depth = 0;         // brace depth: separators inside braces belong to the statement
     auto end_statement = [&](std::size_t at) {
