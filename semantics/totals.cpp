@@ -235,6 +235,7 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
     std::map<std::string, Live> lives;
     for (int i = 0; i < n; ++i) {
         const auto& s = plan.statements[static_cast<std::size_t>(i)];
+        std::set<std::string> read_here;
         for (const auto& op : s.operands) {
             if (params.count(op.tensor) || grads.count(op.tensor)) continue;
             auto& l = lives[op.tensor];
@@ -242,6 +243,9 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
                 l.first = 0; // read before any write: a program input
                 l.bytes = layout_bytes(op);
             }
+            // A chain of products lists each factor it moves once per side: the factor is
+            // stored in its last layout from here on, which may be larger.
+            if (!read_here.insert(op.tensor).second) l.bytes = std::max(l.bytes, layout_bytes(op));
             l.last = i;
         }
         if (s.target.empty() || params.count(s.target) || grads.count(s.target)) continue;

@@ -314,3 +314,13 @@ TEST_CASE("totals: a per-layer parameter of a repeated block is stored once per 
     CHECK(tt.memory.gradients == rel(4 * one_layer));
     CHECK(tt.memory.optimizer == rel(4 * 2 * one_layer)); // two f32 moments; f32 is its own master
 }
+
+TEST_CASE("totals: a chain of products stores every factor it moves in its last layout") {
+    // A and B gathered by one chain: both are held whole (64x64 f32 each) after it.
+    const double full = 64 * 64 * 4;
+    const auto two =
+        totals_of("mesh 4\ndim i=64 j=64 k=64\nA_{i_0 j} B_{j k_0} -> A_{i j} B_{j k}\n");
+    const auto one = totals_of("mesh 4\ndim i=64 j=64 k=64\nA_{i_0 j} -> A_{i j}\n");
+    CHECK(one.memory.activations == rel(full));
+    CHECK(two.memory.activations == rel(2 * full));
+}
