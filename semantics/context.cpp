@@ -223,29 +223,35 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
         const auto* s = std::get_if<ast::Statement>(&item);
         const auto* ch = s ? std::get_if<ast::Chain>(&s->node) : nullptr;
         if (!ch) continue;
-        const ast::TensorRef* cur = &ch->from;
+        // Every factor of a chain of products, side to side (a group may be written on any).
+        auto learn = [&](const ast::TensorRef* cur, const ast::TensorRef& next) {
+            if (cur->dims.size() != next.dims.size()) return;
+            for (std::size_t d = 0; d < cur->dims.size(); ++d) {
+                const auto& a = cur->dims[d].parts;
+                const auto& b = next.dims[d].parts;
+                const auto* one = a.size() == 1 && b.size() > 1   ? &a
+                                  : b.size() == 1 && a.size() > 1 ? &b
+                                                                  : nullptr;
+                if (!one) continue;
+                const auto& many = one == &a ? b : a;
+                std::vector<IndexId> parts;
+                for (const auto& p : many)
+                    parts.push_back(id_of(p));
+                // A group that would make an index part of itself is the chain's error
+                // (S007 from the evaluator); learning it here would only loop the ranges.
+                const auto parent = id_of((*one)[0]);
+                bool cycle = false;
+                for (const auto& p : parts)
+                    cycle = cycle || !split_path(split_parts(splits), p, parent).empty();
+                if (!cycle) splits.emplace(parent, parts);
+            }
+        };
+        auto side = ast::chain_side(ch->from, ch->with, ch->moved);
         for (const auto& st : ch->steps) {
-            if (cur->dims.size() == st.to.dims.size())
-                for (std::size_t d = 0; d < cur->dims.size(); ++d) {
-                    const auto& a = cur->dims[d].parts;
-                    const auto& b = st.to.dims[d].parts;
-                    const auto* one = a.size() == 1 && b.size() > 1   ? &a
-                                      : b.size() == 1 && a.size() > 1 ? &b
-                                                                      : nullptr;
-                    if (!one) continue;
-                    const auto& many = one == &a ? b : a;
-                    std::vector<IndexId> parts;
-                    for (const auto& p : many)
-                        parts.push_back(id_of(p));
-                    // A group that would make an index part of itself is the chain's error
-                    // (S007 from the evaluator); learning it here would only loop the ranges.
-                    const auto parent = id_of((*one)[0]);
-                    bool cycle = false;
-                    for (const auto& p : parts)
-                        cycle = cycle || !split_path(split_parts(splits), p, parent).empty();
-                    if (!cycle) splits.emplace(parent, parts);
-                }
-            cur = &st.to;
+            const auto next = ast::chain_side(st.to, st.with, ch->moved);
+            for (std::size_t f = 0; f < side.size() && f < next.size(); ++f)
+                learn(side[f], *next[f]);
+            side = next;
         }
     }
     // Splits first where they decide a device index: split s -> r t with r sharded.

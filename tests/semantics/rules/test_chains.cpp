@@ -192,6 +192,19 @@ TEST_CASE("chain of products: two tensors move, each by its own redistribution")
     CHECK_MESSAGE(sp.cost.comm_bytes_per_device == rel(2 * 0.75 * 64 * 64 * 4), c.text());
 }
 
+TEST_CASE("chain of products: a group on a factor other than the first splits its index") {
+    // B's k = f·c, c inferred from k (64 / 4 devices = 16), as for a one-tensor chain: a chain
+    // never changes the element count (issue 19 item 5, on the second factor).
+    const auto c = run(kTwo + "A_{i_0 j} B_{j k} -> A_{i j} B_{j (f_0 c)}\n");
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    REQUIRE_MESSAGE(c.plan.statements.size() == 1, c.text());
+    const auto& sp = c.plan.statements[0];
+    REQUIRE_MESSAGE(sp.operands.size() == 4, c.text());
+    CHECK_MESSAGE(sp.operands[3].tensor == "B", c.text());
+    CHECK_MESSAGE(shape(sp.operands[3].global_shape) == "64x64", c.text());
+    CHECK_MESSAGE(shape(sp.operands[3].local_shape) == "64x16", c.text());
+}
+
 TEST_CASE("chain of products: every arrow moves the tensors that change on it") {
     SUBCASE("A on the first arrow, B on the second") {
         const auto c = run(kTwo + "A_{i_0 j} B_{j k_0} \\xrightarrow{all-gather} A_{ij} "
