@@ -184,9 +184,10 @@ struct ChainStep {
 
 /// `x_{bsd} -> x_{(rc)sd} -> x_{r_0 c s d}`, or a chain of products written for context
 /// (`W^0_{r'_0 f d'} x_{b r_0 t d'} -> W^0_{r'_0 f d'} x_{b s d'}`): every side is the same
-/// product, and the chain moves one factor, the one at position `moved` (the first whose
-/// layout changes; the parser chooses it). `from` and every step's `to` are that factor;
-/// `with` holds the others. A product implies no contraction: a chain only changes layouts.
+/// product. `from` and every step's `to` are the factor at position `moved` (the first whose
+/// layout changes; the parser chooses it, and the plan stores it); `with` holds the others,
+/// which the checker moves too where their layout changes. A product implies no
+/// contraction: a chain only changes layouts.
 struct Chain {
     TensorRef from;
     std::vector<TensorRef> with; ///< the first side's other factors, in written order
