@@ -209,6 +209,17 @@ chain_side(const TensorRef& moved_ref, const std::vector<TensorRef>& with, std::
     return out;
 }
 
+/// Every side of a chain, each as its factors in written order (the first side, then each
+/// step's).
+inline std::vector<std::vector<const TensorRef*>> chain_sides(const Chain& ch) {
+    std::vector<std::vector<const TensorRef*>> out;
+    out.reserve(ch.steps.size() + 1);
+    out.push_back(chain_side(ch.from, ch.with, ch.moved));
+    for (const auto& st : ch.steps)
+        out.push_back(chain_side(st.to, st.with, ch.moved));
+    return out;
+}
+
 /// One mesh axis declaration; `named` is false for `mesh 2x4` (axes "0", "1").
 struct MeshAxisDecl {
     std::string name;

@@ -246,13 +246,10 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
                 if (!cycle) splits.emplace(parent, parts);
             }
         };
-        auto side = ast::chain_side(ch->from, ch->with, ch->moved);
-        for (const auto& st : ch->steps) {
-            const auto next = ast::chain_side(st.to, st.with, ch->moved);
-            for (std::size_t f = 0; f < side.size() && f < next.size(); ++f)
-                learn(side[f], *next[f]);
-            side = next;
-        }
+        const auto sides = ast::chain_sides(*ch);
+        for (std::size_t k = 1; k < sides.size(); ++k)
+            for (std::size_t f = 0; f < sides[k - 1].size() && f < sides[k].size(); ++f)
+                learn(sides[k - 1][f], *sides[k][f]);
     }
     // Splits first where they decide a device index: split s -> r t with r sharded.
     for (int pass = 0; pass < 3; ++pass) {

@@ -41,19 +41,10 @@ Evaluator::atoms(const std::vector<Dim>& dims,
 
 namespace {
 
-/// Every side of a chain, as its factors in written order.
-std::vector<std::vector<const ast::TensorRef*>> sides_of(const ast::Chain& ch) {
-    std::vector<std::vector<const ast::TensorRef*>> out;
-    out.push_back(ast::chain_side(ch.from, ch.with, ch.moved));
-    for (const auto& st : ch.steps)
-        out.push_back(ast::chain_side(st.to, st.with, ch.moved));
-    return out;
-}
-
 /// The positions of a chain's factors whose layout changes on some arrow, in written order
 /// (a single tensor's chain: position 0).
 std::vector<std::size_t> moved_positions(const ast::Chain& ch) {
-    const auto sides = sides_of(ch);
+    const auto sides = ast::chain_sides(ch);
     std::vector<std::size_t> out;
     for (std::size_t p = 0; p < sides.front().size(); ++p) {
         bool changes = false;
@@ -76,7 +67,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
     // others are context, written on every side as they are. A product implies no contraction
     // (NOTATION.md section 4).
     const auto key = [](const ast::TensorRef& r) { return parser::tensor_key(r.name, r.label); };
-    const auto sides = sides_of(ch);
+    const auto sides = ast::chain_sides(ch);
     const auto& first = sides.front();
     for (std::size_t s = 1; s < sides.size(); ++s) {
         const auto& side = sides[s];
@@ -132,7 +123,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
     if (!product_sides(ch)) return std::nullopt;
     // Every factor whose layout changes moves, each by its own redistribution, in written
     // order on every arrow; ch.from (the first of them) is the statement's result.
-    const auto sides = sides_of(ch);
+    const auto sides = ast::chain_sides(ch);
     const auto positions = moved_positions(ch);
     struct Moving {
         std::size_t position = 0;
