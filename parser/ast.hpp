@@ -220,6 +220,22 @@ inline std::vector<std::vector<const TensorRef*>> chain_sides(const Chain& ch) {
     return out;
 }
 
+/// The positions of a chain's factors that move: those whose layout changes on some arrow, in
+/// written order, and always `moved` (a single tensor's chain: position 0). The checker plans,
+/// defines and reads each of them as the chain's input; the others are context.
+inline std::vector<std::size_t> chain_moved_positions(const Chain& ch) {
+    const auto sides = chain_sides(ch);
+    std::vector<std::size_t> out;
+    for (std::size_t p = 0; p < sides.front().size(); ++p) {
+        bool changes = false;
+        for (std::size_t s = 1; s < sides.size() && !changes; ++s)
+            changes = p < sides[s].size() && p < sides[s - 1].size() &&
+                      !(*sides[s][p] == *sides[s - 1][p]);
+        if (changes || p == std::min(ch.moved, ch.with.size())) out.push_back(p);
+    }
+    return out;
+}
+
 /// One mesh axis declaration; `named` is false for `mesh 2x4` (axes "0", "1").
 struct MeshAxisDecl {
     std::string name;

@@ -209,8 +209,8 @@ std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& c
 } // namespace
 namespace {
 
-/// A read of a tensor that no earlier statement defined: an occurrence of a program input,
-/// unless a later statement assigns the name.
+/// A read of a tensor that no earlier statement defined: an occurrence of a program input
+/// (a later statement may store the name: reads before it still read the input).
 struct InputRead {
     std::string key;
     const ast::TensorRef* ref;
@@ -234,18 +234,25 @@ std::vector<bool> reaching_outputs(const Plan& plan,
     std::unordered_set<std::string> needed, later;
     for (std::size_t j = statements.size(); j-- > 0;) {
         const auto& sp = plan.statements[j];
-        const bool lv = !later.count(sp.target) || needed.count(sp.target);
-        later.insert(sp.target);
+        const auto stores = sp.stores();
+        bool lv = false;
+        for (const auto& [name, layout] : stores)
+            lv = lv || !later.count(name) || needed.count(name);
+        for (const auto& [name, layout] : stores)
+            later.insert(name);
         if (!lv) continue;
         live[j] = true;
-        if (sp.assign == Assign::Define) needed.erase(sp.target);
+        if (sp.assign == Assign::Define)
+            for (const auto& [name, layout] : stores)
+                needed.erase(name);
         const auto need = [&](const ast::TensorRef& r) {
             needed.insert(parser::tensor_key(r.name, r.label));
         };
         if (const auto* eq = std::get_if<ast::Equation>(&statements[j]->node))
             ast::for_each_ref(eq->rhs, need);
         else if (const auto* ch = std::get_if<ast::Chain>(&statements[j]->node))
-            need(ch->from);
+            for (const auto* r : ast::chain_side(ch->from, ch->with, ch->moved))
+                need(*r);
     }
     return live;
 }
@@ -256,7 +263,6 @@ std::vector<bool> reaching_outputs(const Plan& plan,
 /// them). Once per new shape or layout, at the read that introduces it, naming the read it
 /// differs from.
 void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& reads,
-                  const std::unordered_set<std::string>& assigned,
                   const std::vector<const ast::Statement*>& statements) {
     const auto same_shape = [](const TensorLayout& a, const TensorLayout& b) {
         return a.global_shape == b.global_shape;
@@ -276,7 +282,6 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
                            [&](const TensorLayout* l) { return same_shape(*l, t); });
     };
     for (const auto& r : reads) {
-        if (assigned.count(r.key)) continue;
         const auto& t = layout_of(r);
         auto& s = seen[r.key];
         // Another shape than an earlier read: an error where both reads reach an output (a
@@ -393,17 +398,18 @@ std::int64_t device_at(const Mesh& mesh, const std::vector<std::int64_t>& coords
 /// The stage-to-stage send of carried tensor `tensor`, stored as `stored` by the body: every
 /// device of stage k sends its block (one micro-batch) to the device of stage k+1 at the same
 /// other coordinates (reverse: k+1 to k). See RepeatBlock::sends.
-Step pipeline_send(const Context& ctx, const RepeatBlock& block, const StatementPlan& stored) {
+Step pipeline_send(const Context& ctx, const RepeatBlock& block, const std::string& tensor,
+                   const TensorLayout& stored) {
     Step st;
     st.kind = StepKind::Permute;
     st.mesh_axes = {block.axis};
-    st.tensor = stored.target;
+    st.tensor = tensor;
     st.op = OpKind::None;
     const auto& mesh = ctx.mesh;
     double elements = 1;
-    for (auto e : stored.result.local_shape)
+    for (auto e : stored.local_shape)
         elements *= static_cast<double>(e);
-    auto bytes = ctx.tensor_bytes.find(stored.target);
+    auto bytes = ctx.tensor_bytes.find(tensor);
     st.elem_bytes = bytes != ctx.tensor_bytes.end() ? bytes->second : ctx.dtype_bytes;
     st.bytes_per_device = elements * st.elem_bytes /
                           static_cast<double>(std::max<std::int64_t>(block.microbatches, 1));
@@ -428,7 +434,7 @@ Step pipeline_send(const Context& ctx, const RepeatBlock& block, const Statement
         st.pairs.emplace_back(block.reverse ? b : a, block.reverse ? a : b);
     }
     std::sort(st.pairs.begin(), st.pairs.end());
-    st.reason = "stage-to-stage send of " + stored.target + ", one micro-batch of " +
+    st.reason = "stage-to-stage send of " + tensor + ", one micro-batch of " +
                 std::to_string(block.microbatches) + ", after the last layer of each stage (" +
                 (block.reverse ? "stage k+1 to k" : "stage k to k+1") + ")";
     return st;
@@ -472,7 +478,8 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
                 if (!v.load.empty() && !defined.count(v.load)) params.insert(v.load);
             if (sp.assign == Assign::Accumulate && !defined.count(sp.target))
                 params.insert(sp.target);
-            defines.insert(sp.target);
+            for (const auto& [name, layout] : sp.stores())
+                defines.insert(name);
         }
         block.parameters.assign(params.begin(), params.end());
         block.defines.assign(defines.begin(), defines.end());
@@ -507,12 +514,15 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
             for (const auto& r : reads) {
                 if (stored.count(r) || !defines.count(r) || !reported.insert(r).second) continue;
                 // The layout it enters with: the last store before the repeat.
-                const StatementPlan* before = nullptr;
-                for (std::size_t k = 0; k < block.first; ++k)
-                    if (plan.statements[k].target == r) before = &plan.statements[k];
-                const StatementPlan* after = nullptr;
-                for (std::size_t k = block.first; k < block.last; ++k)
-                    if (plan.statements[k].target == r) after = &plan.statements[k];
+                const auto last_store = [&](std::size_t from, std::size_t to) {
+                    std::pair<const StatementPlan*, const TensorLayout*> out{nullptr, nullptr};
+                    for (std::size_t k = from; k < to; ++k)
+                        for (const auto& [name, layout] : plan.statements[k].stores())
+                            if (name == r) out = {&plan.statements[k], layout};
+                    return out;
+                };
+                const auto [before, before_layout] = last_store(0, block.first);
+                const auto [after, after_layout] = last_store(block.first, block.last);
                 if (!before) {
                     ctx.diag(Severity::Error, Code::S151, sp.range,
                              "each layer reads " + r +
@@ -520,21 +530,22 @@ void check_repeats(Context& ctx, Plan& plan, const std::unordered_set<std::strin
                                  "input and the next ones the layer before's " +
                                  r,
                              "define " + r + " before the repeat (the first layer's input)");
-                } else if (after && !same_layout(before->result, after->result)) {
+                } else if (after && !same_layout(*before_layout, *after_layout)) {
                     ctx.diag(Severity::Error, Code::S152, after->range,
                              "the layer stores " + r + " as " +
-                                 placements_text(after->result.placements, &plan.mesh) +
+                                 placements_text(after_layout->placements, &plan.mesh) +
                                  ", but it enters the repeat as " +
-                                 placements_text(before->result.placements, &plan.mesh) +
+                                 placements_text(before_layout->placements, &plan.mesh) +
                                  " (line " + std::to_string(before->range.line) +
                                  "): the next layer would not run as checked",
                              "store " + r + " in the layout it enters with");
                 }
                 // Pipelined: the carried tensor crosses each stage boundary.
                 if (before && after && block.pipelined())
-                    block.sends.push_back(pipeline_send(ctx, block, *after));
+                    block.sends.push_back(pipeline_send(ctx, block, r, *after_layout));
             }
-            stored.insert(sp.target);
+            for (const auto& [name, layout] : sp.stores())
+                stored.insert(name);
         }
         if (block.pipelined()) check_pipelined_body(ctx, plan, block);
     }
@@ -709,7 +720,11 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 ast::for_each_ref(eq->rhs,
                                   [&](const ast::TensorRef& r) { note_read(r, operand++); });
             } else {
-                note_read(ch->from, 0);
+                // Each moved factor's first occurrence is an operand, in written order.
+                const auto first = ast::chain_side(ch->from, ch->with, ch->moved);
+                std::size_t operand = 0;
+                for (std::size_t p : ast::chain_moved_positions(*ch))
+                    note_read(*first[p], operand++);
                 for (std::size_t k = 0; k + 1 < ch->steps.size(); ++k)
                     chain_steps.insert(
                         parser::tensor_key(ch->steps[k].to.name, ch->steps[k].to.label));
@@ -736,7 +751,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     }
     for (const auto& [k, v] : defined)
         chain_steps.insert(k);
-    if (!input_reads.empty()) check_inputs(ctx, plan, input_reads, chain_steps, planned_asts);
+    if (!input_reads.empty()) check_inputs(ctx, plan, input_reads, planned_asts);
     check_repeats(ctx, plan, chain_steps);
     return plan;
 }

@@ -78,10 +78,21 @@ std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<i
 bool StatementPlan::same_content(const StatementPlan& o) const {
     // Every field but `range` (a new field belongs here too).
     return std::tie(source, pretty, result, operands, steps, collectives, alternatives, chosen,
-                    cost, values, result_value, target, assign,
-                    repeat) == std::tie(o.source, o.pretty, o.result, o.operands, o.steps,
-                                        o.collectives, o.alternatives, o.chosen, o.cost, o.values,
-                                        o.result_value, o.target, o.assign, o.repeat);
+                    cost, values, result_value, target, also_stored, assign, repeat) ==
+           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.collectives,
+                    o.alternatives, o.chosen, o.cost, o.values, o.result_value, o.target,
+                    o.also_stored, o.assign, o.repeat);
+}
+
+std::vector<std::pair<std::string, const TensorLayout*>> StatementPlan::stores() const {
+    std::vector<std::pair<std::string, const TensorLayout*>> out;
+    out.emplace_back(target, &result);
+    for (int v : also_stored)
+        if (v >= 0 && static_cast<std::size_t>(v) < values.size()) {
+            const auto& l = values[static_cast<std::size_t>(v)].layout;
+            out.emplace_back(l.tensor, &l);
+        }
+    return out;
 }
 
 int Plan::errors() const {

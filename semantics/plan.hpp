@@ -180,6 +180,9 @@ struct StatementPlan {
     std::vector<ValueInfo> values; ///< the data flow the steps read and write
     int result_value = -1;         ///< the value the statement stores...
     std::string target;            ///< ...as this tensor (its layout is `result`)
+    /// A chain of products stores every other factor it moves too: each as one of these
+    /// values (in `values`; the tensor is its layout's), in the layout the chain gives it.
+    std::vector<int> also_stored;
     Assign assign = Assign::Define;
     /// How many times the statement runs per program step (a repeated block of layers runs
     /// its statements once per layer); totals multiply its cost by this.
@@ -189,6 +192,8 @@ struct StatementPlan {
         return range.same_place(o.range) && same_content(o);
     }
     bool same_content(const StatementPlan& o) const; ///< everything but the range
+    /// What the statement stores: `target` as `result`, then each of `also_stored`.
+    std::vector<std::pair<std::string, const TensorLayout*>> stores() const;
 };
 
 /// A `repeat l=N` ... `end` block: plan statements [first, last) are one layer's, and run

@@ -256,6 +256,8 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                          "written order, or drop the label");
         }
 
+    for (const auto& v : ev.moved_also)
+        sp.also_stored.push_back(v.id);
     return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
 }
 

@@ -39,25 +39,6 @@ Evaluator::atoms(const std::vector<Dim>& dims,
     return out;
 }
 
-namespace {
-
-/// The positions of a chain's factors whose layout changes on some arrow, in written order
-/// (a single tensor's chain: position 0).
-std::vector<std::size_t> moved_positions(const ast::Chain& ch) {
-    const auto sides = ast::chain_sides(ch);
-    std::vector<std::size_t> out;
-    for (std::size_t p = 0; p < sides.front().size(); ++p) {
-        bool changes = false;
-        for (std::size_t s = 1; s < sides.size() && !changes; ++s)
-            changes = p < sides[s].size() && p < sides[s - 1].size() &&
-                      !(*sides[s][p] == *sides[s - 1][p]);
-        if (changes || p == std::min(ch.moved, ch.with.size())) out.push_back(p);
-    }
-    return out;
-}
-
-} // namespace
-
 bool Evaluator::product_sides(const ast::Chain& ch) {
     bool product = ch.product();
     for (const auto& st : ch.steps)
@@ -94,7 +75,7 @@ bool Evaluator::product_sides(const ast::Chain& ch) {
     }
     // A tensor written twice in the product (x x) that changes would be moved twice, to
     // layouts that need not agree: S142.
-    const auto moved = moved_positions(ch);
+    const auto moved = ast::chain_moved_positions(ch);
     for (std::size_t p : moved)
         for (std::size_t q = 0; q < first.size(); ++q)
             if (q != p && key(*first[q]) == key(*first[p])) {
@@ -124,7 +105,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
     // Every factor whose layout changes moves, each by its own redistribution, in written
     // order on every arrow; ch.from (the first of them) is the statement's result.
     const auto sides = ast::chain_sides(ch);
-    const auto positions = moved_positions(ch);
+    const auto positions = ast::chain_moved_positions(ch);
     struct Moving {
         std::size_t position = 0;
         Value cur;

@@ -94,6 +94,31 @@ TEST_CASE("repeat: a carried tensor must exist before the repeat and keep its la
     CHECK(plan.errors() == 0);
 }
 
+TEST_CASE("repeat: every tensor a chain of products stores in the body is carried (S152)") {
+    // The chain stores A and B gathered; both entered sharded: each is reported, B too (the
+    // second moved factor), at the chain.
+    const std::string src = "mesh 2\ndim i=8 j=8\nA_{i_0 j} = a_{i_0 j}\nB_{j_0} = b_{j_0}\n"
+                            "repeat l=2\n  A_{i_0 j} B_{j_0} -> A_{ij} B_{j}\nend\n";
+    const auto plan = check_text(src);
+    INFO(plan_text(src, plan));
+    std::vector<std::string> named;
+    for (const auto& d : plan.diagnostics)
+        if (d.code == "S152") {
+            CHECK(d.range.line == 6u);
+            named.push_back(d.message.substr(0, d.message.find(" as ")));
+        }
+    CHECK((named == std::vector<std::string>{"the layer stores A", "the layer stores B"}));
+    REQUIRE(plan.repeats.size() == 1);
+    CHECK((plan.repeats[0].defines == std::vector<std::string>{"A", "B"}));
+    // The chain's plan lists B as stored besides its result.
+    const auto& sp = plan.statements.at(2);
+    const auto stores = sp.stores();
+    REQUIRE(stores.size() == 2u);
+    CHECK(stores[0].first == "A");
+    CHECK(stores[1].first == "B");
+    CHECK(stores[1].second->placements.at(0).kind == semantics::Placement::Kind::Replicate);
+}
+
 TEST_CASE("repeat: a pipelined repeat needs layers that divide into its stages; reverse needs a "
           "forward repeat") {
     const std::string pp = "mesh pp=4\nrepeat l_{pp}=30\n  y_{b} = x_{b}\nend\n";
