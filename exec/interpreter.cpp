@@ -1019,29 +1019,22 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
 template <class T>
 void RankProgram<T>::store_moved_factors(const semantics::StatementPlan& sp) {
     // A chain of products moves every factor whose layout changes (issue 19); the first is the
-    // statement's result, stored below. Each other moved factor ends in a value that no step
-    // reads and that is not the result: it is stored too, in the layout the chain gives it
+    // statement's result, stored below. Each other moved factor ends in a value the plan
+    // lists (StatementPlan::also_stored): it is stored too, in the layout the chain gives it
     // (the checker defines it so). A chain computes nothing, so for a program input (whose
     // logical value every rank knows) the block must be exactly the input's block in that
     // layout: compared, except partial layouts (their shares are the plan's). Micro-batched
     // runs keep no such factor.
     if (micro_run_) return;
-    std::vector<bool> read(sp.values.size(), false);
-    for (const auto& st : sp.steps)
-        for (int id : st.inputs)
-            if (id >= 0 && static_cast<std::size_t>(id) < read.size())
-                read[static_cast<std::size_t>(id)] = true;
     std::vector<std::pair<std::string, Stored>> moved;
-    for (std::size_t v = 0; v < sp.values.size(); ++v) {
+    for (int id : sp.also_stored) {
+        const auto v = static_cast<std::size_t>(id);
+        if (id < 0 || v >= sp.values.size() || !have_[v])
+            throw ExecError("line " + std::to_string(sp.range.line) +
+                            ": the plan stores a value no step computes (value " +
+                            std::to_string(id) + ")");
         const auto& info = sp.values[v];
         const auto& key = info.layout.tensor;
-        if (read[v] || !have_[v] || static_cast<int>(v) == sp.result_value || key == sp.target)
-            continue;
-        // The factor as the statement loaded it (the tensor at its place in the chain).
-        const bool loaded = std::any_of(sp.values.begin(), sp.values.end(), [&](const auto& w) {
-            return !w.load.empty() && w.layout.tensor == key;
-        });
-        if (!loaded) continue;
         const bool partial =
             std::any_of(info.layout.placements.begin(), info.layout.placements.end(),
                         [](const Placement& p) { return p.kind == Placement::Kind::Partial; });
@@ -1054,8 +1047,8 @@ void RankProgram<T>::store_moved_factors(const semantics::StatementPlan& sp) {
             const auto want = input_shard<T>(name, info.layout, labels, mesh_, coords_, data_);
             double worst = got.data.size() == want.data.size() ? 0.0 : INFINITY;
             for (std::size_t e = 0; e < got.data.size() && e < want.data.size(); ++e)
-                worst = std::max(worst, std::abs(static_cast<double>(got.data[e]) -
-                                                 static_cast<double>(want.data[e])));
+                worst = std::max(worst, element_difference(static_cast<double>(got.data[e]),
+                                                           static_cast<double>(want.data[e])));
             if (worst > 0)
                 throw ExecError("line " + std::to_string(sp.range.line) + ": " + key +
                                 ", moved by the chain, differs on rank " +

@@ -179,11 +179,9 @@ Tensor<T> assemble(const std::vector<Tensor<T>>& locals, const TensorLayout& t,
         const auto& a = locals[static_cast<std::size_t>(r)];
         const auto& b = locals[static_cast<std::size_t>(mesh.device_at(p))];
         for (std::size_t e = 0; e < a.data.size() && e < b.data.size(); ++e) {
-            // Equal infinities and NaN on both agree; NaN against a number does not.
-            const double x = static_cast<double>(a.data[e]), y = static_cast<double>(b.data[e]);
-            if (x == y || (std::isnan(x) && std::isnan(y))) continue;
-            const double d = std::abs(x - y);
-            replica_error = std::isnan(d) ? INFINITY : std::max(replica_error, d);
+            replica_error =
+                std::max(replica_error, element_difference(static_cast<double>(a.data[e]),
+                                                           static_cast<double>(b.data[e])));
         }
     }
     return out;

@@ -234,18 +234,29 @@ private:
         return v;
     }
 
+    /// A chain is the identity on values: every factor it moves (the checker's, ast::
+    /// chain_moved_positions) is relabelled to each side's indices and stored as its last side
+    /// writes it; the first is the statement's value.
     Tensor<double> chain(const ast::Chain& ch) {
-        auto x = load(ch.from);
-        for (const auto& st : ch.steps) {
-            x.labels = atoms(st.to);
-            x.shape.clear();
-            for (int l : x.labels)
-                x.shape.push_back(range(l));
-            if (static_cast<std::int64_t>(x.data.size()) != x.size())
-                throw ExecError("a chain step changes the size of " + st.to.name);
+        const auto sides = ast::chain_sides(ch);
+        std::vector<std::pair<std::string, Tensor<double>>> moved;
+        for (std::size_t p : ast::chain_moved_positions(ch)) {
+            auto x = load(*sides.front()[p]);
+            for (std::size_t s = 1; s < sides.size(); ++s) {
+                const auto& to = *sides[s][p];
+                x.labels = atoms(to);
+                x.shape.clear();
+                for (int l : x.labels)
+                    x.shape.push_back(range(l));
+                if (static_cast<std::int64_t>(x.data.size()) != x.size())
+                    throw ExecError("a chain step changes the size of " + to.name);
+            }
+            const auto& last = *sides.back()[p];
+            moved.emplace_back(parser::tensor_key(last.name, last.label), std::move(x));
         }
-        state_[parser::tensor_key(ch.steps.back().to.name, ch.steps.back().to.label)] = x;
-        return x;
+        for (const auto& [key, x] : moved)
+            state_[key] = x;
+        return moved.front().second;
     }
 
     LabelTable& labels_;

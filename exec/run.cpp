@@ -245,10 +245,10 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         } else {
             for (std::size_t e = 0; e < want.data.size(); ++e) {
                 const double g = static_cast<double>(got.data[e]), w = want.data[e];
-                if (g == w || (std::isnan(g) && std::isnan(w))) continue;
+                const double d = element_difference(g, w);
+                if (d == 0) continue;
                 if (!std::isfinite(g) || !std::isfinite(w)) run.overflow = true;
-                const double d = std::abs(g - w);
-                run.max_abs_error = std::isnan(d) ? INFINITY : std::max(run.max_abs_error, d);
+                run.max_abs_error = std::max(run.max_abs_error, d);
             }
         }
         // A result that cancels to below the tolerance times its operands' magnitude is

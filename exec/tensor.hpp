@@ -2,6 +2,7 @@
 // unit of data of the executor: a rank's local shard, a gathered result, a reference value.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,6 +46,15 @@ struct Tensor {
     }
     static Tensor scalar(T value) { return Tensor{{}, {}, {value}}; }
 };
+
+/// How far a computed element is from the one it is checked against: 0 where they are equal
+/// (equal infinities, NaN against NaN: a reference's log 0 or x / 0 is matched), infinity
+/// where the difference is no number (NaN against a number, opposite infinities).
+inline double element_difference(double got, double want) {
+    if (got == want || (std::isnan(got) && std::isnan(want))) return 0;
+    const double d = std::abs(got - want);
+    return std::isnan(d) ? INFINITY : d;
+}
 
 /// An execution error with a message for the user (bad sizes, unsupported construct).
 struct ExecError : std::runtime_error {

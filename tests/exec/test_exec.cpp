@@ -1310,6 +1310,19 @@ TEST_CASE("broken plan: the second tensor of a chain of products moved wrongly i
                           r.text());
         }
     }
+    SUBCASE("the plan stores a value that does not exist") {
+        auto c = check_src("mesh 4\ndim i=8 j=8 k=8\nA_{i_0 j} B_{j_0 k} -> A_{ij} B_{jk}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        auto& sp = c.plan.statements.at(0);
+        REQUIRE_MESSAGE(sp.also_stored.size() == 1u, c.text());
+        CHECK(sp.values.at(static_cast<std::size_t>(sp.also_stored[0])).layout.tensor == "B");
+        sp.also_stored[0] = static_cast<int>(sp.values.size());
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+        CHECK_MESSAGE(r.error.find("line 3: the plan stores a value no step computes") !=
+                          std::string::npos,
+                      r.text());
+    }
     SUBCASE("its permute to the wrong devices: a block the sender does not hold") {
         auto c =
             check_src("mesh 2x4\ndim i=16 j=16 k=4\nA_{i_0 j} B_{k j_0} -> A_{i j} B_{k j_1}\n");
