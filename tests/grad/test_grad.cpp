@@ -571,6 +571,10 @@ TEST_CASE("inputs read twice: check's verdict equals grad's (S106/S217, issue 20
          "S217"},
         // A name a statement assigns is no input (S105 covers its uses).
         {"mesh 2\ndim i=4\nx_{i_0} = a_{i_0}\ny_{i} = x_{i}\n", false, ""},
+        // ...but reads before the statement that assigns it are reads of the input.
+        {"mesh 2\ndim i=4 j=8\ny_{i} = x_{i}\nz_{ij} = x_{ij}\nx_{ij} = a_{ij}\n", true, "S106"},
+        {"mesh 2\ndim i=4 j=8\ny_{i_0 j} = x_{i_0 j}\nz_{i j_0} = x_{i j_0}\nx_{ij} = a_{ij}\n",
+         false, "S217"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.src);
