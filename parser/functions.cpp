@@ -49,7 +49,19 @@ const FunctionInfo* find_latex_function(std::string_view command) {
     return find_builtin_function(command);
 }
 
+/// The bytes a built-in's name or alias can start with: most names asked about (every
+/// tensor of a product) are rejected on their first byte.
+static constexpr std::array<bool, 256> kFirstBytes = [] {
+    std::array<bool, 256> t{};
+    for (const auto& f : kBuiltins)
+        t[static_cast<unsigned char>(f.name[0])] = true;
+    for (const auto& a : kAliases)
+        t[static_cast<unsigned char>(a.spelling[0])] = true;
+    return t;
+}();
+
 const FunctionInfo* find_builtin_function(std::string_view spelling) {
+    if (spelling.empty() || !kFirstBytes[static_cast<unsigned char>(spelling[0])]) return nullptr;
     for (const auto& a : kAliases)
         if (a.spelling == spelling) spelling = a.name;
     for (const auto& f : kBuiltins)

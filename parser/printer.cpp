@@ -341,6 +341,7 @@ struct StatementPrinter {
                          : e.op == ast::AssignOp::Accumulate ? " += "
                                                              : " = ";
         std::string out;
+        out.reserve(128); // most statements: one block instead of one per doubling
         put_ref(out, e.lhs, unicode);
         out += op;
         ExprPrinter(out, unicode).put(e.rhs);
@@ -364,7 +365,12 @@ struct StatementPrinter {
 } // namespace
 
 std::string tensor_key(const std::string& name, const std::string& label) {
-    return label.empty() ? name : name + label_text(label, false);
+    if (label.empty()) return name;
+    std::string out;
+    out.reserve(name.size() + label.size() + 3);
+    out += name;
+    put_label(out, label, false);
+    return out;
 }
 
 std::string print(const ast::Expect& e) {

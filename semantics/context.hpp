@@ -250,8 +250,8 @@ inline std::string collective_text(const Context& ctx, const Step& s) {
 // Values: a tensor occurrence or an intermediate, with its sharding.
 
 struct Dim {
-    std::vector<IndexId> parts;
-    std::string text; ///< as written: "b", "d'", "(r_0 c)"
+    OneInline<IndexId> parts; ///< one index, or a group's parts in order
+    std::string text;         ///< as written: "b", "d'", "(r_0 c)"
     bool operator==(const Dim&) const = default;
 };
 

@@ -117,19 +117,29 @@ void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
         t.global_shape.push_back(global);
         t.local_shape.push_back(local);
     }
-    const auto axes = ctx_.mesh.axes.size();
-    t.placements.reserve(axes);
-    for (std::size_t k = 0; k < axes; ++k) {
-        // Value::placement, built in place.
-        auto& p = t.placements.emplace_back();
-        if (auto it = v.partial.find(static_cast<int>(k)); it != v.partial.end()) {
-            p.kind = Kind::Partial;
-            p.reduce = partial_op_of(it->second);
-        } else if (const auto* i = v.sharded_index(static_cast<int>(k))) {
+    // Value::placement of every axis, in one pass over the sharding and the partial axes
+    // instead of a search of both per axis: an axis goes to the first index (in the
+    // sharding's order) that lists it, and a partial axis is partial whatever shards it.
+    const auto axes = static_cast<int>(ctx_.mesh.axes.size());
+    t.placements.resize(static_cast<std::size_t>(axes));
+    for (const auto& [i, ks] : v.sharding) {
+        int dim = -2; // looked up once, when the index claims an axis
+        for (int k : ks) {
+            if (k < 0 || k >= axes) continue;
+            auto& p = t.placements[static_cast<std::size_t>(k)];
+            if (p.kind == Kind::Shard) continue; // an earlier index has it
+            if (dim == -2) dim = v.dim_of(i);
             p.kind = Kind::Shard;
-            p.index = *i;
-            p.dim = v.dim_of(*i);
+            p.index = i;
+            p.dim = dim;
         }
+    }
+    for (const auto& [k, op] : v.partial) {
+        if (k < 0 || k >= axes) continue;
+        auto& p = t.placements[static_cast<std::size_t>(k)];
+        p = Placement{};
+        p.kind = Kind::Partial;
+        p.reduce = partial_op_of(op);
     }
 }
 

@@ -130,7 +130,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             for (std::size_t d = 0; d < cur.dims.size(); ++d) {
                 const auto& a = cur.dims[d].parts;
                 const auto& b = next->dims[d].parts;
-                const std::vector<IndexId>* group = nullptr;
+                const OneInline<IndexId>* group = nullptr;
                 IndexId whole;
                 if (a.size() == 1 && b.size() > 1 && std::find(b.begin(), b.end(), a[0]) == b.end())
                     group = &b, whole = a[0];
@@ -155,7 +155,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                               "name the group's parts apart from the splits of " + whole.text());
                         return false;
                     }
-                learned[whole] = *group;
+                learned[whole].assign(group->begin(), group->end());
             }
         const auto from_atoms = atoms(cur.dims, learned);
         const auto to_atoms = atoms(next->dims, learned);

@@ -278,6 +278,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     std::vector<IndexSet> live;
     // The equation in words only on the reporting run: the search reads costs, not words.
     std::string spec;
+    if (report_) spec.reserve(64); // one block for most equations
     // Two operands (most products) are one pair, whose indices are `order`: no sets for them.
     const bool one_pair = ops.size() == 2;
     if (!one_pair) live.reserve(ops.size());

@@ -220,6 +220,9 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     // The left-hand side states the result's placement.
     transition(*rhs, *lhs, at, "the left-hand side asks for it");
     result_id = rhs->id;
+    // The search's other runs are read for their steps and success alone (plan_statement
+    // evaluates the plan it keeps on a reporting run): no copy of the result for them.
+    if (!report_) return Value{};
     return *lhs;
 }
 

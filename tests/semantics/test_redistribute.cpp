@@ -4,6 +4,7 @@
 // local buffers) and the layout's meaning (nested torch.chunk), not the planner's algebra.
 #include "semantics/flat.hpp"
 #include "semantics/redistribute.hpp"
+#include "semantics/small_vec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -689,4 +690,35 @@ TEST_CASE("flat sets and maps agree with std::set and std::map below and above t
                 if (it != map.end()) CHECK(it->second == want_map.at(id));
             }
     }
+}
+
+// The container a value's dimension keeps its indices in (semantics/small_vec.hpp): one index
+// inline, a group's parts on the heap from the second, in order, through copies.
+TEST_CASE("OneInline keeps one element inline and a group in order") {
+    OneInline<IndexId> dim;
+    CHECK(dim.empty());
+    dim.push_back(IndexId{"r", 0});
+    REQUIRE(dim.size() == 1);
+    CHECK(dim.front() == IndexId{"r", 0});
+    CHECK(dim.begin() + 1 == dim.end());
+    OneInline<IndexId> group{IndexId{"r", 0}, IndexId{"c", 1}, IndexId{"a_long_name", 0}};
+    REQUIRE(group.size() == 3);
+    CHECK(group[0] == IndexId{"r", 0});
+    CHECK(group[1] == IndexId{"c", 1});
+    CHECK(group.back() == IndexId{"a_long_name", 0});
+    CHECK(std::find(group.begin(), group.end(), IndexId{"c", 1}) == group.begin() + 1);
+    CHECK(std::find(group.begin(), group.end(), IndexId{"c", 0}) == group.end());
+    CHECK_FALSE(dim == group);
+    dim.push_back(IndexId{"c", 1}); // spills the inline index to the heap, first
+    dim.push_back(IndexId{"a_long_name", 0});
+    CHECK(dim == group);
+    const auto copy = group;
+    CHECK(copy == group);
+    OneInline<IndexId> other{IndexId{"c", 1}, IndexId{"r", 0}, IndexId{"a_long_name", 0}};
+    CHECK_FALSE(other == group); // order counts
+    OneInline<IndexId> reserved;
+    reserved.reserve(2);
+    reserved.push_back(IndexId{"b", 0});
+    CHECK(reserved.size() == 1);
+    CHECK(reserved == OneInline<IndexId>{IndexId{"b", 0}});
 }
