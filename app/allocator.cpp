@@ -80,12 +80,14 @@ void install_out_of_memory_handling() {
 #ifdef SHARDSCOPE_HAVE_MIMALLOC
 // The throwing forms of operator new, replaced in the executable: libmimalloc's (mi_new) calls
 // abort() when an allocation fails, since the std::get_new_handler it would ask is a hidden weak
-// stub in the library that always answers "none" (C cannot throw). These call mimalloc through
-// malloc and then do what the standard asks: the new-handler, else std::bad_alloc. The nothrow
-// forms and every operator delete stay mimalloc's (they free what malloc returned).
+// stub in the library that always answers "none" (C cannot throw). These call mimalloc (mi_malloc;
+// malloc is mimalloc's too) and where that fails do what the standard asks: the new-handler, else
+// std::bad_alloc. The nothrow forms and every operator delete stay mimalloc's.
 namespace {
 
-void* allocate(std::size_t size, std::size_t alignment) {
+/// An allocation that failed once (or needs more than malloc's alignment): the standard's loop
+/// of new-handler calls, out of the hot path.
+[[gnu::noinline]] void* allocate_slow(std::size_t size, std::size_t alignment) {
     if (size == 0) size = 1;
     for (;;) {
         void* p = nullptr;
@@ -104,18 +106,26 @@ void* allocate(std::size_t size, std::size_t alignment) {
     }
 }
 
+/// The common case, one call into mimalloc (every statement the checker plans allocates a few
+/// hundred blocks: the fast path is a measurable part of a check).
+inline void* allocate(std::size_t size) {
+    if (void* p = mi_malloc(size == 0 ? 1 : size)) [[likely]]
+        return p;
+    return allocate_slow(size, 0);
+}
+
 } // namespace
 
 void* operator new(std::size_t size) {
-    return allocate(size, 0);
+    return allocate(size);
 }
 void* operator new[](std::size_t size) {
-    return allocate(size, 0);
+    return allocate(size);
 }
 void* operator new(std::size_t size, std::align_val_t alignment) {
-    return allocate(size, static_cast<std::size_t>(alignment));
+    return allocate_slow(size, static_cast<std::size_t>(alignment));
 }
 void* operator new[](std::size_t size, std::align_val_t alignment) {
-    return allocate(size, static_cast<std::size_t>(alignment));
+    return allocate_slow(size, static_cast<std::size_t>(alignment));
 }
 #endif
