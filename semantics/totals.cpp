@@ -88,7 +88,8 @@ struct TwoStreams {
             at = std::max(at, stream) + st.time_s;
             stream = at;
         }
-        if (!s.target.empty()) written[s.target] = at;
+        for (const auto& [name, layout] : s.stores()) // a chain of products stores several
+            if (!name.empty()) written[name] = at;
     }
     double makespan() const { return std::max(compute_free, comm_free); }
 };
@@ -248,13 +249,15 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
             if (!read_here.insert(op.tensor).second) l.bytes = std::max(l.bytes, layout_bytes(op));
             l.last = i;
         }
-        if (s.target.empty() || params.count(s.target) || grads.count(s.target)) continue;
-        auto& l = lives[s.target];
-        if (l.first < 0) l.first = i;
-        l.last = i;
-        l.defined = true;
-        l.defs.push_back(i);
-        l.bytes = std::max(l.bytes, layout_bytes(s.result));
+        for (const auto& [name, layout] : s.stores()) {
+            if (name.empty() || params.count(name) || grads.count(name)) continue;
+            auto& l = lives[name];
+            if (l.first < 0) l.first = i;
+            l.last = i;
+            l.defined = true;
+            l.defs.push_back(i);
+            l.bytes = std::max(l.bytes, layout_bytes(*layout));
+        }
     }
     std::vector<double> live_at(static_cast<std::size_t>(n), 0);
     std::set<int> recomputed; // statements whose results recompute=full recomputes
@@ -270,7 +273,10 @@ ProgramTotals program_totals(const Plan& plan, const Training& training) {
                 const auto& s = plan.statements[static_cast<std::size_t>(i)];
                 for (const auto& op : s.operands)
                     checkpoint = checkpoint || op.tensor == name;
-                if (s.target == name) break;
+                const auto stores = s.stores();
+                if (std::any_of(stores.begin(), stores.end(),
+                                [&](const auto& w) { return w.first == name; }))
+                    break;
             }
             if (training.recompute && !checkpoint) {
                 recomputed.insert(d);

@@ -324,3 +324,18 @@ TEST_CASE("totals: a chain of products stores every factor it moves in its last 
     CHECK(one.memory.activations == rel(full));
     CHECK(two.memory.activations == rel(2 * full));
 }
+
+TEST_CASE("totals: a statement reading a chain's other stored factor waits for the chain") {
+    // The chain gathers A and B; z reads only B, which the chain stores besides its result A:
+    // z's compute starts after the chain's collectives, so nothing overlaps them.
+    auto c = check_program("mesh 4\ndim i=1024 j=1024 k=1024\n"
+                           "A_{i_0 j} B_{j k_0} -> A_{i j} B_{j k}\n"
+                           "z_{j k} = relu(B_{j k})\n");
+    REQUIRE(c.plan.statements.size() == 2u);
+    REQUIRE(c.plan.statements[0].stores().size() == 2u);
+    const auto t = semantics::program_totals(c.plan, c.training);
+    CHECK(t.comm_s == rel(comm_time_of(c.plan.statements[0])));
+    CHECK(t.comm_s > 0);
+    CHECK(t.exposed_s == rel(t.comm_s));
+    CHECK(t.step_s == rel(t.serial_s));
+}
