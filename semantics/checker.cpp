@@ -555,6 +555,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     // An empty device list means the identity order (the mesh may be large).
     plan.dtype = ctx.dtype;
     plan.hardware = std::string(ctx.hw->name);
+    plan.training = training_of(program);
 
     // Room for every equation and chain up front: moving a 100k-statement plan list on each
     // growth cost more than counting.

@@ -1142,7 +1142,7 @@ GradResult Derivation::finish(std::string text, std::uint32_t first_line,
 Plan training_step_plan(const ast::Program& program, const Plan& plan, const CheckOptions& options,
                         bool* derived) {
     if (derived) *derived = false;
-    const auto training = training_of(program);
+    const auto& training = plan.training;
     if (!training.train || training.params.empty() || plan.errors() > 0) return plan;
     for (const auto& b : plan.repeats)
         if (b.reverse) return plan; // a backward is written
@@ -1167,7 +1167,7 @@ ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
                           const CheckOptions& options) {
     bool derived = false;
     const Plan step = training_step_plan(program, plan, options, &derived);
-    auto t = program_totals(step, training_of(program));
+    auto t = program_totals(step);
     t.backward_derived = derived;
     return t;
 }

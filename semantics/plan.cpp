@@ -1,5 +1,8 @@
 #include "plan.hpp"
 
+#include "parser/functions.hpp"
+#include "parser/printer.hpp"
+
 #include <tuple>
 
 #include <algorithm>
@@ -94,6 +97,31 @@ int Plan::warnings() const {
     return static_cast<int>(
         std::count_if(diagnostics.begin(), diagnostics.end(),
                       [](const auto& d) { return d.severity == Severity::Warning; }));
+}
+
+Training training_of(const ast::Program& program) {
+    Training t;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (s == nullptr) continue;
+        if (const auto* p = std::get_if<ast::ParamDecl>(&s->node)) {
+            for (const auto& w : p->tensors) {
+                auto key = parser::tensor_key(w.name, w.label);
+                if (std::find(t.params.begin(), t.params.end(), key) == t.params.end())
+                    t.params.push_back(std::move(key));
+            }
+        } else if (const auto* tr = std::get_if<ast::TrainDecl>(&s->node)) {
+            t.train = true;
+            t.optimizer = tr->optimizer;
+            t.master = tr->master;
+            t.recompute = tr->recompute == "full";
+            t.zero = tr->zero;
+        } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
+            t.tensor_bytes[parser::tensor_key(td->name, td->label)] =
+                dtype_size(td->dtype).value_or(4);
+        }
+    }
+    return t;
 }
 
 } // namespace shardscope::semantics

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -236,6 +237,25 @@ struct RepeatBlock {
     }
 };
 
+/// What the memory model (totals.hpp) needs besides the statements' plans: the `param` and
+/// `train` lines of the program, and the element size of tensors declared with their own
+/// type (`tensor x : f32`). The checker fills it (Plan::training) from the program it checks.
+struct Training {
+    std::vector<std::string> params; ///< trained weights, as tensor keys (`W^0`)
+    bool train = false;              ///< a `train` line: gradients and optimizer state count
+    std::string optimizer = "adam";  ///< adam: two f32 moments per weight; sgd: none
+    std::string master = "f32";      ///< master weights' type ("none": no master copy)
+    bool recompute = false;          ///< recompute=full: activations recomputed per layer
+    int zero = 0; ///< ZeRO stage 1 or 2: optimizer state (and gradients) partitioned over the
+                  ///< mesh axes each weight is replicated over
+    std::map<std::string, int> tensor_bytes; ///< element size of declared tensors
+    bool operator==(const Training&) const = default;
+};
+
+/// The training configuration of a parsed program (the last `train` line wins; `param`
+/// lines accumulate): what the checker stores as Plan::training.
+Training training_of(const ast::Program& program);
+
 /// The checked program: the mesh, every statement's plan, and the diagnostics.
 struct Plan {
     Mesh mesh;
@@ -244,6 +264,7 @@ struct Plan {
     std::vector<StatementPlan> statements;
     std::vector<RepeatBlock> repeats; ///< in program order; none overlap
     std::vector<Diagnostic> diagnostics;
+    Training training; ///< the program's `param` and `train` lines (training_of)
     int errors() const;
     int warnings() const;
     bool operator==(const Plan&) const = default;

@@ -363,7 +363,7 @@ TEST_CASE("search: evaluate is the program totals, each statement times its repe
     CHECK(cost.time_s == rel(5.5));
     CHECK(cost.flops_per_device == rel(4e9));
     CHECK(cost.comm_bytes_per_device == rel(300));
-    CHECK(cost.memory_bytes_per_device == semantics::program_totals(plan, {}).memory.total());
+    CHECK(cost.memory_bytes_per_device == semantics::program_totals(plan).memory.total());
     REQUIRE(cost.collectives.size() == 1);
     CHECK(cost.collectives[0].name == "all-reduce(tp)");
     CHECK(cost.collectives[0].count == 3);
