@@ -1039,7 +1039,8 @@ std::string Derivation::text(std::uint32_t first_line, const Plan* checked) {
     if (checked)
         for (std::size_t i = 0; i < em.size() && i < impl_->lines.size(); ++i)
             for (const auto& sp : checked->statements)
-                if (em[i].keep && sp.range.line == impl_->lines[i]) cols[i] = sp.collectives;
+                if (em[i].keep && sp.range.line == impl_->lines[i])
+                    cols[i] = collectives_of(checked->mesh, sp);
     return render(em, impl_->deriver.blocks(), impl_->functions, impl_->result.seeds, first_line,
                   checked ? &cols : nullptr, impl_->lines);
 }

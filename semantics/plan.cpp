@@ -80,11 +80,21 @@ std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<i
 
 bool StatementPlan::same_content(const StatementPlan& o) const {
     // Every field but `range` (a new field belongs here too).
-    return std::tie(source, pretty, result, operands, steps, collectives, alternatives, chosen,
-                    cost, values, result_value, target, assign,
-                    repeat) == std::tie(o.source, o.pretty, o.result, o.operands, o.steps,
-                                        o.collectives, o.alternatives, o.chosen, o.cost, o.values,
-                                        o.result_value, o.target, o.assign, o.repeat);
+    return std::tie(source, pretty, result, operands, steps, alternatives, chosen, cost, values,
+                    result_value, target, assign, repeat) ==
+           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.alternatives, o.chosen,
+                    o.cost, o.values, o.result_value, o.target, o.assign, o.repeat);
+}
+
+std::vector<std::string> collectives_of(const Mesh& mesh, const std::vector<Step>& steps) {
+    std::vector<std::string> out;
+    for (const auto& s : steps)
+        if (is_collective(s.kind)) out.push_back(collective_text(mesh, s.kind, s.mesh_axes));
+    return out;
+}
+
+std::vector<std::string> collectives_of(const Mesh& mesh, const StatementPlan& statement) {
+    return collectives_of(mesh, statement.steps);
 }
 
 int Plan::errors() const {

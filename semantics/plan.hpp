@@ -147,7 +147,8 @@ struct Cost {
     bool operator==(const Cost&) const = default;
 };
 
-/// Another legal plan for the same statement, with its cost.
+/// Another legal plan for the same statement, with its cost. Its collectives are stored, not
+/// derived: an alternative keeps no steps (only the chosen plan's are kept).
 struct Alternative {
     std::vector<std::string> collectives; ///< "all-gather(0)"
     double time_s = 0;
@@ -173,8 +174,7 @@ struct StatementPlan {
     std::string pretty; ///< canonical Unicode form
     TensorLayout result;
     std::vector<TensorLayout> operands; ///< tensor occurrences of the right-hand side (or chain)
-    std::vector<Step> steps;
-    std::vector<std::string> collectives; ///< "all-reduce(0)" in plan order
+    std::vector<Step> steps;            ///< its collectives as text: collectives_of
     std::vector<Alternative> alternatives;
     bool chosen = false; ///< not computable as written: the cheapest legal fix was chosen
     Cost cost;
@@ -191,6 +191,13 @@ struct StatementPlan {
     }
     bool same_content(const StatementPlan& o) const; ///< everything but the range
 };
+
+/// The collectives of `steps`, "all-reduce(0)" in plan order: collective_text of each
+/// collective step over `mesh`.
+std::vector<std::string> collectives_of(const Mesh& mesh, const std::vector<Step>& steps);
+/// The collectives of a statement's plan (its steps'), as plans, expectations and the
+/// exporters name them; `mesh` is the Plan's.
+std::vector<std::string> collectives_of(const Mesh& mesh, const StatementPlan& statement);
 
 /// A `repeat l=N` ... `end` block: plan statements [first, last) are one layer's, and run
 /// `count` times per program step (their StatementPlan::repeat is `count`).

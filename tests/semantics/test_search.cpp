@@ -706,7 +706,7 @@ TEST_CASE("resolve_open: beyond kMaxResolveAssignments, one dimension at a time 
     const auto plan = semantics::check(r.program, {});
     CHECK(plan.errors() == 0);
     for (const auto& s : plan.statements)
-        CHECK_MESSAGE(s.collectives.empty(), s.source);
+        CHECK_MESSAGE(semantics::collectives_of(plan.mesh, s).empty(), s.source);
 }
 
 TEST_CASE("resolve_open: a marker inside a repeat body is one choice for every layer") {
