@@ -31,6 +31,25 @@ PartialOp partial_op_of(std::string_view name) {
     return name == "max" ? PartialOp::Max : PartialOp::Sum;
 }
 
+std::string_view reduce_fn_name(ReduceFn fn) {
+    switch (fn) {
+    case ReduceFn::Sum:
+        return "sum";
+    case ReduceFn::Max:
+        return "max";
+    case ReduceFn::Mean:
+        return "mean";
+    }
+    return "sum";
+}
+
+std::optional<ReduceFn> reduce_fn_of(std::string_view name) {
+    if (name == "sum") return ReduceFn::Sum;
+    if (name == "max") return ReduceFn::Max;
+    if (name == "mean") return ReduceFn::Mean;
+    return std::nullopt;
+}
+
 std::string Placement::text() const {
     switch (kind) {
     case Kind::Replicate:

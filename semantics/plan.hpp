@@ -43,6 +43,13 @@ enum class PartialOp { Sum, Max };
 std::string_view partial_op_name(PartialOp op); ///< "sum", "max"
 PartialOp partial_op_of(std::string_view name); ///< "max": Max; anything else: Sum
 
+/// What a reduction computes over the indices it removes: the built-in reductions `sum`,
+/// `max` and `mean` (a closed set: a `fn` line declares only elementwise and linear
+/// functions).
+enum class ReduceFn { Sum, Max, Mean };
+std::string_view reduce_fn_name(ReduceFn fn);                ///< "sum", "max", "mean"
+std::optional<ReduceFn> reduce_fn_of(std::string_view name); ///< nullopt: not a reduction
+
 /// How a tensor is laid out along one mesh axis (DTensor's placement).
 struct Placement {
     enum class Kind { Replicate, Shard, Partial };
@@ -99,7 +106,7 @@ enum class OpKind {
     Function, ///< an elementwise function (`function`) of one input
     Linear,   ///< a linear function (`function`) of one input: partial values pass through
     Softmax,  ///< softmax along `index`; a sharded `index` all-reduces its row statistics
-    Reduce,   ///< `function` ("sum", "max", "mean") over the indices absent from the output
+    Reduce,   ///< `reduce` (sum, max, mean) over the indices absent from the output
     Add,      ///< sum of the inputs, each negated or not (`negated`), with broadcasting
     Divide,   ///< first input over the second, with broadcasting
     KeepOne,  ///< R -> P: the device at coordinate 0 of the axis keeps its copy, others zero
@@ -123,9 +130,14 @@ struct Step {
     std::string reason;          ///< why, in words
     // The data flow, for the executor.
     OpKind op = OpKind::None;
-    std::vector<int> inputs;   ///< the values read (StatementPlan::values)
-    int output = -1;           ///< the value written; -1: performed inside the next step
-    std::string function;      ///< Function: its name; Reduce: "sum", "max" or "mean"
+    std::vector<int> inputs; ///< the values read (StatementPlan::values)
+    int output = -1;         ///< the value written; -1: performed inside the next step
+    /// Function, Linear: the function's name (an open set: the built-in table of
+    /// parser/functions.cpp and the program's `fn` lines)
+    std::string function;
+    /// Reduce: what it computes; the all-reduce of a softmax's row statistic (over a sharded
+    /// `index`): which statistic, Max or Sum. None for every other step.
+    std::optional<ReduceFn> reduce;
     IndexId index;             ///< Softmax: the index it normalises along
     std::vector<bool> negated; ///< Add: per input
     // The exact block movement of a redistribution (the layouts of its input and output

@@ -201,3 +201,58 @@ TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
 }
 
 } // namespace shardscope::test
+
+TEST_CASE("a reduction's step holds its enum; function names only elementwise and linear ones") {
+    using semantics::OpKind;
+    using semantics::ReduceFn;
+    // The names: a closed set, each read back.
+    for (auto fn : {ReduceFn::Sum, ReduceFn::Max, ReduceFn::Mean})
+        CHECK(semantics::reduce_fn_of(semantics::reduce_fn_name(fn)) == fn);
+    CHECK(semantics::reduce_fn_name(ReduceFn::Mean) == "mean");
+    CHECK_FALSE(semantics::reduce_fn_of("relu").has_value());
+    CHECK_FALSE(semantics::reduce_fn_of("").has_value());
+    auto only = [](const StatementPlan& s, OpKind op) {
+        const semantics::Step* found = nullptr;
+        for (const auto& st : s.steps)
+            if (st.op == op) {
+                REQUIRE(found == nullptr);
+                found = &st;
+            }
+        REQUIRE(found != nullptr);
+        return *found;
+    };
+    const std::pair<const char*, ReduceFn> reductions[] = {
+        {"sum", ReduceFn::Sum}, {"max", ReduceFn::Max}, {"mean", ReduceFn::Mean}};
+    for (const auto& [name, fn] : reductions) {
+        const auto c = run("mesh 2\ndim i=4 j=6\ny_{i} = " + std::string(name) + "_j(x_{i j})\n");
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        const auto st = only(stmt(c, "y"), OpKind::Reduce);
+        CHECK_MESSAGE(st.reduce == fn, c.text());
+        CHECK_MESSAGE(st.function.empty(), c.text());
+    }
+    // A sum over an index absent from the left-hand side reduces too.
+    const auto implied = run("mesh 2\ndim i=4 j=6\ny_{i} = x_{i j}\n");
+    REQUIRE_MESSAGE(implied.plan.errors() == 0, implied.text());
+    CHECK(only(stmt(implied, "y"), OpKind::Reduce).reduce == ReduceFn::Sum);
+    // Elementwise and linear functions keep their names, and no reduction.
+    const auto f = run("mesh 2\ndim i=4\ny_{i} = gelu(x_{i})\nz_{i} = neg(y_{i})\n");
+    REQUIRE_MESSAGE(f.plan.errors() == 0, f.text());
+    const auto gelu = only(stmt(f, "y"), OpKind::Function);
+    CHECK(gelu.function == "gelu");
+    CHECK_FALSE(gelu.reduce.has_value());
+    const auto neg = only(stmt(f, "z"), OpKind::Linear);
+    CHECK(neg.function == "neg");
+    CHECK_FALSE(neg.reduce.has_value());
+    // A softmax along a sharded index (long rows: the statistics are all-reduced, see above):
+    // its row statistics' all-reduces say which, max first.
+    const auto sm = run("mesh 4\ndim s=1024 v=65536\np_{s v_0} = softmax_v(z_{s v_0})\n");
+    REQUIRE_MESSAGE(sm.plan.errors() == 0, sm.text());
+    std::vector<ReduceFn> stats;
+    for (const auto& st : stmt(sm, "p").steps)
+        if (st.kind == StepKind::AllReduce) {
+            REQUIRE(st.reduce.has_value());
+            CHECK(st.function.empty());
+            stats.push_back(*st.reduce);
+        }
+    CHECK_MESSAGE((stats == std::vector<ReduceFn>{ReduceFn::Max, ReduceFn::Sum}), sm.text());
+}
