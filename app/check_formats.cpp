@@ -362,9 +362,8 @@ ComparedFile compared_file(const std::string& path, const ast::Program& program,
     ComparedFile f;
     f.path = path;
     f.errors = plan.errors();
-    const auto training = semantics::training_of(program);
     f.totals = semantics::step_totals(program, plan);
-    f.candidate = semantics::candidate_of(program, plan, training);
+    f.candidate = semantics::candidate_of(program, plan);
     // The model: the tensors the program reads and never defines (its inputs and weights),
     // each with its global shape as first written. Intermediates a strategy adds (a gathered
     // weight) do not make another model.

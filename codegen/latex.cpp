@@ -217,7 +217,7 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
         caption += std::string(caption.empty() ? "" : " $\\to$ ") + caption_name(sp.result) + " " +
                    placement_tuple(sp.result);
         std::string cols;
-        for (const auto& c : sp.collectives)
+        for (const auto& c : semantics::collectives_of(plan.mesh, sp))
             cols += (cols.empty() ? "" : ", ") + c;
         out += "\\textrm{" + caption + "}&\\quad " + body + " \\quad \\textrm{(" +
                (cols.empty() ? std::string("none") : cols) + ")}" +

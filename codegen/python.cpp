@@ -256,7 +256,10 @@ std::string python_steps(const semantics::Plan& plan, const semantics::Statement
                     else
                         kept += have[k];
                 }
-                rhs = "reduce(" + py_str(st.function) + ", " + var(in(0)) + ", (" + axes + "))";
+                rhs = "reduce(" +
+                      py_str(std::string(semantics::reduce_fn_name(
+                          st.reduce.value_or(semantics::ReduceFn::Sum)))) +
+                      ", " + var(in(0)) + ", (" + axes + "))";
                 if (kept != os)
                     rhs = "regroup(" + rhs + ", " + py_str(kept) + ", " + py_str(os) + ", " +
                           python_shape(ol) + ")";

@@ -79,7 +79,7 @@ std::string export_torch(const ast::Program& program, const semantics::Plan& pla
         text += "\n    # ---- line " + std::to_string(sp.range.line) + ": " +
                 statement_comment(*statements[s].statement) + "\n";
         std::string cols;
-        for (const auto& c : sp.collectives)
+        for (const auto& c : semantics::collectives_of(plan.mesh, sp))
             cols += (cols.empty() ? "" : ", ") + c;
         text += "    # plan: " + (cols.empty() ? std::string("no collectives") : cols) + "\n";
         text += "    places = {\n";

@@ -1189,8 +1189,9 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     }
     case OpKind::Reduce: {
         const auto& x = value(st.inputs.at(0));
-        result = ops_.reduce(x, out, st.function == "max" ? Reduce::Max : Reduce::Sum);
-        if (st.function == "mean") {
+        result =
+            ops_.reduce(x, out, st.reduce == semantics::ReduceFn::Max ? Reduce::Max : Reduce::Sum);
+        if (st.reduce == semantics::ReduceFn::Mean) {
             double n = 1;
             for (const auto& a : in_layout(0).atoms)
                 if (!atom_of(out_layout, a.index)) n *= static_cast<double>(a.extent);

@@ -40,7 +40,7 @@ bool linear(const semantics::StatementPlan& sp) {
         case OpKind::Divide:
             return false;
         case OpKind::Reduce:
-            if (st.function == "mean") return false;
+            if (st.reduce == semantics::ReduceFn::Mean) return false;
             break;
         case OpKind::Linear:
             if (st.function != "neg") return false;

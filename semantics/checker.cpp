@@ -566,6 +566,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     // An empty device list means the identity order (the mesh may be large).
     plan.dtype = ctx.dtype;
     plan.hardware = std::string(ctx.hw->name);
+    plan.training = training_of(program);
 
     // Room for every equation and chain up front: moving a 100k-statement plan list on each
     // growth cost more than counting.
@@ -622,7 +623,8 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 continue;
             }
             std::vector<std::string> want;
-            bool ok = ex->collectives.size() == last->collectives.size();
+            const auto have_all = collectives_of(plan.mesh, *last);
+            bool ok = ex->collectives.size() == have_all.size();
             for (std::size_t i = 0; i < ex->collectives.size(); ++i) {
                 const auto& c = ex->collectives[i];
                 std::string axes;
@@ -635,16 +637,15 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 const std::string name(collective_name(c.kind));
                 want.push_back(c.axes.empty() ? name : name + "(" + axes + ")");
                 if (ok) {
-                    const auto& have = last->collectives[i];
+                    const auto& have = have_all[i];
                     ok = c.axes.empty() ? have.rfind(name + "(", 0) == 0 : have == want.back();
                 }
             }
             if (!ok) {
                 ctx.diag(Severity::Error, Code::S301, s->range,
                          "expected " + join_or_none(want) + ", but the plan of line " +
-                             std::to_string(last->range.line) + " has " +
-                             join_or_none(last->collectives),
-                         "correct the expectation to 'expect " + join_or_none(last->collectives) +
+                             std::to_string(last->range.line) + " has " + join_or_none(have_all),
+                         "correct the expectation to 'expect " + join_or_none(have_all) +
                              "', or the notation");
             }
             continue;

@@ -1039,7 +1039,8 @@ std::string Derivation::text(std::uint32_t first_line, const Plan* checked) {
     if (checked)
         for (std::size_t i = 0; i < em.size() && i < impl_->lines.size(); ++i)
             for (const auto& sp : checked->statements)
-                if (em[i].keep && sp.range.line == impl_->lines[i]) cols[i] = sp.collectives;
+                if (em[i].keep && sp.range.line == impl_->lines[i])
+                    cols[i] = collectives_of(checked->mesh, sp);
     return render(em, impl_->deriver.blocks(), impl_->functions, impl_->result.seeds, first_line,
                   checked ? &cols : nullptr, impl_->lines);
 }
@@ -1142,7 +1143,7 @@ GradResult Derivation::finish(std::string text, std::uint32_t first_line,
 Plan training_step_plan(const ast::Program& program, const Plan& plan, const CheckOptions& options,
                         bool* derived) {
     if (derived) *derived = false;
-    const auto training = training_of(program);
+    const auto& training = plan.training;
     if (!training.train || training.params.empty() || plan.errors() > 0) return plan;
     for (const auto& b : plan.repeats)
         if (b.reverse) return plan; // a backward is written
@@ -1167,7 +1168,7 @@ ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
                           const CheckOptions& options) {
     bool derived = false;
     const Plan step = training_step_plan(program, plan, options, &derived);
-    auto t = program_totals(step, training_of(program));
+    auto t = program_totals(step);
     t.backward_derived = derived;
     return t;
 }

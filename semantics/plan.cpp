@@ -1,5 +1,8 @@
 #include "plan.hpp"
 
+#include "parser/functions.hpp"
+#include "parser/printer.hpp"
+
 #include <tuple>
 
 #include <algorithm>
@@ -26,6 +29,25 @@ std::string_view partial_op_name(PartialOp op) {
 
 PartialOp partial_op_of(std::string_view name) {
     return name == "max" ? PartialOp::Max : PartialOp::Sum;
+}
+
+std::string_view reduce_fn_name(ReduceFn fn) {
+    switch (fn) {
+    case ReduceFn::Sum:
+        return "sum";
+    case ReduceFn::Max:
+        return "max";
+    case ReduceFn::Mean:
+        return "mean";
+    }
+    return "sum";
+}
+
+std::optional<ReduceFn> reduce_fn_of(std::string_view name) {
+    if (name == "sum") return ReduceFn::Sum;
+    if (name == "max") return ReduceFn::Max;
+    if (name == "mean") return ReduceFn::Mean;
+    return std::nullopt;
 }
 
 std::string Placement::text() const {
@@ -77,11 +99,10 @@ std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<i
 
 bool StatementPlan::same_content(const StatementPlan& o) const {
     // Every field but `range` (a new field belongs here too).
-    return std::tie(source, pretty, result, operands, steps, collectives, alternatives, chosen,
-                    cost, values, result_value, target, also_stored, assign, repeat) ==
-           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.collectives,
-                    o.alternatives, o.chosen, o.cost, o.values, o.result_value, o.target,
-                    o.also_stored, o.assign, o.repeat);
+    return std::tie(source, pretty, result, operands, steps, alternatives, chosen, cost, values,
+                    result_value, target, also_stored, assign, repeat) ==
+           std::tie(o.source, o.pretty, o.result, o.operands, o.steps, o.alternatives, o.chosen,
+                    o.cost, o.values, o.result_value, o.target, o.also_stored, o.assign, o.repeat);
 }
 
 std::vector<std::pair<std::string, const TensorLayout*>> StatementPlan::stores() const {
@@ -95,6 +116,17 @@ std::vector<std::pair<std::string, const TensorLayout*>> StatementPlan::stores()
     return out;
 }
 
+std::vector<std::string> collectives_of(const Mesh& mesh, const std::vector<Step>& steps) {
+    std::vector<std::string> out;
+    for (const auto& s : steps)
+        if (is_collective(s.kind)) out.push_back(collective_text(mesh, s.kind, s.mesh_axes));
+    return out;
+}
+
+std::vector<std::string> collectives_of(const Mesh& mesh, const StatementPlan& statement) {
+    return collectives_of(mesh, statement.steps);
+}
+
 int Plan::errors() const {
     return static_cast<int>(
         std::count_if(diagnostics.begin(), diagnostics.end(),
@@ -105,6 +137,31 @@ int Plan::warnings() const {
     return static_cast<int>(
         std::count_if(diagnostics.begin(), diagnostics.end(),
                       [](const auto& d) { return d.severity == Severity::Warning; }));
+}
+
+Training training_of(const ast::Program& program) {
+    Training t;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (s == nullptr) continue;
+        if (const auto* p = std::get_if<ast::ParamDecl>(&s->node)) {
+            for (const auto& w : p->tensors) {
+                auto key = parser::tensor_key(w.name, w.label);
+                if (std::find(t.params.begin(), t.params.end(), key) == t.params.end())
+                    t.params.push_back(std::move(key));
+            }
+        } else if (const auto* tr = std::get_if<ast::TrainDecl>(&s->node)) {
+            t.train = true;
+            t.optimizer = tr->optimizer;
+            t.master = tr->master;
+            t.recompute = tr->recompute == "full";
+            t.zero = tr->zero;
+        } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
+            t.tensor_bytes[parser::tensor_key(td->name, td->label)] =
+                dtype_size(td->dtype).value_or(4);
+        }
+    }
+    return t;
 }
 
 } // namespace shardscope::semantics

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,6 +42,13 @@ struct IndexId {
 enum class PartialOp { Sum, Max };
 std::string_view partial_op_name(PartialOp op); ///< "sum", "max"
 PartialOp partial_op_of(std::string_view name); ///< "max": Max; anything else: Sum
+
+/// What a reduction computes over the indices it removes: the built-in reductions `sum`,
+/// `max` and `mean` (a closed set: a `fn` line declares only elementwise and linear
+/// functions).
+enum class ReduceFn { Sum, Max, Mean };
+std::string_view reduce_fn_name(ReduceFn fn);                ///< "sum", "max", "mean"
+std::optional<ReduceFn> reduce_fn_of(std::string_view name); ///< nullopt: not a reduction
 
 /// How a tensor is laid out along one mesh axis (DTensor's placement).
 struct Placement {
@@ -98,7 +106,7 @@ enum class OpKind {
     Function, ///< an elementwise function (`function`) of one input
     Linear,   ///< a linear function (`function`) of one input: partial values pass through
     Softmax,  ///< softmax along `index`; a sharded `index` all-reduces its row statistics
-    Reduce,   ///< `function` ("sum", "max", "mean") over the indices absent from the output
+    Reduce,   ///< `reduce` (sum, max, mean) over the indices absent from the output
     Add,      ///< sum of the inputs, each negated or not (`negated`), with broadcasting
     Divide,   ///< first input over the second, with broadcasting
     KeepOne,  ///< R -> P: the device at coordinate 0 of the axis keeps its copy, others zero
@@ -122,9 +130,14 @@ struct Step {
     std::string reason;          ///< why, in words
     // The data flow, for the executor.
     OpKind op = OpKind::None;
-    std::vector<int> inputs;   ///< the values read (StatementPlan::values)
-    int output = -1;           ///< the value written; -1: performed inside the next step
-    std::string function;      ///< Function: its name; Reduce: "sum", "max" or "mean"
+    std::vector<int> inputs; ///< the values read (StatementPlan::values)
+    int output = -1;         ///< the value written; -1: performed inside the next step
+    /// Function, Linear: the function's name (an open set: the built-in table of
+    /// parser/functions.cpp and the program's `fn` lines)
+    std::string function;
+    /// Reduce: what it computes; the all-reduce of a softmax's row statistic (over a sharded
+    /// `index`): which statistic, Max or Sum. None for every other step.
+    std::optional<ReduceFn> reduce;
     IndexId index;             ///< Softmax: the index it normalises along
     std::vector<bool> negated; ///< Add: per input
     // The exact block movement of a redistribution (the layouts of its input and output
@@ -146,7 +159,8 @@ struct Cost {
     bool operator==(const Cost&) const = default;
 };
 
-/// Another legal plan for the same statement, with its cost.
+/// Another legal plan for the same statement, with its cost. Its collectives are stored, not
+/// derived: an alternative keeps no steps (only the chosen plan's are kept).
 struct Alternative {
     std::vector<std::string> collectives; ///< "all-gather(0)"
     double time_s = 0;
@@ -172,8 +186,7 @@ struct StatementPlan {
     std::string pretty; ///< canonical Unicode form
     TensorLayout result;
     std::vector<TensorLayout> operands; ///< tensor occurrences of the right-hand side (or chain)
-    std::vector<Step> steps;
-    std::vector<std::string> collectives; ///< "all-reduce(0)" in plan order
+    std::vector<Step> steps;            ///< its collectives as text: collectives_of
     std::vector<Alternative> alternatives;
     bool chosen = false; ///< not computable as written: the cheapest legal fix was chosen
     Cost cost;
@@ -195,6 +208,13 @@ struct StatementPlan {
     /// What the statement stores: `target` as `result`, then each of `also_stored`.
     std::vector<std::pair<std::string, const TensorLayout*>> stores() const;
 };
+
+/// The collectives of `steps`, "all-reduce(0)" in plan order: collective_text of each
+/// collective step over `mesh`.
+std::vector<std::string> collectives_of(const Mesh& mesh, const std::vector<Step>& steps);
+/// The collectives of a statement's plan (its steps'), as plans, expectations and the
+/// exporters name them; `mesh` is the Plan's.
+std::vector<std::string> collectives_of(const Mesh& mesh, const StatementPlan& statement);
 
 /// A `repeat l=N` ... `end` block: plan statements [first, last) are one layer's, and run
 /// `count` times per program step (their StatementPlan::repeat is `count`).
@@ -241,6 +261,25 @@ struct RepeatBlock {
     }
 };
 
+/// What the memory model (totals.hpp) needs besides the statements' plans: the `param` and
+/// `train` lines of the program, and the element size of tensors declared with their own
+/// type (`tensor x : f32`). The checker fills it (Plan::training) from the program it checks.
+struct Training {
+    std::vector<std::string> params; ///< trained weights, as tensor keys (`W^0`)
+    bool train = false;              ///< a `train` line: gradients and optimizer state count
+    std::string optimizer = "adam";  ///< adam: two f32 moments per weight; sgd: none
+    std::string master = "f32";      ///< master weights' type ("none": no master copy)
+    bool recompute = false;          ///< recompute=full: activations recomputed per layer
+    int zero = 0; ///< ZeRO stage 1 or 2: optimizer state (and gradients) partitioned over the
+                  ///< mesh axes each weight is replicated over
+    std::map<std::string, int> tensor_bytes; ///< element size of declared tensors
+    bool operator==(const Training&) const = default;
+};
+
+/// The training configuration of a parsed program (the last `train` line wins; `param`
+/// lines accumulate): what the checker stores as Plan::training.
+Training training_of(const ast::Program& program);
+
 /// The checked program: the mesh, every statement's plan, and the diagnostics.
 struct Plan {
     Mesh mesh;
@@ -249,6 +288,7 @@ struct Plan {
     std::vector<StatementPlan> statements;
     std::vector<RepeatBlock> repeats; ///< in program order; none overlap
     std::vector<Diagnostic> diagnostics;
+    Training training; ///< the program's `param` and `train` lines (training_of)
     int errors() const;
     int warnings() const;
     bool operator==(const Plan&) const = default;

@@ -39,13 +39,6 @@ std::vector<std::string> moves_of(const std::vector<Step>& steps) {
     return key;
 }
 
-std::vector<std::string> collectives_of(const Context& ctx, const std::vector<Step>& steps) {
-    std::vector<std::string> out;
-    for (const auto& s : steps)
-        if (is_collective(s.kind)) out.push_back(collective_text(ctx, s));
-    return out;
-}
-
 } // namespace
 
 std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
@@ -85,7 +78,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         o.choices.resize(o.points.size(), 0);
         o.ok = result.has_value() && !ev.failed;
         o.fixed_up = ev.fixed_up;
-        o.collectives = collectives_of(ctx, ev.steps);
+        o.collectives = collectives_of(ctx.mesh, ev.steps);
         // What moves and the words for it serve only to list alternatives: a statement
         // without choice points has none.
         const bool only_run = run == 0 && o.points.empty();
@@ -155,7 +148,6 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.operands = std::move(ev.operands);
     sp.values = std::move(ev.values);
     sp.result_value = ev.result_id;
-    sp.collectives = std::move(best->collectives); // best is no alternative of itself
     sp.chosen = ev.fixed_up;
     for (const auto& st : sp.steps) {
         sp.cost.time_s += st.time_s;
@@ -191,7 +183,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         sp.alternatives.front().time_s < sp.cost.time_s * 0.999) {
         const auto& a = sp.alternatives.front();
         ctx.diag(Severity::Note, Code::S400, s->range,
-                 "as written this needs " + join_or_none(sp.collectives) + " (" +
+                 "as written this needs " + join_or_none(collectives_of(ctx.mesh, sp)) + " (" +
                      format_seconds(sp.cost.time_s) + "); at these sizes " +
                      join_or_none(a.collectives) + " would be cheaper (" +
                      format_seconds(a.time_s) + ")",
@@ -200,13 +192,13 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     if (sp.chosen && !sp.alternatives.empty()) {
         const auto& a = sp.alternatives.front();
         ctx.diag(Severity::Note, Code::S401, s->range,
-                 "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
-                     format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
+                 "not computable as written; chose " + join_or_none(collectives_of(ctx.mesh, sp)) +
+                     " (" + format_seconds(sp.cost.time_s) + "), the cheapest fix; next: " +
                      join_or_none(a.collectives) + " (" + format_seconds(a.time_s) + ")");
     } else if (sp.chosen) {
         ctx.diag(Severity::Note, Code::S401, s->range,
-                 "not computable as written; chose " + join_or_none(sp.collectives) + " (" +
-                     format_seconds(sp.cost.time_s) + ")");
+                 "not computable as written; chose " + join_or_none(collectives_of(ctx.mesh, sp)) +
+                     " (" + format_seconds(sp.cost.time_s) + ")");
     }
     // Uneven shards, once per tensor and layout (a chain's result is often its last operand).
     std::vector<const TensorLayout*> checked;

@@ -182,7 +182,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
             }
             out += "\n";
         }
-        out += "  collectives: " + join_or_none(s.collectives) +
+        out += "  collectives: " + join_or_none(collectives_of(plan.mesh, s)) +
                (s.chosen ? "  (chosen: not computable as written)" : "") + "   time " +
                format_seconds(s.cost.time_s) + ", " + format_bytes(s.cost.comm_bytes_per_device) +
                " sent/device\n";
@@ -293,7 +293,7 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
                               {"result", layout_json(s.result, true)},
                               {"operands", operands},
                               {"steps", steps},
-                              {"collectives", s.collectives},
+                              {"collectives", collectives_of(plan.mesh, s)},
                               {"alternatives", alternatives},
                               {"chosen", s.chosen},
                               {"repeat", s.repeat},

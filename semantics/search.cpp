@@ -268,11 +268,11 @@ void set_links(CandidateCost& cost, const std::vector<double>& links) {
 
 } // namespace
 
-CandidateCost evaluate(const Plan& plan, const Training& training) {
+CandidateCost evaluate(const Plan& plan) {
     // Time, traffic, FLOPs and memory are the program totals (semantics/totals.hpp: the
     // overlap model, every statement counted StatementPlan::repeat times); the collectives by
     // name and axes, which the "why it loses" lines cite, are summed here from the steps.
-    const auto totals = program_totals(plan, training);
+    const auto totals = program_totals(plan);
     CandidateCost c;
     c.time_s = totals.step_s;
     c.compute_s = totals.compute_s;
@@ -558,7 +558,6 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
         if (!facts.all_used && !facts.used[k] && !open_may_use[k])
             result.unused_axes.push_back(names[k]);
     const auto links = link_bandwidths(work, names, *hw);
-    const auto training = training_of(program);
 
     const auto tuples = factorizations(options.devices, free_axes.size());
     result.factorizations = tuples.size();
@@ -701,7 +700,7 @@ SearchResult search(const ast::Program& program, const SearchOptions& options) {
             return;
         }
         // A training step with its backward (grad.hpp, training_step_plan).
-        cand.cost = evaluate(training_step_plan(prog, plan, co), training);
+        cand.cost = evaluate(training_step_plan(prog, plan, co));
         set_links(cand.cost, links);
         if (options.hbm_bytes && cand.cost.memory_bytes_per_device > *options.hbm_bytes) {
             cand.pruned = PruneReason::Memory;
@@ -862,7 +861,6 @@ ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& optio
         });
         return p;
     };
-    const Training training = training_of(program);
     struct Score {
         double time = 0, memory = 0;
         std::size_t sharded = 0;
@@ -878,7 +876,7 @@ ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& optio
         try {
             const Plan plan = check(p, options);
             if (plan.errors() > 0) return std::nullopt;
-            const auto cost = evaluate(training_step_plan(p, plan, options), training);
+            const auto cost = evaluate(training_step_plan(p, plan, options));
             Score sc{cost.time_s, cost.memory_bytes_per_device, 0};
             for (int k : a)
                 sc.sharded += k >= 0;
@@ -957,7 +955,7 @@ ResolvedOpen resolve_open(const ast::Program& program, const CheckOptions& optio
     return out;
 }
 
-Candidate candidate_of(const ast::Program& program, const Plan& plan, const Training& training) {
+Candidate candidate_of(const ast::Program& program, const Plan& plan) {
     Candidate c;
     std::vector<std::string> names;
     for (const auto& a : plan.mesh.axes) {
@@ -965,7 +963,7 @@ Candidate candidate_of(const ast::Program& program, const Plan& plan, const Trai
         c.sizes.push_back(a.size);
     }
     c.mesh_text = mesh_text(names, c.sizes);
-    c.cost = evaluate(training_step_plan(program, plan, {}), training);
+    c.cost = evaluate(training_step_plan(program, plan, {}));
     const Hardware* hw = find_hardware(plan.hardware);
     if (hw == nullptr) hw = find_hardware("h100");
     if (hw != nullptr) set_links(c.cost, link_bandwidths(program, names, *hw));

@@ -52,8 +52,8 @@ struct CandidateCost {
 
 /// The cost of one checked candidate: the program totals (step time under the overlap model,
 /// traffic, FLOPs, peak memory per device with the `param`/`train` lines' weights, gradients
-/// and optimizer state), and its collectives by name and axes.
-CandidateCost evaluate(const Plan& plan, const Training& training = {});
+/// and optimizer state, from Plan::training), and its collectives by name and axes.
+CandidateCost evaluate(const Plan& plan);
 
 /// Why a candidate is left out.
 enum class PruneReason { Uneven, Error, Memory };
@@ -155,7 +155,7 @@ bool ranks_before(const Candidate& a, const Candidate& b);
 /// --compare`, the GUI's Compare panel): its mesh as written ("dp=2 tp=4"), its cost
 /// (evaluate) and each collective's link (the preset's, or a `link` line's), which the "why
 /// it loses" line cites.
-Candidate candidate_of(const ast::Program& program, const Plan& plan, const Training& training);
+Candidate candidate_of(const ast::Program& program, const Plan& plan);
 
 /// Why `loser` loses to `best`, in one line: "+38% time: all-reduce(tp) ×32 of 37.5 MB each
 /// (1.2 GB/device per step) over a 450 GB/s link; #1: none".

@@ -12,31 +12,6 @@
 
 namespace shardscope::semantics {
 
-Training training_of(const ast::Program& program) {
-    Training t;
-    for (const auto& item : program.items) {
-        const auto* s = std::get_if<ast::Statement>(&item);
-        if (s == nullptr) continue;
-        if (const auto* p = std::get_if<ast::ParamDecl>(&s->node)) {
-            for (const auto& w : p->tensors) {
-                auto key = parser::tensor_key(w.name, w.label);
-                if (std::find(t.params.begin(), t.params.end(), key) == t.params.end())
-                    t.params.push_back(std::move(key));
-            }
-        } else if (const auto* tr = std::get_if<ast::TrainDecl>(&s->node)) {
-            t.train = true;
-            t.optimizer = tr->optimizer;
-            t.master = tr->master;
-            t.recompute = tr->recompute == "full";
-            t.zero = tr->zero;
-        } else if (const auto* td = std::get_if<ast::TensorDecl>(&s->node)) {
-            t.tensor_bytes[parser::tensor_key(td->name, td->label)] =
-                dtype_size(td->dtype).value_or(4);
-        }
-    }
-    return t;
-}
-
 namespace {
 
 double elements(const std::vector<std::int64_t>& shape) {
@@ -125,9 +100,10 @@ double overlap_time(const Plan& plan, std::size_t first, std::size_t last, std::
     return streams.makespan();
 }
 
-ProgramTotals program_totals(const Plan& plan, const Training& training) {
+ProgramTotals program_totals(const Plan& plan) {
+    const Training& training = plan.training;
     if (is_pipelined(plan)) { // per device: its stage's layers, then the schedule (pipeline.hpp)
-        auto t = program_totals(stage_plan(plan), training);
+        auto t = program_totals(stage_plan(plan));
         apply_pipeline(plan, t);
         return t;
     }

@@ -1,6 +1,7 @@
 // Program totals (issue 18): a whole program's step time, traffic, FLOPs, MFU and peak memory
-// per device, from its Plan and its training declarations (`param`, `train`). A pure function
-// of its inputs; docs/guide.md "Program totals" states the model, README.md validates it.
+// per device, from its Plan (which holds the training declarations, `param` and `train`, as
+// Plan::training). A pure function of the Plan; docs/guide.md "Program totals" states the model,
+// README.md validates it.
 //
 // Overlap model: two in-order streams, one for compute and one for collectives (as a
 // framework issues NCCL work on its own CUDA stream). The program runs in order, every
@@ -23,24 +24,6 @@
 #include <vector>
 
 namespace shardscope::semantics {
-
-/// What the memory model needs besides the Plan: the `param` and `train` lines of a program,
-/// and the element size of tensors declared with their own type (`tensor x : f32`).
-struct Training {
-    std::vector<std::string> params; ///< trained weights, as tensor keys (`W^0`)
-    bool train = false;              ///< a `train` line: gradients and optimizer state count
-    std::string optimizer = "adam";  ///< adam: two f32 moments per weight; sgd: none
-    std::string master = "f32";      ///< master weights' type ("none": no master copy)
-    bool recompute = false;          ///< recompute=full: activations recomputed per layer
-    int zero = 0; ///< ZeRO stage 1 or 2: optimizer state (and gradients) partitioned over the
-                  ///< mesh axes each weight is replicated over
-    std::map<std::string, int> tensor_bytes; ///< element size of declared tensors
-    bool operator==(const Training&) const = default;
-};
-
-/// The training configuration of a parsed program (the last `train` line wins; `param`
-/// lines accumulate).
-Training training_of(const ast::Program& program);
 
 /// Bytes each device sends per step, one collective kind.
 struct KindBytes {
@@ -96,9 +79,10 @@ struct ProgramTotals {
     bool operator==(const ProgramTotals&) const = default;
 };
 
-/// The totals of `plan`: every statement counts StatementPlan::repeat times; a pipelined
-/// block's only its stage's layers, with the pipeline's bubble and sends (pipeline.hpp).
-ProgramTotals program_totals(const Plan& plan, const Training& training);
+/// The totals of `plan` (its training configuration: Plan::training): every statement counts
+/// StatementPlan::repeat times; a pipelined block's only its stage's layers, with the
+/// pipeline's bubble and sends (pipeline.hpp).
+ProgramTotals program_totals(const Plan& plan);
 
 /// The overlap model's time for statements [first, last) of `plan` run `count` times in
 /// turn, alone (no other statement before them): the two streams' makespan. A pipelined

@@ -13,7 +13,7 @@ Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
     Value out = without(v, gone, "sum");
     add_local(StepKind::Compute, out, "sum " + i.text(), "sum over the local chunk of " + i.text(),
               elems, local_bytes(v));
-    compute(OpKind::Reduce, v.id, out).function = "sum";
+    compute(OpKind::Reduce, v.id, out).reduce = ReduceFn::Sum;
     return out;
 }
 

@@ -95,7 +95,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         Value out = without(v, gone, op);
         add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
                   local_bytes(v));
-        compute(OpKind::Reduce, v.id, out).function = c.function;
+        compute(OpKind::Reduce, v.id, out).reduce = reduce_fn_of(c.function);
         return out;
     }
     case ast::FunctionKind::Softmax: {
@@ -134,7 +134,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                                            " over " + ctx_.axis_label(k) +
                                            ": softmax along sharded " + along.text());
                         steps.back().inputs = {v.id}; // performed by the softmax step
-                        steps.back().function = stat;
+                        steps.back().reduce = stat[0] == 'm' ? ReduceFn::Max : ReduceFn::Sum;
                     }
             } else {
                 all_gather(v, AxisList(it->second).front(),

@@ -186,7 +186,7 @@ void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::Sour
     v = std::move(out);
     add_local(StepKind::Compute, v, "sum " + names,
               "sum over " + names + " (absent from the left-hand side)", elems, bytes);
-    compute(OpKind::Reduce, in, v).function = "sum";
+    compute(OpKind::Reduce, in, v).reduce = ReduceFn::Sum;
 }
 
 std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::SourceRange& at) {

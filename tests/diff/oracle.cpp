@@ -51,7 +51,7 @@ Outcome exec_once(const ast::Program& program, const semantics::Plan& plan, exec
     // difference.
     for (std::size_t n = 0; n < report.statements.size() && n < plan.statements.size(); ++n) {
         std::string planned, ran;
-        for (const auto& c : plan.statements[n].collectives)
+        for (const auto& c : semantics::collectives_of(plan.mesh, plan.statements[n]))
             planned += (planned.empty() ? "" : ", ") + c;
         for (const auto& e : report.statements[n].collectives)
             ran +=

@@ -1036,7 +1036,7 @@ TEST_CASE("broken plan: a wrong local operation FAILS (relu instead of gelu, sum
         bool changed = false;
         for (auto& st : c.plan.statements.at(0).steps)
             if (st.op == OpKind::Reduce) {
-                st.function = "sum";
+                st.reduce = semantics::ReduceFn::Sum;
                 changed = true;
             }
         REQUIRE_MESSAGE(changed, c.text());

@@ -74,7 +74,8 @@ const semantics::DerivedStatement* derived_for(const GradResult& r, const std::s
 
 std::vector<std::string> collectives_of(const GradResult& r, const semantics::DerivedStatement& s) {
     REQUIRE(s.plan_index >= 0);
-    return r.plan.statements[static_cast<std::size_t>(s.plan_index)].collectives;
+    return semantics::collectives_of(r.plan.mesh,
+                                     r.plan.statements[static_cast<std::size_t>(s.plan_index)]);
 }
 
 struct Parsed {

@@ -52,16 +52,20 @@ json plan_full(const semantics::Plan& plan, const std::string& path) {
             json negated = json::array();
             for (bool b : st.negated)
                 negated.push_back(b);
-            steps.push_back({{"kind", static_cast<int>(st.kind)},
-                             {"elem_bytes", st.elem_bytes},
-                             {"op", static_cast<int>(st.op)},
-                             {"inputs", st.inputs},
-                             {"output", st.output},
-                             {"function", st.function},
-                             {"index", st.index.text()},
-                             {"negated", negated},
-                             {"from_index", st.from_index.text()},
-                             {"to_index", st.to_index.text()}});
+            steps.push_back(
+                {{"kind", static_cast<int>(st.kind)},
+                 {"elem_bytes", st.elem_bytes},
+                 {"op", static_cast<int>(st.op)},
+                 {"inputs", st.inputs},
+                 {"output", st.output},
+                 // Reduce (and a softmax statistic's all-reduce) keep their reduction in
+                 // Step::reduce (issue 17); the dump writes it where the string was.
+                 {"function",
+                  st.reduce ? std::string(semantics::reduce_fn_name(*st.reduce)) : st.function},
+                 {"index", st.index.text()},
+                 {"negated", negated},
+                 {"from_index", st.from_index.text()},
+                 {"to_index", st.to_index.text()}});
         }
         json operands = json::array();
         for (const auto& op : s.operands)

@@ -95,9 +95,15 @@ inline std::string pl(const semantics::TensorLayout& t) {
     return join(placements(t));
 }
 
-/// The collectives of a statement, "all-reduce(0), all-gather(1)" or "none".
-inline std::string cols(const semantics::StatementPlan& s) {
-    return join(s.collectives);
+/// The collectives of a statement of `c`'s plan, in plan order (semantics::collectives_of).
+inline std::vector<std::string> collectives_in(const Checked& c,
+                                               const semantics::StatementPlan& s) {
+    return semantics::collectives_of(c.plan.mesh, s);
+}
+
+/// The collectives of a statement of `c`'s plan, "all-reduce(0), all-gather(1)" or "none".
+inline std::string cols(const Checked& c, const semantics::StatementPlan& s) {
+    return join(collectives_in(c, s));
 }
 
 /// The plan of the last statement whose result is `tensor` (REQUIREs that there is one). A

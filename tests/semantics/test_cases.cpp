@@ -56,7 +56,7 @@ void check_row(const std::string& src, const std::string& tensor, const std::str
     const auto c = run(src);
     CHECK_MESSAGE(c.plan.errors() == 0, c.text());
     const auto& s = stmt(c, tensor);
-    CHECK_MESSAGE(cols(s) == collectives, c.text());
+    CHECK_MESSAGE(cols(c, s) == collectives, c.text());
     CHECK_MESSAGE(pl(s.result) == placement, c.text());
     CHECK_MESSAGE(!s.chosen, c.text()); // every row is computable as written
 }
@@ -127,7 +127,7 @@ TEST_CASE("sequence parallel at the given sizes: all-gather x, reduce-scatter at
     const auto c = run(sequence_parallel(1, 64));
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     const auto& s = stmt(c, "z");
-    CHECK_MESSAGE(cols(s) == "all-gather(0), reduce-scatter(0)", c.text());
+    CHECK_MESSAGE(cols(c, s) == "all-gather(0), reduce-scatter(0)", c.text());
     CHECK_MESSAGE(s.chosen, c.text());
     CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
     // The all-gather is of x, before the first product; the reduce-scatter is last.
@@ -153,7 +153,7 @@ TEST_CASE("sequence parallel with a large b*s: gathering both weights is cheaper
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     const auto& s = stmt(c, "z");
     CHECK_MESSAGE(s.chosen, c.text());
-    CHECK_MESSAGE(cols(s) == "all-gather(0), all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, s) == "all-gather(0), all-gather(0)", c.text());
     CHECK_MESSAGE(steps_of(s, StepKind::ReduceScatter).empty(), c.text());
     std::vector<std::string> gathered;
     for (const auto* st : steps_of(s, StepKind::AllGather))
@@ -179,7 +179,7 @@ TEST_CASE("Megatron MLP: the implied all-reduce is kept, a cheaper weight gather
         const auto c = run("mesh 4\ndim b=64 s=4096 d=256 f=64\n"
                            "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(!s.chosen, c.text());
         CHECK_MESSAGE(has_code(c.plan, "S400"), c.text());
         REQUIRE_MESSAGE(!s.alternatives.empty(), c.text());
@@ -191,7 +191,7 @@ TEST_CASE("Megatron MLP: the implied all-reduce is kept, a cheaper weight gather
         const auto c = run("mesh 4\ndim b=1 s=8 d=4096 f=4096\n"
                            "z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(!has_code(c.plan, "S400"), c.text());
         for (const auto& a : s.alternatives)
             CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
@@ -240,7 +240,7 @@ TEST_CASE("DTensor bmm with the batch sharded") {
     SUBCASE("(Shard(0), Replicate) -> Shard(0): y slices its batch locally") {
         const auto c = run(head + "z_{b_0 i k} = x_{b_0 i j} y_{b j k}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
         CHECK_MESSAGE(steps_of(s, StepKind::Slice).size() == 1, c.text());
         // The product runs on the local batch: 2 · (8/4) · 4 · 6 · 4 flops.
@@ -292,31 +292,33 @@ TEST_CASE("DTensor redistribute on a 2-D mesh (2x2), as chains") {
     }
     SUBCASE("both axes") {
         const auto c = run(head + "x_{i_0 j_1} -> x_{i j}\n");
-        CHECK_MESSAGE(join(sorted(stmt(c, "x").collectives)) == "all-gather(0), all-gather(1)",
+        CHECK_MESSAGE(join(sorted(collectives_in(c, stmt(c, "x")))) ==
+                          "all-gather(0), all-gather(1)",
                       c.text());
         CHECK_MESSAGE(pl(stmt(c, "x").result) == "R, R", c.text());
         // A block swap: one permute of the two off-diagonal blocks (two per-axis all-to-alls,
         // in either order, leave the wrong blocks on every device).
         const auto c2 = run(head + "x_{i_0 j_1} -> x_{i_1 j_0}\n");
-        CHECK_MESSAGE(join(sorted(stmt(c2, "x").collectives)) == "permute(0,1)", c2.text());
+        CHECK_MESSAGE(join(sorted(collectives_in(c2, stmt(c2, "x")))) == "permute(0,1)", c2.text());
         CHECK_MESSAGE(pl(stmt(c2, "x").result) == "S(1), S(0)", c2.text());
         // DTensor all-reduces per axis (2 V per device); a hierarchical all-reduce sends
         // 1.5 V in as many ring steps.
         const auto c3 = run(head + "x_{i j}{U_{01}} -> x_{i j}\n");
-        CHECK_MESSAGE(join(stmt(c3, "x").collectives) ==
+        CHECK_MESSAGE(join(collectives_in(c3, stmt(c3, "x"))) ==
                           "reduce-scatter(0), all-reduce(1), all-gather(0)",
                       c3.text());
     }
     SUBCASE("one index over both axes: x_{i_{01} j} -> x_{i j} is two all-gathers") {
         const auto c = run(head + "x_{i_{01} j} -> x_{i j}\n");
         const auto& s = stmt(c, "x");
-        CHECK_MESSAGE(join(sorted(s.collectives)) == "all-gather(0), all-gather(1)", c.text());
+        CHECK_MESSAGE(join(sorted(collectives_in(c, s))) == "all-gather(0), all-gather(1)",
+                      c.text());
         CHECK_MESSAGE(pl(s.result) == "R, R", c.text());
         REQUIRE_MESSAGE(s.operands.size() == 2, c.text());
         CHECK_MESSAGE(pl(s.operands[0]) == "S(0), S(0)", c.text());
         CHECK_MESSAGE(shape(s.operands[0].local_shape) == "2x8", c.text());
         // The minor axis goes first (its shards are the inner blocks).
-        CHECK_MESSAGE(cols(s) == "all-gather(1), all-gather(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-gather(1), all-gather(0)", c.text());
         // Dropping the minor axis only.
         check_row(head + "x_{i_{01} j} -> x_{i_0 j}\n", "x", "all-gather(1)", "S(0), R");
         // Adding a minor axis is a local slice.
@@ -329,11 +331,12 @@ TEST_CASE("DTensor redistribute on a 3-D mesh (2x2x2), as chains") {
     SUBCASE("gather everything") {
         const auto c = run(head + "x_{i_0 j_1 k_2} -> x_{i j k}\n");
         const auto& s = stmt(c, "x");
-        CHECK_MESSAGE(join(sorted(s.collectives)) == "all-gather(0), all-gather(1), all-gather(2)",
+        CHECK_MESSAGE(join(sorted(collectives_in(c, s))) ==
+                          "all-gather(0), all-gather(1), all-gather(2)",
                       c.text());
         CHECK_MESSAGE(pl(s.result) == "R, R, R", c.text());
         const auto c2 = run(head + "x_{i_{012} j} -> x_{i j}\n");
-        CHECK_MESSAGE(join(sorted(stmt(c2, "x").collectives)) ==
+        CHECK_MESSAGE(join(sorted(collectives_in(c2, stmt(c2, "x")))) ==
                           "all-gather(0), all-gather(1), all-gather(2)",
                       c2.text());
     }
@@ -349,7 +352,7 @@ TEST_CASE("DTensor redistribute on a 3-D mesh (2x2x2), as chains") {
     SUBCASE("two axes swap their indices") {
         const auto c = run(head + "x_{i_0 j_1 k} -> x_{i_1 j_0 k}\n");
         const auto& s = stmt(c, "x");
-        CHECK_MESSAGE(join(sorted(s.collectives)) == "permute(0,1)", c.text());
+        CHECK_MESSAGE(join(sorted(collectives_in(c, s))) == "permute(0,1)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1), S(0), R", c.text());
     }
 }
@@ -382,7 +385,7 @@ TEST_CASE("scaling book: A[I_X, J] B[J_X, K] -> C[I_X, K] needs a gather (rule 3
     const auto& s = stmt(c, "C");
     CHECK_MESSAGE(s.chosen, c.text());
     // Cheapest: all-gather B over X; then A's rows give C's rows.
-    CHECK_MESSAGE(cols(s) == "all-gather(X)", c.text());
+    CHECK_MESSAGE(cols(c, s) == "all-gather(X)", c.text());
     CHECK_MESSAGE(one_step(c, s, StepKind::AllGather).tensor == "B", c.text());
     CHECK_MESSAGE(pl(s.result) == "S(0), R", c.text());
     REQUIRE_MESSAGE(!s.alternatives.empty(), c.text());
@@ -395,7 +398,7 @@ TEST_CASE("scaling book: A[I_X, J] B[J, K_X] -> C[I_X, K] gathers B (rule 3, fre
     const auto c = run("mesh X=2 Y=2\ndim I=1024 J=1024 K=1024\nC[I_X, K] = A[I_X, J] B[J, K_X]\n");
     const auto& s = stmt(c, "C");
     CHECK_MESSAGE(s.chosen, c.text());
-    CHECK_MESSAGE(cols(s) == "all-gather(X)", c.text());
+    CHECK_MESSAGE(cols(c, s) == "all-gather(X)", c.text());
     CHECK_MESSAGE(one_step(c, s, StepKind::AllGather).tensor == "B", c.text());
     CHECK_MESSAGE(pl(s.result) == "S(0), R", c.text());
 }
@@ -489,7 +492,7 @@ TEST_CASE("cost by hand: each axis uses its own link") {
         CHECK_MESSAGE(st.mesh_axes == std::vector<int>{1}, c.text());
         CHECK_MESSAGE(st.bytes_per_device == rel(0.75 * v), c.text());
         CHECK_MESSAGE(st.time_s == rel(3 * 1e-6 + 0.75 * v / 100e9), c.text());
-        CHECK_MESSAGE(cols(stmt(c, "x")) == "all-gather(tp)", c.text());
+        CHECK_MESSAGE(cols(c, stmt(c, "x")) == "all-gather(tp)", c.text());
     }
     {
         const auto c = run(head + "x_{i_{dp} j} -> x_{ij}\n");
@@ -542,7 +545,7 @@ TEST_CASE("cost by hand: flops") {
         const auto c = run("mesh 2x4\ndim b=8 i=16 j=32 k=64\n"
                            "z_{b_0 i k_1} = x_{b_0 i j} y_{b_0 j k_1}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(s.cost.flops_per_device == rel(2.0 * 4 * 16 * 32 * 16), c.text());
     }
     SUBCASE("three operands: pairwise along the cheapest path, whatever the written order") {
@@ -588,7 +591,7 @@ TEST_CASE("index names: long names and more indices than the checker's range mem
     REQUIRE(b.statements.size() == 2);
     for (std::size_t i = 0; i < 2; ++i) {
         const auto &x = a.statements[i], &y = b.statements[i];
-        CHECK(x.collectives == y.collectives);
+        CHECK(semantics::collectives_of(a.mesh, x) == semantics::collectives_of(b.mesh, y));
         CHECK(placements(x.result) == placements(y.result));
         CHECK(x.result.global_shape == y.result.global_shape);
         CHECK(x.result.local_shape == y.result.local_shape);
@@ -629,4 +632,40 @@ TEST_CASE("equality of diagnostics and plans includes their positions (issue 17)
     CHECK(d == e);
     e.range = sb.range;
     CHECK_FALSE(d == e);
+}
+
+TEST_CASE("collectives_of: a statement's collectives are its collective steps, as text") {
+    // Derived from the steps and the mesh's axis names, in plan order; local steps (compute,
+    // slices, reshapes) name none.
+    const auto c = run("mesh dp=2 tp=2\ndim b=8 d=8 f=8\n"
+                       "y_{b_{dp} f} = x_{b_{dp} d_{tp}} W_{d_{tp} f}\n"
+                       "z_{b f} = y_{b_{dp} f}\n"
+                       "u_{b_{dp} f_{tp}} = y_{b_{dp} f}\n");
+    REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+    REQUIRE(c.plan.statements.size() == 3);
+    CHECK(collectives_in(c, c.plan.statements[0]) == std::vector<std::string>{"all-reduce(tp)"});
+    CHECK(collectives_in(c, c.plan.statements[1]) == std::vector<std::string>{"all-gather(dp)"});
+    CHECK(collectives_in(c, c.plan.statements[2]).empty()); // a slice is free
+    // One entry per collective step, none for the others.
+    for (const auto& s : c.plan.statements) {
+        std::size_t n = 0;
+        for (const auto& st : s.steps)
+            n += semantics::is_collective(st.kind);
+        CHECK(collectives_in(c, s).size() == n);
+    }
+    // The text follows the mesh: the same steps over a mesh with other axis names.
+    auto renamed = c.plan.mesh;
+    renamed.axes[1].name = "model";
+    CHECK(semantics::collectives_of(renamed, c.plan.statements[0]) ==
+          std::vector<std::string>{"all-reduce(model)"});
+    // Hand-made steps: collectives in order, over several axes.
+    semantics::Step gather;
+    gather.kind = semantics::StepKind::AllGather;
+    gather.mesh_axes = {0};
+    semantics::Step compute;
+    semantics::Step reduce;
+    reduce.kind = semantics::StepKind::AllReduce;
+    reduce.mesh_axes = {0, 1};
+    CHECK(semantics::collectives_of(c.plan.mesh, {gather, compute, reduce}) ==
+          std::vector<std::string>{"all-gather(dp)", "all-reduce(dp,tp)"});
 }

@@ -45,12 +45,11 @@ const Diagnostic* find_code(const semantics::Plan& plan, const std::string& code
 
 struct Checked {
     semantics::Plan plan;
-    semantics::Training training;
 };
 
 Checked checked(const std::string& text, semantics::CheckOptions options = {}) {
     const auto program = parse_program(text);
-    Checked c{semantics::check(program, options), semantics::training_of(program)};
+    Checked c{semantics::check(program, options)};
     REQUIRE_MESSAGE(c.plan.errors() == 0, plan_text(text, c.plan));
     return c;
 }
@@ -189,7 +188,7 @@ TEST_CASE("pipeline: totals per device are one stage's, with the bubble and the 
     const double b = 8, d = 64, dp = 2, P = 4, M = 4, N = 8;
     const auto c =
         checked(layers("repeat l_{pp}=8 microbatches=4 schedule=gpipe", "train adam master=f32\n"));
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     REQUIRE(t.pipeline.pipelined);
     CHECK(t.pipeline.axis == "pp");
     CHECK(t.pipeline.stages == 4);
@@ -225,7 +224,7 @@ TEST_CASE("pipeline: totals per device are one stage's, with the bubble and the 
     // Against the same program run unpipelined with a stage's 2 layers: the step adds the
     // bubble and the sends, the activations are the same (GPipe: all M in flight).
     const auto two = checked(layers("repeat l=2", "train adam master=f32\n"));
-    const auto t2 = semantics::program_totals(two.plan, two.training);
+    const auto t2 = semantics::program_totals(two.plan);
     CHECK(t.compute_s == doctest::Approx(t2.compute_s));
     CHECK(t.step_s == doctest::Approx(t2.step_s + M * send + (P - 1) * tm));
     CHECK(t.memory.activations == doctest::Approx(t2.memory.activations));
@@ -233,7 +232,7 @@ TEST_CASE("pipeline: totals per device are one stage's, with the bubble and the 
     // 1F1B with 8 micro-batches on 4 stages keeps 4 in flight: half the activations.
     const auto f =
         checked(layers("repeat l_{pp}=8 microbatches=8 schedule=1f1b", "train adam master=f32\n"));
-    const auto tf = semantics::program_totals(f.plan, f.training);
+    const auto tf = semantics::program_totals(f.plan);
     CHECK(tf.pipeline.in_flight == 4);
     CHECK(tf.memory.activations == doctest::Approx(t2.memory.activations * 4 / 8));
     CHECK(tf.pipeline.bubble_fraction == doctest::Approx(3.0 / 11));
@@ -283,7 +282,7 @@ TEST_CASE("pipeline: the stage time is the overlap model's, so the step is never
     REQUIRE(g > 0);
     const double e0 = std::max(c1, g) + c2;
     const double stage = std::max(e0 + c1, 2 * g) + c2;
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     REQUIRE(t.pipelines.size() == 1);
     CHECK(t.pipeline.stage_s == doctest::Approx(stage));
     CHECK(t.pipeline.stage_s < 2 * (g + c1 + c2)); // some of the gathers hidden
@@ -294,7 +293,7 @@ TEST_CASE("pipeline: the stage time is the overlap model's, so the step is never
     CHECK(t.pipeline.bubble_s == doctest::Approx((P - 1) * tm));
     // The step: the stage's program under the overlap model, the sends, the bubble; never
     // shorter than the pipeline line.
-    const auto s = semantics::program_totals(semantics::stage_plan(c.plan), c.training);
+    const auto s = semantics::program_totals(semantics::stage_plan(c.plan));
     CHECK(t.step_s == doctest::Approx(s.step_s + M * send + (P - 1) * tm));
     CHECK(t.step_s >= t.pipeline.pipeline_s);
     CHECK(t.step_s >= (M + P - 1) * tm * (1 - 1e-12));
@@ -318,7 +317,7 @@ TEST_CASE("pipeline: an exposed all-reduce counts whole in the stage time") {
         comm += compute_and_comm(c.plan.statements[j]).second;
     }
     REQUIRE(comm > 0);
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     CHECK(t.pipeline.stage_s == doctest::Approx(2 * layer));
     CHECK(t.step_s >= t.pipeline.pipeline_s);
 }
@@ -339,7 +338,7 @@ TEST_CASE("pipeline: each pipelined block has its own P, M and schedule") {
                              "end\n";
     const auto c = checked(text);
     INFO(plan_text(text, c.plan));
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     REQUIRE(t.pipelines.size() == 2);
     const auto& p0 = t.pipelines[0];
     const auto& p1 = t.pipelines[1];
@@ -368,7 +367,7 @@ TEST_CASE("pipeline: each pipelined block has its own P, M and schedule") {
         CHECK(p.send_count == static_cast<int>(M));
     }
     // The step adds both; the summary sums them under the first's configuration.
-    const auto s = semantics::program_totals(semantics::stage_plan(c.plan), c.training);
+    const auto s = semantics::program_totals(semantics::stage_plan(c.plan));
     const double sends =
         2 * c.plan.repeats[0].sends[0].time_s + 8 * c.plan.repeats[1].sends[0].time_s;
     CHECK(t.step_s == doctest::Approx(s.step_s + sends + p0.bubble_s + p1.bubble_s));
@@ -394,7 +393,7 @@ TEST_CASE("pipeline: a forward block and its reverse block are one pipeline") {
                              "g_{b d} = y_{b d}\n"
                              "repeat l_{pp}=2 reverse\n  g_{b d} := g_{b d} y_{b d}\nend\n";
     const auto c = checked(text);
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     REQUIRE(t.pipelines.size() == 1);
     const auto& p = t.pipelines[0];
     CHECK(p.microbatches == 4); // the forward block's

@@ -55,7 +55,8 @@ TEST_CASE("repeat: the body is planned once; its statements run count times per 
     CHECK(b.parameters == std::vector<std::string>{"U", "W"});
     CHECK(b.defines == std::vector<std::string>{"a", "o", "u", "y"});
     // The plans are one layer's: the all-reduce of the row-parallel product, as written.
-    CHECK(plan.statements[3].collectives == std::vector<std::string>{"all-reduce(0)"});
+    CHECK(semantics::collectives_of(plan.mesh, plan.statements[3]) ==
+          std::vector<std::string>{"all-reduce(0)"});
 }
 
 TEST_CASE("repeat: at small sizes (exec --small) a repeat runs two layers") {

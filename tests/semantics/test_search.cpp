@@ -363,7 +363,7 @@ TEST_CASE("search: evaluate is the program totals, each statement times its repe
     CHECK(cost.time_s == rel(5.5));
     CHECK(cost.flops_per_device == rel(4e9));
     CHECK(cost.comm_bytes_per_device == rel(300));
-    CHECK(cost.memory_bytes_per_device == semantics::program_totals(plan, {}).memory.total());
+    CHECK(cost.memory_bytes_per_device == semantics::program_totals(plan).memory.total());
     REQUIRE(cost.collectives.size() == 1);
     CHECK(cost.collectives[0].name == "all-reduce(tp)");
     CHECK(cost.collectives[0].count == 3);
@@ -706,7 +706,7 @@ TEST_CASE("resolve_open: beyond kMaxResolveAssignments, one dimension at a time 
     const auto plan = semantics::check(r.program, {});
     CHECK(plan.errors() == 0);
     for (const auto& s : plan.statements)
-        CHECK_MESSAGE(s.collectives.empty(), s.source);
+        CHECK_MESSAGE(semantics::collectives_of(plan.mesh, s).empty(), s.source);
 }
 
 TEST_CASE("resolve_open: a marker inside a repeat body is one choice for every layer") {

@@ -26,19 +26,18 @@ namespace {
 
 struct Checked {
     Plan plan;
-    semantics::Training training;
 };
 
 Checked check_program(const std::string& text) {
     const auto program = test::parse_program(text);
-    Checked c{semantics::check(program, {}), semantics::training_of(program)};
+    Checked c{semantics::check(program, {})};
     REQUIRE_MESSAGE(c.plan.errors() == 0, plan_text(text, c.plan));
     return c;
 }
 
 ProgramTotals totals_of(const std::string& text) {
     const auto c = check_program(text);
-    return semantics::program_totals(c.plan, c.training);
+    return semantics::program_totals(c.plan);
 }
 
 double compute_time_of(const semantics::StatementPlan& s) {
@@ -61,6 +60,40 @@ std::string read_sample(const std::string& name) {
 }
 
 } // namespace
+
+TEST_CASE("totals: the checker stores the program's param and train lines in its Plan") {
+    // Plan::training is what program_totals prices: a front end needs only the Plan.
+    const auto c = check_program("mesh 4\ndtype bf16\ndim b=8 d=16 f=32\ntensor V : f32\n"
+                                 "param W V\nparam W^1\ntrain sgd master=none recompute=full "
+                                 "zero=2\ny_{b f} = x_{b d} W_{d f}\n");
+    const auto& tr = c.plan.training;
+    CHECK(tr.params == std::vector<std::string>{"W", "V", "W^1"});
+    CHECK(tr.train);
+    CHECK(tr.optimizer == "sgd");
+    CHECK(tr.master == "none");
+    CHECK(tr.recompute);
+    CHECK(tr.zero == 2);
+    CHECK(tr.tensor_bytes == std::map<std::string, int>{{"V", 4}});
+    CHECK(semantics::stage_plan(c.plan).training == tr);
+    // Without those lines: not training, nothing trained, the defaults.
+    const auto plain = check_program("mesh 4\ndim b=8 d=16 f=32\ny_{b f} = x_{b d} W_{d f}\n");
+    CHECK(plain.plan.training == semantics::Training{});
+    CHECK_FALSE(plain.plan.training.train);
+    CHECK(plain.plan.training.params.empty());
+    // The same program priced with and without its training lines differs by its weights.
+    const auto trained = check_program("mesh 4\ndim b=8 d=16 f=32\nparam W\ntrain adam\n"
+                                       "y_{b f} = x_{b d} W_{d f}\n");
+    const auto t = semantics::program_totals(trained.plan);
+    CHECK(t.training);
+    CHECK(t.memory.weights > 0);
+    CHECK(t.memory.optimizer > 0);
+    auto untrained = trained.plan;
+    untrained.training = {};
+    const auto u = semantics::program_totals(untrained);
+    CHECK_FALSE(u.training);
+    CHECK(u.memory.weights == 0);
+    CHECK(u.memory.optimizer == 0);
+}
 
 TEST_CASE("totals: data parallel inference, by hand") {
     // 4 devices, batch cut 4 ways, W replicated; f32.
@@ -96,7 +129,7 @@ TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model
                            "y_{b f} = x_{b d_0} W_{d_0 f}\n"
                            "z_{b e} = u_{b f} V_{f e}\n");
     const double ar_bytes = 2 * (n - 1) / n * (b * f * 4); // ring all-reduce of y
-    auto t = semantics::program_totals(c.plan, c.training);
+    auto t = semantics::program_totals(c.plan);
     REQUIRE(t.bytes_by_kind.size() == 1);
     CHECK(t.bytes_by_kind[0].kind == StepKind::AllReduce);
     CHECK(t.bytes_by_kind[0].count == 1);
@@ -122,7 +155,7 @@ TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model
     // last compute is exposed.
     for (auto& s : c.plan.statements)
         s.repeat = 3;
-    t = semantics::program_totals(c.plan, c.training);
+    t = semantics::program_totals(c.plan);
     CHECK(t.bytes_by_kind[0].count == 3);
     CHECK(t.bytes_by_kind[0].bytes == rel(3 * ar_bytes));
     CHECK(t.flops == rel(3 * (2 * b * (d / n) * f + 2 * b * f * 128)));
@@ -137,7 +170,7 @@ TEST_CASE("totals: bytes per collective kind, repetitions, and the overlap model
     auto dep = check_program("mesh 4\ndim b=64 d=256 f=512 e=128\n"
                              "y_{b f} = x_{b d_0} W_{d_0 f}\n"
                              "z_{b e} = y_{b f} V_{f e}\n");
-    const auto td = semantics::program_totals(dep.plan, dep.training);
+    const auto td = semantics::program_totals(dep.plan);
     CHECK(td.exposed_s == rel(comm_time_of(dep.plan.statements[0])));
     CHECK(td.step_s == rel(td.serial_s));
 }
@@ -198,7 +231,7 @@ TEST_CASE("totals: saved activations per repetition, and recomputation") {
         auto c = check_program(t);
         c.plan.statements[1].repeat = 3;
         c.plan.statements[2].repeat = 3;
-        return std::pair{semantics::program_totals(c.plan, c.training), c.plan};
+        return std::pair{semantics::program_totals(c.plan), c.plan};
     };
     // No recomputation: h (the block's input, read before written) and a (read after the
     // block) are kept once per layer. Live at statement 1 and 2: 3 h + 3 a.
@@ -214,7 +247,7 @@ TEST_CASE("totals: saved activations per repetition, and recomputation") {
     // Unrepeated, the same program keeps one copy of each: x and h at 0, h and a at 1...
     auto c =
         check_program(text.substr(0, text.find("RC")) + "none" + text.substr(text.find("RC") + 2));
-    CHECK(semantics::program_totals(c.plan, c.training).memory.activations == rel(2 * u));
+    CHECK(semantics::program_totals(c.plan).memory.activations == rel(2 * u));
 }
 
 TEST_CASE("totals: HBM capacity of the presets, and what does not fit") {
@@ -306,11 +339,11 @@ TEST_CASE("totals: a per-layer parameter of a repeated block is stored once per 
                               "  o_{b d} = phi(u_{b f_{tp}}) W^2_{f_{tp} d}\n"
                               "  y_{b d} := y_{b d} + o_{b d}\nend\n";
     auto c = check_program(layer);
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     const double one_layer = 2 * (256.0 * 1024 / 2) * 4; // two f32 shards of d x f/2
     CHECK(t.memory.weights == rel(4 * one_layer));
     auto trained = check_program(layer + "train adam master=f32\n");
-    const auto tt = semantics::program_totals(trained.plan, trained.training);
+    const auto tt = semantics::program_totals(trained.plan);
     CHECK(tt.memory.gradients == rel(4 * one_layer));
     CHECK(tt.memory.optimizer == rel(4 * 2 * one_layer)); // two f32 moments; f32 is its own master
 }
@@ -333,7 +366,7 @@ TEST_CASE("totals: a statement reading a chain's other stored factor waits for t
                            "z_{j k} = relu(B_{j k})\n");
     REQUIRE(c.plan.statements.size() == 2u);
     REQUIRE(c.plan.statements[0].stores().size() == 2u);
-    const auto t = semantics::program_totals(c.plan, c.training);
+    const auto t = semantics::program_totals(c.plan);
     CHECK(t.comm_s == rel(comm_time_of(c.plan.statements[0])));
     CHECK(t.comm_s > 0);
     CHECK(t.exposed_s == rel(t.comm_s));

@@ -33,7 +33,7 @@ ProgramTotals totals_of(const std::string& text) {
     const auto program = parse_program(text);
     const auto plan = semantics::check(program, {});
     REQUIRE_MESSAGE(plan.errors() == 0, plan_text(text, plan));
-    return semantics::program_totals(plan, semantics::training_of(program));
+    return semantics::program_totals(plan);
 }
 
 /// `text` with every occurrence of `from` replaced by `to` (at least one).

@@ -31,7 +31,7 @@ TEST_CASE("chain of products: the notation post's step all-gathers x and leaves 
     REQUIRE_MESSAGE(c.plan.statements.size() == 1, c.text());
     const auto& sp = c.plan.statements[0];
     CHECK_MESSAGE(sp.target == "x", c.text());
-    CHECK_MESSAGE(cols(sp) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, sp) == "all-gather(0)", c.text());
     CHECK_MESSAGE(pl(sp.result) == "R", c.text());
     CHECK_MESSAGE(shape(sp.result.local_shape) == "1x64x64", c.text());
     // Only x's occurrences are operands (before and after the arrow): W^0 is not moved.
@@ -46,7 +46,7 @@ TEST_CASE("chain of products: the notation post's step all-gathers x and leaves 
     const auto alone = run(kHead + "x_{b r_0 t d'} \\xrightarrow{all-gather} x_{b s d'}\n");
     REQUIRE_MESSAGE(alone.plan.statements.size() == 1, alone.text());
     const auto& a = alone.plan.statements[0];
-    CHECK_MESSAGE(cols(a) == cols(sp), (c.text() + alone.text()));
+    CHECK_MESSAGE(cols(alone, a) == cols(c, sp), (c.text() + alone.text()));
     CHECK_MESSAGE(a.cost.comm_bytes_per_device == rel(sp.cost.comm_bytes_per_device),
                   (c.text() + alone.text()));
     CHECK_MESSAGE(a.steps.size() == sp.steps.size(), (c.text() + alone.text()));
@@ -56,7 +56,7 @@ TEST_CASE("chain of products: the product that follows uses the moved tensor") {
     const auto c = run(kHead + kBlog + "expect all-gather(0)\n" +
                        "y_{b s r'_0 f} = W^0_{r'_0 f d'} x_{b s d'}\nexpect none\n");
     CHECK_MESSAGE(c.plan.errors() == 0, c.text());
-    CHECK_MESSAGE(cols(stmt(c, "y")) == "none", c.text());
+    CHECK_MESSAGE(cols(c, stmt(c, "y")) == "none", c.text());
     CHECK_MESSAGE(pl(stmt(c, "y").result) == "S(2)", c.text());
 }
 
@@ -76,7 +76,7 @@ TEST_CASE("chain of products: arrow labels are checked against the moved tensor'
                          "\\xrightarrow{none} x_{i j_0} W_{jk}\n");
     CHECK_MESSAGE(two.plan.errors() == 0, two.text());
     REQUIRE_MESSAGE(two.plan.statements.size() == 1, two.text());
-    CHECK_MESSAGE(cols(two.plan.statements[0]) == "all-gather(0)", two.text());
+    CHECK_MESSAGE(cols(two, two.plan.statements[0]) == "all-gather(0)", two.text());
     CHECK_MESSAGE(pl(two.plan.statements[0].result) == "S(1)", two.text());
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("chain of products: two tensors move, each by its own redistribution")
     const auto& sp = c.plan.statements[0];
     CHECK_MESSAGE(sp.target == "A", c.text());
     CHECK_MESSAGE(pl(sp.result) == "R", c.text());
-    CHECK_MESSAGE(cols(sp) == "all-gather(0), all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, sp) == "all-gather(0), all-gather(0)", c.text());
     CHECK_MESSAGE(moved_tensors(sp) == "A B", c.text()); // in written order
     CHECK_MESSAGE(count_steps(sp, StepKind::AllGather, "A") == 1, c.text());
     CHECK_MESSAGE(count_steps(sp, StepKind::AllGather, "B") == 1, c.text());
@@ -219,7 +219,7 @@ TEST_CASE("chain of products: every arrow moves the tensors that change on it") 
                                   "A_{i j_0} B_{jk}\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
         const auto& sp = c.plan.statements.at(0);
-        CHECK_MESSAGE(cols(sp) == "all-to-all(0), all-gather(0)", c.text());
+        CHECK_MESSAGE(cols(c, sp) == "all-to-all(0), all-gather(0)", c.text());
         CHECK_MESSAGE(moved_tensors(sp) == "A B", c.text());
         CHECK_MESSAGE(pl(sp.result) == "S(1)", c.text());
     }
@@ -265,7 +265,7 @@ TEST_CASE("chain of products: every moved tensor is defined in its last layout")
     const auto inherit = run(kTwo + "A_{i_0 j} B_{j k_0} -> A_{ij} B_{j_0 k}\n"
                                     "u_{jk} = relu(B_{jk})\nexpect all-gather(0)\n");
     CHECK_MESSAGE(inherit.plan.errors() == 0, inherit.text());
-    CHECK_MESSAGE(cols(stmt(inherit, "u")) == "all-gather(0)", inherit.text());
+    CHECK_MESSAGE(cols(inherit, stmt(inherit, "u")) == "all-gather(0)", inherit.text());
 }
 
 TEST_CASE("chain of products: a label describes every moved tensor's step, in written order") {
@@ -314,14 +314,14 @@ TEST_CASE("issue 22: a chain that regroups an unevenly sharded index gathers it 
                        "y_{(r t_0)} -> y_{s}\n"
                        "u_{s_0} -> u_{(r_0 t)}\n");
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
-    CHECK_MESSAGE(cols(c.plan.statements.at(0)) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements.at(0)) == "all-gather(0)", c.text());
     CHECK_MESSAGE(c.plan.statements.at(0).steps.at(0).kind == StepKind::AllGather, c.text());
-    CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements.at(1)) == "all-gather(0)", c.text());
     // s_0 -> (r_0 t) with r = 2 over 4 devices: gathered, then sliced (uneven, torch.chunk).
-    CHECK_MESSAGE(cols(c.plan.statements.at(2)) == "all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements.at(2)) == "all-gather(0)", c.text());
     CHECK_MESSAGE(has_code(c.plan, "S216", Severity::Note), c.text());
     // Even parts reshape locally.
     const auto even = run("mesh 2\ndim s=8 r=2\nsplit s -> r t\nx_{s_0} -> x_{(r_0 t)}\n");
-    CHECK_MESSAGE(cols(even.plan.statements.at(0)) == "none", even.text());
+    CHECK_MESSAGE(cols(even, even.plan.statements.at(0)) == "none", even.text());
     CHECK_MESSAGE(!has_code(even.plan, "S216", Severity::Note), even.text());
 }

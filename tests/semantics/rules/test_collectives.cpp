@@ -20,8 +20,8 @@ TEST_CASE("AllGather over both axes of an index sharded over two (found by tests
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     // Written over both axes in the index's order: one all-gather over the group (issue 19);
     // in the other order: per axis, minor-most first.
-    CHECK_MESSAGE(cols(c.plan.statements.at(0)) == "all-gather(0,1)", c.text());
-    CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "all-gather(1), all-gather(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements.at(0)) == "all-gather(0,1)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements.at(1)) == "all-gather(1), all-gather(0)", c.text());
     // An axis the value is not sharded on is still an error.
     const auto bad = run("mesh 2x2\ndim i=8\nz_{i} = AllGather_{i_{01}}(x_{i_0})\n");
     CHECK_MESSAGE(bad.plan.errors() == 1, bad.text());

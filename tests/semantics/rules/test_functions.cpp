@@ -23,7 +23,7 @@ TEST_CASE("elementwise functions: non-linear needs a non-partial input, linear p
     SUBCASE("relu of a partial input: implied all-reduce before it") {
         const auto c = run("mesh 4\ndim i=64 k=64\ny_{ik} = relu(p_{ik}{U_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(s.steps.size() >= 2, c.text());
         CHECK_MESSAGE(s.steps.front().kind == StepKind::AllReduce, c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
@@ -33,39 +33,39 @@ TEST_CASE("elementwise functions: non-linear needs a non-partial input, linear p
     SUBCASE("relu of a partial input, partial left-hand side: still reduced first") {
         const auto c = run("mesh 4\ndim i=64 k=64\ny_{ik}{U_0} = relu(p_{ik}{U_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
     }
     SUBCASE("every non-linear builtin") {
         for (const std::string f :
              {"phi", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt"}) {
             const auto c = run("mesh 4\ndim i=64 k=64\ny_{ik}{U_0} = " + f + "(p_{ik}{U_0})\n");
-            CHECK_MESSAGE(cols(stmt(c, "y")) == "all-reduce(0)", c.text());
+            CHECK_MESSAGE(cols(c, stmt(c, "y")) == "all-reduce(0)", c.text());
         }
     }
     SUBCASE("linear functions pass P(sum)") {
         for (const std::string f : {"neg", "scale"}) {
             const auto c = run("mesh 4\ndim i=64 k=64\ny_{ik}{U_0} = " + f + "(p_{ik}{U_0})\n");
             const auto& s = stmt(c, "y");
-            CHECK_MESSAGE(cols(s) == "none", c.text());
+            CHECK_MESSAGE(cols(c, s) == "none", c.text());
             CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
         }
         const auto c = run("mesh 4\ndim i=64 k=64\ny_{ik} = scale(p_{ik}{U_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.back().kind == StepKind::AllReduce, c.text()); // after, not before
     }
     SUBCASE("declared functions: fn NAME linear / elementwise") {
         const auto c = run("mesh 4\ndim i=64 k=64\nfn half linear\nfn swish elementwise\n"
                            "y_{ik}{U_0} = half(p_{ik}{U_0})\nv_{ik}{U_0} = swish(p_{ik}{U_0})\n");
-        CHECK_MESSAGE(cols(stmt(c, "y")) == "none", c.text());
-        CHECK_MESSAGE(cols(stmt(c, "v")) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, stmt(c, "y")) == "none", c.text());
+        CHECK_MESSAGE(cols(c, stmt(c, "v")) == "all-reduce(0)", c.text());
     }
     SUBCASE("elementwise on a sharded input stays sharded, no collective") {
         const auto c = run("mesh 4\ndim i=64 k=64\ny_{i_0 k} = gelu(x_{i_0 k})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
     }
 }
@@ -74,19 +74,19 @@ TEST_CASE("reductions: sum_s over a sharded index gives P(sum), max_s gives P(ma
     SUBCASE("sum") {
         const auto c = run("mesh 4\ndim i=64 j=64\ny_{i}{U_0} = sum_j(x_{i j_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\ny_{i} = sum_j(x_{i j_0})\n");
-        CHECK_MESSAGE(cols(stmt(c2, "y")) == "all-reduce(0)", c2.text());
+        CHECK_MESSAGE(cols(c2, stmt(c2, "y")) == "all-reduce(0)", c2.text());
     }
     SUBCASE("mean is linear too") {
         const auto c = run("mesh 4\ndim i=64 j=64\ny_{i}{U_0} = mean_j(x_{i j_0})\n");
-        CHECK_MESSAGE(cols(stmt(c, "y")) == "none", c.text());
+        CHECK_MESSAGE(cols(c, stmt(c, "y")) == "none", c.text());
     }
     SUBCASE("max gives P(max): a max all-reduce, and it cannot be kept as P(sum)") {
         const auto c = run("mesh 4\ndim i=64 j=64\ny_{i} = max_j(x_{i j_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.back().reason.find("(max)") != std::string::npos, c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\ny_{i}{U_0} = max_j(x_{i j_0})\n");
@@ -95,15 +95,15 @@ TEST_CASE("reductions: sum_s over a sharded index gives P(sum), max_s gives P(ma
     SUBCASE("a reduction over an unsharded index is local; the sharded one stays S") {
         const auto c = run("mesh 4\ndim i=64 j=64\ny_{i_0} = sum_j(x_{i_0 j})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\ny_{i_0} = max_j(x_{i_0 j})\n");
-        CHECK_MESSAGE(cols(stmt(c2, "y")) == "none", c2.text());
+        CHECK_MESSAGE(cols(c2, stmt(c2, "y")) == "none", c2.text());
     }
     SUBCASE("max of a partial input is reduced first") {
         const auto c = run("mesh 4\ndim i=64 j=64\ny_{i} = max_j(p_{ij}{U_0})\n");
         const auto& s = stmt(c, "y");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.front().kind == StepKind::AllReduce, c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
@@ -121,7 +121,7 @@ TEST_CASE("softmax along a sharded index under the calibrated presets (issue 19 
         const auto c = run(std::string("hw ") + hw + "\n" + body);
         const auto& s = stmt(c, "p");
         CHECK_MESSAGE(s.chosen, c.text());
-        CHECK_MESSAGE(cols(s) == "all-reduce(0), all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0), all-reduce(0)", c.text());
         CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 2 * 0.75 * 512 * 4), c.text());
         for (const auto& a : s.alternatives)
             CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
@@ -130,7 +130,7 @@ TEST_CASE("softmax along a sharded index under the calibrated presets (issue 19 
     // the statement, decides.
     const auto old = run("mesh 4\nlink 0 450GB/s 5us\ndim s=512 v=4096\n"
                          "p_{s v_0} = softmax_v(z_{s v_0})\n");
-    CHECK_MESSAGE(cols(stmt(old, "p")) == "all-gather(0)", old.text());
+    CHECK_MESSAGE(cols(old, stmt(old, "p")) == "all-gather(0)", old.text());
 }
 
 TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather, cheaper wins") {
@@ -138,7 +138,7 @@ TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather
         const auto c = run("mesh 4\ndim s=64 v=64\np_{s v_0} = softmax_v(z_{s v_0})\n");
         const auto& s = stmt(c, "p");
         CHECK_MESSAGE(s.chosen, c.text());
-        CHECK_MESSAGE(cols(s) == "all-gather(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-gather(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
         bool stats = false;
         for (const auto& a : s.alternatives) {
@@ -151,7 +151,7 @@ TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather
         const auto c = run("mesh 4\ndim s=1024 v=65536\np_{s v_0} = softmax_v(z_{s v_0})\n");
         const auto& s = stmt(c, "p");
         CHECK_MESSAGE(s.chosen, c.text());
-        CHECK_MESSAGE(cols(s) == "all-reduce(0), all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0), all-reduce(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
         // The statistics are one value per row: s · 4 bytes, all-reduced (2·3/4·V each).
         CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 2 * 0.75 * 1024 * 4), c.text());
@@ -166,13 +166,13 @@ TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather
     SUBCASE("softmax along an unsharded index is local") {
         const auto c = run("mesh 4\ndim s=64 v=64\np_{s_0 v} = softmax_v(z_{s_0 v})\n");
         const auto& s = stmt(c, "p");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(!s.chosen, c.text());
     }
     SUBCASE("softmax of a partial input is reduced first") {
         const auto c = run("mesh 4\ndim s=64 v=64\np_{s v} = softmax_v(z_{s v}{U_0})\n");
         const auto& s = stmt(c, "p");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "z", c.text());
     }
@@ -188,7 +188,8 @@ TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
         const auto c = codes(plan);
         CHECK(std::count(c.begin(), c.end(), "S214") == 1);
         REQUIRE(plan.statements.size() == 1);
-        CHECK(plan.statements[0].collectives == std::vector<std::string>{"all-reduce(0)"});
+        CHECK(semantics::collectives_of(plan.mesh, plan.statements[0]) ==
+              std::vector<std::string>{"all-reduce(0)"});
     }
     SUBCASE("an error under --strict, not a silently different plan") {
         semantics::CheckOptions strict;
@@ -200,3 +201,58 @@ TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
 }
 
 } // namespace shardscope::test
+
+TEST_CASE("a reduction's step holds its enum; function names only elementwise and linear ones") {
+    using semantics::OpKind;
+    using semantics::ReduceFn;
+    // The names: a closed set, each read back.
+    for (auto fn : {ReduceFn::Sum, ReduceFn::Max, ReduceFn::Mean})
+        CHECK(semantics::reduce_fn_of(semantics::reduce_fn_name(fn)) == fn);
+    CHECK(semantics::reduce_fn_name(ReduceFn::Mean) == "mean");
+    CHECK_FALSE(semantics::reduce_fn_of("relu").has_value());
+    CHECK_FALSE(semantics::reduce_fn_of("").has_value());
+    auto only = [](const StatementPlan& s, OpKind op) {
+        const semantics::Step* found = nullptr;
+        for (const auto& st : s.steps)
+            if (st.op == op) {
+                REQUIRE(found == nullptr);
+                found = &st;
+            }
+        REQUIRE(found != nullptr);
+        return *found;
+    };
+    const std::pair<const char*, ReduceFn> reductions[] = {
+        {"sum", ReduceFn::Sum}, {"max", ReduceFn::Max}, {"mean", ReduceFn::Mean}};
+    for (const auto& [name, fn] : reductions) {
+        const auto c = run("mesh 2\ndim i=4 j=6\ny_{i} = " + std::string(name) + "_j(x_{i j})\n");
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        const auto st = only(stmt(c, "y"), OpKind::Reduce);
+        CHECK_MESSAGE(st.reduce == fn, c.text());
+        CHECK_MESSAGE(st.function.empty(), c.text());
+    }
+    // A sum over an index absent from the left-hand side reduces too.
+    const auto implied = run("mesh 2\ndim i=4 j=6\ny_{i} = x_{i j}\n");
+    REQUIRE_MESSAGE(implied.plan.errors() == 0, implied.text());
+    CHECK(only(stmt(implied, "y"), OpKind::Reduce).reduce == ReduceFn::Sum);
+    // Elementwise and linear functions keep their names, and no reduction.
+    const auto f = run("mesh 2\ndim i=4\ny_{i} = gelu(x_{i})\nz_{i} = neg(y_{i})\n");
+    REQUIRE_MESSAGE(f.plan.errors() == 0, f.text());
+    const auto gelu = only(stmt(f, "y"), OpKind::Function);
+    CHECK(gelu.function == "gelu");
+    CHECK_FALSE(gelu.reduce.has_value());
+    const auto neg = only(stmt(f, "z"), OpKind::Linear);
+    CHECK(neg.function == "neg");
+    CHECK_FALSE(neg.reduce.has_value());
+    // A softmax along a sharded index (long rows: the statistics are all-reduced, see above):
+    // its row statistics' all-reduces say which, max first.
+    const auto sm = run("mesh 4\ndim s=1024 v=65536\np_{s v_0} = softmax_v(z_{s v_0})\n");
+    REQUIRE_MESSAGE(sm.plan.errors() == 0, sm.text());
+    std::vector<ReduceFn> stats;
+    for (const auto& st : stmt(sm, "p").steps)
+        if (st.kind == StepKind::AllReduce) {
+            REQUIRE(st.reduce.has_value());
+            CHECK(st.function.empty());
+            stats.push_back(*st.reduce);
+        }
+    CHECK_MESSAGE((stats == std::vector<ReduceFn>{ReduceFn::Max, ReduceFn::Sum}), sm.text());
+}

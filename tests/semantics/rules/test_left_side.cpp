@@ -23,7 +23,7 @@ TEST_CASE("left-hand-side table: every row") {
     SUBCASE("R -> S(d): local slice, no collective") {
         const auto c = run(head + "z_{i_0 k} = x_{ij} y_{jk}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
         CHECK_MESSAGE(count_steps(s, StepKind::Slice) == 1, c.text());
         CHECK_MESSAGE(s.cost.comm_bytes_per_device == 0, c.text());
@@ -31,45 +31,45 @@ TEST_CASE("left-hand-side table: every row") {
     SUBCASE("S(d) -> R: all-gather") {
         const auto c = run(head + "z_{ik} = x_{i_0 j} y_{jk}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-gather(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-gather(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "R", c.text());
         CHECK_MESSAGE(!s.chosen, c.text());
     }
     SUBCASE("S(d) -> S(e): all-to-all") {
         const auto c = run(head + "z_{i k_0} = x_{i_0 j} y_{jk}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-to-all(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-to-all(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
     }
     SUBCASE("S(d) -> S(d): nothing (also after a transpose)") {
         const auto c = run(head + "z_{k i_0} = x_{i_0 j} y_{jk}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
     }
     SUBCASE("P -> R: all-reduce") {
         const auto c = run(head + "z_{ik} = x_{i j_0} y_{j_0 k}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "R", c.text());
     }
     SUBCASE("P -> S(d): reduce-scatter") {
         const auto c = run(head + "z_{i k_0} = x_{i j_0} y_{j_0 k}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "reduce-scatter(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "reduce-scatter(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(1)", c.text());
     }
     SUBCASE("P -> P: nothing") {
         const auto c = run(head + "z_{ik}{U_0} = x_{i j_0} y_{j_0 k}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
     }
     SUBCASE("R -> P: local (keep one copy), no collective") {
         const auto c = run(head + "z_{ik}{U_0} = x_{ij} y_{jk}\n");
         const auto& s = stmt(c, "z");
         CHECK_MESSAGE(c.plan.errors() == 0, c.text());
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
         CHECK_MESSAGE(s.cost.comm_bytes_per_device == 0, c.text());
     }
@@ -100,7 +100,7 @@ TEST_CASE("left-hand-side table: every row") {
                              Row{"x_{ij} -> x_{ij}{U_0}", "none", "P(sum)"}}) {
             const auto c = run(head + r.chain + "\n");
             const auto& s = stmt(c, "x");
-            CHECK_MESSAGE(cols(s) == r.collectives, c.text());
+            CHECK_MESSAGE(cols(c, s) == r.collectives, c.text());
             CHECK_MESSAGE(pl(s.result) == r.result, c.text());
             CHECK_MESSAGE(c.plan.errors() == 0, c.text());
         }
@@ -114,14 +114,14 @@ TEST_CASE("a device index free on the left-hand side keeps partial sums: no coll
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     REQUIRE_MESSAGE(c.plan.statements.size() == 3, c.text());
     const auto& z = c.plan.statements[0];
-    CHECK_MESSAGE(cols(z) == "none", c.text());
+    CHECK_MESSAGE(cols(c, z) == "none", c.text());
     CHECK_MESSAGE(pl(z.result) == "S(0)", c.text());
     CHECK_MESSAGE(shape(z.result.global_shape) == "4", c.text()); // r is a device index
     CHECK_MESSAGE(shape(z.result.local_shape) == "1", c.text());
     // Summing over it later is the all-reduce (written with or without the subscript).
-    CHECK_MESSAGE(cols(c.plan.statements[1]) == "all-reduce(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements[1]) == "all-reduce(0)", c.text());
     CHECK_MESSAGE(pl(c.plan.statements[1].result) == "R", c.text());
-    CHECK_MESSAGE(cols(c.plan.statements[2]) == "all-reduce(0)", c.text());
+    CHECK_MESSAGE(cols(c, c.plan.statements[2]) == "all-reduce(0)", c.text());
 }
 
 TEST_CASE("issue 22: += adds into the tensor as stored, or is refused with a fix") {
@@ -130,9 +130,9 @@ TEST_CASE("issue 22: += adds into the tensor as stored, or is refused with a fix
                            "V_{j} = x_{j}\nV_{j} += z_{j_0}\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
         CHECK_MESSAGE(pl(c.plan.statements.at(1).result) == "S(0)", c.text());
-        CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "none", c.text());
+        CHECK_MESSAGE(cols(c, c.plan.statements.at(1)) == "none", c.text());
         CHECK_MESSAGE(pl(c.plan.statements.at(3).result) == "R", c.text());
-        CHECK_MESSAGE(cols(c.plan.statements.at(3)) == "all-gather(0)", c.text());
+        CHECK_MESSAGE(cols(c, c.plan.statements.at(3)) == "all-gather(0)", c.text());
     }
     SUBCASE("another placement written: S203 at the left-hand side, with a fix") {
         const std::string src = "mesh 2\ndim j=4\nW_{j} = x_{j}\nW_{j_0} += z_{j_0}\n";
@@ -155,7 +155,7 @@ TEST_CASE("issue 22: += adds into the tensor as stored, or is refused with a fix
         const auto c =
             run("mesh 2\ndim j=4\nW_{j_0} = x_{j_0}\nW_{j_0} += z_{j}\nA_{j_0} += z_{j}\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
-        CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "none", c.text());
+        CHECK_MESSAGE(cols(c, c.plan.statements.at(1)) == "none", c.text());
         CHECK_MESSAGE(pl(c.plan.statements.at(2).result) == "S(0)", c.text());
     }
 }

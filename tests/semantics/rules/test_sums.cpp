@@ -22,37 +22,37 @@ TEST_CASE("+ and -: agreement, broadcast, P + P -> P, P + R needs a reduction") 
     SUBCASE("operands that agree: nothing") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{i_0 j} = x_{i_0 j} + y_{i_0 j}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
         CHECK_MESSAGE(!s.chosen, c.text());
     }
     SUBCASE("a broadcast operand lacking the sharded index") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{i_0 j} = x_{i_0 j} - b_{j}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
     }
     SUBCASE("an operand holding the sharded index unsharded slices") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{i_0 j} = x_{i_0 j} + c_{i}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(count_steps(s, StepKind::Slice, "c") == 1, c.text());
     }
     SUBCASE("P + P -> P") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{ij}{U_0} = p_{ij}{U_0} + q_{ij}{U_0}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\nz_{ij} = p_{ij}{U_0} - q_{ij}{U_0}\n");
         const auto& s2 = stmt(c2, "z");
-        CHECK_MESSAGE(cols(s2) == "all-reduce(0)", c2.text()); // once, after the sum
+        CHECK_MESSAGE(cols(c2, s2) == "all-reduce(0)", c2.text()); // once, after the sum
         REQUIRE_MESSAGE(!s2.steps.empty(), c2.text());
         CHECK_MESSAGE(s2.steps.back().kind == StepKind::AllReduce, c2.text());
     }
     SUBCASE("P + R: the partial term is reduced before the sum") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{ij} = p_{ij}{U_0} + x_{ij}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.front().kind == StepKind::AllReduce, c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
@@ -62,8 +62,8 @@ TEST_CASE("+ and -: agreement, broadcast, P + P -> P, P + R needs a reduction") 
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{i_0 j} = x_{i_0 j} + y_{i j_0}\n");
         const auto& s = stmt(c, "z");
         CHECK_MESSAGE(s.chosen, c.text());
-        REQUIRE_MESSAGE(!s.collectives.empty(), c.text());
-        CHECK_MESSAGE(s.collectives.front() == "all-gather(0)", c.text());
+        REQUIRE_MESSAGE(!collectives_in(c, s).empty(), c.text());
+        CHECK_MESSAGE(collectives_in(c, s).front() == "all-gather(0)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
     }
 }
@@ -72,22 +72,22 @@ TEST_CASE("/: only the numerator may be partial") {
     SUBCASE("partial numerator over a replicated denominator stays partial") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{ij}{U_0} = p_{ij}{U_0} / x_{ij}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(pl(s.result) == "P(sum)", c.text());
     }
     SUBCASE("\\frac form") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{ij}{U_0} = \\frac{p_{ij}{U_0}}{x_{ij}}\n");
-        CHECK_MESSAGE(cols(stmt(c, "z")) == "none", c.text());
+        CHECK_MESSAGE(cols(c, stmt(c, "z")) == "none", c.text());
     }
     SUBCASE("a partial denominator is reduced") {
         const auto c = run("mesh 4\ndim i=64 j=64\nz_{ij} = x_{ij} / p_{ij}{U_0}\n");
         const auto& s = stmt(c, "z");
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
         CHECK_MESSAGE(s.steps.front().tensor == "p", c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\nz_{ij}{U_0} = p_{ij}{U_0} / q_{ij}{U_0}\n");
         const auto& s2 = stmt(c2, "z");
-        CHECK_MESSAGE(cols(s2) == "all-reduce(0)", c2.text());
+        CHECK_MESSAGE(cols(c2, s2) == "all-reduce(0)", c2.text());
         REQUIRE_MESSAGE(!s2.steps.empty(), c2.text());
         CHECK_MESSAGE(s2.steps.front().tensor == "q", c2.text());
         CHECK_MESSAGE(pl(s2.result) == "P(sum)", c2.text());
@@ -102,7 +102,7 @@ TEST_CASE("issue 22: a sum, a difference or a quotient of partial maxes reduces 
                        "d = max_{h}(x_{i h_0})\n");
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     const auto& z = c.plan.statements.at(0);
-    CHECK_MESSAGE(cols(z) == "all-reduce(0), all-reduce(0)", c.text());
+    CHECK_MESSAGE(cols(c, z) == "all-reduce(0), all-reduce(0)", c.text());
     CHECK_MESSAGE(all_reduce_ops(z) == "max max", c.text());
     // Both maxes are complete before the add: the add's inputs are replicated.
     for (std::size_t s = 0; s < 3; ++s) {
@@ -123,11 +123,11 @@ TEST_CASE("issue 22: a sum, a difference or a quotient of partial maxes reduces 
     CHECK_MESSAGE(all_reduce_ops(c.plan.statements.at(3)) == "max", c.text());
     // A partial sum next to a partial max: the max is reduced, the sum then too.
     const auto mixed = run("mesh 2\ndim j=6 l=4\nB = sum_{j}(z_{j_0}) + max_{l}(w_{l_0})\n");
-    CHECK_MESSAGE(cols(mixed.plan.statements.at(0)) == "all-reduce(0), all-reduce(0)",
+    CHECK_MESSAGE(cols(mixed, mixed.plan.statements.at(0)) == "all-reduce(0), all-reduce(0)",
                   mixed.text());
     // P(sum) + P(sum) stays partial (linear): no collective before the left-hand side's.
     const auto sums = run("mesh 2\ndim j=6 l=4\nB{U_0} = sum_{j}(z_{j_0}) + sum_{l}(w_{l_0})\n");
-    CHECK_MESSAGE(cols(sums.plan.statements.at(0)) == "none", sums.text());
+    CHECK_MESSAGE(cols(sums, sums.plan.statements.at(0)) == "none", sums.text());
 }
 
 TEST_CASE("issue 22: a negated partial max is reduced first; positive scaling keeps it") {
@@ -139,7 +139,7 @@ TEST_CASE("issue 22: a negated partial max is reduced first; positive scaling ke
                        "m_{i} = max_{h}(x_{i h_0}) y_{i}\n");
     REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
     for (const auto& s : c.plan.statements) {
-        CHECK_MESSAGE(cols(s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(all_reduce_ops(s) == "max", c.text());
     }
     // neg and -: the all-reduce comes before the negation (S215 says why).
@@ -170,7 +170,7 @@ TEST_CASE("issue 22: elementwise operands on different mesh axes share one layou
         const auto& s = c.plan.statements.at(0);
         // Device (c0, c1) needs y's block 2·c1 + c0, held by the device whose c0 is its half:
         // the two devices off the diagonal swap one element.
-        CHECK_MESSAGE(cols(s) == "permute(0,1)", c.text());
+        CHECK_MESSAGE(cols(c, s) == "permute(0,1)", c.text());
         CHECK_MESSAGE(pl(s.result) == "S(0), S(0)", c.text());
         // The add's inputs both hold b over axes 1, 0.
         const auto add = std::find_if(s.steps.begin(), s.steps.end(),
@@ -186,7 +186,7 @@ TEST_CASE("issue 22: elementwise operands on different mesh axes share one layou
         const auto c = run("mesh 2x2\ndim k=4\nz_{k_{10}} = q_{k_{10}} - w_{k}\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
         const auto& s = c.plan.statements.at(0);
-        CHECK_MESSAGE(cols(s) == "none", c.text());
+        CHECK_MESSAGE(cols(c, s) == "none", c.text());
         CHECK_MESSAGE(std::count_if(s.steps.begin(), s.steps.end(),
                                     [](const auto& x) { return x.kind == StepKind::Slice; }) == 2,
                       c.text());
@@ -195,7 +195,7 @@ TEST_CASE("issue 22: elementwise operands on different mesh axes share one layou
         const auto c = run("mesh 2x2\ndim b=4 c=4\nz_{b_{01} c} = x_{b_{01} c} + y_{b_0 c}\n"
                            "w_{b_0 c_1} = x_{b_0 c} + y_{b c_1}\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
-        CHECK_MESSAGE(cols(c.plan.statements.at(0)) == "none", c.text());
-        CHECK_MESSAGE(cols(c.plan.statements.at(1)) == "none", c.text());
+        CHECK_MESSAGE(cols(c, c.plan.statements.at(0)) == "none", c.text());
+        CHECK_MESSAGE(cols(c, c.plan.statements.at(1)) == "none", c.text());
     }
 }
