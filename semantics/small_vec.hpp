@@ -183,17 +183,19 @@ public:
     void push_back(const T& x) {
         if (size_ == 0) {
             one_ = x;
+            ++size_;
         } else {
-            if (size_ == 1) many_.push_back(std::move(one_));
-            many_.push_back(x);
+            push_back(T(x)); // a copy first: x may be one of the elements
         }
-        ++size_;
     }
     void push_back(T&& x) {
         if (size_ == 0) {
             one_ = std::move(x);
+        } else if (size_ == 1) {
+            T second = std::move(x); // before one_ moves: x may be one_ itself
+            many_.push_back(std::move(one_));
+            many_.push_back(std::move(second));
         } else {
-            if (size_ == 1) many_.push_back(std::move(one_));
             many_.push_back(std::move(x));
         }
         ++size_;

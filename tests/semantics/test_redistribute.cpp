@@ -721,4 +721,11 @@ TEST_CASE("OneInline keeps one element inline and a group in order") {
     reserved.push_back(IndexId{"b", 0});
     CHECK(reserved.size() == 1);
     CHECK(reserved == OneInline<IndexId>{IndexId{"b", 0}});
+    // An element pushed again: copied before the inline one moves to the heap.
+    OneInline<IndexId> twice{IndexId{"a_long_name_on_the_heap", 2}};
+    twice.push_back(twice.front());
+    twice.push_back(twice[1]);
+    REQUIRE(twice.size() == 3u);
+    for (const auto& i : twice)
+        CHECK(i == IndexId{"a_long_name_on_the_heap", 2});
 }
