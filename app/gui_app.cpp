@@ -571,8 +571,12 @@ int run_gui(const GuiOptions& o) {
     Searcher searcher;
     int rc = kExitOk;
     int frame = 0;
-    // A screenshot waits for a verify run to finish (at most a minute).
+    // A screenshot waits for a verify run to finish (at most a minute), and then for two
+    // frames drawn with its result: a table that appears fits its columns in its first frame
+    // and draws them clipped there (the verify panel's PASS column).
     const auto started = std::chrono::steady_clock::now();
+    bool waited = false; ///< background work was running at some frame
+    int settled = 0;     ///< frames drawn since it finished
     std::string title;
     bool quit = false;
     int windowed[4] = {0, 0, o.width, o.height}; ///< position and size before full screen
@@ -749,8 +753,11 @@ int run_gui(const GuiOptions& o) {
         ++frame;
         if (!o.screenshot.empty() && frame >= o.frames && script_at >= script.size() &&
             !script_key_down) {
+            waited = waited || busy;
+            settled = busy ? 0 : settled + 1;
             const bool waiting =
-                busy && std::chrono::steady_clock::now() - started < std::chrono::seconds(60);
+                (busy || (waited && settled < 2)) &&
+                std::chrono::steady_clock::now() - started < std::chrono::seconds(60);
             if (!waiting) {
                 glFinish();
                 const auto px = render::read_pixels(w, h);
