@@ -249,10 +249,10 @@ ProgramTotals program_totals(const Plan& plan) {
                 const auto& s = plan.statements[static_cast<std::size_t>(i)];
                 for (const auto& op : s.operands)
                     checkpoint = checkpoint || op.tensor == name;
-                const auto stores = s.stores();
-                if (std::any_of(stores.begin(), stores.end(),
-                                [&](const auto& w) { return w.first == name; }))
-                    break;
+                bool stored = false; // (a loop: clang 14 captures no structured binding)
+                for (const auto& w : s.stores())
+                    stored = stored || w.first == name;
+                if (stored) break;
             }
             if (training.recompute && !checkpoint) {
                 recomputed.insert(d);
