@@ -217,8 +217,10 @@ std::string python_steps(const semantics::Plan& plan, const semantics::Statement
         std::string what = std::string(semantics::step_kind_name(st.kind));
         if (semantics::is_collective(st.kind))
             what = semantics::collective_text(plan.mesh, st.kind, st.mesh_axes);
-        line("# " + what + (st.detail.empty() ? "" : ": " + st.detail) +
-             (st.reason.empty() || st.kind == StepKind::Compute ? "" : " (" + st.reason + ")"));
+        line("# " + what + (st.text.detail.empty() ? "" : ": " + st.text.detail) +
+             (st.text.reason.empty() || st.kind == StepKind::Compute
+                  ? ""
+                  : " (" + st.text.reason + ")"));
         std::string rhs;
         if (st.kind != StepKind::Compute || st.op == OpKind::None) {
             rhs = "regroup(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) + ", " +

@@ -372,8 +372,8 @@ void RankProgram<T>::pipeline_send(const semantics::RepeatBlock& b, std::int64_t
                                   static_cast<std::size_t>(n), dtype_of<T>(), to, from);
             if (sender) sent += static_cast<double>(n) * sizeof(T);
         }
-        const double planned = static_cast<double>(m) * st.bytes_per_device /
-                               std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T));
+        const double planned = static_cast<double>(m) * st.cost.bytes_per_device /
+                               std::max(st.cost.elem_bytes, 1) * static_cast<double>(sizeof(T));
         if (sender && std::abs(sent - planned) > 1e-9 * std::max(planned, 1.0))
             throw ExecError("internal: the pipeline's send of " + st.tensor + " moved " +
                             std::to_string(sent) + " bytes on rank " + std::to_string(me) +
@@ -488,7 +488,7 @@ void RankProgram<T>::plan_micro_batches() {
                 bool any = is_batched(st.output);
                 for (int in : st.inputs)
                     any = any || is_batched(in);
-                if (any) st.bytes_per_device /= static_cast<double>(m);
+                if (any) st.cost.bytes_per_device /= static_cast<double>(m);
             }
             mb.statements.push_back(std::move(sp));
         }
@@ -600,8 +600,8 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
         const auto* layout = stored_layout(b, st.tensor);
         const double planned =
             mb.count == b.microbatches
-                ? static_cast<double>(b.microbatches) * st.bytes_per_device /
-                      std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T))
+                ? static_cast<double>(b.microbatches) * st.cost.bytes_per_device /
+                      std::max(st.cost.elem_bytes, 1) * static_cast<double>(sizeof(T))
                 : static_cast<double>(elements(local_shape(*layout, mesh_, coords_))) *
                       static_cast<double>(sizeof(T));
         if (std::abs(sent[i] - planned) > 1e-9 * std::max(planned, 1.0))
@@ -1085,8 +1085,8 @@ void RankProgram<T>::check_ran_as_planned(const semantics::StatementPlan& sp) co
         // Every device of a collective over one axis sends alike (the largest chunks on
         // device 0, whose figures the plan states); a permute counts its busiest sender. The
         // plan counts the program's element types, this run its own.
-        const double planned =
-            st.bytes_per_device / std::max(st.elem_bytes, 1) * static_cast<double>(sizeof(T));
+        const double planned = st.cost.bytes_per_device / std::max(st.cost.elem_bytes, 1) *
+                               static_cast<double>(sizeof(T));
         const double tol = 1e-9 * std::max(planned, 1.0);
         if (((origin || st.kind == StepKind::Permute) && std::abs(ran.bytes - planned) > tol) ||
             ran.bytes > planned + tol)
@@ -1229,7 +1229,7 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     case OpKind::None:
         break;
     }
-    throw ExecError("internal: step '" + st.reason + "' has no operation to run");
+    throw ExecError("internal: step '" + st.text.reason + "' has no operation to run");
 }
 
 template class RankProgram<float>;

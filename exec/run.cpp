@@ -226,9 +226,10 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
             // with its bytes (RankProgram::check_ran_as_planned), so those are reported.
             for (const auto& st : sp.steps)
                 if (semantics::is_collective(st.kind))
-                    run.collectives.push_back({st.kind, st.mesh_axes, st.tensor,
-                                               st.bytes_per_device / std::max(st.elem_bytes, 1) *
-                                                   static_cast<double>(sizeof(T))});
+                    run.collectives.push_back(
+                        {st.kind, st.mesh_axes, st.tensor,
+                         st.cost.bytes_per_device / std::max(st.cost.elem_bytes, 1) *
+                             static_cast<double>(sizeof(T))});
         }
         run.shown = std::move(shown);
         if (compute && std::string(compute->name()) == "cuda")

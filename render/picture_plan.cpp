@@ -68,13 +68,13 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
             if (c.wants_tip(r)) {
                 std::string tip = std::to_string(i + 1) + ". " + step_name(plan, st) +
                                   (st.tensor.empty() ? "" : " of " + st.tensor) + "\n" +
-                                  semantics::format_seconds(st.time_s);
-                if (st.bytes_per_device > 0)
-                    tip += ", " + semantics::format_bytes(st.bytes_per_device) + " per device";
-                if (st.flops_per_device > 0)
-                    tip += ", " + semantics::format_flops(st.flops_per_device);
-                if (!st.detail.empty()) tip += "\n" + st.detail;
-                if (!st.reason.empty()) tip += "\n" + st.reason;
+                                  semantics::format_seconds(st.cost.time_s);
+                if (st.cost.bytes_per_device > 0)
+                    tip += ", " + semantics::format_bytes(st.cost.bytes_per_device) + " per device";
+                if (st.cost.flops_per_device > 0)
+                    tip += ", " + semantics::format_flops(st.cost.flops_per_device);
+                if (!st.text.detail.empty()) tip += "\n" + st.text.detail;
+                if (!st.text.reason.empty()) tip += "\n" + st.text.reason;
                 c.tip(r, tip);
             }
         }
@@ -92,10 +92,11 @@ void draw_plan(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                     step_color(st.kind));
         std::string t = std::to_string(i + 1) + ". " + step_name(plan, st);
         if (!st.tensor.empty()) t += " of " + st.tensor;
-        if (!st.detail.empty()) t += " [" + st.detail + "]";
-        t += "  " + semantics::format_seconds(st.time_s);
-        if (st.bytes_per_device > 0) t += ", " + semantics::format_bytes(st.bytes_per_device);
-        if (!st.reason.empty()) t += " — " + st.reason;
+        if (!st.text.detail.empty()) t += " [" + st.text.detail + "]";
+        t += "  " + semantics::format_seconds(st.cost.time_s);
+        if (st.cost.bytes_per_device > 0)
+            t += ", " + semantics::format_bytes(st.cost.bytes_per_device);
+        if (!st.text.reason.empty()) t += " — " + st.text.reason;
         text_clipped(c, {area.x0 + pad + small + 6, y}, colors::kText, t, small, maxw - small - 6);
         y += line;
     }

@@ -139,10 +139,10 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics:
         std::string what = f.collective
                                ? semantics::collective_text(plan.mesh, st.kind, st.mesh_axes)
                                : std::string(semantics::step_kind_name(st.kind));
-        if (!st.detail.empty()) what += " " + st.detail;
+        if (!st.text.detail.empty()) what += " " + st.text.detail;
         f.title =
             std::to_string(i + 1) + ". " + what + (st.tensor.empty() ? "" : " of " + st.tensor);
-        f.explanation = st.reason;
+        f.explanation = st.text.reason;
         f.before = st.inputs;
         f.after = st.output;
         // Performed inside the next step: show where its data ends up.

@@ -57,7 +57,7 @@ std::vector<Span> timeline_spans(const std::vector<double>& times, float width, 
 std::vector<double> step_times(const semantics::StatementPlan& s) {
     std::vector<double> out;
     for (const auto& st : s.steps)
-        out.push_back(st.time_s);
+        out.push_back(st.cost.time_s);
     return out;
 }
 

@@ -410,13 +410,13 @@ Step pipeline_send(const Context& ctx, const RepeatBlock& block, const std::stri
     for (auto e : stored.local_shape)
         elements *= static_cast<double>(e);
     auto bytes = ctx.tensor_bytes.find(tensor);
-    st.elem_bytes = bytes != ctx.tensor_bytes.end() ? bytes->second : ctx.dtype_bytes;
-    st.bytes_per_device = elements * st.elem_bytes /
-                          static_cast<double>(std::max<std::int64_t>(block.microbatches, 1));
-    st.time_s = block.stages > 1
-                    ? collective_time(StepKind::Permute, 2, st.bytes_per_device,
-                                      ctx.links.at(static_cast<std::size_t>(block.axis)))
-                    : 0;
+    st.cost.elem_bytes = bytes != ctx.tensor_bytes.end() ? bytes->second : ctx.dtype_bytes;
+    st.cost.bytes_per_device = elements * st.cost.elem_bytes /
+                               static_cast<double>(std::max<std::int64_t>(block.microbatches, 1));
+    st.cost.time_s = block.stages > 1
+                         ? collective_time(StepKind::Permute, 2, st.cost.bytes_per_device,
+                                           ctx.links.at(static_cast<std::size_t>(block.axis)))
+                         : 0;
     const auto pp = static_cast<std::size_t>(block.axis);
     std::vector<std::int64_t> c(mesh.axes.size(), 0);
     const auto n = mesh.device_count();
@@ -434,9 +434,9 @@ Step pipeline_send(const Context& ctx, const RepeatBlock& block, const std::stri
         st.pairs.emplace_back(block.reverse ? b : a, block.reverse ? a : b);
     }
     std::sort(st.pairs.begin(), st.pairs.end());
-    st.reason = "stage-to-stage send of " + tensor + ", one micro-batch of " +
-                std::to_string(block.microbatches) + ", after the last layer of each stage (" +
-                (block.reverse ? "stage k+1 to k" : "stage k to k+1") + ")";
+    st.text.reason = "stage-to-stage send of " + tensor + ", one micro-batch of " +
+                     std::to_string(block.microbatches) + ", after the last layer of each stage (" +
+                     (block.reverse ? "stage k+1 to k" : "stage k to k+1") + ")";
     return st;
 }
 

@@ -197,20 +197,20 @@ void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const 
     s.kind = kind;
     s.mesh_axes = ks;
     s.tensor = v.name;
-    s.elem_bytes = v.elem_bytes;
+    s.cost.elem_bytes = v.elem_bytes;
     std::int64_t n = 1;
     for (int k : ks)
         n *= ctx_.axis_size(k);
     if (n == 1) {
         // Over a single device nothing moves: the placement is relabelled locally.
         s.kind = StepKind::Slice;
-        s.reason = std::string(step_kind_name(kind)) + " over " + axes_label(ks) +
-                   ", which has size 1: nothing moves (" + reason + ")";
+        s.text.reason = std::string(step_kind_name(kind)) + " over " + axes_label(ks) +
+                        ", which has size 1: nothing moves (" + reason + ")";
         return;
     }
-    s.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
-    s.time_s = collective_time(kind, n, s.bytes_per_device, group_link(ctx_.links, ks));
-    s.reason = std::move(reason);
+    s.cost.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
+    s.cost.time_s = collective_time(kind, n, s.cost.bytes_per_device, group_link(ctx_.links, ks));
+    s.text.reason = std::move(reason);
 }
 
 std::string Evaluator::axes_label(const std::vector<int>& ks) const {
@@ -290,11 +290,11 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
     Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
     s.tensor = v.name;
-    s.detail = std::move(detail);
-    s.flops_per_device = flops;
-    s.reason = std::move(reason);
+    s.text.detail = std::move(detail);
+    s.cost.flops_per_device = flops;
+    s.text.reason = std::move(reason);
     if (kind == StepKind::Compute)
-        s.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
+        s.cost.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
@@ -322,23 +322,23 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
     const int in = v.id;
     Step s;
     s.tensor = v.name;
-    s.elem_bytes = v.elem_bytes;
+    s.cost.elem_bytes = v.elem_bytes;
     s.pairs = pairs;
     if (pairs.empty()) {
         s.kind = StepKind::Slice;
-        s.reason = "keep " + v.name +
-                   "'s blocks where they are (each device's new block is "
-                   "part of its own): " +
-                   why;
+        s.text.reason = "keep " + v.name +
+                        "'s blocks where they are (each device's new block is "
+                        "part of its own): " +
+                        why;
     } else {
         s.kind = StepKind::Permute;
         s.mesh_axes = axes;
-        s.bytes_per_device = bytes;
-        s.time_s = time_s;
+        s.cost.bytes_per_device = bytes;
+        s.cost.time_s = time_s;
         std::string moves;
         for (const auto& [from, to] : pairs)
             moves += (moves.empty() ? "" : ", ") + std::to_string(from) + "->" + std::to_string(to);
-        s.reason = "permute " + v.name + " (device " + moves + "): " + why;
+        s.text.reason = "permute " + v.name + " (device " + moves + "): " + why;
     }
     steps.push_back(std::move(s));
     v.sharding = sharding;

@@ -69,8 +69,8 @@ void apply_pipeline(const Plan& plan, ProgramTotals& t) {
         p.stage_s += overlap_time(plan, b.first, b.last, b.layers_per_stage());
         for (const auto& s : b.sends) {
             if (b.stages <= 1) continue;
-            p.send_s += s.time_s;
-            p.send_bytes += static_cast<double>(p.microbatches) * s.bytes_per_device;
+            p.send_s += s.cost.time_s;
+            p.send_bytes += static_cast<double>(p.microbatches) * s.cost.bytes_per_device;
             p.send_count += static_cast<int>(p.microbatches);
         }
     }

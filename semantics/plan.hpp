@@ -117,17 +117,29 @@ bool is_collective(StepKind kind);
 /// "all-reduce(0)", "all-gather(tp)": a collective as plans, expectations and exec name it.
 std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes);
 
-/// One ordered step of a statement's plan.
-struct Step {
-    StepKind kind = StepKind::Compute;
-    std::vector<int> mesh_axes;  ///< the axes the step communicates over (collectives)
-    std::string tensor;          ///< what it acts on (a tensor or intermediate name)
-    std::string detail;          ///< compute: the local einsum ("bsd,df->bsf"); else empty
+/// What a step costs, per device, as the cost model estimates it.
+struct StepCost {
     double bytes_per_device = 0; ///< bytes each device sends (collectives)
     int elem_bytes = 4;          ///< the element size those bytes count (the tensor's dtype)
     double flops_per_device = 0; ///< compute
     double time_s = 0;           ///< estimated
-    std::string reason;          ///< why, in words
+    bool operator==(const StepCost&) const = default;
+};
+
+/// A step's words, for people: the text output, pictures and exports print them; nothing
+/// runs or prices a step by them.
+struct StepText {
+    std::string detail; ///< compute: the local einsum ("bsd,df->bsf"); else empty
+    std::string reason; ///< why, in words
+    bool operator==(const StepText&) const = default;
+};
+
+/// One ordered step of a statement's plan: what it is (the fields below), what it costs
+/// (`cost`) and its words (`text`).
+struct Step {
+    StepKind kind = StepKind::Compute;
+    std::vector<int> mesh_axes; ///< the axes the step communicates over (collectives)
+    std::string tensor;         ///< what it acts on (a tensor or intermediate name)
     // The data flow, for the executor.
     OpKind op = OpKind::None;
     std::vector<int> inputs; ///< the values read (StatementPlan::values)
@@ -141,12 +153,14 @@ struct Step {
     IndexId index;             ///< Softmax: the index it normalises along
     std::vector<bool> negated; ///< Add: per input
     // The exact block movement of a redistribution (the layouts of its input and output
-    // values say the rest): a collective runs over exactly one mesh axis, except a permute.
+    // values say the rest; a collective over several mesh axes runs over their product group).
     IndexId from_index; ///< all-gather, all-to-all: the index whose minor-most axis it takes
     IndexId to_index;   ///< reduce-scatter, all-to-all, slice: the index that gains the axis
     /// permute: (source device, destination device) for every block that moves; the source
     /// sends the part of its block that is the destination's block of the output layout
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    StepCost cost; ///< what it costs
+    StepText text; ///< its words
     bool operator==(const Step&) const = default;
 };
 

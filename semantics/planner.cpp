@@ -84,9 +84,9 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         const bool only_run = run == 0 && o.points.empty();
         if (!only_run) o.moves = moves_of(ev.steps);
         for (const auto& st : ev.steps) {
-            o.time_s += st.time_s;
+            o.time_s += st.cost.time_s;
             if (is_collective(st.kind) && !only_run)
-                o.description += (o.description.empty() ? "" : "; ") + st.reason;
+                o.description += (o.description.empty() ? "" : "; ") + st.text.reason;
         }
         if (o.description.empty()) o.description = "no communication";
         if (run == 0) {
@@ -150,9 +150,9 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.result_value = ev.result_id;
     sp.chosen = ev.fixed_up;
     for (const auto& st : sp.steps) {
-        sp.cost.time_s += st.time_s;
-        sp.cost.flops_per_device += st.flops_per_device;
-        sp.cost.comm_bytes_per_device += st.bytes_per_device;
+        sp.cost.time_s += st.cost.time_s;
+        sp.cost.flops_per_device += st.cost.flops_per_device;
+        sp.cost.comm_bytes_per_device += st.cost.bytes_per_device;
     }
     ev.layout_into(*result, sp.result);
     double memory = ev.local_bytes(*result);

@@ -157,7 +157,7 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
         for (const auto& st : s.steps) {
             if (st.kind == StepKind::Slice || st.kind == StepKind::Split) {
                 out += std::string("    ") + dim + std::string(step_kind_name(st.kind)) + "  " +
-                       st.reason + reset + "\n";
+                       st.text.reason + reset + "\n";
                 continue;
             }
             char buf[256];
@@ -170,15 +170,15 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
                 what += "(" + axes + ")";
             }
             std::snprintf(buf, sizeof buf, "    %-18s %-8s %10s", what.c_str(), st.tensor.c_str(),
-                          format_seconds(st.time_s).c_str());
+                          format_seconds(st.cost.time_s).c_str());
             out += buf;
             if (st.kind == StepKind::Compute) {
                 char f[64];
-                std::snprintf(f, sizeof f, "  %.3g flop", st.flops_per_device);
+                std::snprintf(f, sizeof f, "  %.3g flop", st.cost.flops_per_device);
                 out += f;
-                if (!st.detail.empty()) out += "  " + st.detail;
+                if (!st.text.detail.empty()) out += "  " + st.text.detail;
             } else {
-                out += "  " + format_bytes(st.bytes_per_device) + "/device  " + st.reason;
+                out += "  " + format_bytes(st.cost.bytes_per_device) + "/device  " + st.text.reason;
             }
             out += "\n";
         }
@@ -202,9 +202,9 @@ std::string format_plan(const Plan& plan, const std::string& path, bool color) {
                 char buf[256];
                 const std::string what = "permute(" + axis + ")";
                 std::snprintf(buf, sizeof buf, "    %-18s %-8s %10s", what.c_str(),
-                              st.tensor.c_str(), format_seconds(st.time_s).c_str());
-                out += std::string(buf) + "  " + format_bytes(st.bytes_per_device) + "/device  " +
-                       st.reason + "\n";
+                              st.tensor.c_str(), format_seconds(st.cost.time_s).c_str());
+                out += std::string(buf) + "  " + format_bytes(st.cost.bytes_per_device) +
+                       "/device  " + st.text.reason + "\n";
             }
             if (b.sends.empty()) out += "    no tensor is carried from layer to layer: no sends\n";
             out += "\n";
@@ -228,8 +228,8 @@ json repeats_json(const Plan& plan) {
                 for (const auto& [from, to] : st.pairs)
                     pairs.push_back({from, to});
                 sends.push_back({{"tensor", st.tensor},
-                                 {"bytes_per_device", st.bytes_per_device},
-                                 {"time_s", st.time_s},
+                                 {"bytes_per_device", st.cost.bytes_per_device},
+                                 {"time_s", st.cost.time_s},
                                  {"pairs", pairs}});
             }
             pipeline = {{"axis", plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name},
@@ -266,11 +266,11 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
             json step = {{"kind", step_kind_name(st.kind)},
                          {"mesh_axes", st.mesh_axes},
                          {"tensor", st.tensor},
-                         {"bytes_per_device", st.bytes_per_device},
-                         {"flops_per_device", st.flops_per_device},
-                         {"time_s", st.time_s},
-                         {"reason", st.reason},
-                         {"detail", st.detail}};
+                         {"bytes_per_device", st.cost.bytes_per_device},
+                         {"flops_per_device", st.cost.flops_per_device},
+                         {"time_s", st.cost.time_s},
+                         {"reason", st.text.reason},
+                         {"detail", st.text.detail}};
             // The block movement of a redistribution step, where it has one.
             if (!st.from_index.name.empty()) step["from_index"] = st.from_index.text();
             if (!st.to_index.name.empty()) step["to_index"] = st.to_index.text();

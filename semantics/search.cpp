@@ -295,8 +295,8 @@ CandidateCost evaluate(const Plan& plan) {
                 t.axes = st.mesh_axes;
             }
             t.count += r;
-            t.bytes_per_device += st.bytes_per_device * static_cast<double>(r);
-            t.time_s += st.time_s * static_cast<double>(r);
+            t.bytes_per_device += st.cost.bytes_per_device * static_cast<double>(r);
+            t.time_s += st.cost.time_s * static_cast<double>(r);
         }
     }
     for (auto& [name, t] : by_name)

@@ -60,7 +60,7 @@ struct TwoStreams {
                 at = std::max(at, w->second);
         for (const auto& st : s.steps) {
             double& stream = is_collective(st.kind) ? comm_free : compute_free;
-            at = std::max(at, stream) + st.time_s;
+            at = std::max(at, stream) + st.cost.time_s;
             stream = at;
         }
         for (const auto& [name, layout] : s.stores()) // a chain of products stores several
@@ -135,10 +135,10 @@ ProgramTotals program_totals(const Plan& plan) {
         const double r = static_cast<double>(std::max<std::int64_t>(s.repeat, 0));
         for (const auto& st : s.steps) {
             if (is_collective(st.kind)) {
-                comm_one[static_cast<std::size_t>(i)] += st.time_s;
+                comm_one[static_cast<std::size_t>(i)] += st.cost.time_s;
                 auto& k = kinds[st.kind];
                 k.kind = st.kind;
-                k.bytes += r * st.bytes_per_device;
+                k.bytes += r * st.cost.bytes_per_device;
                 k.count += static_cast<int>(r);
                 // The buffer a collective fills: its output block (the gathered or received
                 // data), or its input where the output is written by the next step.
@@ -146,15 +146,15 @@ ProgramTotals program_totals(const Plan& plan) {
                 auto value_bytes = [&](int v) {
                     if (v < 0 || v >= static_cast<int>(s.values.size())) return 0.0;
                     return elements(s.values[static_cast<std::size_t>(v)].layout.local_shape) *
-                           st.elem_bytes;
+                           st.cost.elem_bytes;
                 };
                 buffer = value_bytes(st.output);
                 for (int v : st.inputs)
                     buffer = std::max(buffer, value_bytes(v));
                 t.memory.buffers = std::max(t.memory.buffers, buffer);
             } else {
-                compute_one[static_cast<std::size_t>(i)] += st.time_s;
-                t.flops += r * st.flops_per_device;
+                compute_one[static_cast<std::size_t>(i)] += st.cost.time_s;
+                t.flops += r * st.cost.flops_per_device;
             }
         }
         t.compute_s += r * compute_one[static_cast<std::size_t>(i)];

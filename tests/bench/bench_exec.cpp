@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
             const double flop = 2 * m * n * k;
             char shape[64];
             std::snprintf(shape, sizeof shape, "%dx%dx%d", M, N, K);
-            std::printf("%-34s %16s %7.1f GF/s %7.1f GF/s %7.2f\n", st.detail.c_str(), shape,
+            std::printf("%-34s %16s %7.1f GF/s %7.1f GF/s %7.2f\n", st.text.detail.c_str(), shape,
                         flop / best_e * 1e-9, flop / best_g * 1e-9, best_g / best_e);
         }
 

@@ -843,7 +843,7 @@ TEST_CASE("plan as run: the bytes exec reports are the plan's, step by step") {
         check_all_pass(r);
         std::vector<double> want;
         for (const auto& st : c.plan.statements.at(0).steps)
-            if (semantics::is_collective(st.kind)) want.push_back(st.bytes_per_device);
+            if (semantics::is_collective(st.kind)) want.push_back(st.cost.bytes_per_device);
         std::vector<double> got;
         for (const auto& e : r.statement(0).collectives)
             got.push_back(e.bytes);
@@ -1932,7 +1932,8 @@ TEST_CASE("pipeline: micro-batches through the stages, as many as cut the batch 
     REQUIRE(tp.report.statements.at(2).collectives.size() == 1);
     double planned = 0;
     for (const auto& st : tp.c.plan.statements.at(2).steps)
-        if (semantics::is_collective(st.kind)) planned = st.bytes_per_device / st.elem_bytes * 4;
+        if (semantics::is_collective(st.kind))
+            planned = st.cost.bytes_per_device / st.cost.elem_bytes * 4;
     CHECK(planned > 0);
     CHECK(tp.report.statements.at(2).collectives[0].bytes == doctest::Approx(planned));
     // A block that reduces over the batch (its softmax along b) runs on the whole batch.

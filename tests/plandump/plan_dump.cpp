@@ -54,7 +54,7 @@ json plan_full(const semantics::Plan& plan, const std::string& path) {
                 negated.push_back(b);
             steps.push_back(
                 {{"kind", static_cast<int>(st.kind)},
-                 {"elem_bytes", st.elem_bytes},
+                 {"elem_bytes", st.cost.elem_bytes},
                  {"op", static_cast<int>(st.op)},
                  {"inputs", st.inputs},
                  {"output", st.output},

@@ -416,8 +416,8 @@ TEST_CASE("cost by hand: all-gather") {
     const auto& s = stmt(c, "x");
     const auto& st = one_step(c, s, StepKind::AllGather);
     const double bytes = 3.0 / 4.0 * 1024 * 2048 * 2; // 3145728
-    CHECK_MESSAGE(st.bytes_per_device == rel(bytes), c.text());
-    CHECK_MESSAGE(st.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(st.cost.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(st.cost.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
     CHECK_MESSAGE(st.mesh_axes == std::vector<int>{0}, c.text());
     CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(bytes), c.text());
     CHECK_MESSAGE(s.cost.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
@@ -435,16 +435,16 @@ TEST_CASE("cost by hand: all-reduce, and the product's flops and roofline time")
         const auto& ar = one_step(c, s, StepKind::AllReduce);
         const double v = 512.0 * 256 * 2; // the partial z, 262144 bytes
         const double bytes = 2 * 3.0 / 4.0 * v;
-        CHECK_MESSAGE(ar.bytes_per_device == rel(bytes), c.text());
-        CHECK_MESSAGE(ar.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
+        CHECK_MESSAGE(ar.cost.bytes_per_device == rel(bytes), c.text());
+        CHECK_MESSAGE(ar.cost.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
         const auto& mm = one_step(c, s, StepKind::Compute);
         const double flops = 2.0 * 512 * 1024 * 256;
-        CHECK_MESSAGE(mm.flops_per_device == rel(flops), c.text());
+        CHECK_MESSAGE(mm.cost.flops_per_device == rel(flops), c.text());
         CHECK_MESSAGE(s.cost.flops_per_device == rel(flops), c.text());
         // Roofline, bf16 on h100: 989 TFLOP/s vs 3350 GB/s over x, y (local) and z.
         const double moved = (512.0 * 1024 + 1024.0 * 256 + 512.0 * 256) * 2;
-        CHECK_MESSAGE(mm.time_s == rel(std::max(flops / 989e12, moved / 3350e9)), c.text());
-        CHECK_MESSAGE(s.cost.time_s == rel(mm.time_s + ar.time_s), c.text());
+        CHECK_MESSAGE(mm.cost.time_s == rel(std::max(flops / 989e12, moved / 3350e9)), c.text());
+        CHECK_MESSAGE(s.cost.time_s == rel(mm.cost.time_s + ar.cost.time_s), c.text());
         CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(bytes), c.text());
     }
     SUBCASE("f32") {
@@ -452,12 +452,12 @@ TEST_CASE("cost by hand: all-reduce, and the product's flops and roofline time")
         const auto& s = stmt(c, "z");
         const auto& ar = one_step(c, s, StepKind::AllReduce);
         const double bytes = 2 * 3.0 / 4.0 * 512 * 256 * 4;
-        CHECK_MESSAGE(ar.bytes_per_device == rel(bytes), c.text());
-        CHECK_MESSAGE(ar.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
+        CHECK_MESSAGE(ar.cost.bytes_per_device == rel(bytes), c.text());
+        CHECK_MESSAGE(ar.cost.time_s == rel(6 * 2e-6 + bytes / 100e9), c.text());
         const auto& mm = one_step(c, s, StepKind::Compute);
         const double flops = 2.0 * 512 * 1024 * 256;
         const double moved = (512.0 * 1024 + 1024.0 * 256 + 512.0 * 256) * 4;
-        CHECK_MESSAGE(mm.time_s == rel(std::max(flops / 67e12, moved / 3350e9)), c.text());
+        CHECK_MESSAGE(mm.cost.time_s == rel(std::max(flops / 67e12, moved / 3350e9)), c.text());
     }
 }
 
@@ -467,8 +467,8 @@ TEST_CASE("cost by hand: reduce-scatter") {
     const auto& s = stmt(c, "z");
     const auto& rs = one_step(c, s, StepKind::ReduceScatter);
     const double bytes = 3.0 / 4.0 * 512 * 256 * 2; // V is the partial input, 262144 bytes
-    CHECK_MESSAGE(rs.bytes_per_device == rel(bytes), c.text());
-    CHECK_MESSAGE(rs.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(rs.cost.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(rs.cost.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
     CHECK_MESSAGE(shape(s.result.local_shape) == "128x256", c.text());
 }
 
@@ -478,8 +478,8 @@ TEST_CASE("cost by hand: all-to-all") {
     const auto& s = stmt(c, "x");
     const auto& a2a = one_step(c, s, StepKind::AllToAll);
     const double bytes = 3.0 / 4.0 * (1024 / 4) * 2048 * 2; // V_local = 1048576 bytes
-    CHECK_MESSAGE(a2a.bytes_per_device == rel(bytes), c.text());
-    CHECK_MESSAGE(a2a.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
+    CHECK_MESSAGE(a2a.cost.bytes_per_device == rel(bytes), c.text());
+    CHECK_MESSAGE(a2a.cost.time_s == rel(3 * 2e-6 + bytes / 100e9), c.text());
 }
 
 TEST_CASE("cost by hand: each axis uses its own link") {
@@ -490,23 +490,23 @@ TEST_CASE("cost by hand: each axis uses its own link") {
         const auto c = run(head + "x_{i_{tp} j} -> x_{ij}\n");
         const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
         CHECK_MESSAGE(st.mesh_axes == std::vector<int>{1}, c.text());
-        CHECK_MESSAGE(st.bytes_per_device == rel(0.75 * v), c.text());
-        CHECK_MESSAGE(st.time_s == rel(3 * 1e-6 + 0.75 * v / 100e9), c.text());
+        CHECK_MESSAGE(st.cost.bytes_per_device == rel(0.75 * v), c.text());
+        CHECK_MESSAGE(st.cost.time_s == rel(3 * 1e-6 + 0.75 * v / 100e9), c.text());
         CHECK_MESSAGE(cols(c, stmt(c, "x")) == "all-gather(tp)", c.text());
     }
     {
         const auto c = run(head + "x_{i_{dp} j} -> x_{ij}\n");
         const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
-        CHECK_MESSAGE(st.bytes_per_device == rel(0.5 * v), c.text());
-        CHECK_MESSAGE(st.time_s == rel(1 * 10e-6 + 0.5 * v / 25e9), c.text());
+        CHECK_MESSAGE(st.cost.bytes_per_device == rel(0.5 * v), c.text());
+        CHECK_MESSAGE(st.cost.time_s == rel(1 * 10e-6 + 0.5 * v / 25e9), c.text());
     }
     {
         // All-reduce over dp: the partial z (64 x 64 f32), 2 · 1/2 · V, 2 ring steps.
         const auto c = run(head + "dim k=64\nz_{ik} = x_{i j_{dp}} y_{j_{dp} k}\n");
         const auto& st = one_step(c, stmt(c, "z"), StepKind::AllReduce);
         const double vz = 64.0 * 64 * 4;
-        CHECK_MESSAGE(st.bytes_per_device == rel(vz), c.text());
-        CHECK_MESSAGE(st.time_s == rel(2 * 10e-6 + vz / 25e9), c.text());
+        CHECK_MESSAGE(st.cost.bytes_per_device == rel(vz), c.text());
+        CHECK_MESSAGE(st.cost.time_s == rel(2 * 10e-6 + vz / 25e9), c.text());
     }
 }
 
@@ -523,8 +523,8 @@ TEST_CASE("cost by hand: preset link bandwidths (time difference of two sizes)")
                                "\ndim i=1024 j=" + std::to_string(j) + "\nx_{i_0 j} -> x_{ij}\n");
             CHECK_MESSAGE(c.plan.hardware == p.name, c.text());
             const auto& st = one_step(c, stmt(c, "x"), StepKind::AllGather);
-            bytes = st.bytes_per_device;
-            return st.time_s;
+            bytes = st.cost.bytes_per_device;
+            return st.cost.time_s;
         };
         double b1 = 0, b2 = 0;
         const double t1 = time_for(1024, b1);
@@ -567,8 +567,8 @@ TEST_CASE("cost: every collective step is costed, axis reorders included") {
         const auto& s = stmt(c, "x");
         for (const auto& st : s.steps)
             if (semantics::is_collective(st.kind)) {
-                CHECK_MESSAGE(st.bytes_per_device > 0, c.text());
-                CHECK_MESSAGE(st.time_s > 0, c.text());
+                CHECK_MESSAGE(st.cost.bytes_per_device > 0, c.text());
+                CHECK_MESSAGE(st.cost.time_s > 0, c.text());
             }
     }
 }

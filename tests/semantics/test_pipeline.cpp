@@ -57,7 +57,7 @@ Checked checked(const std::string& text, semantics::CheckOptions options = {}) {
 double serial_time(const semantics::StatementPlan& s) {
     double t = 0;
     for (const auto& st : s.steps)
-        t += st.time_s;
+        t += st.cost.time_s;
     return t;
 }
 
@@ -88,8 +88,8 @@ TEST_CASE("pipeline: the block records its axis, stages, micro-batches, schedule
     CHECK(s.kind == StepKind::Permute);
     CHECK(s.mesh_axes == std::vector<int>{1});
     CHECK(s.tensor == "y");
-    CHECK(s.bytes_per_device == doctest::Approx((8.0 / 2) * 64 * 4 / 4));
-    CHECK(s.time_s > 0);
+    CHECK(s.cost.bytes_per_device == doctest::Approx((8.0 / 2) * 64 * 4 / 4));
+    CHECK(s.cost.time_s > 0);
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs = {{0, 1}, {1, 2}, {2, 3},
                                                                       {4, 5}, {5, 6}, {6, 7}};
     CHECK(s.pairs == pairs);
@@ -215,7 +215,7 @@ TEST_CASE("pipeline: totals per device are one stage's, with the bubble and the 
     double layer_s = 0;
     for (std::size_t j = blk.first; j < blk.last; ++j)
         layer_s += serial_time(c.plan.statements[j]);
-    const double send = blk.sends[0].time_s;
+    const double send = blk.sends[0].cost.time_s;
     const double tm = N / P * layer_s / M + send;
     CHECK(t.pipeline.microbatch_s == doctest::Approx(tm));
     CHECK(t.pipeline.pipeline_s == doctest::Approx((M + P - 1) * tm));
@@ -250,7 +250,7 @@ namespace {
 std::pair<double, double> compute_and_comm(const semantics::StatementPlan& s) {
     double compute = 0, comm = 0;
     for (const auto& st : s.steps)
-        (semantics::is_collective(st.kind) ? comm : compute) += st.time_s;
+        (semantics::is_collective(st.kind) ? comm : compute) += st.cost.time_s;
     return {compute, comm};
 }
 
@@ -286,7 +286,7 @@ TEST_CASE("pipeline: the stage time is the overlap model's, so the step is never
     REQUIRE(t.pipelines.size() == 1);
     CHECK(t.pipeline.stage_s == doctest::Approx(stage));
     CHECK(t.pipeline.stage_s < 2 * (g + c1 + c2)); // some of the gathers hidden
-    const double send = blk.sends.at(0).time_s, M = 4, P = 2;
+    const double send = blk.sends.at(0).cost.time_s, M = 4, P = 2;
     const double tm = stage / M + send;
     CHECK(t.pipeline.microbatch_s == doctest::Approx(tm));
     CHECK(t.pipeline.pipeline_s == doctest::Approx((M + P - 1) * tm));
@@ -361,7 +361,7 @@ TEST_CASE("pipeline: each pipelined block has its own P, M and schedule") {
             layer += serial_time(c.plan.statements[j]); // no collectives: serial = overlap
         const double M = static_cast<double>(blk.microbatches);
         CHECK(p.stage_s == doctest::Approx(static_cast<double>(blk.layers_per_stage()) * layer));
-        const double tm = p.stage_s / M + blk.sends.at(0).time_s;
+        const double tm = p.stage_s / M + blk.sends.at(0).cost.time_s;
         CHECK(p.microbatch_s == doctest::Approx(tm));
         CHECK(p.bubble_s == doctest::Approx(3 * tm));
         CHECK(p.send_count == static_cast<int>(M));
@@ -369,7 +369,7 @@ TEST_CASE("pipeline: each pipelined block has its own P, M and schedule") {
     // The step adds both; the summary sums them under the first's configuration.
     const auto s = semantics::program_totals(semantics::stage_plan(c.plan));
     const double sends =
-        2 * c.plan.repeats[0].sends[0].time_s + 8 * c.plan.repeats[1].sends[0].time_s;
+        2 * c.plan.repeats[0].sends[0].cost.time_s + 8 * c.plan.repeats[1].sends[0].cost.time_s;
     CHECK(t.step_s == doctest::Approx(s.step_s + sends + p0.bubble_s + p1.bubble_s));
     CHECK(t.pipeline.microbatches == 2);
     CHECK(t.pipeline.bubble_s == doctest::Approx(p0.bubble_s + p1.bubble_s));
@@ -405,7 +405,7 @@ TEST_CASE("pipeline: a forward block and its reverse block are one pipeline") {
         for (std::size_t j = blk.first; j < blk.last; ++j)
             layer += serial_time(c.plan.statements[j]);
         stage += static_cast<double>(blk.layers_per_stage()) * layer;
-        send += blk.sends.at(0).time_s;
+        send += blk.sends.at(0).cost.time_s;
     }
     CHECK(p.stage_s == doctest::Approx(stage));
     CHECK(p.microbatch_s == doctest::Approx(stage / 4 + send));

@@ -341,18 +341,18 @@ TEST_CASE("search: evaluate is the program totals, each statement times its repe
     a.repeat = 3;
     semantics::Step c;
     c.kind = semantics::StepKind::Compute;
-    c.time_s = 1.5;
-    c.flops_per_device = 1e9;
+    c.cost.time_s = 1.5;
+    c.cost.flops_per_device = 1e9;
     semantics::Step ar;
     ar.kind = semantics::StepKind::AllReduce;
     ar.mesh_axes = {0};
-    ar.bytes_per_device = 100;
-    ar.time_s = 0.5;
+    ar.cost.bytes_per_device = 100;
+    ar.cost.time_s = 0.5;
     a.steps = {c, ar};
     semantics::StatementPlan b;
     b.cost = {2e9, 0, 7000, 1.0};
     b.steps = {c};
-    b.steps[0].time_s = 1.0;
+    b.steps[0].cost.time_s = 1.0;
     plan.statements = {a, b};
     const auto cost = semantics::evaluate(plan);
     // compute 3 x 1.5 + 1.0; communication 3 x 0.5, all hidden behind the other runs'

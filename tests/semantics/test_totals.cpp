@@ -43,13 +43,13 @@ ProgramTotals totals_of(const std::string& text) {
 double compute_time_of(const semantics::StatementPlan& s) {
     double t = 0;
     for (const auto& st : s.steps)
-        if (!semantics::is_collective(st.kind)) t += st.time_s;
+        if (!semantics::is_collective(st.kind)) t += st.cost.time_s;
     return t;
 }
 double comm_time_of(const semantics::StatementPlan& s) {
     double t = 0;
     for (const auto& st : s.steps)
-        if (semantics::is_collective(st.kind)) t += st.time_s;
+        if (semantics::is_collective(st.kind)) t += st.cost.time_s;
     return t;
 }
 

@@ -165,7 +165,7 @@ TEST_CASE("validated: one layer's forward and backward (Korthikanti et al. 2022,
         double s = 0;
         for (std::size_t i = b.first; i < b.last; ++i)
             for (const auto& st : plan.statements[i].steps)
-                s += st.time_s;
+                s += st.cost.time_s;
         return s;
     };
     REQUIRE_FALSE(plan.repeats[0].reverse);

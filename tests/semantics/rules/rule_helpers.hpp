@@ -31,7 +31,8 @@ inline std::string all_reduce_ops(const semantics::StatementPlan& s) {
     std::string out;
     for (const auto& st : s.steps)
         if (st.kind == semantics::StepKind::AllReduce)
-            out += (out.empty() ? "" : " ") + st.reason.substr(st.reason.find('(') + 1, 3);
+            out +=
+                (out.empty() ? "" : " ") + st.text.reason.substr(st.text.reason.find('(') + 1, 3);
     return out;
 }
 

@@ -88,7 +88,7 @@ TEST_CASE("reductions: sum_s over a sharded index gives P(sum), max_s gives P(ma
         const auto& s = stmt(c, "y");
         CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
         REQUIRE_MESSAGE(!s.steps.empty(), c.text());
-        CHECK_MESSAGE(s.steps.back().reason.find("(max)") != std::string::npos, c.text());
+        CHECK_MESSAGE(s.steps.back().text.reason.find("(max)") != std::string::npos, c.text());
         const auto c2 = run("mesh 4\ndim i=64 j=64\ny_{i}{U_0} = max_j(x_{i j_0})\n");
         CHECK_MESSAGE(has_code(c2.plan, "S201", Severity::Error), c2.text());
     }

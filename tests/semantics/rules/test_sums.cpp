@@ -108,7 +108,8 @@ TEST_CASE("issue 22: a sum, a difference or a quotient of partial maxes reduces 
     for (std::size_t s = 0; s < 3; ++s) {
         const auto& st = c.plan.statements.at(s);
         const auto add = std::find_if(st.steps.begin(), st.steps.end(), [](const auto& x) {
-            return x.kind == StepKind::Compute && (x.detail == "add" || x.detail == "divide");
+            return x.kind == StepKind::Compute &&
+                   (x.text.detail == "add" || x.text.detail == "divide");
         });
         REQUIRE_MESSAGE(add != st.steps.end(), c.text());
         CHECK_MESSAGE(std::count_if(st.steps.begin(), add,
@@ -174,7 +175,7 @@ TEST_CASE("issue 22: elementwise operands on different mesh axes share one layou
         CHECK_MESSAGE(pl(s.result) == "S(0), S(0)", c.text());
         // The add's inputs both hold b over axes 1, 0.
         const auto add = std::find_if(s.steps.begin(), s.steps.end(),
-                                      [](const auto& x) { return x.detail == "add"; });
+                                      [](const auto& x) { return x.text.detail == "add"; });
         REQUIRE(add != s.steps.end());
         for (int in : add->inputs) {
             const auto& atoms = s.values.at(static_cast<std::size_t>(in)).layout.atoms;
