@@ -218,6 +218,26 @@ TEST_CASE("Python exports: a chain of products in a repeat block stores B in eac
     }
 }
 
+TEST_CASE("LaTeX: a chain of products as written, every moved factor in its placements") {
+    const auto c = check_text("t.ein",
+                              "mesh 4\ndim i=8 j=8 k=8\n"
+                              "A_{i_0 j} C_{jk} B_{j k_0} \\xrightarrow{all-gather} "
+                              "A_{ij} C_{jk} B_{j k_0} -> A_{ij} C_{jk} B_{jk}\n",
+                              false);
+    INFO(c.diagnostics);
+    REQUIRE(c.plan.errors() == 0);
+    const auto tex = codegen::export_latex(c.parsed.program, c.plan);
+    INFO(tex);
+    // Every side keeps its context factor C, the arrow its label; A and B in their layouts.
+    CHECK(tex.find("A_{i_0 j} C_{jk} B_{j k_0} \\xrightarrow{all-gather} A_{ij} "
+                   "C_{jk} B_{j k_0} \\longrightarrow A_{ij} C_{jk} B_{jk} \\quad") !=
+          std::string::npos);
+    // The caption ends with everything the chain stores.
+    CHECK(tex.find("$\\to$ $A$ R, $B$ R}") != std::string::npos);
+    round_trip("chain_products.ein", kChainProducts, false);
+    round_trip("chain_products_small.ein", kChainProducts, true);
+}
+
 namespace {
 
 /// The keys of the `FUNCTIONS = {...}` dictionary of a Python prelude.
