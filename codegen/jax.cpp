@@ -103,7 +103,17 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
                 text += "        v" + std::to_string(v) + " = jnp.asarray(" +
                         sp.values[v].constant + ", dtype=dtype)\n";
         text += python_steps(plan, sp, Backend::Jax, "        ");
-        text += "        return out\n\n";
+        // A chain of products returns every factor it moves too, each laid out as the plan
+        // stores it (its value's layout).
+        const auto moved = moved_factors(sp);
+        std::string returns = "out", moved_specs;
+        for (int v : moved) {
+            returns += ", v" + std::to_string(v);
+            moved_specs +=
+                "named(" +
+                spec_of(plan, sp.values[static_cast<std::size_t>(v)].layout, false, uneven) + "), ";
+        }
+        text += "        return " + returns + "\n\n";
         std::string in_specs, args;
         for (int v : loads) {
             const auto& info = sp.values[static_cast<std::size_t>(v)];
@@ -114,12 +124,28 @@ std::string export_jax(const ast::Program& program, const semantics::Plan& plan,
                     ")";
         }
         const auto out_spec = spec_of(plan, sp.result, false, uneven);
-        text += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
-                "), out_shardings=named(" + out_spec + "))\n";
-        text += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) +
-                ", step(" + args + "), " +
-                (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " + out_spec +
-                ")\n";
+        const auto line = std::to_string(sp.range.line);
+        const std::string accumulate =
+            sp.assign == semantics::Assign::Accumulate ? "True" : "False";
+        if (moved.empty()) {
+            text += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
+                    "), out_shardings=named(" + out_spec + "))\n";
+            text += "    store(" + line + ", " + py_str(sp.target) + ", step(" + args + "), " +
+                    accumulate + ", " + out_spec + ")\n";
+        } else {
+            text += "    step = jax.jit(" + name + ", in_shardings=(" + in_specs +
+                    "), out_shardings=(named(" + out_spec + "), " + moved_specs + "))\n";
+            text += "    outs = step(" + args + ")\n";
+            text += moved_factors_comment(sp);
+            for (std::size_t k = 0; k < moved.size(); ++k) {
+                const auto& layout = sp.values[static_cast<std::size_t>(moved[k])].layout;
+                text += "    store(" + line + ", " + py_str(layout.tensor) + ", outs[" +
+                        std::to_string(k + 1) + "], False, " +
+                        spec_of(plan, layout, false, uneven) + ", reported=False)\n";
+            }
+            text += "    store(" + line + ", " + py_str(sp.target) + ", outs[0], " + accumulate +
+                    ", " + out_spec + ")\n";
+        }
         code.push_back(std::move(text));
     }
     out += python_program(plan, code);

@@ -9,6 +9,7 @@
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -149,6 +150,41 @@ std::string placement_tuple(const semantics::TensorLayout& t) {
     return t.placements.size() == 1 ? out : "(" + out + ")";
 }
 
+/// A chain as written: every side with all its factors in written order (a chain of products
+/// keeps its context factors), each moved factor in the placement the plan gives it on that
+/// side, and each arrow with its label. The plan's operands are the moved factors, side by
+/// side, each side's in written order (ast::chain_moved_positions).
+std::string chain_latex(const ast::Chain& ch, const semantics::StatementPlan& sp,
+                        const semantics::Plan& plan) {
+    const auto sides = ast::chain_sides(ch);
+    const auto moved = ast::chain_moved_positions(ch);
+    if (sp.operands.size() != sides.size() * moved.size())
+        throw ExportError("line " + std::to_string(sp.range.line) + ": the plan has " +
+                          std::to_string(sp.operands.size()) + " operands for a chain of " +
+                          std::to_string(sides.size()) + " sides moving " +
+                          std::to_string(moved.size()) + " factors each");
+    std::string out;
+    for (std::size_t s = 0; s < sides.size(); ++s) {
+        if (s > 0) {
+            const auto& step = ch.steps[s - 1];
+            out += step.expect          ? " \\xrightarrow{" + parser::print(*step.expect) + "} "
+                   : step.label.empty() ? std::string(" \\longrightarrow ")
+                                        : " \\xrightarrow{" + step.label + "} ";
+        }
+        for (std::size_t p = 0; p < sides[s].size(); ++p) {
+            if (p > 0) out += " ";
+            const auto m = std::find(moved.begin(), moved.end(), p);
+            out += m == moved.end() ? parser::print(*sides[s][p]) // context: as written
+                                    : parser::print(with_placement(
+                                          *sides[s][p],
+                                          sp.operands[s * moved.size() +
+                                                      static_cast<std::size_t>(m - moved.begin())],
+                                          plan));
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 std::string export_latex(const ast::Program& program, const semantics::Plan& plan,
@@ -201,21 +237,21 @@ std::string export_latex(const ast::Program& program, const semantics::Plan& pla
                                                                    : " = ";
             body = parser::print(lhs) + op + latex(rhs);
         } else {
-            const auto& ch = std::get<ast::Chain>(st.node);
-            body = parser::print(with_placement(ch.from, sp.operands.at(0), plan));
-            for (std::size_t s = 0; s < ch.steps.size(); ++s)
-                body += " \\longrightarrow " +
-                        parser::print(with_placement(ch.steps[s].to, sp.operands.at(s + 1), plan));
+            body = chain_latex(std::get<ast::Chain>(st.node), sp, plan);
         }
-        // Caption: each tensor once, operands then the result.
+        // Caption: each tensor once, operands then what the statement stores (a chain of
+        // products: every factor it moves).
         std::string caption;
         std::set<std::string> seen;
         for (const auto& o : sp.operands)
             if (seen.insert(o.tensor).second)
                 caption +=
                     (caption.empty() ? "" : ", ") + caption_name(o) + " " + placement_tuple(o);
-        caption += std::string(caption.empty() ? "" : " $\\to$ ") + caption_name(sp.result) + " " +
-                   placement_tuple(sp.result);
+        std::string stored;
+        for (const auto& [name, layout] : sp.stores())
+            stored += (stored.empty() ? "" : ", ") + caption_name(*layout) + " " +
+                      placement_tuple(*layout);
+        caption += std::string(caption.empty() ? "" : " $\\to$ ") + stored;
         std::string cols;
         for (const auto& c : semantics::collectives_of(plan.mesh, sp))
             cols += (cols.empty() ? "" : ", ") + c;

@@ -156,6 +156,25 @@ std::string python_inputs() {
     return "\n" + std::string(preludes::common);
 }
 
+std::vector<int> moved_factors(const semantics::StatementPlan& sp) {
+    for (int v : sp.also_stored)
+        if (v < 0 || static_cast<std::size_t>(v) >= sp.values.size() || v == sp.result_value)
+            throw ExportError("line " + std::to_string(sp.range.line) + ": the plan stores value " +
+                              std::to_string(v) +
+                              ", which is not one of the statement's other values");
+    return sp.also_stored;
+}
+
+std::string moved_factors_comment(const semantics::StatementPlan& sp) {
+    const auto moved = moved_factors(sp);
+    if (moved.empty()) return {};
+    std::string names;
+    for (int v : moved)
+        names += sp.values[static_cast<std::size_t>(v)].layout.tensor + ", ";
+    return "    # the chain of products stores every factor it moves, as exec does: " + names +
+           "then " + sp.target + "\n";
+}
+
 std::string python_shape(const TensorLayout& t) {
     std::string out = "(";
     for (const auto& a : t.atoms)

@@ -34,6 +34,16 @@ enum class Backend { Torch, Jax };
 std::string python_steps(const semantics::Plan& plan, const semantics::StatementPlan& sp,
                          Backend backend, const std::string& indent);
 
+/// The values a chain of products stores besides its target (StatementPlan::also_stored: every
+/// other factor it moves, each in the layout the chain gives it), in the plan's order;
+/// ExportError when one is not a value of the statement.
+std::vector<int> moved_factors(const semantics::StatementPlan& sp);
+
+/// A comment line (indented by four spaces) before the stores of a chain of products that
+/// moves several factors: what it stores, in exec's order (the other moved factors, then the
+/// target); empty when it stores only its target.
+std::string moved_factors_comment(const semantics::StatementPlan& sp);
+
 /// The global shape of a value (its atoms' extents), as a Python tuple.
 std::string python_shape(const semantics::TensorLayout& t);
 

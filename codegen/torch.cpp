@@ -97,6 +97,14 @@ std::string export_torch(const ast::Program& program, const semantics::Plan& pla
                 text += "    v" + std::to_string(v) + " = const(" + info.constant + ")\n";
         }
         text += python_steps(plan, sp, Backend::Torch, "    ");
+        // A chain of products stores every factor it moves, each in its value's layout.
+        text += moved_factors_comment(sp);
+        for (int v : moved_factors(sp)) {
+            const auto& layout = sp.values[static_cast<std::size_t>(v)].layout;
+            text += "    store(" + std::to_string(sp.range.line) + ", " + py_str(layout.tensor) +
+                    ", v" + std::to_string(v) + ", False, " +
+                    placements_of(layout, axes, unordered) + ", reported=False)\n";
+        }
         text += "    store(" + std::to_string(sp.range.line) + ", " + py_str(sp.target) +
                 ", out, " + (sp.assign == semantics::Assign::Accumulate ? "True" : "False") + ", " +
                 placements_of(sp.result, axes, unordered) + ")\n";

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Golden exports: test_golden.sh SHARDSCOPE SOURCE_DIR [--update]
 # `shardscope export --to torch|jax|latex` of two samples must equal tests/export/golden/;
-# --update rewrites the goldens (review the diff). Every sample's Python exports compile.
+# --update rewrites the goldens (review the diff). The Python exports of every sample and of
+# tests/export/*.ein compile.
 set -uo pipefail
 bin=$1 src=$2 update=${3:-}
 cd "$src" || exit 2
@@ -23,7 +24,7 @@ for s in megatron_mlp fsdp_tp; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for f in samples/*.ein; do
+for f in samples/*.ein tests/export/*.ein; do
     for to in torch jax; do
         count=$((count + 1))
         if ! "$bin" export --to "$to" "$f" -o "$tmp/x.py" || ! python3 -m py_compile "$tmp/x.py"; then

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The exported JAX and PyTorch scripts run and print what shardscope's exec computes:
 # test_numbers.sh jax|torch SHARDSCOPE REFERENCE_VALUES SOURCE_DIR
-# For every sample (and the backward passes of two), `export --to jax|torch --small`, run it in
-# f64 on random data and compare every element of every result with reference_values (exec's
-# values, after its plan verified on sim ranks); then the DTensor walkthrough in f32 on arange
-# data. jax: XLA_FLAGS=--xla_force_host_platform_device_count=8, CPU devices; python3's own
-# jax where it has one (the GPU machine's), else a venv (scripts/setup.sh); exit 77 (skipped)
-# only when jax cannot be installed: the package index is unreachable, or python3 cannot make
-# a venv.
+# For every sample (and the backward passes of three, and tests/export/chain_products.ein),
+# `export --to jax|torch --small`, run it in f64 on random data and compare every element of
+# every result with reference_values (exec's values, after its plan verified on sim ranks);
+# then the DTensor walkthrough in f32 on arange data.
+# jax: XLA_FLAGS=--xla_force_host_platform_device_count=8, CPU devices; python3's own jax
+# where it has one (the GPU machine's), else a venv (scripts/setup.sh); exit 77 (skipped) only
+# when jax cannot be installed: the package index is unreachable, or python3 cannot make a venv.
 # torch: `python -m torch.distributed.run --standalone --nproc-per-node N` (N from the
 # script's header), gloo on the CPU (--device cpu); exit 77 (skipped, saying why) when no
 # python imports torch (SHARDSCOPE_TORCH_PYTHON, else the torch venv): torch is never
@@ -98,6 +98,9 @@ for s in megatron_mlp fsdp_tp transformer_layer; do
     "$bin" grad --small "$src/samples/$s.ein" >"$tmp/$s.grad.ein" 2>/dev/null
     run "$s.grad" "$tmp/$s.grad.ein" random 7 f64 1e-9
 done
+# Chains of products: the factors a chain moves are stored, and later statements (and later
+# layers of a repeat) read them from there.
+run chain_products "$src/tests/export/chain_products.ein" random 11 f64 1e-9
 run dtensor_matmul.arange "$src/samples/dtensor_matmul.ein" arange 0 f32 1e-6
 echo "$((count - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

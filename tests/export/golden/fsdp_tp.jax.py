@@ -167,11 +167,14 @@ def main():
                             dtype=dtype)
         return jax.device_put(x, named(spec))
 
-    def store(line, key, out, accumulate, spec):
+    def store(line, key, out, accumulate, spec, reported=True):
+        """A statement's store; reported=False: a factor a chain of products moves (stored
+        in the chain's layout, not reported: exec reports each statement's target)."""
         if accumulate:
             out = out + load(key, out.shape, spec)
         state[key] = out
-        report(args, line, key, out)
+        if reported:
+            report(args, line, key, out)
 
     # ---- line 20: z_{bsd} -> z_{(f c) s (t e)} -> z_{f_0 c s t_1 e}
     # plan: no collectives

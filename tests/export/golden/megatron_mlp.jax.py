@@ -167,11 +167,14 @@ def main():
                             dtype=dtype)
         return jax.device_put(x, named(spec))
 
-    def store(line, key, out, accumulate, spec):
+    def store(line, key, out, accumulate, spec, reported=True):
+        """A statement's store; reported=False: a factor a chain of products moves (stored
+        in the chain's layout, not reported: exec reports each statement's target)."""
         if accumulate:
             out = out + load(key, out.shape, spec)
         state[key] = out
-        report(args, line, key, out)
+        if reported:
+            report(args, line, key, out)
 
     # ---- line 18: z_{bsd} = W^1_{d r_0 f} phi(W^0_{r_0 f d'} x_{bsd'})
     # plan: all-reduce(0)

@@ -195,11 +195,15 @@ def main():
     def const(value):
         return distribute(torch.tensor(value, dtype=dtype, device=device), [Replicate()] * len(MESH_SHAPE))
 
-    def store(line, key, out, accumulate, places):
+    def store(line, key, out, accumulate, places, reported=True):
+        """A statement's store; reported=False: a factor a chain of products moves (stored
+        in the chain's layout, not reported: exec reports each statement's target)."""
         out = relayout(out, places)
         if accumulate:
             out = out + load(key, tuple(out.shape), places)
         state[key] = out
+        if not reported:
+            return
         full = out.full_tensor()  # a collective: every rank takes part
         if rank0:
             report(args, line, key, full.cpu().numpy())
