@@ -3,6 +3,8 @@
 // are interchangeable.
 #pragma once
 
+#include "semantics/partial_op.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -14,7 +16,8 @@ namespace shardscope::exec {
 enum class DType { F32, F64 };
 std::size_t dtype_bytes(DType t);
 
-enum class ReduceOp { Sum, Max };
+/// What a reducing collective computes: the Plan's own operator.
+using semantics::PartialOp;
 
 /// The ranks that share every mesh coordinate but one (a mesh axis through this rank), or the
 /// whole world. Members are numbered 0..size()-1 by their coordinate along the axis. Every
@@ -28,13 +31,13 @@ public:
     virtual int size() const = 0;
     virtual int rank() const = 0; ///< this rank's position in the group
     /// In place: every member ends with the elementwise reduction of all members' buffers.
-    virtual void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) = 0;
+    virtual void all_reduce(void* buf, std::size_t count, DType type, PartialOp op) = 0;
     /// `recv` holds size()*count elements: member q's `send` lands at offset q*count.
     virtual void all_gather(const void* send, void* recv, std::size_t count, DType type) = 0;
     /// `send` holds size()*count elements; member q receives in `recv` (count elements) the
     /// reduction over all members of their block q.
     virtual void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
-                                ReduceOp op) = 0;
+                                PartialOp op) = 0;
     /// `send` and `recv` hold size()*count elements: block q of `send` goes to member q, block
     /// q of `recv` comes from member q.
     virtual void all_to_all(const void* send, void* recv, std::size_t count, DType type) = 0;
@@ -106,7 +109,7 @@ public:
     virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
     /// out[i] = op over q of in[q][i], i < count.
     virtual void reduce(void* out, const std::vector<const void*>& in, std::size_t count,
-                        DType type, ReduceOp op) = 0;
+                        DType type, PartialOp op) = 0;
     /// Waits until this rank's copies and reductions so far are complete.
     virtual void finish() {}
 };

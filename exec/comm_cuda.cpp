@@ -28,7 +28,7 @@ public:
                     "a collective's copy");
     }
     void reduce(void* out, const std::vector<const void*>& in, std::size_t count, DType type,
-                ReduceOp op) override {
+                PartialOp op) override {
         if (count == 0 || in.empty()) return;
         const std::size_t bytes = count * dtype_bytes(type);
         std::vector<std::shared_ptr<void>> staged;
@@ -46,7 +46,7 @@ public:
         std::shared_ptr<void> result;
         void* dst = out;
         if (!cuda::on_device(out, c_.device())) dst = (result = alloc(bytes)).get();
-        const auto o = op == ReduceOp::Max ? cuda::Op2::Max : cuda::Op2::Add;
+        const auto o = op == PartialOp::Max ? cuda::Op2::Max : cuda::Op2::Add;
         // Eight inputs per launch; later launches fold the running result in first.
         for (std::size_t q = 0; q < here.size();) {
             std::vector<const void*> part;

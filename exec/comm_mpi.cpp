@@ -69,8 +69,8 @@ int as_int(std::size_t n, const char* what) {
 MPI_Datatype mpi_type(DType t) {
     return t == DType::F32 ? MPI_FLOAT : MPI_DOUBLE;
 }
-MPI_Op mpi_op(ReduceOp op) {
-    return op == ReduceOp::Sum ? MPI_SUM : MPI_MAX;
+MPI_Op mpi_op(PartialOp op) {
+    return op == PartialOp::Sum ? MPI_SUM : MPI_MAX;
 }
 
 /// MPI accepts a null buffer only with count 0, and some builds reject even that, so empty
@@ -107,7 +107,7 @@ public:
     int size() const override { return size_; }
     int rank() const override { return rank_; }
 
-    void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
+    void all_reduce(void* buf, std::size_t count, DType type, PartialOp op) override {
         int n = as_int(count, "all_reduce");
         check(MPI_Allreduce(MPI_IN_PLACE, nonnull(buf), n, mpi_type(type), mpi_op(op), comm_),
               "MPI_Allreduce");
@@ -119,7 +119,7 @@ public:
               "MPI_Allgather");
     }
     void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
-                        ReduceOp op) override {
+                        PartialOp op) override {
         int n = as_int(count, "reduce_scatter");
         check(MPI_Reduce_scatter_block(nonnull(send), nonnull(recv), n, mpi_type(type), mpi_op(op),
                                        comm_),

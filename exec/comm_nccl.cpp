@@ -49,8 +49,8 @@ private:
 ncclDataType_t nccl_type(DType t) {
     return t == DType::F32 ? ncclFloat32 : ncclFloat64;
 }
-ncclRedOp_t nccl_op(ReduceOp op) {
-    return op == ReduceOp::Max ? ncclMax : ncclSum;
+ncclRedOp_t nccl_op(PartialOp op) {
+    return op == PartialOp::Max ? ncclMax : ncclSum;
 }
 
 /// Waits until the stream's work is done, asking NCCL meanwhile for an asynchronous error: a
@@ -138,7 +138,7 @@ public:
     int size() const override { return size_; }
     int rank() const override { return rank_; }
 
-    void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
+    void all_reduce(void* buf, std::size_t count, DType type, PartialOp op) override {
         Staged b(c_, buf, count * dtype_bytes(type), true, true);
         check_nccl(ncclAllReduce(b.get(), b.get(), count, nccl_type(type), nccl_op(op), comm_,
                                  c_.stream()),
@@ -154,7 +154,7 @@ public:
         r.finish(comm_);
     }
     void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
-                        ReduceOp op) override {
+                        PartialOp op) override {
         const auto bytes = count * dtype_bytes(type);
         Staged s(c_, send, bytes * static_cast<std::size_t>(size_), true, false);
         Staged r(c_, recv, bytes, false, true);
@@ -198,7 +198,7 @@ public:
     }
     void barrier() override {
         float one = 1;
-        all_reduce(&one, 1, DType::F32, ReduceOp::Sum);
+        all_reduce(&one, 1, DType::F32, PartialOp::Sum);
     }
 
 private:

@@ -183,7 +183,7 @@ struct Slot {
     const void* send = nullptr;
     std::size_t count = 0;
     DType type = DType::F32;
-    ReduceOp op = ReduceOp::Sum;
+    PartialOp op = PartialOp::Sum;
     int to = 0;
     const std::vector<char>* bytes = nullptr; // gather_to_root
     std::size_t send_bytes = 0;               // the extent of `send`
@@ -216,12 +216,12 @@ struct GroupRegistry {
 };
 
 template <class T>
-void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t count, ReduceOp op) {
+void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t count, PartialOp op) {
     for (std::size_t i = 0; i < count; ++i)
         out[i] = in[0][i];
     for (std::size_t q = 1; q < in.size(); ++q) {
         const T* src = in[q];
-        if (op == ReduceOp::Sum) {
+        if (op == PartialOp::Sum) {
             for (std::size_t i = 0; i < count; ++i)
                 out[i] += src[i];
         } else {
@@ -246,7 +246,7 @@ public:
         copy_bytes(dst, src, bytes);
     }
     void reduce(void* out, const std::vector<const void*>& in, std::size_t count, DType type,
-                ReduceOp op) override {
+                PartialOp op) override {
         if (type == DType::F32) {
             std::vector<const float*> p;
             for (const void* s : in)
@@ -263,7 +263,7 @@ public:
 
 /// out[i] = op over members q of (block `block` of member q's send buffer)[i].
 void reduce_block(Memory& memory, void* out, const std::vector<Slot>& slots, std::size_t block,
-                  std::size_t count, DType type, ReduceOp op) {
+                  std::size_t count, DType type, PartialOp op) {
     const std::size_t offset = block * count * dtype_bytes(type);
     std::vector<const void*> in;
     for (const Slot& s : slots)
@@ -279,7 +279,7 @@ public:
     int size() const override { return static_cast<int>(state_.members.size()); }
     int rank() const override { return position_; }
 
-    void all_reduce(void* buf, std::size_t count, DType type, ReduceOp op) override {
+    void all_reduce(void* buf, std::size_t count, DType type, PartialOp op) override {
         std::size_t bytes = checked_bytes(count, type);
         need(buf, bytes, "all_reduce");
         const auto n = static_cast<std::size_t>(size());
@@ -306,7 +306,7 @@ public:
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes, "all_gather");
         need(recv, bytes * static_cast<std::size_t>(size()), "all_gather");
-        Slot s{Kind::AllGather, send, count, type, ReduceOp::Sum, 0, nullptr, bytes};
+        Slot s{Kind::AllGather, send, count, type, PartialOp::Sum, 0, nullptr, bytes};
         collective(s, bytes * static_cast<std::size_t>(size()), recv,
                    [&](const std::vector<Slot>& slots, void* out) {
                        for (std::size_t q = 0; q < slots.size(); ++q)
@@ -315,7 +315,7 @@ public:
     }
 
     void reduce_scatter(const void* send, void* recv, std::size_t count, DType type,
-                        ReduceOp op) override {
+                        PartialOp op) override {
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes * static_cast<std::size_t>(size()), "reduce_scatter");
         need(recv, bytes, "reduce_scatter");
@@ -338,7 +338,7 @@ public:
         std::size_t total = bytes * static_cast<std::size_t>(size());
         need(send, total, "all_to_all");
         need(recv, total, "all_to_all");
-        Slot s{Kind::AllToAll, send, count, type, ReduceOp::Sum, 0, nullptr, total};
+        Slot s{Kind::AllToAll, send, count, type, PartialOp::Sum, 0, nullptr, total};
         collective(s, total, recv, [&](const std::vector<Slot>& slots, void* out) {
             std::size_t mine = static_cast<std::size_t>(position_) * bytes;
             for (std::size_t q = 0; q < slots.size(); ++q)
@@ -356,7 +356,7 @@ public:
         std::size_t bytes = checked_bytes(count, type);
         need(send, bytes, "permute");
         need(recv, bytes, "permute");
-        Slot s{Kind::Permute, send, count, type, ReduceOp::Sum, to, nullptr, bytes};
+        Slot s{Kind::Permute, send, count, type, PartialOp::Sum, to, nullptr, bytes};
         collective(s, bytes, recv, [&](const std::vector<Slot>& slots, void* out) {
             const Slot& src = slots[static_cast<std::size_t>(from)];
             if (src.to != position_)

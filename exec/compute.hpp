@@ -35,7 +35,7 @@ public:
     virtual Tensor<T> einsum(const std::vector<const Tensor<T>*>& inputs,
                              const std::vector<int>& out) = 0;
     virtual void function(Tensor<T>& x, Fn f) = 0;
-    virtual Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) = 0;
+    virtual Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) = 0;
     virtual Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
                              const std::vector<int>& out) = 0;
     virtual void softmax(Tensor<T>& x, int label) = 0;
@@ -81,7 +81,7 @@ public:
         return exec::einsum(inputs, out);
     }
     void function(Tensor<T>& x, Fn f) override { apply_fn(host(x), f); }
-    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
+    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) override {
         return exec::reduce(host(x), out, r);
     }
     Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,
@@ -90,7 +90,7 @@ public:
     }
     void softmax(Tensor<T>& x, int label) override { exec::softmax(host(x), label); }
     void accumulate(Tensor<T>& acc, const Tensor<T>& x) override {
-        exec::accumulate(host(acc), host(x), Reduce::Sum);
+        exec::accumulate(host(acc), host(x), PartialOp::Sum);
     }
     void scale(Tensor<T>& x, T factor) override { exec::scale(host(x), factor); }
     Tensor<T> permute(const Tensor<T>& x, const std::vector<int>& labels) override {

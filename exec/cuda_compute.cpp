@@ -383,10 +383,11 @@ public:
             return d;
         });
     }
-    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
+    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) override {
         const auto d = dev(x);
         return timed([&] {
-            return cuda::reduce_dev(d, out, r == Reduce::Max ? cuda::Op2::Max : cuda::Op2::Add, c_);
+            return cuda::reduce_dev(d, out, r == PartialOp::Max ? cuda::Op2::Max : cuda::Op2::Add,
+                                    c_);
         });
     }
     Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,

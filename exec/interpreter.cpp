@@ -411,7 +411,7 @@ void RankProgram<T>::broadcast_stage(const semantics::RepeatBlock& b,
             x = std::move(it->second.local);
         }
         const auto count = static_cast<std::size_t>(elements(shape));
-        if (count > 0) g.all_reduce(ops_.writable(x), count, dtype_of<T>(), ReduceOp::Sum);
+        if (count > 0) g.all_reduce(ops_.writable(x), count, dtype_of<T>(), PartialOp::Sum);
         state_.insert_or_assign(key, Stored{std::move(x), *layout});
     }
 }
@@ -854,10 +854,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     const int n = g.size();
     const auto sizes = sizes_of(mesh_, ks);
     const auto& p_in = in.placements.at(static_cast<std::size_t>(ks.front()));
-    const auto op =
-        p_in.kind == Placement::Kind::Partial && p_in.reduce == semantics::PartialOp::Max
-            ? ReduceOp::Max
-            : ReduceOp::Sum;
+    const auto op = p_in.kind == Placement::Kind::Partial ? p_in.reduce : PartialOp::Sum;
     // The atom `index` names; every atom but `moved` keeps its axes.
     auto atom_at = [&](const semantics::IndexId& index, const char* role) {
         for (std::size_t a = 0; a < in.atoms.size(); ++a)
@@ -1164,7 +1161,7 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
         for (int l : x.labels)
             if (l != along) rows.push_back(l);
         // Over each axis of the index (one with a single device has nothing to combine).
-        auto combine = [&](Tensor<T>& stat, ReduceOp op, const char* name) {
+        auto combine = [&](Tensor<T>& stat, PartialOp op, const char* name) {
             for (int k : atom->axes) {
                 Group& g = comm_.axis(k);
                 if (g.size() == 1) continue;
@@ -1178,19 +1175,19 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
                      semantics::collective_bytes(StepKind::AllReduce, g.size(), bytes, bytes)});
             }
         };
-        auto m = ops_.reduce(x, rows, Reduce::Max);
-        combine(m, ReduceOp::Max, ".max");
+        auto m = ops_.reduce(x, rows, PartialOp::Max);
+        combine(m, PartialOp::Max, ".max");
         auto e = ops_.binary(x, m, Binary::Sub, x.labels);
         ops_.function(e, Fn::Exp);
-        auto s = ops_.reduce(e, rows, Reduce::Sum);
-        combine(s, ReduceOp::Sum, ".sum");
+        auto s = ops_.reduce(e, rows, PartialOp::Sum);
+        combine(s, PartialOp::Sum, ".sum");
         result = ops_.binary(e, s, Binary::Div, x.labels);
         return;
     }
     case OpKind::Reduce: {
         const auto& x = value(st.inputs.at(0));
-        result =
-            ops_.reduce(x, out, st.reduce == semantics::ReduceFn::Max ? Reduce::Max : Reduce::Sum);
+        result = ops_.reduce(
+            x, out, semantics::combine_of(st.reduce.value_or(semantics::ReduceFn::Sum)));
         if (st.reduce == semantics::ReduceFn::Mean) {
             double n = 1;
             for (const auto& a : in_layout(0).atoms)

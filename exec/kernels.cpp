@@ -98,12 +98,12 @@ Tensor<T> permute_unchecked(const Tensor<T>& x, const std::vector<int>& labels) 
 
 /// Reduce without argument checks (out ⊆ x.labels, distinct).
 template <class T>
-Tensor<T> reduce_unchecked(const Tensor<T>& x, const std::vector<int>& out, Reduce r) {
+Tensor<T> reduce_unchecked(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) {
     if (out.size() == x.labels.size()) return permute_unchecked(x, out);
     Dims shape(out.size());
     for (std::size_t i = 0; i < out.size(); ++i)
         shape[i] = x.shape[x.dim_of(out[i])];
-    const T init = r == Reduce::Sum ? T(0) : -std::numeric_limits<T>::infinity();
+    const T init = r == PartialOp::Sum ? T(0) : -std::numeric_limits<T>::infinity();
     Tensor<T> res{shape, out, std::vector<T>(static_cast<std::size_t>(product(shape)), init)};
     const Dims rs = strides_of(shape);
     Dims os(x.labels.size(), 0);
@@ -116,7 +116,7 @@ Tensor<T> reduce_unchecked(const Tensor<T>& x, const std::vector<int>& out, Redu
             [&](const std::array<Index, 2>& off, Index n, const std::array<Index, 2>& inc) {
                 const T* s = src + off[0];
                 T* t = dst + off[1];
-                if (r == Reduce::Sum) {
+                if (r == PartialOp::Sum) {
                     if (inc[1] == 0) {
                         T acc = *t;
                         for (Index i = 0; i < n; ++i)
@@ -245,7 +245,7 @@ Tensor<T> contract2(const Tensor<T>& a0, const Tensor<T>& b0, const std::vector<
         for (int l : x.labels)
             if (y.dim_of(l) >= 0 || contains(out, l)) keep.push_back(l);
         if (keep.size() == x.labels.size()) return &x;
-        store = reduce_unchecked(x, keep, Reduce::Sum);
+        store = reduce_unchecked(x, keep, PartialOp::Sum);
         return &store;
     };
     const Tensor<T>* a = private_sum(a0, b0, as);
@@ -372,7 +372,7 @@ Tensor<T> einsum(const std::vector<const Tensor<T>*>& inputs, const std::vector<
                          [&](const auto& p) { return p.first == l; }) == extents.end())
             fail(fn, "output label " + std::to_string(l) + " occurs in no input");
 
-    if (inputs.size() == 1) return reduce_unchecked(*inputs[0], out, Reduce::Sum);
+    if (inputs.size() == 1) return reduce_unchecked(*inputs[0], out, PartialOp::Sum);
 
     std::deque<Tensor<T>> owned;
     std::vector<const Tensor<T>*> ops = inputs;
@@ -455,7 +455,7 @@ void scale(Tensor<T>& x, T factor) {
 }
 
 template <class T>
-Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) {
+Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) {
     const char* fn = "reduce";
     check_tensor(fn, x, "the tensor");
     check_distinct(fn, out, "the output labels");
@@ -465,7 +465,7 @@ Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) {
 }
 
 template <class T>
-void accumulate(Tensor<T>& acc, const Tensor<T>& x, Reduce r) {
+void accumulate(Tensor<T>& acc, const Tensor<T>& x, PartialOp r) {
     const char* fn = "accumulate";
     check_tensor(fn, acc, "the accumulator");
     check_tensor(fn, x, "the addend");
@@ -476,7 +476,7 @@ void accumulate(Tensor<T>& acc, const Tensor<T>& x, Reduce r) {
     const std::size_t n = acc.data.size();
     T* a = acc.data.data();
     const T* b = x.data.data();
-    if (r == Reduce::Sum) {
+    if (r == PartialOp::Sum) {
         for (std::size_t i = 0; i < n; ++i)
             a[i] += b[i];
     } else {
@@ -662,8 +662,8 @@ Tensor<To> convert(const Tensor<From>& x) {
     template Tensor<T> permute(const Tensor<T>&, const std::vector<int>&);                         \
     template void apply(Tensor<T>&, Unary);                                                        \
     template void scale(Tensor<T>&, T);                                                            \
-    template Tensor<T> reduce(const Tensor<T>&, const std::vector<int>&, Reduce);                  \
-    template void accumulate(Tensor<T>&, const Tensor<T>&, Reduce);                                \
+    template Tensor<T> reduce(const Tensor<T>&, const std::vector<int>&, PartialOp);               \
+    template void accumulate(Tensor<T>&, const Tensor<T>&, PartialOp);                             \
     template Tensor<T> binary(const Tensor<T>&, const Tensor<T>&, Binary,                          \
                               const std::vector<int>&);                                            \
     template void softmax(Tensor<T>&, int);                                                        \

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "exec/tensor.hpp"
+#include "semantics/partial_op.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -40,17 +41,17 @@ void apply(Tensor<T>& x, Unary f);
 template <class T>
 void scale(Tensor<T>& x, T factor);
 
-enum class Reduce { Sum, Max };
+using semantics::PartialOp; ///< what a reduction computes: sum or max
 
 /// Reduces away every label of x not in `out` (out ⊆ x.labels, result in `out` order). The max
 /// of an empty range is -infinity, the sum 0.
 template <class T>
-Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r);
+Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r);
 
 /// acc = acc + x (Sum) or max(acc, x) (Max), elementwise; acc and x must have the same labels in
 /// the same order and the same shape.
 template <class T>
-void accumulate(Tensor<T>& acc, const Tensor<T>& x, Reduce r);
+void accumulate(Tensor<T>& acc, const Tensor<T>& x, PartialOp r);
 
 enum class Binary { Add, Sub, Mul, Div };
 

@@ -187,8 +187,9 @@ private:
             softmax(x, subs.at(0));
             return x;
         case ast::FunctionKind::Reduction: {
-            auto r = reduce(x, without(subs), c.function == "max" ? Reduce::Max : Reduce::Sum);
-            if (c.function == "mean") {
+            const auto fn = semantics::reduce_fn_of(c.function).value_or(semantics::ReduceFn::Sum);
+            auto r = reduce(x, without(subs), semantics::combine_of(fn));
+            if (fn == semantics::ReduceFn::Mean) {
                 double n = 1;
                 for (int l : subs)
                     n *= static_cast<double>(range(l));
@@ -207,7 +208,7 @@ private:
                 std::vector<int> gone;
                 for (int l : subs)
                     if (x.dim_of(l) >= 0) gone.push_back(l);
-                if (!gone.empty()) return reduce(x, without(gone), Reduce::Sum);
+                if (!gone.empty()) return reduce(x, without(gone), PartialOp::Sum);
             }
             return x;
         }
@@ -222,12 +223,12 @@ private:
         std::vector<int> keep;
         for (int l : v.labels)
             if (outside.count(l)) keep.push_back(l);
-        if (keep.size() != v.labels.size()) v = reduce(v, keep, Reduce::Sum);
+        if (keep.size() != v.labels.size()) v = reduce(v, keep, PartialOp::Sum);
         if (v.labels != lhs) v = permute(v, lhs);
         const auto key = parser::tensor_key(eq.lhs.name, eq.lhs.label);
         if (eq.op == ast::AssignOp::Accumulate) {
             auto old = load(eq.lhs);
-            accumulate(old, v, Reduce::Sum);
+            accumulate(old, v, PartialOp::Sum);
             v = std::move(old);
         }
         state_[key] = v;

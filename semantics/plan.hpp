@@ -4,6 +4,7 @@
 
 #include "parser/ast.hpp"
 #include "parser/source.hpp"
+#include "semantics/partial_op.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -38,8 +39,6 @@ struct IndexId {
     auto operator<=>(const IndexId&) const = default;
 };
 
-/// How a partial value's pending copies combine: DTensor's Partial reduce_op.
-enum class PartialOp { Sum, Max };
 std::string_view partial_op_name(PartialOp op); ///< "sum", "max"
 PartialOp partial_op_of(std::string_view name); ///< "max": Max; anything else: Sum
 
@@ -49,6 +48,11 @@ PartialOp partial_op_of(std::string_view name); ///< "max": Max; anything else: 
 enum class ReduceFn { Sum, Max, Mean };
 std::string_view reduce_fn_name(ReduceFn fn);                ///< "sum", "max", "mean"
 std::optional<ReduceFn> reduce_fn_of(std::string_view name); ///< nullopt: not a reduction
+/// How a reduction's partial results combine across devices or blocks: max for Max, sum for
+/// Sum and Mean (a mean is a sum scaled once at the end).
+constexpr PartialOp combine_of(ReduceFn fn) {
+    return fn == ReduceFn::Max ? PartialOp::Max : PartialOp::Sum;
+}
 
 /// How a tensor is laid out along one mesh axis (DTensor's placement).
 struct Placement {

@@ -170,9 +170,9 @@ void collective_bench() {
                     else if (w == "all_to_all")
                         g.all_to_all(send.get(), recv.get(), count, DType::F32);
                     else if (w == "reduce_scatter")
-                        g.reduce_scatter(send.get(), recv.get(), count, DType::F32, ReduceOp::Sum);
+                        g.reduce_scatter(send.get(), recv.get(), count, DType::F32, PartialOp::Sum);
                     else
-                        g.all_reduce(recv.get(), count * n, DType::F32, ReduceOp::Sum);
+                        g.all_reduce(recv.get(), count * n, DType::F32, PartialOp::Sum);
                 };
                 once();
                 for (int r = 0; r < repeats; ++r) {

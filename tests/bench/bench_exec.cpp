@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
         return best;
     };
     const double t_ar = time_ranks([&](exec::Communicator& c, std::vector<float>& buf, auto&) {
-        c.axis(0).all_reduce(buf.data(), count, exec::DType::F32, exec::ReduceOp::Sum);
+        c.axis(0).all_reduce(buf.data(), count, exec::DType::F32, exec::PartialOp::Sum);
     });
     const double t_ag =
         time_ranks([&](exec::Communicator& c, std::vector<float>& buf, std::vector<float>& out) {

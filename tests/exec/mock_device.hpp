@@ -54,7 +54,7 @@ public:
     void function(Tensor<T>& x, Fn f) override {
         in_place(x, [&](Tensor<T>& h) { host_.function(h, f); });
     }
-    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, Reduce r) override {
+    Tensor<T> reduce(const Tensor<T>& x, const std::vector<int>& out, PartialOp r) override {
         return wrap(host_.reduce(view(x), out, r));
     }
     Tensor<T> binary(const Tensor<T>& a, const Tensor<T>& b, Binary op,

@@ -98,15 +98,15 @@ double val(int device, std::size_t i, int salt) {
     return static_cast<double>((device * 13 + static_cast<int>(i) * 7 + salt * 5 + 1000) % 17 - 8);
 }
 
-double fold(ReduceOp op, const std::vector<double>& xs) {
+double fold(PartialOp op, const std::vector<double>& xs) {
     double acc = xs[0];
     for (std::size_t q = 1; q < xs.size(); ++q)
-        acc = op == ReduceOp::Sum ? acc + xs[q] : std::max(acc, xs[q]);
+        acc = op == PartialOp::Sum ? acc + xs[q] : std::max(acc, xs[q]);
     return acc;
 }
 
-const char* op_name(ReduceOp op) {
-    return op == ReduceOp::Sum ? "sum" : "max";
+const char* op_name(PartialOp op) {
+    return op == PartialOp::Sum ? "sum" : "max";
 }
 
 /// Every collective of `g`, whose members (by position) are the devices `members`, checked
@@ -126,7 +126,7 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
                where + "rank " + std::to_string(g.rank()) + ", expected " + std::to_string(p));
     if (g.size() != n || g.rank() != p) return; // the rest would index out of range
 
-    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max}) {
+    for (PartialOp op : {PartialOp::Sum, PartialOp::Max}) {
         const std::string w = where + op_name(op) + " ";
         // all_reduce, in place.
         {
@@ -205,7 +205,7 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
                            std::to_string(i));
     }
     // Empty collectives are legal, and a barrier.
-    g.all_reduce(nullptr, 0, type, ReduceOp::Sum);
+    g.all_reduce(nullptr, 0, type, PartialOp::Sum);
     g.all_gather(nullptr, nullptr, 0, type);
     g.barrier();
 }
@@ -386,7 +386,7 @@ TEST_CASE("sim: 200 back-to-back collectives on alternating axes") {
                     std::vector<double> buf(count);
                     for (std::size_t i = 0; i < count; ++i)
                         buf[i] = val(me, i, it);
-                    g.all_reduce(buf.data(), count, DType::F64, ReduceOp::Sum);
+                    g.all_reduce(buf.data(), count, DType::F64, PartialOp::Sum);
                     for (std::size_t i = 0; i < count; ++i) {
                         double want = 0;
                         for (int d : members)
@@ -419,7 +419,7 @@ TEST_CASE("sim: a rank that throws stops the others and its exception is rethrow
             if (c.rank() == 1) throw std::runtime_error("boom");
             std::vector<double> buf(4, 1.0);
             try {
-                c.world().all_reduce(buf.data(), buf.size(), DType::F64, ReduceOp::Sum);
+                c.world().all_reduce(buf.data(), buf.size(), DType::F64, PartialOp::Sum);
             } catch (const ExecError& e) {
                 std::lock_guard lock(m);
                 others.push_back(e.what());
@@ -457,7 +457,7 @@ TEST_CASE("sim: a failure later on stops ranks in any group, now or later") {
             try {
                 for (int it = 0; it < 50; ++it) {
                     if (c.rank() == 3 && it == 5) throw std::logic_error("rank 3 failed");
-                    c.axis(it % 3).all_reduce(buf.data(), buf.size(), DType::F32, ReduceOp::Max);
+                    c.axis(it % 3).all_reduce(buf.data(), buf.size(), DType::F32, PartialOp::Max);
                 }
             } catch (const ExecError& e) {
                 std::lock_guard lock(m);
@@ -479,7 +479,7 @@ TEST_CASE("sim: a rank that skips a collective is an error, not a hang") {
         run_guarded(MeshShape{{2, 2}, {}}, [](Communicator& c) {
             if (c.rank() == 2) return; // the others wait for it along both axes
             std::vector<double> buf(3, 1.0);
-            c.world().all_reduce(buf.data(), buf.size(), DType::F64, ReduceOp::Sum);
+            c.world().all_reduce(buf.data(), buf.size(), DType::F64, PartialOp::Sum);
         });
     } catch (const ExecError& e) {
         caught = true;
@@ -509,7 +509,7 @@ TEST_CASE("sim: mismatched calls are errors on every member") {
         MeshShape{{3}, {}},
         [](Communicator& c) {
             std::vector<float> buf(4, 1.0f);
-            c.axis(0).all_reduce(buf.data(), c.rank() == 2 ? 4 : 3, DType::F32, ReduceOp::Sum);
+            c.axis(0).all_reduce(buf.data(), c.rank() == 2 ? 4 : 3, DType::F32, PartialOp::Sum);
         },
         "elements");
     // Different collectives.
@@ -554,7 +554,7 @@ TEST_CASE("sim: a run after a failed run works (no state survives)") {
     Log log;
     run_guarded(MeshShape{{2}, {}}, [&](Communicator& c) {
         double x = c.rank() + 1.0;
-        c.world().all_reduce(&x, 1, DType::F64, ReduceOp::Sum);
+        c.world().all_reduce(&x, 1, DType::F64, PartialOp::Sum);
         log.expect(x == 3.0, "sum after a failed run");
     });
     report(log, 2);

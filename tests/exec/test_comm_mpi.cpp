@@ -87,10 +87,10 @@ double val(int device, std::size_t i, int salt) {
     return static_cast<double>((device * 13 + static_cast<int>(i) * 7 + salt * 5 + 1000) % 17 - 8);
 }
 
-double fold(ReduceOp op, const std::vector<double>& xs) {
+double fold(PartialOp op, const std::vector<double>& xs) {
     double acc = xs[0];
     for (std::size_t q = 1; q < xs.size(); ++q)
-        acc = op == ReduceOp::Sum ? acc + xs[q] : std::max(acc, xs[q]);
+        acc = op == PartialOp::Sum ? acc + xs[q] : std::max(acc, xs[q]);
     return acc;
 }
 
@@ -114,8 +114,8 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
                                                std::to_string(n) + ", " + std::to_string(p) + ")");
     if (g.size() != n || g.rank() != p) return;
 
-    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max}) {
-        const std::string w = where + (op == ReduceOp::Sum ? "sum " : "max ");
+    for (PartialOp op : {PartialOp::Sum, PartialOp::Max}) {
+        const std::string w = where + (op == PartialOp::Sum ? "sum " : "max ");
         {
             const std::size_t count = 5;
             std::vector<T> buf(count);
@@ -184,7 +184,7 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
         g.permute(send.data(), recv.data(), count, type, to, from);
         expect(all_equal(recv, want), where + "permute shift " + std::to_string(shift));
     }
-    g.all_reduce(nullptr, 0, type, ReduceOp::Sum);
+    g.all_reduce(nullptr, 0, type, PartialOp::Sum);
     g.barrier();
     expect(true, where + "empty all_reduce and barrier");
 }
@@ -215,7 +215,7 @@ int run_checks(const std::vector<int>& sizes) {
             for (int d : members)
                 want[i] += val(d, i, it);
         }
-        g.all_reduce(buf.data(), buf.size(), DType::F64, ReduceOp::Sum);
+        g.all_reduce(buf.data(), buf.size(), DType::F64, PartialOp::Sum);
         loop_ok = loop_ok && buf == want;
     }
     expect(loop_ok, "200 back-to-back all_reduces on alternating groups");

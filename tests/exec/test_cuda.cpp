@@ -104,7 +104,7 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
     const auto b = random_tensor<double>({5, 3}, {2, 0}, rng);
     const auto dx = gpu->upload(x), db = gpu->upload(b);
     auto down = [&](const Tensor<double>& t) { return gpu->download(t); };
-    for (auto r : {Reduce::Sum, Reduce::Max})
+    for (auto r : {PartialOp::Sum, PartialOp::Max})
         CHECK(rel_diff(down(gpu->reduce(dx, {2, 0}, r)), host.reduce(x, {2, 0}, r)) < 1e-12);
     for (auto op : {Binary::Add, Binary::Sub, Binary::Mul, Binary::Div})
         CHECK(rel_diff(down(gpu->binary(dx, db, op, {1, 2, 0})), host.binary(x, b, op, {1, 2, 0})) <
@@ -126,8 +126,8 @@ TEST_CASE("cuda reductions, broadcasting ops, functions and softmax match the ho
         // A NaN anywhere in a max wins, on the GPU as on the host (first, middle, last).
         auto n = x;
         n.data[0] = n.data[27] = n.data[59] = std::nan("");
-        const auto got = down(gpu->reduce(gpu->upload(n), {0}, Reduce::Max));
-        const auto want = host.reduce(n, {0}, Reduce::Max);
+        const auto got = down(gpu->reduce(gpu->upload(n), {0}, PartialOp::Max));
+        const auto want = host.reduce(n, {0}, PartialOp::Max);
         REQUIRE(got.data.size() == want.data.size());
         for (std::size_t i = 0; i < got.data.size(); ++i)
             CHECK_MESSAGE(std::isnan(got.data[i]) == std::isnan(want.data[i]), "element " << i);
@@ -165,7 +165,7 @@ TEST_CASE("cuda long reductions with few outputs run in parts and match the host
         auto x = random_tensor<double>(k.shape, labels, rng);
         x.data[x.data.size() / 2] = 50; // a maximum in the middle of some reduction
         const auto dx = gpu->upload(x);
-        for (auto r : {Reduce::Sum, Reduce::Max}) {
+        for (auto r : {PartialOp::Sum, PartialOp::Max}) {
             const auto got = gpu->download(gpu->reduce(dx, k.out, r));
             const auto want = host.reduce(x, k.out, r);
             CHECK_MESSAGE(rel_diff(got, want) < 1e-12,
@@ -254,7 +254,7 @@ std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, boo
         };
         run([&](float* s, float* r) { g.all_gather(s, r, count, DType::F32); }, count,
             count * size);
-        run([&](float* s, float* r) { g.reduce_scatter(s, r, count, DType::F32, ReduceOp::Sum); },
+        run([&](float* s, float* r) { g.reduce_scatter(s, r, count, DType::F32, PartialOp::Sum); },
             count * size, count);
         run([&](float* s, float* r) { g.all_to_all(s, r, count, DType::F32); }, count * size,
             count * size);
@@ -274,7 +274,7 @@ std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, boo
                 } else {
                     std::copy(s, s + count * size, r);
                 }
-                comm.world().all_reduce(r, count * size, DType::F32, ReduceOp::Max);
+                comm.world().all_reduce(r, count * size, DType::F32, PartialOp::Max);
             },
             count * size, count * size);
         result[static_cast<std::size_t>(comm.rank())] = out;
@@ -308,7 +308,7 @@ TEST_CASE("an allocation the GPU cannot hold is a DeviceError that says so") {
     // The device is still usable afterwards.
     auto gpu = make_cuda_compute<float>(0);
     const auto x = gpu->upload(Tensor<float>{{2}, {0}, {1, 2}});
-    CHECK(gpu->download(gpu->reduce(x, {}, Reduce::Sum)).data == std::vector<float>{3});
+    CHECK(gpu->download(gpu->reduce(x, {}, PartialOp::Sum)).data == std::vector<float>{3});
 }
 
 TEST_CASE("cuda layout operations and copies of device-resident tensors match the host") {

@@ -111,7 +111,7 @@ TEST_CASE("einsum plan: permute and reduce walks match kernels.hpp") {
          {std::vector<int>{13, 12, 11, 10}, {11, 10, 13, 12}, {10, 11, 12, 13}})
         CHECK(max_diff(permute_by_walk(x, to), permute(x, to)) == 0);
     for (const std::vector<int>& out : {std::vector<int>{12}, {13, 10}, {}, {11, 12, 13, 10}})
-        CHECK(max_diff(reduce_by_walk(x, out), reduce(x, out, Reduce::Sum)) < 1e-12);
+        CHECK(max_diff(reduce_by_walk(x, out), reduce(x, out, PartialOp::Sum)) < 1e-12);
     // Broadcast: a label of out that x lacks has stride 0.
     CHECK(strides_for({3, 4}, {1, 2}, {2, 9, 1}, true) == Dims{1, 0, 4});
     CHECK_THROWS_AS(strides_for({3, 4}, {1, 2}, {2}), ExecError);
@@ -246,7 +246,8 @@ public:
         ++functions;
         host_.function(x, f);
     }
-    Tensor<double> reduce(const Tensor<double>& x, const std::vector<int>& out, Reduce r) override {
+    Tensor<double> reduce(const Tensor<double>& x, const std::vector<int>& out,
+                          PartialOp r) override {
         ++others;
         return host_.reduce(x, out, r);
     }

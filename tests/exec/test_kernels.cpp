@@ -399,38 +399,39 @@ TEST_CASE_TEMPLATE("permute", T, float, double) {
 
 TEST_CASE_TEMPLATE("reduce and accumulate", T, float, double) {
     const auto x = make<T>({2, 3}, {I, J}, {1, -5, 3, 4, 2, -6});
-    check_values(reduce(x, {I}, Reduce::Sum), {-1, 0});
-    check_values(reduce(x, {J}, Reduce::Sum), {5, -3, -3});
-    check_values(reduce(x, {}, Reduce::Sum), {-1});
-    check_values(reduce(x, {I}, Reduce::Max), {3, 4});
-    check_values(reduce(x, {J}, Reduce::Max), {4, 2, 3});
-    check_values(reduce(x, {}, Reduce::Max), {4});
-    check_values(reduce(x, {J, I}, Reduce::Sum), {1, 4, -5, 2, 3, -6});
+    check_values(reduce(x, {I}, PartialOp::Sum), {-1, 0});
+    check_values(reduce(x, {J}, PartialOp::Sum), {5, -3, -3});
+    check_values(reduce(x, {}, PartialOp::Sum), {-1});
+    check_values(reduce(x, {I}, PartialOp::Max), {3, 4});
+    check_values(reduce(x, {J}, PartialOp::Max), {4, 2, 3});
+    check_values(reduce(x, {}, PartialOp::Max), {4});
+    check_values(reduce(x, {J, I}, PartialOp::Sum), {1, 4, -5, 2, 3, -6});
 
     const auto y = make<T>({2, 3, 2}, {I, J, K}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
-    const auto r = reduce(y, {K, I}, Reduce::Sum);
+    const auto r = reduce(y, {K, I}, PartialOp::Sum);
     CHECK(r.labels == std::vector<int>{K, I});
     check_values(r, {9, 27, 12, 30});
 
     const auto empty = Tensor<T>::zeros({2, 0}, {I, J});
-    const auto m = reduce(empty, {I}, Reduce::Max);
+    const auto m = reduce(empty, {I}, PartialOp::Max);
     REQUIRE(m.data.size() == 2);
     CHECK(m.data[0] == -std::numeric_limits<T>::infinity());
     CHECK(m.data[1] == -std::numeric_limits<T>::infinity());
-    check_values(reduce(empty, {I}, Reduce::Sum), {0, 0});
-    CHECK_THROWS_AS(reduce(x, {K}, Reduce::Sum), ExecError);
-    CHECK_THROWS_AS(reduce(x, {I, I}, Reduce::Sum), ExecError);
+    check_values(reduce(empty, {I}, PartialOp::Sum), {0, 0});
+    CHECK_THROWS_AS(reduce(x, {K}, PartialOp::Sum), ExecError);
+    CHECK_THROWS_AS(reduce(x, {I, I}, PartialOp::Sum), ExecError);
 
     SUBCASE("accumulate") {
         auto acc = make<T>({2, 2}, {I, J}, {1, 5, -2, 0});
         const auto add = make<T>({2, 2}, {I, J}, {3, 1, -1, -4});
-        accumulate(acc, add, Reduce::Sum);
+        accumulate(acc, add, PartialOp::Sum);
         check_values(acc, {4, 6, -3, -4});
-        accumulate(acc, make<T>({2, 2}, {I, J}, {0, 10, -5, -1}), Reduce::Max);
+        accumulate(acc, make<T>({2, 2}, {I, J}, {0, 10, -5, -1}), PartialOp::Max);
         check_values(acc, {4, 10, -3, -1});
-        CHECK_THROWS_AS(accumulate(acc, make<T>({2, 2}, {J, I}, {0, 0, 0, 0}), Reduce::Sum),
+        CHECK_THROWS_AS(accumulate(acc, make<T>({2, 2}, {J, I}, {0, 0, 0, 0}), PartialOp::Sum),
                         ExecError);
-        CHECK_THROWS_AS(accumulate(acc, make<T>({2, 1}, {I, J}, {0, 0}), Reduce::Sum), ExecError);
+        CHECK_THROWS_AS(accumulate(acc, make<T>({2, 1}, {I, J}, {0, 0}), PartialOp::Sum),
+                        ExecError);
     }
 }
 
@@ -463,7 +464,7 @@ TEST_CASE_TEMPLATE("softmax", T, float, double) {
     auto x = random_tensor<T>({3, 4, 5}, {I, J, K}, rng);
     const auto orig = x;
     softmax(x, J);
-    const auto sums = reduce(x, {I, K}, Reduce::Sum);
+    const auto sums = reduce(x, {I, K}, PartialOp::Sum);
     for (auto s : sums.data)
         CHECK(static_cast<double>(s) == doctest::Approx(1.0).epsilon(1e-6));
     // Against the textbook formula along J.
