@@ -255,11 +255,75 @@ struct Dim {
     bool operator==(const Dim&) const = default;
 };
 
+/// A value's partial mesh axes, flat by axis: per axis, not partial or how its pending copies
+/// combine (PartialOp). A few bytes inline (meshes rarely have more than a handful of axes),
+/// so a partial value costs no heap block and its copies and comparisons are byte copies.
+/// Iterates (axis, op) pairs in axis order, as the map it replaces did.
+class PartialAxes {
+public:
+    /// Whether axis k is partial.
+    bool has(int k) const { return code(k) != 0; }
+    /// Whether axis k is partial with reduction `op`.
+    bool is(int k, PartialOp op) const { return code(k) == code_of(op); }
+    /// Axis k's reduction; axis k must be partial.
+    PartialOp at(int k) const { return op_of(code(k)); }
+    void set(int k, PartialOp op) {
+        if (k < 0) return;
+        const auto at = static_cast<std::size_t>(k);
+        if (at >= ops_.size()) ops_.resize(at + 1, 0);
+        ops_[at] = code_of(op);
+    }
+    void erase(int k) {
+        if (k < 0 || static_cast<std::size_t>(k) >= ops_.size()) return;
+        ops_[static_cast<std::size_t>(k)] = 0;
+        while (!ops_.empty() && ops_.back() == 0) // trailing axes dropped: one form per value
+            ops_.erase(ops_.end() - 1);
+    }
+    bool empty() const { return ops_.empty(); }
+    void clear() { ops_.clear(); }
+    friend bool operator==(const PartialAxes& a, const PartialAxes& b) { return a.ops_ == b.ops_; }
+
+    class const_iterator {
+    public:
+        std::pair<int, PartialOp> operator*() const { return {k_, op_of((*ops_)[k_u()])}; }
+        const_iterator& operator++() {
+            ++k_;
+            skip();
+            return *this;
+        }
+        bool operator==(const const_iterator& o) const { return k_ == o.k_; }
+        bool operator!=(const const_iterator& o) const { return k_ != o.k_; }
+
+    private:
+        friend class PartialAxes;
+        const_iterator(const SmallVec<std::uint8_t, 8>* ops, int k) : ops_(ops), k_(k) { skip(); }
+        std::size_t k_u() const { return static_cast<std::size_t>(k_); }
+        void skip() {
+            while (k_u() < ops_->size() && (*ops_)[k_u()] == 0)
+                ++k_;
+        }
+        const SmallVec<std::uint8_t, 8>* ops_;
+        int k_;
+    };
+    const_iterator begin() const { return {&ops_, 0}; }
+    const_iterator end() const { return {&ops_, static_cast<int>(ops_.size())}; }
+
+private:
+    static std::uint8_t code_of(PartialOp op) { return op == PartialOp::Max ? 2 : 1; }
+    static PartialOp op_of(std::uint8_t c) { return c == 2 ? PartialOp::Max : PartialOp::Sum; }
+    std::uint8_t code(int k) const {
+        return k >= 0 && static_cast<std::size_t>(k) < ops_.size()
+                   ? ops_[static_cast<std::size_t>(k)]
+                   : 0;
+    }
+    SmallVec<std::uint8_t, 8> ops_; ///< per axis: 0 not partial, 1 sum, 2 max; no trailing 0
+};
+
 struct Value {
     std::string name;
     std::vector<Dim> dims;
     FlatMap<IndexId, AxisList> sharding; ///< index -> mesh axes, major to minor
-    FlatMap<int, std::string> partial;   ///< axis -> "sum" | "max"
+    PartialAxes partial;                 ///< per mesh axis: P(sum), P(max) or not partial
     int elem_bytes = 4;
     int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
     bool operator==(const Value&) const = default;
@@ -291,9 +355,9 @@ struct Value {
     }
     Placement placement(int k) const {
         Placement p;
-        if (auto it = partial.find(k); it != partial.end()) {
+        if (partial.has(k)) {
             p.kind = Kind::Partial;
-            p.reduce = partial_op_of(it->second);
+            p.reduce = partial.at(k);
         } else if (const auto* i = sharded_index(k)) {
             p.kind = Kind::Shard;
             p.index = *i;

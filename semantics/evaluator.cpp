@@ -139,7 +139,7 @@ void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
         auto& p = t.placements[static_cast<std::size_t>(k)];
         p = Placement{};
         p.kind = Kind::Partial;
-        p.reduce = partial_op_of(op);
+        p.reduce = op;
     }
 }
 
@@ -246,9 +246,9 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     const std::string label = axes_label(ks);
     switch (kind) {
     case StepKind::AllReduce:
-        add_collective(
-            kind, ks, v, local, local,
-            cat("all-reduce ", v.name, " over ", label, " (", v.partial[ks.front()], "): ", why));
+        add_collective(kind, ks, v, local, local,
+                       cat("all-reduce ", v.name, " over ", label, " (",
+                           partial_op_name(v.partial.at(ks.front())), "): ", why));
         for (int k : ks)
             v.partial.erase(k);
         break;
@@ -448,7 +448,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Number& n, const ast::Expr&
     return v;
 }
 
-Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string& op) {
+Value Evaluator::without(const Value& v, const IndexSet& gone, PartialOp op) {
     Value out;
     out.name = temp_name();
     out.elem_bytes = v.elem_bytes;
@@ -460,7 +460,7 @@ Value Evaluator::without(const Value& v, const IndexSet& gone, const std::string
             if (gone.count(p)) {
                 if (it != v.sharding.end())
                     for (int k : it->second)
-                        out.partial[k] = op;
+                        out.partial.set(k, op);
             } else {
                 nd.parts.push_back(p);
                 if (it != v.sharding.end()) out.sharding[p] = it->second;

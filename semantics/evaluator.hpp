@@ -242,7 +242,7 @@ public:
 
     /// `v` with the indices in `gone` reduced away (with `op`): a reduced index that was
     /// sharded leaves the result partial over its axes.
-    Value without(const Value& v, const IndexSet& gone, const std::string& op);
+    Value without(const Value& v, const IndexSet& gone, PartialOp op);
 
     /// Sums away the indices of `v` that the left-hand side does not have.
     void reduce_leftovers(Value& v, const IndexSet& keep, const ast::SourceRange& at);

@@ -5,7 +5,7 @@
 #include "evaluator.hpp"
 #include "report.hpp"
 
-#include <set>
+#include <algorithm>
 
 namespace shardscope::semantics::detail {
 
@@ -14,29 +14,39 @@ namespace {
 struct Outcome {
     std::vector<int> choices;
     std::vector<ChoicePoint> points;
-    std::vector<std::string> moves; ///< what moves: "kind,axes tensor" per collective
-    std::vector<std::string> collectives;
-    std::string description; ///< the collectives' reasons
+    /// The run's steps (moved out of its evaluator: no copy), kept for the words of an
+    /// alternative, which are built only for the outcomes listed as one. Empty for the first
+    /// run, whose steps its evaluator keeps.
+    std::vector<Step> steps;
     double time_s = 0;
     bool ok = false;
     bool fixed_up = false;
 };
 
-/// What a plan moves: one "kind,axes tensor" per collective; tells apart plans whose
-/// collectives have the same names but act on different tensors.
-std::vector<std::string> moves_of(const std::vector<Step>& steps) {
-    std::vector<std::string> key;
+/// Whether two plans move the same: the same collectives (kind and axes) of the same tensors,
+/// in order; tells apart plans whose collectives have the same names but act on different
+/// tensors.
+bool same_moves(const std::vector<Step>& a, const std::vector<Step>& b) {
+    auto ia = a.begin(), ib = b.begin();
+    for (;;) {
+        while (ia != a.end() && !is_collective(ia->kind))
+            ++ia;
+        while (ib != b.end() && !is_collective(ib->kind))
+            ++ib;
+        if (ia == a.end() || ib == b.end()) return ia == a.end() && ib == b.end();
+        if (ia->kind != ib->kind || ia->mesh_axes != ib->mesh_axes || ia->tensor != ib->tensor)
+            return false;
+        ++ia;
+        ++ib;
+    }
+}
+
+/// An alternative's words: its collectives' reasons, or "no communication".
+std::string description_of(const std::vector<Step>& steps) {
+    std::string out;
     for (const auto& st : steps)
-        if (is_collective(st.kind)) {
-            auto& k = key.emplace_back(step_kind_name(st.kind));
-            for (int axis : st.mesh_axes) {
-                k += ',';
-                k += std::to_string(axis);
-            }
-            k += ' ';
-            k += st.tensor;
-        }
-    return key;
+        if (is_collective(st.kind)) out += (out.empty() ? "" : "; ") + st.text.reason;
+    return out.empty() ? "no communication" : out;
 }
 
 } // namespace
@@ -78,17 +88,11 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         o.choices.resize(o.points.size(), 0);
         o.ok = result.has_value() && !ev.failed;
         o.fixed_up = ev.fixed_up;
-        o.collectives = collectives_of(ctx.mesh, ev.steps);
-        // What moves and the words for it serve only to list alternatives: a statement
-        // without choice points has none.
-        const bool only_run = run == 0 && o.points.empty();
-        if (!only_run) o.moves = moves_of(ev.steps);
-        for (const auto& st : ev.steps) {
+        for (const auto& st : ev.steps)
             o.time_s += st.cost.time_s;
-            if (is_collective(st.kind) && !only_run)
-                o.description += (o.description.empty() ? "" : "; ") + st.text.reason;
-        }
-        if (o.description.empty()) o.description = "no communication";
+        // What moves and the words for it serve only to list alternatives: they are read
+        // from the steps once the plan is chosen, for the outcomes listed.
+        if (run > 0) o.steps = std::move(ev.steps);
         if (run == 0) {
             first_ev.emplace(std::move(ev));
             ctx.prefix_steps = &first_ev->steps; // what the other runs replay
@@ -138,6 +142,9 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     }
     Evaluator& ev = *final_ev;
     if (!result || ev.failed) return std::nullopt;
+    // The first run's steps: `ev`'s when it is the reporting run (moved into the plan below),
+    // else still its evaluator's.
+    const bool best_is_first = best == &outcomes.front();
 
     StatementPlan sp;
     sp.range = s->range;
@@ -165,18 +172,29 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     sp.cost.memory_bytes_per_device = memory;
     // Alternatives: every other legal plan, distinct by what moves (collective and tensor),
     // cheapest first.
+    auto steps_of = [&](const Outcome& o) -> const std::vector<Step>& {
+        if (&o != &outcomes.front()) return o.steps;
+        return best_is_first ? sp.steps : first_ev->steps;
+    };
     std::vector<const Outcome*> alts;
     if (outcomes.size() > 1) {
-        std::set<std::vector<std::string>> seen{best->moves};
-        for (const auto& o : outcomes)
-            if (o.ok && seen.insert(o.moves).second) alts.push_back(&o);
+        std::vector<const std::vector<Step>*> seen{&steps_of(*best)};
+        for (const auto& o : outcomes) {
+            if (!o.ok) continue;
+            const auto& steps = steps_of(o);
+            if (std::none_of(seen.begin(), seen.end(),
+                             [&](const auto* s) { return same_moves(*s, steps); })) {
+                seen.push_back(&steps);
+                alts.push_back(&o);
+            }
+        }
     }
     std::sort(alts.begin(), alts.end(), [](auto a, auto b) { return a->time_s < b->time_s; });
     for (const auto* o : alts) {
         Alternative a;
-        a.collectives = o->collectives;
+        a.collectives = collectives_of(ctx.mesh, steps_of(*o));
         a.time_s = o->time_s;
-        a.description = o->description;
+        a.description = description_of(steps_of(*o));
         sp.alternatives.push_back(std::move(a));
     }
     if (!sp.chosen && !sp.alternatives.empty() &&

@@ -10,7 +10,7 @@ Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
     IndexSet gone;
     gone.insert(i);
     const double elems = local_elements(v);
-    Value out = without(v, gone, "sum");
+    Value out = without(v, gone, PartialOp::Sum);
     add_local(StepKind::Compute, out, "sum " + i.text(), "sum over the local chunk of " + i.text(),
               elems, local_bytes(v));
     compute(OpKind::Reduce, v.id, out).reduce = ReduceFn::Sum;
@@ -55,8 +55,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
             ks.push_back(t.second);
         auto all_partial = [&] {
             for (int k : ks)
-                if (!v.partial.count(k) || v.partial.at(k) != v.partial.at(ks.front()))
-                    return false;
+                if (!v.partial.has(k) || v.partial.at(k) != v.partial.at(ks.front())) return false;
             return true;
         };
         const IndexId i = targets.front().first;
@@ -88,7 +87,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
         const IndexId i = target.first; // named: lambdas below capture it (clang 14)
         const int k = target.second;
         if (c.function == "AllReduce") {
-            if (v.partial.count(k)) {
+            if (v.partial.has(k)) {
                 all_reduce(v, k, why);
             } else if (v.sharded_index(k) && *v.sharded_index(k) == i) {
                 // A sum over a device index: the local sum over this device's chunk,
@@ -117,7 +116,7 @@ std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                     gathered.push_back(*a);
             all_gather(v, k, why);
         } else if (c.function == "ReduceScatter") {
-            if (!v.partial.count(k) || !v.has(i)) {
+            if (!v.partial.has(k) || !v.has(i)) {
                 error(Code::S124, e.range,
                       "ReduceScatter onto " + i.text() + " over " + ctx_.axis_label(k) +
                           " needs a partial value with index " + i.text());

@@ -85,8 +85,7 @@ void Evaluator::reduce_partial_maxes(std::vector<Value>& ops, int k, const Index
     // A partial max survives a product only with non-negative numbers (positive scaling)
     // and when none of its indices is summed: max(a) * y or sum_i max(a_i) is no max.
     for (std::size_t o = 0; o < ops.size(); ++o) {
-        auto pit = ops[o].partial.find(k);
-        if (pit == ops[o].partial.end() || pit->second != "max") continue;
+        if (!ops[o].partial.is(k, PartialOp::Max)) continue;
         bool keeps = true;
         for (std::size_t q = 0; q < ops.size(); ++q)
             if (q != o && !(q < constant.size() && constant[q])) keeps = false;
@@ -102,11 +101,11 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
                                                const ast::SourceRange& at) {
     bool any_partial = false;
     for (const auto& v : ops)
-        any_partial = any_partial || v.partial.count(k) > 0;
+        any_partial = any_partial || v.partial.has(k);
     std::vector<std::size_t> partials;
     std::optional<IndexId> any_sharded;
     for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
-        if (ops[o].partial.count(k)) partials.push_back(o);
+        if (ops[o].partial.has(k)) partials.push_back(o);
         if (auto i = ops[o].sharded_on(k)) any_sharded = i;
     }
     if (partials.empty() || (partials.size() <= 1 && !any_sharded)) return;
@@ -180,7 +179,7 @@ void Evaluator::rule2_kept_or_contracted(std::vector<Value>& ops, int k, const I
         if (const auto* i = v.sharded_index(k)) sharded = i;
     // Rule 4's P x R -> P: the result is partial where an operand is.
     for (const auto& v : ops)
-        if (v.partial.count(k)) out.partial[k] = v.partial.at(k);
+        if (v.partial.has(k)) out.partial.set(k, v.partial.at(k));
     if (!sharded) return;
     // Kept: S(i) (the result's sharding is set with the local slices, below).
     if (outside.count(*sharded) > 0) return;
@@ -192,7 +191,7 @@ void Evaluator::rule2_kept_or_contracted(std::vector<Value>& ops, int k, const I
             if (v.sharded_index(k)) all_gather(v, k, why);
         return;
     }
-    out.partial[k] = "sum";
+    out.partial.set(k, PartialOp::Sum);
 }
 
 void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& out) {
@@ -204,7 +203,7 @@ void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& ou
         sharded |= v.sharded_index(k) != nullptr;
     bool partial_operand = false;
     for (const auto& v : ops)
-        partial_operand |= v.partial.count(k) > 0;
+        partial_operand |= v.partial.has(k);
     if (!sharded && !partial_operand) out.partial.erase(k);
 }
 

@@ -45,13 +45,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         // Only `scale` (by 1/2) is known to be a positive scaling that keeps a partial max.
         if (c.function != "scale")
             for (int k = 0; k < axes; ++k)
-                if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "max")
+                if (v.partial.is(k, PartialOp::Max))
                     partial_max_needs_reduction(v, k, e.range, c.function.c_str());
         return finish(c.function, OpKind::Linear);
     case ast::FunctionKind::Elementwise: {
         std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
-            if (v.partial.count(k)) {
+            if (v.partial.has(k)) {
                 const auto msg = "the input of " + c.function + " is partial over " +
                                  ctx_.axis_label(k) + "; " + c.function +
                                  " is non-linear, so it is all-reduced first";
@@ -74,14 +74,14 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                   c.function + " needs the index it reduces over, as in " + c.function + "_s(x)");
             return std::nullopt;
         }
-        const std::string op = c.function == "max" ? "max" : "sum";
+        const PartialOp op = c.function == "max" ? PartialOp::Max : PartialOp::Sum;
         std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
-            if (auto it = v.partial.find(k); it != v.partial.end() && it->second != op)
-                reduce.push_back(k);
+            if (v.partial.has(k) && v.partial.at(k) != op) reduce.push_back(k);
         if (!reduce.empty())
             complete(v, reduce, e.range,
-                     c.function + " cannot pass a P(" + v.partial.at(reduce.front()) + ") input");
+                     c.function + " cannot pass a P(" +
+                         std::string(partial_op_name(v.partial.at(reduce.front()))) + ") input");
         IndexSet gone;
         for (const auto& i : c.indices) {
             if (!v.has(id_of(i))) {
@@ -101,7 +101,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     case ast::FunctionKind::Softmax: {
         std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
-            if (v.partial.count(k)) reduce.push_back(k);
+            if (v.partial.has(k)) reduce.push_back(k);
         complete(v, reduce, e.range, "softmax needs a complete input");
         if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
             error(Code::S122, e.range,

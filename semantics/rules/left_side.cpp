@@ -17,13 +17,12 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
         // The placements are built (with their words) only where one of the checks fails.
-        const auto fp = have.partial.find(k);
-        const auto tp = want.partial.find(k);
-        const IndexId* fs = fp == have.partial.end() ? have.sharded_index(k) : nullptr;
-        const IndexId* ts = tp == want.partial.end() ? want.sharded_index(k) : nullptr;
-        const bool fails =
-            (fp != have.partial.end() && tp != want.partial.end() && fp->second != tp->second) ||
-            (ts && !have.has(*ts)) || (fs && tp != want.partial.end());
+        const bool fp = have.partial.has(k);
+        const bool tp = want.partial.has(k);
+        const IndexId* fs = fp ? nullptr : have.sharded_index(k);
+        const IndexId* ts = tp ? nullptr : want.sharded_index(k);
+        const bool fails = (fp && tp && have.partial.at(k) != want.partial.at(k)) ||
+                           (ts && !have.has(*ts)) || (fs && tp);
         if (!fails) continue;
         const auto from = have.placement(k);
         const auto to = want.placement(k);
@@ -79,7 +78,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         }
         s.partial.assign(static_cast<std::size_t>(axes), 0);
         for (const auto& [k, op] : v.partial)
-            s.partial[static_cast<std::size_t>(k)] = op == "max" ? 'm' : 's';
+            s.partial[static_cast<std::size_t>(k)] = op == PartialOp::Max ? 'm' : 's';
         return s;
     };
     const LayoutState from = state_of(have);
@@ -144,7 +143,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             break;
         case MoveKind::KeepOne: {
             const int in = have.id;
-            have.partial[k] = m.op == 'm' ? "max" : "sum";
+            have.partial.set(k, m.op == 'm' ? PartialOp::Max : PartialOp::Sum);
             add_local(StepKind::Compute, have, "keep one copy",
                       "R -> P on " + ctx_.axis_label(k) +
                           ": keep one device's copy, zero the others (local)");
@@ -174,12 +173,12 @@ void Evaluator::reduce_leftovers(Value& v, const IndexSet& keep, const ast::Sour
     // A sum over a partial max is no partial max: reduce it first.
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     for (int k = 0; k < axes; ++k)
-        if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "max")
+        if (v.partial.is(k, PartialOp::Max))
             partial_max_needs_reduction(v, k, at, "a sum over the indices absent from the left");
     const double elems = local_elements(v);
     const double bytes = local_bytes(v);
     std::string names;
-    Value out = without(v, gone, "sum");
+    Value out = without(v, gone, PartialOp::Sum);
     for (const auto& i : gone)
         names += (names.empty() ? "" : " ") + i.text();
     const int in = v.id;

@@ -18,14 +18,13 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
         // Only P(sum) operands add up to a P(sum) (a partial max is reduced below).
         std::size_t partial_count = 0;
         for (const auto& v : ops)
-            if (auto it = v.partial.find(k); it != v.partial.end() && it->second == "sum")
-                ++partial_count;
+            if (v.partial.is(k, PartialOp::Sum)) ++partial_count;
         for (std::size_t o = 0; o < ops.size(); ++o) {
             auto& v = ops[o];
-            if (!v.partial.count(k)) continue;
+            if (!v.partial.has(k)) continue;
             // A sum of partial maxes (or a difference, or a quotient of one) is no partial max:
             // only P(sum) is linear.
-            const bool summable = v.partial.at(k) == "sum";
+            const bool summable = v.partial.at(k) == PartialOp::Sum;
             const bool keep = summable && (quotient ? (o == 0 && !sharded)
                                                     : (partial_count == ops.size() && !sharded));
             if (keep) continue;
@@ -96,7 +95,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
                         out.sharding[i] = it->second;
                 }
         for (const auto& [k, op] : v.partial)
-            out.partial[k] = op;
+            out.partial.set(k, op);
     }
     double moved = 0;
     for (const auto& v : ops)
@@ -120,8 +119,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Sum& s, const ast::Expr& e,
         // A negated partial max is a partial min: reduce first.
         const int axes = static_cast<int>(ctx_.mesh.axes.size());
         for (int k = 0; k < axes; ++k)
-            if (auto it = ops->front().partial.find(k);
-                it != ops->front().partial.end() && it->second == "max")
+            if (ops->front().partial.is(k, PartialOp::Max))
                 partial_max_needs_reduction(ops->front(), k, e.range, "a negation");
         const int in = ops->front().id;
         Value out = std::move(ops->front());

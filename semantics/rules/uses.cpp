@@ -88,7 +88,7 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
         }
         for (int k : ks) {
             if (!claim(k, nullptr, a.range)) return std::nullopt;
-            v.partial[k] = "sum";
+            v.partial.set(k, PartialOp::Sum);
         }
     }
     return v;

@@ -2,6 +2,7 @@
 // elements every device holds, over every pair of layouts of 1-D to 3-D meshes of up to 8
 // devices. The simulation knows only the collectives' definitions (MPI semantics on the
 // local buffers) and the layout's meaning (nested torch.chunk), not the planner's algebra.
+#include "semantics/context.hpp"
 #include "semantics/flat.hpp"
 #include "semantics/redistribute.hpp"
 #include "semantics/small_vec.hpp"
@@ -728,4 +729,61 @@ TEST_CASE("OneInline keeps one element inline and a group in order") {
     REQUIRE(twice.size() == 3u);
     for (const auto& i : twice)
         CHECK(i == IndexId{"a_long_name_on_the_heap", 2});
+}
+
+TEST_CASE("PartialAxes: a value's partial axes, flat by mesh axis") {
+    PartialAxes p;
+    CHECK(p.empty());
+    CHECK(!p.has(0));
+    CHECK(!p.has(-1));
+    CHECK(!p.has(40));
+    CHECK(p.begin() == p.end());
+    p.set(2, PartialOp::Max);
+    p.set(0, PartialOp::Sum);
+    CHECK(!p.empty());
+    CHECK(p.has(0));
+    CHECK(!p.has(1));
+    CHECK(p.has(2));
+    CHECK(p.is(0, PartialOp::Sum));
+    CHECK(!p.is(0, PartialOp::Max));
+    CHECK(p.is(2, PartialOp::Max));
+    CHECK(!p.is(1, PartialOp::Sum));
+    CHECK(p.at(2) == PartialOp::Max);
+    // Iterated in axis order, as (axis, op), skipping axes that are not partial.
+    std::vector<std::pair<int, PartialOp>> seen;
+    for (const auto& [k, op] : p)
+        seen.emplace_back(k, op);
+    CHECK(seen == std::vector<std::pair<int, PartialOp>>{{0, PartialOp::Sum}, {2, PartialOp::Max}});
+    // One form per value: erasing the last partial axis compares equal to never setting it.
+    PartialAxes q;
+    q.set(0, PartialOp::Sum);
+    CHECK(p != q);
+    p.erase(2);
+    CHECK(p == q);
+    p.erase(7); // beyond the last axis: nothing happens
+    CHECK(p == q);
+    p.set(0, PartialOp::Max); // a new reduction replaces the old
+    CHECK(p.at(0) == PartialOp::Max);
+    CHECK(p != q);
+    p.erase(0);
+    CHECK(p.empty());
+    CHECK(p == PartialAxes{});
+    // More axes than fit inline (meshes have no limit on their axis count).
+    PartialAxes many;
+    for (int k = 0; k < 20; k += 3)
+        many.set(k, k % 2 ? PartialOp::Max : PartialOp::Sum);
+    const PartialAxes copy = many;
+    CHECK(copy == many);
+    CHECK(copy.has(18));
+    CHECK(copy.is(9, PartialOp::Max));
+    CHECK(!copy.has(19));
+    int count = 0;
+    for (const auto& entry : copy) {
+        CHECK(entry.first % 3 == 0);
+        ++count;
+    }
+    CHECK(count == 7);
+    many.erase(18);
+    CHECK(many != copy);
+    CHECK(!many.has(18));
 }
