@@ -267,6 +267,11 @@ void RankProgram<T>::run(const Run& r) {
                 const auto& sp = plan_.statements.at(r.statement);
                 tape_.before(r, state_);
                 state_.insert_or_assign(sp.target, Stored{std::move(it->second.result), sp.result});
+                for (int id : sp.also_stored) {
+                    const auto& v = sp.values.at(static_cast<std::size_t>(id)).layout;
+                    state_.insert_or_assign(v.tensor,
+                                            Stored{std::move(it->second.moved.at(v.tensor)), v});
+                }
                 executed_ = std::move(it->second.executed);
                 inputs_ = std::move(it->second.inputs);
                 tape_.after(r, state_);
@@ -303,10 +308,17 @@ template <class T>
 const semantics::TensorLayout* RankProgram<T>::stored_layout(const semantics::RepeatBlock& b,
                                                              const std::string& key,
                                                              const Micro* mb) const {
+    // The last statement of the block that stores `key`: as its target, or as another factor
+    // a chain of products moves.
     const semantics::TensorLayout* out = nullptr;
-    for (std::size_t j = b.first; j < b.last && j < plan_.statements.size(); ++j)
-        if (plan_.statements[j].target == key)
-            out = mb ? &mb->statements.at(j - b.first).result : &plan_.statements[j].result;
+    for (std::size_t j = b.first; j < b.last && j < plan_.statements.size(); ++j) {
+        const auto& sp = mb ? mb->statements.at(j - b.first) : plan_.statements[j];
+        for (int id : sp.also_stored)
+            if (const auto v = static_cast<std::size_t>(id);
+                id >= 0 && v < sp.values.size() && sp.values[v].layout.tensor == key)
+                out = &sp.values[v].layout;
+        if (sp.target == key) out = &sp.result;
+    }
     return out;
 }
 
@@ -468,6 +480,13 @@ void RankProgram<T>::plan_micro_batches() {
                     ok = false;
             }
         }
+        // A carried tensor without the batch (a weight a chain of products moves, a state
+        // updated per layer) is not one micro-batch's: such a block runs whole, its sends in M
+        // parts as planned.
+        for (const auto& st : b.sends) {
+            const auto* l = stored_layout(b, st.tensor);
+            if (!l || !atom_of(*l, mb.batch)) ok = false;
+        }
         if (!ok || m <= 1) continue;
         mb.count = m;
         for (std::size_t j = b.first; j < b.last; ++j) {
@@ -565,7 +584,13 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
                         run_plan(mb.statements.at(j - b.first), &plan_.statements[j]);
                         run_ = nullptr;
                         auto& rep = replay_[{layer, j}];
-                        rep.pieces.push_back(state_.at(plan_.statements[j].target).local);
+                        const auto& whole_sp = plan_.statements[j];
+                        rep.pieces.push_back(state_.at(whole_sp.target).local);
+                        for (int id : whole_sp.also_stored) {
+                            const auto& key =
+                                whole_sp.values.at(static_cast<std::size_t>(id)).layout.tensor;
+                            rep.moved_pieces[key].push_back(state_.at(key).local);
+                        }
                         if (rep.executed.empty()) {
                             rep.executed = executed_;
                         } else {
@@ -590,8 +615,14 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
     }
     state_ = std::move(whole);
     for (auto& [key, rep] : replay_) {
-        rep.result = join(rep.pieces, plan_.statements.at(key.second).result, mb);
+        const auto& sp = plan_.statements.at(key.second);
+        rep.result = join(rep.pieces, sp.result, mb);
         rep.pieces.clear();
+        for (int id : sp.also_stored) {
+            const auto& v = sp.values.at(static_cast<std::size_t>(id)).layout;
+            rep.moved[v.tensor] = join(rep.moved_pieces.at(v.tensor), v, mb);
+        }
+        rep.moved_pieces.clear();
     }
     // Every micro-batch's sends together: the carried tensor's whole block, as planned.
     for (std::size_t i = 0; i < b.sends.size(); ++i) {
@@ -1020,9 +1051,9 @@ void RankProgram<T>::store_moved_factors(const semantics::StatementPlan& sp) {
     // lists (StatementPlan::also_stored): it is stored too, in the layout the chain gives it
     // (the checker defines it so). A chain computes nothing, so for a program input (whose
     // logical value every rank knows) the block must be exactly the input's block in that
-    // layout: compared, except partial layouts (their shares are the plan's). Micro-batched
-    // runs keep no such factor.
-    if (micro_run_) return;
+    // layout: compared, except partial layouts (their shares are the plan's) and under a
+    // micro-batch (its block is a cut of the input's; the factor is put together on the whole
+    // batch after the micro-batches, and the statements reading it are verified).
     std::vector<std::pair<std::string, Stored>> moved;
     for (int id : sp.also_stored) {
         const auto v = static_cast<std::size_t>(id);
@@ -1038,7 +1069,7 @@ void RankProgram<T>::store_moved_factors(const semantics::StatementPlan& sp) {
         const auto labels = labels_.labels_at(info.layout);
         Tensor<T> x = values_[v];
         if (x.labels != labels) x = ops_.permute(x, labels);
-        if (!partial && !state_.count(key)) {
+        if (!partial && !micro_run_ && !state_.count(key)) {
             const Tensor<T> got = ops_.download(x);
             const std::string name = run_ ? input_key(*run_, key) : key;
             const auto want = input_shard<T>(name, info.layout, labels, mesh_, coords_, data_);
@@ -1186,8 +1217,8 @@ void RankProgram<T>::local_step(const semantics::StatementPlan& sp, const semant
     }
     case OpKind::Reduce: {
         const auto& x = value(st.inputs.at(0));
-        result = ops_.reduce(
-            x, out, semantics::combine_of(st.reduce.value_or(semantics::ReduceFn::Sum)));
+        result = ops_.reduce(x, out,
+                             semantics::combine_of(st.reduce.value_or(semantics::ReduceFn::Sum)));
         if (st.reduce == semantics::ReduceFn::Mean) {
             double n = 1;
             for (const auto& a : in_layout(0).atoms)

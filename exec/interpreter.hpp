@@ -155,6 +155,10 @@ private:
     struct Replay {
         std::vector<Tensor<T>> pieces; ///< the result of each micro-batch
         Tensor<T> result;
+        /// The other factors a chain of products stores (StatementPlan::also_stored): each
+        /// micro-batch's, then put together like the result
+        std::map<std::string, std::vector<Tensor<T>>> moved_pieces;
+        std::map<std::string, Tensor<T>> moved;
         std::vector<Executed> executed;
         std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs;
     };
