@@ -178,7 +178,7 @@ Cost cost_of(const std::vector<Move>& moves) {
 void group_candidates(const LayoutState& s, const LayoutState& t, std::vector<Move>& out) {
     const int axes = static_cast<int>(s.partial.size());
     const int atoms = static_cast<int>(s.axes.size());
-    for (char op : {'s', 'm'}) {
+    for (PartialOp op : {PartialOp::Sum, PartialOp::Max}) {
         std::vector<int> reducible;
         for (int k = 0; k < axes; ++k)
             if (s.partial[static_cast<std::size_t>(k)] == op &&
@@ -253,7 +253,7 @@ std::vector<Move> candidates(const LayoutState& s, const LayoutState& t) {
         if (have < 0) {
             if (t.partial[ku]) {
                 Move m = mv(MoveKind::KeepOne, k);
-                m.op = t.partial[ku];
+                m.op = *t.partial[ku];
                 out.push_back(m);
             }
             if (want >= 0) // onto the target's index, or another one that an all-to-all moves on
@@ -292,7 +292,7 @@ std::vector<Move> axis_by_axis(const LayoutState& from, const LayoutState& to) {
         } else if (have < 0) {
             if (to.partial[ku]) {
                 Move m = mv(MoveKind::KeepOne, k);
-                m.op = to.partial[ku];
+                m.op = *to.partial[ku];
                 if (!add(m)) return {};
             }
         } else if (want < 0) {
@@ -343,7 +343,7 @@ bool move_applies(const LayoutState& s, const Move& m) {
     case MoveKind::Slice:
         return one && unused(s, m.axes[0]) && valid_atom(s, m.to);
     case MoveKind::KeepOne:
-        return one && unused(s, m.axes[0]) && m.op;
+        return one && unused(s, m.axes[0]);
     case MoveKind::Permute:
         return true;
     }
@@ -356,11 +356,11 @@ LayoutState apply_move(const LayoutState& s, const Move& m) {
     switch (m.kind) {
     case MoveKind::AllReduce:
         for (int k : m.axes)
-            out.partial[static_cast<std::size_t>(k)] = 0;
+            out.partial[static_cast<std::size_t>(k)] = std::nullopt;
         break;
     case MoveKind::ReduceScatter:
         for (int k : m.axes) {
-            out.partial[static_cast<std::size_t>(k)] = 0;
+            out.partial[static_cast<std::size_t>(k)] = std::nullopt;
             axes[static_cast<std::size_t>(m.to)].push_back(k);
         }
         break;
@@ -413,8 +413,8 @@ std::vector<std::vector<Range>> device_blocks(const RedistributionProblem& p,
 
 std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
                                  const LayoutState& to) {
-    auto any = [](const std::vector<char>& v) {
-        return std::any_of(v.begin(), v.end(), [](char c) { return c != 0; });
+    auto any = [](const std::vector<std::optional<PartialOp>>& v) {
+        return std::any_of(v.begin(), v.end(), [](const auto& x) { return x.has_value(); });
     };
     if (any(from.partial) || any(to.partial) || from == to) return std::nullopt;
     const auto n = device_count(p);
@@ -538,7 +538,9 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
 
 std::vector<LayoutState> relabelled_layouts(const RedistributionProblem& p, const LayoutState& s) {
     std::vector<LayoutState> out;
-    if (std::any_of(s.partial.begin(), s.partial.end(), [](char c) { return c != 0; })) return out;
+    if (std::any_of(s.partial.begin(), s.partial.end(),
+                    [](const auto& x) { return x.has_value(); }))
+        return out;
     std::vector<int> slots; // the axes in use, atom by atom
     for (const auto& a : s.axes)
         slots.insert(slots.end(), a.begin(), a.end());
@@ -606,7 +608,7 @@ std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& 
     for (std::size_t k = 0; k < s.partial.size(); ++k)
         if (!s.partial[k] && to.partial[k]) {
             Move m = mv(MoveKind::KeepOne, static_cast<int>(k));
-            m.op = to.partial[k];
+            m.op = *to.partial[k];
             add(m);
         }
     return out;

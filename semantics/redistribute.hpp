@@ -18,10 +18,10 @@
 namespace shardscope::semantics::detail {
 
 /// A layout as the search sees it: per atom (storage index) its mesh axes, major to minor,
-/// and per mesh axis its partial reduction (0: not partial, 's': sum, 'm': max).
+/// and per mesh axis its partial reduction (none: not partial).
 struct LayoutState {
-    std::vector<std::vector<int>> axes; ///< per atom
-    std::vector<char> partial;          ///< per mesh axis
+    std::vector<std::vector<int>> axes;            ///< per atom
+    std::vector<std::optional<PartialOp>> partial; ///< per mesh axis
     bool operator==(const LayoutState&) const = default;
     auto operator<=>(const LayoutState&) const = default;
     /// The atom that axis k shards, or -1.
@@ -44,10 +44,10 @@ enum class MoveKind {
 
 struct Move {
     MoveKind kind = MoveKind::AllReduce;
-    std::vector<int> axes; ///< one axis, or a group (collectives); empty for a permute
-    int from = -1;         ///< atom
-    int to = -1;           ///< atom
-    char op = 's';         ///< KeepOne: the partial reduction it introduces
+    std::vector<int> axes;         ///< one axis, or a group (collectives); empty for a permute
+    int from = -1;                 ///< atom
+    int to = -1;                   ///< atom
+    PartialOp op = PartialOp::Sum; ///< KeepOne: the partial reduction it introduces
     /// Permute: (source device, destination device), only pairs that move data; the source
     /// sends the part of its block that is the destination's target block.
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;

@@ -76,9 +76,9 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             auto it = v.sharding.find(i);
             s.axes.push_back(it == v.sharding.end() ? std::vector<int>{} : it->second.to_vector());
         }
-        s.partial.assign(static_cast<std::size_t>(axes), 0);
+        s.partial.assign(static_cast<std::size_t>(axes), std::nullopt);
         for (const auto& [k, op] : v.partial)
-            s.partial[static_cast<std::size_t>(k)] = op == PartialOp::Max ? 'm' : 's';
+            s.partial[static_cast<std::size_t>(k)] = op;
         return s;
     };
     const LayoutState from = state_of(have);
@@ -143,7 +143,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             break;
         case MoveKind::KeepOne: {
             const int in = have.id;
-            have.partial.set(k, m.op == 'm' ? PartialOp::Max : PartialOp::Sum);
+            have.partial.set(k, m.op);
             add_local(StepKind::Compute, have, "keep one copy",
                       "R -> P on " + ctx_.axis_label(k) +
                           ": keep one device's copy, zero the others (local)");

@@ -20,6 +20,9 @@ using namespace shardscope::semantics::detail;
 
 namespace {
 
+// A layout's partial reduction per mesh axis, as LayoutState lists them.
+constexpr std::optional<PartialOp> kNo{}, kSum{PartialOp::Sum}, kMax{PartialOp::Max};
+
 /// What one device holds: per atom the global positions of its local rows, in local order,
 /// and the partial shares summed into its buffer (a share: coordinates on the source's
 /// partial axes; empty set = zeros).
@@ -308,13 +311,13 @@ std::vector<LayoutState> all_layouts(int axes, int atoms, bool with_partial) {
         do {
             LayoutState s;
             s.axes.resize(static_cast<std::size_t>(atoms));
-            s.partial.assign(static_cast<std::size_t>(axes), 0);
+            s.partial.assign(static_cast<std::size_t>(axes), kNo);
             for (int k : order) {
                 const int w = where[static_cast<std::size_t>(k)];
                 if (w < atoms)
                     s.axes[static_cast<std::size_t>(w)].push_back(k);
                 else if (w == atoms + 1)
-                    s.partial[static_cast<std::size_t>(k)] = 's';
+                    s.partial[static_cast<std::size_t>(k)] = kSum;
             }
             if (seen.insert(s).second) out.push_back(s);
         } while (std::next_permutation(order.begin(), order.end()));
@@ -430,7 +433,7 @@ TEST_CASE("redistribution: a mesh with its own device order") {
 TEST_CASE("redistribution: the simulation refuses wrong plans") {
     // The issue's case: two per-axis all-to-alls do not swap i_0 j_1 into i_1 j_0.
     auto p = problem({2, 2}, {8, 8});
-    LayoutState from{{{0}, {1}}, {0, 0}}, to{{{1}, {0}}, {0, 0}};
+    LayoutState from{{{0}, {1}}, {kNo, kNo}}, to{{{1}, {0}}, {kNo, kNo}};
     Move a;
     a.kind = MoveKind::AllToAll;
     a.axes = {0};
@@ -442,7 +445,7 @@ TEST_CASE("redistribution: the simulation refuses wrong plans") {
     b.to = 0;
     CHECK_FALSE(simulate(p, from, to, {a, b}).empty());
     // An all-gather over an axis that is not the index's minor-most one.
-    LayoutState ab{{{0, 1}, {}}, {0, 0}}, b1{{{1}, {}}, {0, 0}};
+    LayoutState ab{{{0, 1}, {}}, {kNo, kNo}}, b1{{{1}, {}}, {kNo, kNo}};
     Move g;
     g.kind = MoveKind::AllGather;
     g.axes = {0};
@@ -458,8 +461,8 @@ TEST_CASE("redistribution: the simulation refuses wrong plans") {
 TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
     SUBCASE("a block swap on 2x2 is one permute of the two off-diagonal blocks") {
         auto p = problem({2, 2}, {8, 8});
-        const auto plan = plan_redistribution(p, LayoutState{{{0}, {1}}, {0, 0}},
-                                              LayoutState{{{1}, {0}}, {0, 0}});
+        const auto plan = plan_redistribution(p, LayoutState{{{0}, {1}}, {kNo, kNo}},
+                                              LayoutState{{{1}, {0}}, {kNo, kNo}});
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 1);
         CHECK(plan->front().kind == MoveKind::Permute);
@@ -469,8 +472,8 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
     }
     SUBCASE("a_{01} -> a_{10} is a pairwise swap") {
         auto p = problem({2, 2}, {8, 8});
-        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {}}, {0, 0}},
-                                              LayoutState{{{1, 0}, {}}, {0, 0}});
+        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {}}, {kNo, kNo}},
+                                              LayoutState{{{1, 0}, {}}, {kNo, kNo}});
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 1);
         CHECK(plan->front().kind == MoveKind::Permute);
@@ -478,11 +481,11 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
     }
     SUBCASE("right collectives in the right order: minor-most axis first") {
         auto p = problem({2, 2, 2}, {8, 8, 8});
-        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {2}, {}}, {0, 0, 0}},
-                                              LayoutState{{{0}, {1}, {2}}, {0, 0, 0}});
+        const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {2}, {}}, {kNo, kNo, kNo}},
+                                              LayoutState{{{0}, {1}, {2}}, {kNo, kNo, kNo}});
         REQUIRE(plan.has_value());
-        CHECK(simulate(p, LayoutState{{{0, 1}, {2}, {}}, {0, 0, 0}},
-                       LayoutState{{{0}, {1}, {2}}, {0, 0, 0}}, *plan)
+        CHECK(simulate(p, LayoutState{{{0, 1}, {2}, {}}, {kNo, kNo, kNo}},
+                       LayoutState{{{0}, {1}, {2}}, {kNo, kNo, kNo}}, *plan)
                   .empty());
         std::vector<int> axes;
         for (const auto& m : *plan)
@@ -491,8 +494,8 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
     }
     SUBCASE("nothing moves over an axis of size 1") {
         auto p = problem({4, 1}, {8, 8});
-        const auto plan = plan_redistribution(p, LayoutState{{{0}, {}}, {0, 's'}},
-                                              LayoutState{{{0}, {}}, {0, 0}});
+        const auto plan = plan_redistribution(p, LayoutState{{{0}, {}}, {kNo, kSum}},
+                                              LayoutState{{{0}, {}}, {kNo, kNo}});
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 1);
         CHECK(plan->front().local);
@@ -500,8 +503,8 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
     }
     SUBCASE("a shard moved to another axis is sliced and sent once, not gathered") {
         auto p = problem({2, 4}, {512, 512});
-        const auto plan =
-            plan_redistribution(p, LayoutState{{{0}, {}}, {0, 0}}, LayoutState{{{1}, {}}, {0, 0}});
+        const auto plan = plan_redistribution(p, LayoutState{{{0}, {}}, {kNo, kNo}},
+                                              LayoutState{{{1}, {}}, {kNo, kNo}});
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 1);
         CHECK(plan->front().kind == MoveKind::Permute);
@@ -513,26 +516,26 @@ TEST_CASE("redistribution: a permute to a layout on the way, then a collective")
     SUBCASE("the layouts a permute can reach keep each index's number of blocks") {
         auto p = problem({2, 4}, {1024, 1024});
         // i_{01}: i_{10} only (8 blocks either way); i_0: none (axis 1 has 4 devices).
-        CHECK(relabelled_layouts(p, LayoutState{{{0, 1}, {}}, {0, 0}}) ==
-              std::vector<LayoutState>{LayoutState{{{1, 0}, {}}, {0, 0}}});
-        CHECK(relabelled_layouts(p, LayoutState{{{0}, {}}, {0, 0}}).empty());
+        CHECK(relabelled_layouts(p, LayoutState{{{0, 1}, {}}, {kNo, kNo}}) ==
+              std::vector<LayoutState>{LayoutState{{{1, 0}, {}}, {kNo, kNo}}});
+        CHECK(relabelled_layouts(p, LayoutState{{{0}, {}}, {kNo, kNo}}).empty());
         // On 2x2 a shard may move to the other axis, or the two indices swap axes.
         auto q = problem({2, 2}, {8, 8});
-        CHECK(relabelled_layouts(q, LayoutState{{{0}, {1}}, {0, 0}}) ==
-              std::vector<LayoutState>{LayoutState{{{1}, {0}}, {0, 0}}});
-        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {0, 0}}) ==
-              std::vector<LayoutState>{LayoutState{{{1}, {}}, {0, 0}}});
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {1}}, {kNo, kNo}}) ==
+              std::vector<LayoutState>{LayoutState{{{1}, {0}}, {kNo, kNo}}});
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {kNo, kNo}}) ==
+              std::vector<LayoutState>{LayoutState{{{1}, {}}, {kNo, kNo}}});
         // A partial layout: no permute applies.
-        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {0, 's'}}).empty());
+        CHECK(relabelled_layouts(q, LayoutState{{{0}, {}}, {kNo, kSum}}).empty());
     }
     SUBCASE("issue 19: the minor axis of i_{01} gathered, axis 1 kept (XLA's bytes, not 2.5x)") {
         auto p = problem({2, 4}, {1024, 1024});
-        const LayoutState from{{{0, 1}, {}}, {0, 0}}, to{{{1}, {}}, {0, 0}};
+        const LayoutState from{{{0, 1}, {}}, {kNo, kNo}}, to{{{1}, {}}, {kNo, kNo}};
         const auto plan = plan_redistribution(p, from, to);
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 2);
         CHECK((*plan)[0].kind == MoveKind::Permute);
-        CHECK((*plan)[0].target == LayoutState{{{1, 0}, {}}, {0, 0}});
+        CHECK((*plan)[0].target == LayoutState{{{1, 0}, {}}, {kNo, kNo}});
         CHECK((*plan)[1].kind == MoveKind::AllGather);
         CHECK((*plan)[1].axes == std::vector<int>{0});
         CHECK((*plan)[0].bytes + (*plan)[1].bytes == 2 * 128 * 1024 * 4); // 1.05 MB, was 2.62
@@ -548,12 +551,12 @@ TEST_CASE("redistribution: meshes too large to search all layouts still get exac
     // Six axes of two devices, three indices: far more layouts than the search visits.
     auto p = problem({2, 2, 2, 2, 2, 2}, {16, 8, 8});
     const std::vector<std::pair<LayoutState, LayoutState>> pairs = {
-        {{{{0, 1, 2}, {3, 4, 5}, {}}, {0, 0, 0, 0, 0, 0}},
-         {{{5, 4}, {}, {3, 2, 1, 0}}, {0, 0, 0, 0, 0, 0}}},
-        {{{{0, 1, 2}, {3}, {4}}, {0, 0, 0, 0, 0, 's'}},
-         {{{4, 3}, {0, 2}, {5}}, {0, 's', 0, 0, 0, 0}}},
-        {{{{}, {}, {}}, {'s', 's', 's', 's', 's', 's'}},
-         {{{5, 1}, {3, 0}, {2, 4}}, {0, 0, 0, 0, 0, 0}}},
+        {{{{0, 1, 2}, {3, 4, 5}, {}}, {kNo, kNo, kNo, kNo, kNo, kNo}},
+         {{{5, 4}, {}, {3, 2, 1, 0}}, {kNo, kNo, kNo, kNo, kNo, kNo}}},
+        {{{{0, 1, 2}, {3}, {4}}, {kNo, kNo, kNo, kNo, kNo, kSum}},
+         {{{4, 3}, {0, 2}, {5}}, {kNo, kSum, kNo, kNo, kNo, kNo}}},
+        {{{{}, {}, {}}, {kSum, kSum, kSum, kSum, kSum, kSum}},
+         {{{5, 1}, {3, 0}, {2, 4}}, {kNo, kNo, kNo, kNo, kNo, kNo}}},
     };
     for (const auto& pair : pairs) {
         const auto& from = pair.first;
@@ -599,7 +602,7 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
     };
     SUBCASE("P on both axes -> R: a hierarchical all-reduce beats one per axis") {
         auto p = problem({2, 4}, {1024, 1024});
-        const LayoutState from{{{}, {}}, {'s', 's'}}, to{{{}, {}}, {0, 0}};
+        const LayoutState from{{{}, {}}, {kSum, kSum}}, to{{{}, {}}, {kNo, kNo}};
         const auto plan = plan_redistribution(p, from, to);
         REQUIRE(plan.has_value());
         CHECK(simulate(p, from, to, *plan).empty());
@@ -615,7 +618,7 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
     SUBCASE("without latency, one all-reduce over the group") {
         auto p = problem({2, 4}, {1024, 1024});
         p.links.assign(2, Link{450e9, 0});
-        const LayoutState from{{{}, {}}, {'s', 's'}}, to{{{}, {}}, {0, 0}};
+        const LayoutState from{{{}, {}}, {kSum, kSum}}, to{{{}, {}}, {kNo, kNo}};
         const auto plan = plan_redistribution(p, from, to);
         REQUIRE(plan.has_value());
         REQUIRE(plan->size() == 1);
@@ -626,7 +629,7 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
     }
     SUBCASE("a_{01} b -> a b_{01}: one all-to-all over the group when bandwidth dominates") {
         auto p = problem({2, 4}, {16384, 8192});
-        const LayoutState from{{{0, 1}, {}}, {0, 0}}, to{{{}, {0, 1}}, {0, 0}};
+        const LayoutState from{{{0, 1}, {}}, {kNo, kNo}}, to{{{}, {0, 1}}, {kNo, kNo}};
         const auto plan = plan_redistribution(p, from, to);
         REQUIRE(plan.has_value());
         CHECK(kinds(*plan) == std::to_string(static_cast<int>(MoveKind::AllToAll)) + "(01)");
@@ -643,14 +646,14 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
         g.kind = MoveKind::AllGather;
         g.axes = {0, 1};
         g.from = 0;
-        CHECK(move_applies(LayoutState{{{0, 1}, {}}, {0, 0}}, g));
-        CHECK_FALSE(move_applies(LayoutState{{{1, 0}, {}}, {0, 0}}, g));
+        CHECK(move_applies(LayoutState{{{0, 1}, {}}, {kNo, kNo}}, g));
+        CHECK_FALSE(move_applies(LayoutState{{{1, 0}, {}}, {kNo, kNo}}, g));
         Move r;
         r.kind = MoveKind::AllReduce;
         r.axes = {0, 1};
-        CHECK(move_applies(LayoutState{{{}, {}}, {'s', 's'}}, r));
-        CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {'s', 'm'}}, r)); // two reductions
-        CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {'s', 0}}, r));
+        CHECK(move_applies(LayoutState{{{}, {}}, {kSum, kSum}}, r));
+        CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {kSum, kMax}}, r)); // two reductions
+        CHECK_FALSE(move_applies(LayoutState{{{}, {}}, {kSum, kNo}}, r));
     }
 }
 
