@@ -21,6 +21,22 @@ if [ "$backend" = cuda ]; then
 fi
 # shellcheck source=same_lines.sh
 source "$(dirname "$0")/same_lines.sh"
+# The "N of M statements verified" line of an exec report (empty without one).
+statements_line() { echo "$1" | grep -E '^[0-9]+ of [0-9]+ statements verified$' | tail -1; }
+all_verified() {
+    local l
+    l=$(statements_line "$1")
+    [ -n "$l" ] && [ "$(echo "$l" | awk '{print $1}')" = "$(echo "$l" | awk '{print $3}')" ]
+}
+# A failed run's cause first: what is not a passing statement, with each FAIL's statement.
+summarize() {
+    echo "--- lines other than passing statements:"
+    echo "$1" | grep -v -E '^line [0-9]+: |^  ran: |^  max abs error .*PASS$' | head -60
+    echo "--- failing statements:"
+    echo "$1" | grep -B2 -E '^  max abs error .*FAIL$' | head -40
+    echo "--- last lines:"
+    echo "$1" | tail -8
+}
 for f in "$dir"/*.ein; do
     count=$((count + 1))
     if [ "$backend" = cuda ]; then
@@ -76,8 +92,25 @@ print(n)')
         # backward of megatron_gpt175b.ein (layer-norm backwards with cancellation) lands at
         # 1.04e-4 in f32, just over exec's f32 tolerance; f64 leaves a wrong collective as the
         # only way to fail. The sim backend runs every sample in f32 (above and test_exec).
-        if ! out=$("$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend mpi --small --dtype f64 "$f" 2>&1); then
-            echo "FAIL (mpi, $n ranks): $f"; echo "$out"; failed=$((failed + 1))
+        run_mpi() { "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend mpi --small --dtype f64 "$f" 2>&1; }
+        out=$(run_mpi)
+        rc=$?
+        # Once (stop 30's CI), megatron_gpt175b.ein on 64 ranks failed with no cause in sight:
+        # CI keeps the head of a 1,600-line report. A failure shows its cause first: the exit
+        # status, then every line that is not a passing statement (FAIL lines, mpirun's own
+        # messages about a rank's exit), then the report's last lines.
+        if [ "$rc" -ne 0 ] && all_verified "$out"; then
+            # Every statement verified, yet mpirun failed: a rank's exit or the launcher, not a
+            # collective. Shown, then run once more: a second failure fails the test.
+            echo "WARNING (mpi, $n ranks, exit $rc after every statement verified; run again): $f"
+            summarize "$out"
+            out=$(run_mpi)
+            rc=$?
+        fi
+        if [ "$rc" -ne 0 ]; then
+            echo "FAIL (mpi, $n ranks, exit $rc): $f"
+            summarize "$out"
+            failed=$((failed + 1))
         else
             echo "ok (mpi, $n ranks): $f: $(echo "$out" | tail -1)"
         fi
