@@ -266,12 +266,9 @@ void RankProgram<T>::run(const Run& r) {
                                     std::to_string(comm_.rank()));
                 const auto& sp = plan_.statements.at(r.statement);
                 tape_.before(r, state_);
-                state_.insert_or_assign(sp.target, Stored{std::move(it->second.result), sp.result});
-                for (int id : sp.also_stored) {
-                    const auto& v = sp.values.at(static_cast<std::size_t>(id)).layout;
-                    state_.insert_or_assign(v.tensor,
-                                            Stored{std::move(it->second.moved.at(v.tensor)), v});
-                }
+                for (const auto& [name, layout] : sp.stores())
+                    state_.insert_or_assign(name,
+                                            Stored{std::move(it->second.stored.at(name)), *layout});
                 executed_ = std::move(it->second.executed);
                 inputs_ = std::move(it->second.inputs);
                 tape_.after(r, state_);
@@ -313,11 +310,8 @@ const semantics::TensorLayout* RankProgram<T>::stored_layout(const semantics::Re
     const semantics::TensorLayout* out = nullptr;
     for (std::size_t j = b.first; j < b.last && j < plan_.statements.size(); ++j) {
         const auto& sp = mb ? mb->statements.at(j - b.first) : plan_.statements[j];
-        for (int id : sp.also_stored)
-            if (const auto v = static_cast<std::size_t>(id);
-                id >= 0 && v < sp.values.size() && sp.values[v].layout.tensor == key)
-                out = &sp.values[v].layout;
-        if (sp.target == key) out = &sp.result;
+        for (const auto& [name, layout] : sp.stores())
+            if (name == key) out = layout;
     }
     return out;
 }
@@ -585,12 +579,8 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
                         run_ = nullptr;
                         auto& rep = replay_[{layer, j}];
                         const auto& whole_sp = plan_.statements[j];
-                        rep.pieces.push_back(state_.at(whole_sp.target).local);
-                        for (int id : whole_sp.also_stored) {
-                            const auto& key =
-                                whole_sp.values.at(static_cast<std::size_t>(id)).layout.tensor;
-                            rep.moved_pieces[key].push_back(state_.at(key).local);
-                        }
+                        for (const auto& store : whole_sp.stores())
+                            rep.pieces[store.first].push_back(state_.at(store.first).local);
                         if (rep.executed.empty()) {
                             rep.executed = executed_;
                         } else {
@@ -616,13 +606,9 @@ void RankProgram<T>::run_micro_batched(const semantics::RepeatBlock& b, const Mi
     state_ = std::move(whole);
     for (auto& [key, rep] : replay_) {
         const auto& sp = plan_.statements.at(key.second);
-        rep.result = join(rep.pieces, sp.result, mb);
+        for (const auto& [name, layout] : sp.stores())
+            rep.stored[name] = join(rep.pieces.at(name), *layout, mb);
         rep.pieces.clear();
-        for (int id : sp.also_stored) {
-            const auto& v = sp.values.at(static_cast<std::size_t>(id)).layout;
-            rep.moved[v.tensor] = join(rep.moved_pieces.at(v.tensor), v, mb);
-        }
-        rep.moved_pieces.clear();
     }
     // Every micro-batch's sends together: the carried tensor's whole block, as planned.
     for (std::size_t i = 0; i < b.sends.size(); ++i) {

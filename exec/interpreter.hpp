@@ -153,12 +153,10 @@ private:
     /// What one run of a micro-batched block did on this rank, every micro-batch put
     /// together: its result on the whole batch, its collectives (bytes summed), its inputs.
     struct Replay {
-        std::vector<Tensor<T>> pieces; ///< the result of each micro-batch
-        Tensor<T> result;
-        /// The other factors a chain of products stores (StatementPlan::also_stored): each
-        /// micro-batch's, then put together like the result
-        std::map<std::string, std::vector<Tensor<T>>> moved_pieces;
-        std::map<std::string, Tensor<T>> moved;
+        /// Each tensor the statement stores (StatementPlan::stores(): its target, and the
+        /// other factors a chain of products moves): each micro-batch's piece, in order
+        std::map<std::string, std::vector<Tensor<T>>> pieces;
+        std::map<std::string, Tensor<T>> stored; ///< the pieces put together
         std::vector<Executed> executed;
         std::map<std::string, std::pair<Tensor<T>, semantics::TensorLayout>> inputs;
     };
