@@ -42,7 +42,7 @@ for f in "$dir"/*.ein; do
     if [ "$backend" = cuda ]; then
         for data in random ints; do
             if ! out=$("$bin" exec --backend cuda --small --data "$data" "$f" 2>&1); then
-                echo "FAIL (cuda, $data): $f"; echo "$out"; failed=$((failed + 1))
+                echo "FAIL (cuda, $data): $f"; summarize "$out"; failed=$((failed + 1))
             fi
         done
         # Every stored result's per-rank tensors, on cuda and on sim, with arange data (a
@@ -78,7 +78,7 @@ print(" ".join(seen))')
         datas="random ints"
         for data in $datas; do
             if ! out=$("$bin" exec --small --data "$data" "$f" 2>&1); then
-                echo "FAIL ($data): $f"; echo "$out"; failed=$((failed + 1))
+                echo "FAIL ($data): $f"; summarize "$out"; failed=$((failed + 1))
             fi
         done
     else
