@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
 install_packages
-# jax (CPU) for the test that runs the exported JAX scripts: a venv, made once.
+# jax (CPU) for the tests that run the exported JAX scripts and compare with XLA, and torch
+# for those that run the exported torch scripts and DTensor (on the CPU, with gloo): venvs,
+# made once (torch: about 5 GB of wheels, a minute here).
 ensure_jax >/dev/null || say "jax is not available: the exported-JAX test will say why"
+ensure_torch >/dev/null || say "torch is not available: the torch and DTensor tests will say why"
 build build -DSHARDSCOPE_WERROR=ON
 
 say "running tests"

@@ -45,20 +45,21 @@ build() {
     return "$rc"
 }
 
-# ensure_jax: a virtual environment with jax (CPU) for the exported JAX scripts' test, made
-# once in a cache folder (Debian's python refuses pip installs outside a venv). Prints the
-# venv's python. When pip cannot reach the package index, says why in $venv/unavailable and
-# returns 1 (the test then skips with that reason); any other failure returns 2.
-SHARDSCOPE_JAX_VENV=${SHARDSCOPE_JAX_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/jax-venv}
-ensure_jax() {
-    local venv=$SHARDSCOPE_JAX_VENV py
+# ensure_venv NAME VENV IMPORT PACKAGES...: a virtual environment in VENV whose python imports
+# IMPORT, made once (Debian's python refuses pip installs outside a venv) by pip-installing
+# PACKAGES. Prints the python. A python3 that imports IMPORT already (the GPU machine's) needs
+# no venv and no network. When pip cannot reach the package index, or python3 cannot make a
+# venv, says why in $VENV/unavailable and returns 1 (the tests then skip with that reason); any
+# other failure prints pip's log on stderr and returns 2 (the tests then fail).
+ensure_venv() {
+    local name=$1 venv=$2 import=$3 py
+    shift 3
     py=$venv/bin/python3
-    if [ -x "$py" ] && "$py" -c 'import jax' 2>/dev/null; then
+    if [ -x "$py" ] && "$py" -c "import $import" 2>/dev/null; then
         echo "$py"
         return 0
     fi
-    # A python that has jax already (the GPU machine's) needs no venv and no network.
-    if python3 -c 'import jax' 2>/dev/null; then
+    if python3 -c "import $import" 2>/dev/null; then
         command -v python3
         return 0
     fi
@@ -66,23 +67,33 @@ ensure_jax() {
     local made
     if ! "$py" -m pip --version >/dev/null 2>&1 &&
         ! made=$(python3 -m venv --clear "$venv" 2>&1); then
-        # No venv module with pip (python3-venv) and no jax: nothing to install it into.
-        echo "jax is not installed and python3 cannot make a venv ($(grep -m1 -iE 'ensurepip|No module|error' <<<"$made"))" >"$venv/unavailable"
+        # No venv module with pip (python3-venv): nothing to install it into.
+        echo "$name is not installed and python3 cannot make a venv ($(grep -m1 -iE 'ensurepip|No module|error' <<<"$made"))" >"$venv/unavailable"
         return 1
     fi
     local log=$venv/pip.log
-    if "$py" -m pip install --disable-pip-version-check -q "jax[cpu]" >"$log" 2>&1; then
+    if "$py" -m pip install --disable-pip-version-check -q "$@" >"$log" 2>&1; then
         rm -f "$venv/unavailable"
         echo "$py"
         return 0
     fi
     if grep -qiE "Temporary failure in name resolution|Failed to establish a new connection|Network is unreachable|Max retries exceeded|ConnectTimeout|ReadTimeout|ProxyError|Name or service not known" "$log"; then
-        { echo "jax cannot be installed: the package index is unreachable (pip: $(grep -m1 -iE 'error|warning' "$log"))"; } >"$venv/unavailable"
+        { echo "$name cannot be installed: the package index is unreachable (pip: $(grep -m1 -iE 'error|warning' "$log"))"; } >"$venv/unavailable"
         return 1
     fi
     cat "$log" >&2
     return 2
 }
+
+# ensure_jax: jax (CPU) for the exported JAX scripts' test and the XLA conformance test.
+SHARDSCOPE_JAX_VENV=${SHARDSCOPE_JAX_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/jax-venv}
+ensure_jax() { ensure_venv jax "$SHARDSCOPE_JAX_VENV" jax "jax[cpu]"; }
+
+# ensure_torch: torch (PyPI's wheel, with its CUDA libraries: about 5 GB, a minute here) for
+# the exported torch scripts' test and the DTensor conformance test, which run on the CPU
+# with gloo.
+SHARDSCOPE_TORCH_VENV=${SHARDSCOPE_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/torch-venv}
+ensure_torch() { ensure_venv torch "$SHARDSCOPE_TORCH_VENV" torch.distributed torch==2.15.0 numpy; }
 
 # For a test that runs jax: sets JAX_PY to the jax venv's python and XLA_FLAGS to 8 CPU
 # devices, or ends the test: exit 77 (skipped, saying why) where jax cannot be installed,
@@ -98,23 +109,33 @@ jax_test_python() {
 }
 
 # torch_python: the python whose torch runs the exported torch scripts and the DTensor
-# conformance test: SHARDSCOPE_TORCH_PYTHON if set, else the venv $SHARDSCOPE_TORCH_VENV if
-# it exists, else python3. Never installs torch (about 1 GB of wheels; README.md says how the
-# venv was made). Prints the python, or why it cannot be used and returns 1.
-SHARDSCOPE_TORCH_VENV=${SHARDSCOPE_TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/torch-venv}
+# conformance test: SHARDSCOPE_TORCH_PYTHON if set, else ensure_torch's (installed once).
+# Prints the python and returns 0; or prints why there is none and returns 1 (the test skips:
+# the package index is unreachable, or no venv can be made) or 2 (the test fails: installing
+# failed, or this torch has no DTensor or gloo).
 torch_python() {
-    local py=python3 err
-    [ -x "$SHARDSCOPE_TORCH_VENV/bin/python3" ] && py=$SHARDSCOPE_TORCH_VENV/bin/python3
-    py=${SHARDSCOPE_TORCH_PYTHON:-$py}
-    if ! command -v "$py" >/dev/null; then
-        echo "no python with torch: $py does not exist"
-        return 1
+    local py err rc=0
+    if [ -n "${SHARDSCOPE_TORCH_PYTHON:-}" ]; then
+        py=$SHARDSCOPE_TORCH_PYTHON
+        if ! command -v "$py" >/dev/null; then
+            echo "SHARDSCOPE_TORCH_PYTHON=$py does not exist"
+            return 2
+        fi
+    else
+        py=$(ensure_torch) || rc=$?
+        if [ "$rc" -eq 1 ]; then
+            cat "$SHARDSCOPE_TORCH_VENV/unavailable"
+            return 1
+        elif [ "$rc" -ne 0 ]; then
+            echo "torch could not be installed in $SHARDSCOPE_TORCH_VENV (pip's log above)"
+            return 2
+        fi
     fi
     if ! err=$("$py" -c 'import torch.distributed as d
 from torch.distributed.tensor import DTensor
 assert d.is_available() and d.is_gloo_available(), "torch.distributed has no gloo"' 2>&1); then
-        echo "torch is not usable from $py ($(printf '%s\n' "$err" | tail -1)); make $SHARDSCOPE_TORCH_VENV or set SHARDSCOPE_TORCH_PYTHON"
-        return 1
+        echo "torch is not usable from $py ($(printf '%s\n' "$err" | tail -1))"
+        return 2
     fi
     echo "$py"
 }

@@ -9,9 +9,9 @@
 # where it has one (the GPU machine's), else a venv (scripts/setup.sh); exit 77 (skipped) only
 # when jax cannot be installed: the package index is unreachable, or python3 cannot make a venv.
 # torch: `python -m torch.distributed.run --standalone --nproc-per-node N` (N from the
-# script's header), gloo on the CPU (--device cpu); exit 77 (skipped, saying why) when no
-# python imports torch (SHARDSCOPE_TORCH_PYTHON, else the torch venv): torch is never
-# installed here (about 1 GB of wheels, see README.md).
+# script's header), gloo on the CPU (--device cpu), with SHARDSCOPE_TORCH_PYTHON or the torch
+# venv (scripts/setup.sh installs it once); exit 77 (skipped, saying why) only when torch
+# cannot be installed, as for jax.
 set -uo pipefail
 target=$1 bin=$2 ref=$3 src=$4
 # shellcheck source=../../scripts/setup.sh
@@ -22,7 +22,12 @@ jax)
     py=$JAX_PY
     ;;
 torch)
-    py=$(torch_python) || { echo "SKIPPED: $py"; exit 77; }
+    py=$(torch_python)
+    case $? in
+    0) ;;
+    1) echo "SKIPPED: $py"; exit 77 ;;
+    *) echo "FAIL: $py"; exit 1 ;;
+    esac
     export OMP_NUM_THREADS=1 # one thread per rank (torchrun's default, without its warning)
     # Each rank is a python process with torch loaded (about 0.5 GB): 64 ranks do not fit in
     # 24 GB (the kernel's OOM killer ended them, 2026-11-26). A sample whose ranks need more
@@ -85,7 +90,7 @@ ranks_fit() {
     [ -z "$avail" ] || [ $(($1 * rank_kib * 6 / 5)) -le "$avail" ]
 }
 run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
-    local name=$1 file=$2 data=$3 seed=$4 dtype=$5 tol=$6 result= n
+    local name=$1 file=$2 data=$3 seed=$4 dtype=$5 tol=$6 result='' n
     if ! "$bin" export --to "$target" --small "$file" -o "$tmp/$name.py"; then
         count=$((count + 1))
         echo "FAIL: $name: export failed"
