@@ -139,3 +139,15 @@ assert d.is_available() and d.is_gloo_available(), "torch.distributed has no glo
     fi
     echo "$py"
 }
+
+# For a test that runs torch: sets TORCH_PY to torch_python's python, or ends the test as
+# jax_test_python does: exit 77 (skipped, saying why) where torch cannot be installed, exit 1
+# where installing it failed or it cannot be used.
+torch_test_python() {
+    TORCH_PY=$(torch_python)
+    case $? in
+    0) ;;
+    1) echo "SKIPPED: $TORCH_PY"; exit 77 ;;
+    *) echo "FAIL: $TORCH_PY"; exit 1 ;;
+    esac
+}

@@ -37,6 +37,8 @@ summarize() {
     echo "--- last lines:"
     echo "$1" | tail -8
 }
+# One sample on one process per device: run_mpi FILE RANKS.
+run_mpi() { "$mpiexec" --oversubscribe -np "$2" "$bin" exec --backend mpi --small --dtype f64 "$1" 2>&1; }
 for f in "$dir"/*.ein; do
     count=$((count + 1))
     if [ "$backend" = cuda ]; then
@@ -92,8 +94,7 @@ print(n)')
         # backward of megatron_gpt175b.ein (layer-norm backwards with cancellation) lands at
         # 1.04e-4 in f32, just over exec's f32 tolerance; f64 leaves a wrong collective as the
         # only way to fail. The sim backend runs every sample in f32 (above and test_exec).
-        run_mpi() { "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend mpi --small --dtype f64 "$f" 2>&1; }
-        out=$(run_mpi)
+        out=$(run_mpi "$f" "$n")
         rc=$?
         # Once (stop 30's CI), megatron_gpt175b.ein on 64 ranks failed with no cause in sight:
         # CI keeps the head of a 1,600-line report. A failure shows its cause first: the exit
@@ -104,7 +105,7 @@ print(n)')
             # collective. Shown, then run once more: a second failure fails the test.
             echo "WARNING (mpi, $n ranks, exit $rc after every statement verified; run again): $f"
             summarize "$out"
-            out=$(run_mpi)
+            out=$(run_mpi "$f" "$n")
             rc=$?
         fi
         if [ "$rc" -ne 0 ]; then

@@ -22,12 +22,8 @@ jax)
     py=$JAX_PY
     ;;
 torch)
-    py=$(torch_python)
-    case $? in
-    0) ;;
-    1) echo "SKIPPED: $py"; exit 77 ;;
-    *) echo "FAIL: $py"; exit 1 ;;
-    esac
+    torch_test_python
+    py=$TORCH_PY
     export OMP_NUM_THREADS=1 # one thread per rank (torchrun's default, without its warning)
     # Each rank is a python process with torch loaded (about 0.5 GB): 64 ranks do not fit in
     # 24 GB (the kernel's OOM killer ended them, 2026-11-26). A sample whose ranks need more
@@ -83,10 +79,11 @@ execute() { # execute SCRIPT DATA SEED DTYPE: run an exported script, printing e
     "$py" -m torch.distributed.run --standalone --nproc-per-node "$n" "$1" --device cpu "${opts[@]}"
 }
 failed=0 count=0 skipped=0
+mem_available_kib() { sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
 # torch: whether N ranks of rank_kib each fit in MemAvailable (with a fifth to spare).
 ranks_fit() {
     local avail
-    avail=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+    avail=$(mem_available_kib)
     [ -z "$avail" ] || [ $(($1 * rank_kib * 6 / 5)) -le "$avail" ]
 }
 run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
@@ -100,7 +97,7 @@ run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
     if [ "$target" = torch ]; then
         n=$(sed -n 's/^# Run: torchrun --nproc-per-node \([0-9]*\) .*/\1/p' "$tmp/$name.py")
         if [ -n "$n" ] && ! ranks_fit "$n"; then
-            echo "skipped: $name: $n ranks of torch need about $((n * rank_kib / 1024 / 1024 + 1)) GB; $(($(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo) / 1024 / 1024)) GB available"
+            echo "skipped: $name: $n ranks of torch need about $((n * rank_kib / 1024 / 1024 + 1)) GB; $(($(mem_available_kib) / 1024 / 1024)) GB available"
             skipped=$((skipped + 1))
             return
         fi
