@@ -111,6 +111,7 @@ std::string context_key(const Context& ctx, const CheckOptions& options) {
     for (const auto& l : ctx.links) {
         append_raw(out, l.bytes_per_second);
         append_raw(out, l.latency_s);
+        append_raw(out, l.protocols.size());
     }
     for (const auto& [f, kind] : ctx.functions) {
         text(f);

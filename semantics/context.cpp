@@ -148,15 +148,20 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
     }
     if (!ctx.hw) ctx.hw = find_hardware("h100");
     for (const auto& a : ctx.mesh.axes)
-        (void)a, ctx.links.push_back({ctx.hw->link_bw, ctx.hw->link_latency_s});
+        (void)a,
+            ctx.links.push_back({ctx.hw->link_bw, ctx.hw->link_latency_s, ctx.hw->link_protocols});
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
         if (const auto* l = std::get_if<ast::LinkDecl>(&s->node)) {
             for (int k : ctx.resolve_axis(l->axis)) {
                 ctx.links[static_cast<std::size_t>(k)].bytes_per_second = l->bytes_per_second;
-                if (!l->latency_text.empty())
+                // A latency written is the plain model's (per step, no protocols); a bandwidth
+                // alone keeps the preset's protocols at the new bandwidth.
+                if (!l->latency_text.empty()) {
                     ctx.links[static_cast<std::size_t>(k)].latency_s = l->latency_seconds;
+                    ctx.links[static_cast<std::size_t>(k)].protocols = {};
+                }
             }
         }
     }

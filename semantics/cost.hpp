@@ -3,9 +3,30 @@
 
 #include "plan.hpp"
 
+#include <span>
 #include <string_view>
 
 namespace shardscope::semantics {
+
+/// One NCCL protocol on a link (NCCL's ring model, src/graph/tuning.cc): a fixed latency
+/// per collective, a latency per ring step, and the share of the link's bus bandwidth it
+/// reaches. NCCL picks, per collective and size, the protocol its model finds fastest; the
+/// cost model does the same.
+struct Protocol {
+    std::string_view name;       ///< "LL", "LL128", "Simple"
+    double base_s = 0;           ///< per collective
+    double step_s = 0;           ///< per ring step
+    double share_all_reduce = 1; ///< of the bus bandwidth, for an all-reduce
+    double share_other = 1;      ///< for every other collective
+    bool operator==(const Protocol&) const = default;
+};
+
+/// The protocols of one kind of link (empty: the plain `steps · latency + bytes / bandwidth`).
+using Protocols = std::span<const Protocol>;
+/// The same table (the presets' tables are static: identity is equality).
+inline bool same_protocols(Protocols a, Protocols b) {
+    return a.data() == b.data() && a.size() == b.size();
+}
 
 /// A hardware preset: peak compute per element type, memory capacity and bandwidth, and
 /// interconnect bandwidth.
@@ -15,7 +36,8 @@ struct Hardware {
     double flops_bf16 = 0;     ///< FLOP/s, dense bf16/f16 matrix units
     double memory_bw = 0;      ///< bytes/s (HBM)
     double link_bw = 0;        ///< bytes/s per device into its mesh axis (one direction)
-    double link_latency_s = 0; ///< per collective step
+    double link_latency_s = 0; ///< per collective step (the plain model: no protocols)
+    Protocols link_protocols;  ///< how NCCL drives the link (empty: the plain model)
     double hbm_bytes = 0;      ///< memory capacity per device (bytes): program totals' "fits"
     std::string_view source;   ///< where the figures come from
 };
@@ -25,10 +47,14 @@ const Hardware* find_hardware(std::string_view name);
 /// Names of all presets, comma-separated, for messages.
 std::string hardware_names();
 
-/// Bandwidth and latency of the links along one mesh axis.
+/// Bandwidth and latency of the links along one mesh axis. With protocols (a preset's
+/// NVLink), a collective costs the fastest protocol's `base + steps · step + bytes /
+/// (bandwidth · share)`; without (a `link` line with a latency, a TPU), `steps · latency +
+/// bytes / bandwidth`.
 struct Link {
     double bytes_per_second = 0;
-    double latency_s = 0;
+    double latency_s = 0; ///< per ring step; used only without protocols
+    Protocols protocols;
 };
 
 /// Bytes each device sends for a collective over a group of n devices (ring algorithms, the
@@ -38,7 +64,8 @@ struct Link {
 double collective_bytes(StepKind kind, std::int64_t n, double group_bytes, double local_bytes);
 /// Sequential ring steps of a collective over n devices.
 std::int64_t collective_steps(StepKind kind, std::int64_t n);
-/// steps · latency + bytes / bandwidth.
+/// The time of one collective: the fastest protocol's `base + steps · step + bytes /
+/// (bandwidth · share)`, or `steps · latency + bytes / bandwidth` on a link without protocols.
 double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link);
 
 /// Roofline: max(flops / peak, bytes moved / memory bandwidth). Matrix products use the

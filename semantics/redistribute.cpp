@@ -317,13 +317,17 @@ std::vector<Move> axis_by_axis(const LayoutState& from, const LayoutState& to) {
 } // namespace
 
 Link group_link(const std::vector<Link>& links, const std::vector<int>& axes) {
-    Link out{0, 0};
+    Link out{0, 0, {}};
     bool first = true;
     for (int k : axes) {
         const auto& l = links.at(static_cast<std::size_t>(k));
         if (first || l.bytes_per_second < out.bytes_per_second)
             out.bytes_per_second = l.bytes_per_second;
         out.latency_s = std::max(out.latency_s, l.latency_s);
+        // Protocols only when every axis has the same ones; a plain link in the group makes
+        // the whole ring plain, at the largest latency (its protocols' figures do not apply).
+        out.protocols =
+            first || same_protocols(out.protocols, l.protocols) ? l.protocols : Protocols{};
         first = false;
     }
     return out;

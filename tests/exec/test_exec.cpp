@@ -879,14 +879,19 @@ TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and un
          "all-reduce(0,1)"},
         {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nC_{i} = max_k(A_{i j_{01}} B_{j_{01} k})\n",
          "all-reduce(0,1)"},
-        {"mesh 2x4\ndim i=64 j=64 k=64\nC_{ik} = gelu(A_{i j_{01}} B_{j_{01} k})\n",
+        // Priced by ring steps alone (tpu-v5e), the hierarchical all-reduce: scatter, reduce
+        // the rest, gather (on NVLink one all-reduce over the group wins: one fixed latency).
+        {"mesh 2x4\nhw tpu-v5e\ndim i=64 j=64 k=64\nC_{ik} = gelu(A_{i j_{01}} B_{j_{01} k})\n",
          "reduce-scatter(1), all-reduce(0), all-gather(1)"},
+        {"mesh 2x4\ndim i=64 j=64 k=64\nC_{ik} = gelu(A_{i j_{01}} B_{j_{01} k})\n",
+         "all-reduce(0,1)"},
         // Three axes, two of them in a group.
         {"mesh 2x2x2\nlink 1 450GB/s 0us\nlink 2 450GB/s 0us\ndim i=8 j=8 k=8\n"
          "C_{i_0 k} = A_{i_0 j_{12}} B_{j_{12} k}\n",
          "all-reduce(1,2)"},
-        // With latency, the hierarchical all-reduce: scatter, reduce the rest, gather.
-        {"mesh 2x4\ndim i=64 j=64 k=64\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\n", ""},
+        // The same without a function after it.
+        {"mesh 2x4\nhw tpu-v5e\ndim i=64 j=64 k=64\nC_{ik} = A_{i j_{01}} B_{j_{01} k}\n",
+         "reduce-scatter(1), all-reduce(0), all-gather(1)"},
     };
     for (const auto& k : cases) {
         CAPTURE(k.src);
@@ -1419,7 +1424,9 @@ TEST_CASE("constructs: 2-D and 3-D meshes, named axes, an explicit device order"
         CHECK_MESSAGE(ran(r.statement(2)) == "none", r.text());
     }
     SUBCASE("an index over two named axes, partial over two axes") {
-        const auto r = run_both("mesh dp=2 tp=2\ndim b=5 d=3\n"
+        // tpu-v5e: priced by ring steps alone, so per-axis collectives (run here) win over
+        // one over the group (on NVLink the group wins: one collective's fixed latency).
+        const auto r = run_both("mesh dp=2 tp=2\nhw tpu-v5e\ndim b=5 d=3\n"
                                 "y_{b_{dp,tp} d} = x_{b_{dp,tp} d}\n"
                                 "z_{b d} = y_{b d}\n"
                                 "w_{b_{tp,dp} d} = x_{b d}\n"
@@ -1715,7 +1722,7 @@ TEST_CASE("regression: gathering an index over its major axis before contracting
     // label the product P(sum) on axis 0 anyway, every rank along it kept the whole sum, and
     // the result came out twice too large.
     const std::string src =
-        "mesh 2x3x1\ndim j=6 l=6 m=3\nY{U_0} = A_{m j}{U_2} B_{l_{10} j}{U_2}\n";
+        "mesh 2x3x1\nhw tpu-v5e\ndim j=6 l=6 m=3\nY{U_0} = A_{m j}{U_2} B_{l_{10} j}{U_2}\n";
     const auto r = run_both(src);
     const auto c = check_src(src);
     REQUIRE_MESSAGE(c.ok(), c.text());

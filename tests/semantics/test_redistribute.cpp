@@ -353,7 +353,7 @@ RedistributionProblem problem(std::vector<std::int64_t> sizes, std::vector<std::
     RedistributionProblem p;
     p.axis_sizes = std::move(sizes);
     p.extents = std::move(extents);
-    p.links.assign(p.axis_sizes.size(), Link{450e9, 5e-6});
+    p.links.assign(p.axis_sizes.size(), Link{450e9, 5e-6, {}});
     return p;
 }
 
@@ -617,7 +617,7 @@ TEST_CASE("redistribution: collectives over groups of axes, chosen by cost") {
     }
     SUBCASE("without latency, one all-reduce over the group") {
         auto p = problem({2, 4}, {1024, 1024});
-        p.links.assign(2, Link{450e9, 0});
+        p.links.assign(2, Link{450e9, 0, {}});
         const LayoutState from{{{}, {}}, {kSum, kSum}}, to{{{}, {}}, {kNo, kNo}};
         const auto plan = plan_redistribution(p, from, to);
         REQUIRE(plan.has_value());

@@ -5,6 +5,7 @@
 #include "helpers.hpp"
 
 #include "semantics/cost.hpp"
+#include "semantics/redistribute.hpp"
 #include "semantics/totals.hpp"
 
 #include "tests/read_file.hpp"
@@ -71,6 +72,84 @@ TEST_CASE("presets: each A100 part with its own memory bandwidth and capacity") 
         return totals_of(replace_all(mlp, "HW", "hw " + hw)).step_s;
     };
     CHECK(on("a100-40gb") / on("a100") == rel(2039.0 / 1555.0));
+}
+
+TEST_CASE("collective time: NCCL's protocols on NVLink, the plain formula elsewhere") {
+    using semantics::collective_time;
+    using semantics::StepKind;
+    const auto* a100 = semantics::find_hardware("a100");
+    const auto* h100 = semantics::find_hardware("h100");
+    REQUIRE(a100 != nullptr);
+    REQUIRE(h100 != nullptr);
+    const semantics::Link nvlink_a100{a100->link_bw, a100->link_latency_s, a100->link_protocols};
+    const semantics::Link nvlink_h100{h100->link_bw, h100->link_latency_s, h100->link_protocols};
+    // The README's table (Cost model), each figure worked out from NCCL's tables here.
+    // A small all-reduce on 8 A100: LL, 6.6 + 14 x 0.6 us (NCCL's model: 15 us).
+    const double small = semantics::collective_bytes(StepKind::AllReduce, 8, 8, 8);
+    CHECK(collective_time(StepKind::AllReduce, 8, small, nvlink_a100) ==
+          rel(6.6e-6 + 14 * 0.6e-6 + small / (235e9 / 4)));
+    // 10 GiB on 8 A100: Simple, bandwidth-bound (nccl-tests: 80.9 ms at busbw 232.2 GB/s).
+    const double big = semantics::collective_bytes(StepKind::AllReduce, 8, 10737418240.0, 0);
+    const double big_t = collective_time(StepKind::AllReduce, 8, big, nvlink_a100);
+    CHECK(big_t == rel(8.4e-6 + 14 * 3.4e-6 + big / 235e9));
+    CHECK(std::abs(relative_error(big_t, 80.922e-3)) < 0.02);
+    // Issue 19 item 4 on 4 H100: the two statistics all-reduces of the 2 MiB softmax (512 B
+    // each) against the all-gather of 3/4 of it.
+    const double stat = semantics::collective_bytes(StepKind::AllReduce, 4, 512, 0);
+    CHECK(collective_time(StepKind::AllReduce, 4, stat, nvlink_h100) ==
+          rel(6.6e-6 + 6 * 0.6e-6 + stat / (370e9 / 4)));
+    const double gathered = semantics::collective_bytes(StepKind::AllGather, 4, 2097152, 0);
+    const double gather_t = collective_time(StepKind::AllGather, 4, gathered, nvlink_h100);
+    CHECK(gather_t == rel(6.6e-6 + 3 * 0.6e-6 + gathered / (370e9 / 3))); // LL, a third
+    CHECK(2 * collective_time(StepKind::AllReduce, 4, stat, nvlink_h100) < gather_t);
+    // LL128 between the two: 14 + 7 x 1.9 us, 0.92 of the bandwidth (an 8-device gather of
+    // 14.7 MB, the %2 of the Megatron MLP's alternative).
+    CHECK(collective_time(StepKind::AllGather, 8, 14.68e6, nvlink_h100) ==
+          rel(14e-6 + 7 * 1.9e-6 + 14.68e6 / (370e9 * 0.92)));
+    // Nothing moves on one device.
+    CHECK(collective_time(StepKind::AllReduce, 1, 0, nvlink_h100) == 0);
+    // A link without protocols (tpu-v5e, a `link` line with a latency): steps x latency +
+    // bytes / bandwidth, no fixed term.
+    const semantics::Link plain{45e9, 1e-6, {}};
+    CHECK(collective_time(StepKind::AllReduce, 4, 1e6, plain) == rel(6 * 1e-6 + 1e6 / 45e9));
+    CHECK(collective_time(StepKind::Permute, 2, 1e6, plain) == rel(1e-6 + 1e6 / 45e9));
+}
+
+TEST_CASE("link lines: a latency makes the axis plain, a bandwidth alone keeps the protocols") {
+    auto step_time = [](const std::string& text) {
+        const auto program = parse_program(text);
+        const auto plan = semantics::check(program, {});
+        REQUIRE_MESSAGE(plan.errors() == 0, plan_text(text, plan));
+        const auto& steps = plan.statements.at(0).steps;
+        const auto it = std::find_if(steps.begin(), steps.end(), [](const semantics::Step& s) {
+            return s.kind == semantics::StepKind::AllReduce;
+        });
+        REQUIRE_MESSAGE(it != steps.end(), plan_text(text, plan));
+        return it->cost.time_s;
+    };
+    const std::string body = "dim i=4 j=4 k=4\nC_{ik} = A_{i j_0} B_{j_0 k}\n";
+    // 64 B all-reduced over 4 devices: 96 B per device.
+    CHECK(step_time("mesh 4\n" + body) == rel(6.6e-6 + 6 * 0.6e-6 + 96 / (370e9 / 4)));
+    CHECK(step_time("mesh 4\nlink 0 100GB/s\n" + body) ==
+          rel(6.6e-6 + 6 * 0.6e-6 + 96 / (100e9 / 4)));
+    CHECK(step_time("mesh 4\nlink 0 100GB/s 2us\n" + body) == rel(6 * 2e-6 + 96 / 100e9));
+}
+
+TEST_CASE("a group's link: protocols only where every axis has the same") {
+    const auto* h100 = semantics::find_hardware("h100");
+    REQUIRE(h100 != nullptr);
+    const semantics::Link nvlink{h100->link_bw, 0, h100->link_protocols};
+    const semantics::Link slow{100e9, 2e-6, {}};
+    const auto both = semantics::detail::group_link({nvlink, nvlink}, {0, 1});
+    CHECK(semantics::same_protocols(both.protocols, h100->link_protocols));
+    CHECK(both.bytes_per_second == h100->link_bw);
+    // A ring through the group crosses the plain link: plain, its latency and bandwidth.
+    for (const auto& axes : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
+        const auto mixed = semantics::detail::group_link({nvlink, slow}, axes);
+        CHECK(mixed.protocols.empty());
+        CHECK(mixed.bytes_per_second == 100e9);
+        CHECK(mixed.latency_s == 2e-6);
+    }
 }
 
 TEST_CASE("validated: the performance book's roofline of a gated MLP on an A100") {

@@ -111,20 +111,26 @@ TEST_CASE("reductions: sum_s over a sharded index gives P(sum), max_s gives P(ma
 }
 
 TEST_CASE("softmax along a sharded index under the calibrated presets (issue 19 item 4)") {
-    // p_{s v_0} with s=512 v=4096 f32 on 4 devices: the all-gather sends 3/4 of 8 MiB (3 ring
-    // steps), the two statistics all-reduces 2 x 2 KiB (2 x 6 steps). With the old 5 us per
-    // step and 450 GB/s the gather was cheaper (9 extra steps = 45 us > 6.3 MB / 450 GB/s =
-    // 14 us); with the nccl-tests figures (1.07 us per step; 370 GB/s on h100, 235 GB/s on
-    // a100) 9.6 us of latency is less than 17 us (h100) or 27 us (a100) of bandwidth.
-    const std::string body = "mesh 4\ndim s=512 v=4096\np_{s v_0} = softmax_v(z_{s v_0})\n";
-    for (const char* hw : {"h100", "a100"}) {
-        const auto c = run(std::string("hw ") + hw + "\n" + body);
-        const auto& s = stmt(c, "p");
-        CHECK_MESSAGE(s.chosen, c.text());
-        CHECK_MESSAGE(cols(c, s) == "all-reduce(0), all-reduce(0)", c.text());
-        CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 2 * 0.75 * 512 * 4), c.text());
-        for (const auto& a : s.alternatives)
-            CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+    // p_{s v_0} with v=4096 f32 on 4 devices: the all-gather sends 3/4 of the tensor (3 ring
+    // steps), the two statistics all-reduces 2 x 3/2 x s x 4 B (2 x 6 steps). With the old 5 us
+    // per step and 450 GB/s the gather won up to 27 MB. Under NCCL's protocols (h100: 370 GB/s,
+    // a100: 235 GB/s) each all-reduce is LL, 6.6 + 6 x 0.6 = 10.2 us; the gather of the
+    // issue's 2 MiB (s=128) costs at least 21.2 us on h100 (LL: 6.6 + 3 x 0.6 + 1.57 MB at
+    // 370/3 GB/s), 25.3 us on a100 (Simple): the all-reduces win, as in XLA's plan, and more
+    // so at 8 MiB (s=512).
+    for (const char* rows : {"128", "512"}) {
+        const std::string body =
+            std::string("mesh 4\ndim s=") + rows + " v=4096\np_{s v_0} = softmax_v(z_{s v_0})\n";
+        const double s_rows = std::stod(rows);
+        for (const char* hw : {"h100", "a100"}) {
+            const auto c = run(std::string("hw ") + hw + "\n" + body);
+            const auto& s = stmt(c, "p");
+            CHECK_MESSAGE(s.chosen, c.text());
+            CHECK_MESSAGE(cols(c, s) == "all-reduce(0), all-reduce(0)", c.text());
+            CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(2 * 2 * 0.75 * s_rows * 4), c.text());
+            for (const auto& a : s.alternatives)
+                CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+        }
     }
     // The same statement with the old h100 link figures written out gathers: the preset, not
     // the statement, decides.
