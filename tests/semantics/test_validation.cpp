@@ -218,8 +218,8 @@ TEST_CASE("validated: Megatron-LM's 22B GPT step (Korthikanti et al. 2022, Table
 
     // MFU as the paper defines it: model FLOPs / (time * peak), here with the predicted
     // step time. The roofline runs every product at the full 312 TFLOP/s and does not
-    // price the optimizer step, so the prediction is an upper bound: 59.0% against the
-    // published 41.5% (+42%; docs/validation.md explains the gap), and the step 29%
+    // price the optimizer step, so the prediction is an upper bound: 58.3% against the
+    // published 41.5% (+40%; docs/validation.md explains the gap), and the step 28%
     // shorter than the published 1.10 s.
     const double mfu = model / kT / (t.step_s * kPeak);
     CHECK(mfu > 0.415);
@@ -233,7 +233,7 @@ TEST_CASE("validated: Megatron-LM's 22B GPT step (Korthikanti et al. 2022, Table
 TEST_CASE("validated: one layer's forward and backward (Korthikanti et al. 2022, Table 4)") {
     // Table 4, the 22B model's layer with selective recomputation and sequence parallelism:
     // forward 7.2 ms, backward 13.1 ms. Predicted: every step of the block in turn (no
-    // overlap), 5.57 and 11.27 ms: -23% and -14% (docs/validation.md), and no faster than
+    // overlap), 5.67 and 11.42 ms: -21% and -13% (docs/validation.md), and no faster than
     // the layer's matrix products at peak (the backward's: twice the forward's, and the
     // recomputed QK^T).
     const auto text = read_sample("megatron_gpt22b.ein");
