@@ -414,10 +414,12 @@ Step pipeline_send(const Context& ctx, const RepeatBlock& block, const std::stri
     st.cost.elem_bytes = bytes != ctx.tensor_bytes.end() ? bytes->second : ctx.dtype_bytes;
     st.cost.bytes_per_device = elements * st.cost.elem_bytes /
                                static_cast<double>(std::max<std::int64_t>(block.microbatches, 1));
-    st.cost.time_s = block.stages > 1
-                         ? collective_time(StepKind::Permute, 2, st.cost.bytes_per_device,
-                                           ctx.links.at(static_cast<std::size_t>(block.axis)))
-                         : 0;
+    if (block.stages > 1) {
+        const auto timing = collective_timing(StepKind::Permute, 2, st.cost.bytes_per_device,
+                                              ctx.links.at(static_cast<std::size_t>(block.axis)));
+        st.cost.time_s = timing.time_s;
+        st.cost.protocol = timing.protocol;
+    }
     const auto pp = static_cast<std::size_t>(block.axis);
     std::vector<std::int64_t> c(mesh.axes.size(), 0);
     const auto n = mesh.device_count();

@@ -15,9 +15,9 @@ namespace shardscope::semantics {
 // 141 on Hopper, one node), above LL's shares of the presets' 235 and 370 GB/s, so the caps
 // are left out (a `link` line faster than 260 GB/s on an A100 would reach them).
 static constexpr std::array<Protocol, 3> kNvlinkRing{{
-    {"LL", 6.6e-6, 0.6e-6, 1.0 / 4.0, 1.0 / 3.0},
-    {"LL128", 14.0e-6, 1.9e-6, 0.92, 0.92},
-    {"Simple", 8.4e-6, 3.4e-6, 1.0, 1.0},
+    {NcclProtocol::LL, 6.6e-6, 0.6e-6, 1.0 / 4.0, 1.0 / 3.0},
+    {NcclProtocol::LL128, 14.0e-6, 1.9e-6, 0.92, 0.92},
+    {NcclProtocol::Simple, 8.4e-6, 3.4e-6, 1.0, 1.0},
 }};
 
 // Dense peak figures from the vendors' datasheets. The link figures are calibrated for the
@@ -128,18 +128,19 @@ std::int64_t collective_steps(StepKind kind, std::int64_t n) {
     }
 }
 
-double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link) {
+CollectiveTime collective_timing(StepKind kind, std::int64_t n, double bytes, const Link& link) {
     const double steps = static_cast<double>(collective_steps(kind, n));
-    if (steps == 0) return 0;
+    if (steps == 0) return {};
     const auto transfer = [&](double share) {
         const double bw = link.bytes_per_second * share;
         return bw > 0 ? bytes / bw : 0;
     };
-    if (link.protocols.empty()) return steps * link.latency_s + transfer(1);
-    double best = std::numeric_limits<double>::infinity();
+    if (link.protocols.empty()) return {steps * link.latency_s + transfer(1), NcclProtocol::None};
+    CollectiveTime best{std::numeric_limits<double>::infinity(), NcclProtocol::None};
     for (const auto& p : link.protocols) {
         const double share = kind == StepKind::AllReduce ? p.share_all_reduce : p.share_other;
-        best = std::min(best, p.base_s + steps * p.step_s + transfer(share));
+        const double t = p.base_s + steps * p.step_s + transfer(share);
+        if (t < best.time_s) best = {t, p.kind};
     }
     return best;
 }

@@ -13,7 +13,7 @@ namespace shardscope::semantics {
 /// reaches. NCCL picks, per collective and size, the protocol its model finds fastest; the
 /// cost model does the same.
 struct Protocol {
-    std::string_view name;       ///< "LL", "LL128", "Simple"
+    NcclProtocol kind = NcclProtocol::None;
     double base_s = 0;           ///< per collective
     double step_s = 0;           ///< per ring step
     double share_all_reduce = 1; ///< of the bus bandwidth, for an all-reduce
@@ -64,9 +64,18 @@ struct Link {
 double collective_bytes(StepKind kind, std::int64_t n, double group_bytes, double local_bytes);
 /// Sequential ring steps of a collective over n devices.
 std::int64_t collective_steps(StepKind kind, std::int64_t n);
+/// A collective's estimated time and the protocol it assumes (None: the plain formula).
+struct CollectiveTime {
+    double time_s = 0;
+    NcclProtocol protocol = NcclProtocol::None;
+};
 /// The time of one collective: the fastest protocol's `base + steps · step + bytes /
 /// (bandwidth · share)`, or `steps · latency + bytes / bandwidth` on a link without protocols.
-double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link);
+CollectiveTime collective_timing(StepKind kind, std::int64_t n, double bytes, const Link& link);
+/// The same, the time alone.
+inline double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link) {
+    return collective_timing(kind, n, bytes, link).time_s;
+}
 
 /// Roofline: max(flops / peak, bytes moved / memory bandwidth). Matrix products use the
 /// matrix-unit peak for 16-bit types; everything else the f32 peak.

@@ -209,7 +209,10 @@ void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const 
         return;
     }
     s.cost.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
-    s.cost.time_s = collective_time(kind, n, s.cost.bytes_per_device, group_link(ctx_.links, ks));
+    const auto timing =
+        collective_timing(kind, n, s.cost.bytes_per_device, group_link(ctx_.links, ks));
+    s.cost.time_s = timing.time_s;
+    s.cost.protocol = timing.protocol;
     s.text.reason = std::move(reason);
 }
 
@@ -335,6 +338,9 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
         s.mesh_axes = axes;
         s.cost.bytes_per_device = bytes;
         s.cost.time_s = time_s;
+        // The protocol of the time the redistribution search priced (redistribute.cpp).
+        s.cost.protocol =
+            collective_timing(StepKind::Permute, 2, bytes, group_link(ctx_.links, axes)).protocol;
         std::string moves;
         for (const auto& [from, to] : pairs)
             moves += (moves.empty() ? "" : ", ") + std::to_string(from) + "->" + std::to_string(to);

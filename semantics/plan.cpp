@@ -62,6 +62,19 @@ std::string Placement::text() const {
     return "R";
 }
 
+std::string_view nccl_protocol_name(NcclProtocol p) {
+    switch (p) {
+    case NcclProtocol::LL:
+        return "LL";
+    case NcclProtocol::LL128:
+        return "LL128";
+    case NcclProtocol::Simple:
+        return "Simple";
+    default:
+        return "";
+    }
+}
+
 std::string_view step_kind_name(StepKind kind) {
     switch (kind) {
     case StepKind::Compute:

@@ -122,11 +122,17 @@ bool is_collective(StepKind kind);
 std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes);
 
 /// What a step costs, per device, as the cost model estimates it.
+/// The NCCL protocol a collective's time assumes (cost.hpp): the fastest on the link; None on
+/// a link priced by the plain formula, and for every step that is not a collective.
+enum class NcclProtocol { None, LL, LL128, Simple };
+std::string_view nccl_protocol_name(NcclProtocol p); ///< "LL", "LL128", "Simple"; "" for None
+
 struct StepCost {
     double bytes_per_device = 0; ///< bytes each device sends (collectives)
     int elem_bytes = 4;          ///< the element size those bytes count (the tensor's dtype)
     double flops_per_device = 0; ///< compute
     double time_s = 0;           ///< estimated
+    NcclProtocol protocol = NcclProtocol::None; ///< what the time assumes (collectives)
     bool operator==(const StepCost&) const = default;
 };
 

@@ -231,6 +231,8 @@ json repeats_json(const Plan& plan) {
                                  {"bytes_per_device", st.cost.bytes_per_device},
                                  {"time_s", st.cost.time_s},
                                  {"pairs", pairs}});
+                if (st.cost.protocol != NcclProtocol::None)
+                    sends.back()["protocol"] = nccl_protocol_name(st.cost.protocol);
             }
             pipeline = {{"axis", plan.mesh.axes.at(static_cast<std::size_t>(b.axis)).name},
                         {"stages", b.stages},
@@ -271,6 +273,9 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
                          {"time_s", st.cost.time_s},
                          {"reason", st.text.reason},
                          {"detail", st.text.detail}};
+            // The NCCL protocol the collective's time assumes, where one does (cost.hpp).
+            if (st.cost.protocol != NcclProtocol::None)
+                step["protocol"] = nccl_protocol_name(st.cost.protocol);
             // The block movement of a redistribution step, where it has one.
             if (!st.from_index.name.empty()) step["from_index"] = st.from_index.text();
             if (!st.to_index.name.empty()) step["to_index"] = st.to_index.text();

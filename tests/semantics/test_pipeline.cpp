@@ -106,6 +106,9 @@ TEST_CASE("pipeline: the block records its axis, stages, micro-batches, schedule
     CHECK(j["repeats"][0]["pipeline"]["schedule"] == "gpipe");
     CHECK(j["repeats"][0]["pipeline"]["sends"][0]["tensor"] == "y");
     CHECK(j["repeats"][0]["pipeline"]["sends"][0]["pairs"].size() == 6);
+    // 64 B per micro-batch on h100's NVLink: NCCL's LL protocol prices it.
+    CHECK(s.cost.protocol == semantics::NcclProtocol::LL);
+    CHECK(j["repeats"][0]["pipeline"]["sends"][0]["protocol"] == "LL");
     // Defaults: one micro-batch, 1F1B.
     const auto d = checked(layers("repeat l_{pp}=8"));
     CHECK(d.plan.repeats[0].microbatches == 1);

@@ -6,6 +6,7 @@
 
 #include "semantics/cost.hpp"
 #include "semantics/redistribute.hpp"
+#include "semantics/report.hpp"
 #include "semantics/totals.hpp"
 
 #include "tests/read_file.hpp"
@@ -106,6 +107,14 @@ TEST_CASE("collective time: NCCL's protocols on NVLink, the plain formula elsewh
     // 14.7 MB, the %2 of the Megatron MLP's alternative).
     CHECK(collective_time(StepKind::AllGather, 8, 14.68e6, nvlink_h100) ==
           rel(14e-6 + 7 * 1.9e-6 + 14.68e6 / (370e9 * 0.92)));
+    // The protocol each time assumes: LL for the small ones, LL128 between, Simple for bulk.
+    using semantics::NcclProtocol;
+    CHECK(semantics::collective_timing(StepKind::AllReduce, 8, small, nvlink_a100).protocol ==
+          NcclProtocol::LL);
+    CHECK(semantics::collective_timing(StepKind::AllReduce, 8, big, nvlink_a100).protocol ==
+          NcclProtocol::Simple);
+    CHECK(semantics::collective_timing(StepKind::AllGather, 8, 14.68e6, nvlink_h100).protocol ==
+          NcclProtocol::LL128);
     // Nothing moves on one device.
     CHECK(collective_time(StepKind::AllReduce, 1, 0, nvlink_h100) == 0);
     // A link without protocols (tpu-v5e, a `link` line with a latency): steps x latency +
@@ -113,6 +122,30 @@ TEST_CASE("collective time: NCCL's protocols on NVLink, the plain formula elsewh
     const semantics::Link plain{45e9, 1e-6, {}};
     CHECK(collective_time(StepKind::AllReduce, 4, 1e6, plain) == rel(6 * 1e-6 + 1e6 / 45e9));
     CHECK(collective_time(StepKind::Permute, 2, 1e6, plain) == rel(1e-6 + 1e6 / 45e9));
+    CHECK(semantics::collective_timing(StepKind::Permute, 2, 1e6, plain).protocol ==
+          NcclProtocol::None);
+}
+
+TEST_CASE("check --json names the protocol a collective's time assumes") {
+    auto steps_of = [](const std::string& text) {
+        const auto program = parse_program(text);
+        const auto plan = semantics::check(program, {});
+        REQUIRE_MESSAGE(plan.errors() == 0, plan_text(text, plan));
+        return semantics::plan_to_json(plan, "t.ein")["statements"][0]["steps"];
+    };
+    const std::string body = "dim i=64 j=64 k=64\nC_{ik} = A_{i j_0} B_{j_0 k}\n";
+    const auto h100 = steps_of("mesh 4\n" + body);
+    REQUIRE(h100.size() == 2);
+    CHECK(h100[0]["kind"] == "compute");
+    CHECK_FALSE(h100[0].contains("protocol"));
+    CHECK(h100[1]["kind"] == "all-reduce");
+    CHECK(h100[1]["protocol"] == "LL");
+    // Bulk: Simple.
+    const auto bulk = steps_of("mesh 4\ndim i=4096 j=4096 k=4096\nC_{ik} = A_{i j_0} B_{j_0 k}\n");
+    CHECK(bulk[1]["protocol"] == "Simple");
+    // The plain formula names none.
+    CHECK_FALSE(steps_of("mesh 4\nhw tpu-v5e\n" + body)[1].contains("protocol"));
+    CHECK_FALSE(steps_of("mesh 4\nlink 0 100GB/s 2us\n" + body)[1].contains("protocol"));
 }
 
 TEST_CASE("link lines: a latency makes the axis plain, a bandwidth alone keeps the protocols") {
