@@ -3,7 +3,7 @@
 
 # Debian packages the build and the tests need. Later features add theirs here.
 SHARDSCOPE_PACKAGES=(
-    cmake ninja-build g++ pkg-config python3 python3-venv
+    cmake ninja-build g++ pkg-config python3 python3-venv python3-jsonschema
     tao-pegtl-dev doctest-dev libcli11-dev nlohmann-json3-dev
     clang libclang-rt-14-dev valgrind
     libopenblas-dev openmpi-bin libopenmpi-dev
