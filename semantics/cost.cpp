@@ -70,14 +70,7 @@ static constexpr std::array<Hardware, 4> kPresets{{
     // calibrated either (no published v5e collective latency was found).
     // Capacity: 16 GB HBM2 per chip (same page, key chip specifications: "HBM2 capacity and
     // bandwidth: 16 GB, 819 GBps").
-    {"tpu-v5e",
-     197e12 / 4,
-     197e12,
-     819e9,
-     45e9,
-     1e-6,
-     {},
-     16e9,
+    {"tpu-v5e", 197e12 / 4, 197e12, 819e9, 45e9, 1e-6, Protocols{}, 16e9,
      "Google Cloud TPU v5e documentation"},
 }};
 

@@ -320,7 +320,7 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
 
 void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
                         const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                        const std::vector<int>& axes, double bytes, double time_s,
+                        const std::vector<int>& axes, double bytes, CollectiveTime timing,
                         const std::string& why) {
     const int in = v.id;
     Step s;
@@ -337,10 +337,8 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
         s.kind = StepKind::Permute;
         s.mesh_axes = axes;
         s.cost.bytes_per_device = bytes;
-        s.cost.time_s = time_s;
-        // The protocol of the time the redistribution search priced (redistribute.cpp).
-        s.cost.protocol =
-            collective_timing(StepKind::Permute, 2, bytes, group_link(ctx_.links, axes)).protocol;
+        s.cost.time_s = timing.time_s;
+        s.cost.protocol = timing.protocol;
         std::string moves;
         for (const auto& [from, to] : pairs)
             moves += (moves.empty() ? "" : ", ") + std::to_string(from) + "->" + std::to_string(to);

@@ -122,7 +122,8 @@ public:
     /// source, destination); none: each keeps part of its own block (a local step).
     void permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                 const std::vector<int>& axes, double bytes, double time_s, const std::string& why);
+                 const std::vector<int>& axes, double bytes, CollectiveTime timing,
+                 const std::string& why);
 
     std::string temp_name() {
         char text[24] = {'%'};

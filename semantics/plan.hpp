@@ -121,12 +121,12 @@ bool is_collective(StepKind kind);
 /// "all-reduce(0)", "all-gather(tp)": a collective as plans, expectations and exec name it.
 std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes);
 
-/// What a step costs, per device, as the cost model estimates it.
 /// The NCCL protocol a collective's time assumes (cost.hpp): the fastest on the link; None on
 /// a link priced by the plain formula, and for every step that is not a collective.
 enum class NcclProtocol { None, LL, LL128, Simple };
 std::string_view nccl_protocol_name(NcclProtocol p); ///< "LL", "LL128", "Simple"; "" for None
 
+/// What a step costs, per device, as the cost model estimates it.
 struct StepCost {
     double bytes_per_device = 0; ///< bytes each device sends (collectives)
     int elem_bytes = 4;          ///< the element size those bytes count (the tensor's dtype)

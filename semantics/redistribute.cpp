@@ -115,9 +115,14 @@ void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
     }
     if (m.kind == MoveKind::Permute) {
         m.local = m.pairs.empty();
-        m.time_s = m.local ? 0
-                           : collective_time(StepKind::Permute, 2, m.bytes,
-                                             group_link(p.links, m.permute_axes));
+        m.time_s = 0;
+        m.protocol = NcclProtocol::None;
+        if (!m.local) {
+            const auto timing = collective_timing(StepKind::Permute, 2, m.bytes,
+                                                  group_link(p.links, m.permute_axes));
+            m.time_s = timing.time_s;
+            m.protocol = timing.protocol;
+        }
         return;
     }
     std::int64_t n = 1;
@@ -146,7 +151,9 @@ void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
         break;
     }
     m.bytes = collective_bytes(kind, n, group, local);
-    m.time_s = collective_time(kind, n, m.bytes, group_link(p.links, m.axes));
+    const auto timing = collective_timing(kind, n, m.bytes, group_link(p.links, m.axes));
+    m.time_s = timing.time_s;
+    m.protocol = timing.protocol;
 }
 
 /// Total order of plans: estimated time (relative tolerance), then steps, then bytes.

@@ -59,6 +59,7 @@ struct Move {
     bool local = false;
     double bytes = 0;  ///< per device (the busiest), as collective_bytes prices it
     double time_s = 0; ///< estimated
+    NcclProtocol protocol = NcclProtocol::None; ///< what time_s assumes (cost.hpp)
     bool operator==(const Move&) const = default;
 };
 

@@ -157,7 +157,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
                 if (!after.axes[a].empty())
                     for (int ax : after.axes[a])
                         sharding[atoms[a]].push_back(ax);
-            permute(have, sharding, m.pairs, m.permute_axes, m.bytes, m.time_s, why);
+            permute(have, sharding, m.pairs, m.permute_axes, m.bytes, {m.time_s, m.protocol}, why);
             break;
         }
         }
