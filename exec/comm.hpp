@@ -25,6 +25,19 @@ using semantics::PartialOp;
 /// Throws the ExecError for a mesh axis `k` outside a mesh of `axes` axes.
 [[noreturn]] void throw_axis_error(int k, std::size_t axes);
 
+/// One message of an exchange: `count` elements sent to member `peer`.
+struct SendPart {
+    int peer = 0;
+    const void* data = nullptr;
+    std::size_t count = 0;
+};
+/// One message of an exchange: `count` elements received from member `peer`.
+struct RecvPart {
+    int peer = 0;
+    void* data = nullptr;
+    std::size_t count = 0;
+};
+
 class Group {
 public:
     virtual ~Group() = default;
@@ -44,6 +57,12 @@ public:
     /// Sends `send` to member `to` and receives `recv` from member `from` (count elements).
     virtual void permute(const void* send, void* recv, std::size_t count, DType type, int to,
                          int from) = 0;
+    /// Point-to-point messages, all at once (MPI_Isend/Irecv, grouped ncclSend/ncclRecv):
+    /// every member calls it, each with its own lists (either may be empty). The lists agree:
+    /// member p's send to q is q's receive from p, of the same count; at most one message per
+    /// ordered pair, none to itself.
+    virtual void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
+                          DType type) = 0;
     virtual void barrier() = 0;
 };
 

@@ -142,6 +142,27 @@ public:
                            mpi_type(type), from, kTag, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     }
+    void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
+                  DType type) override {
+        auto member = [&](int m) {
+            if (m < 0 || m >= size_ || m == rank_)
+                throw ExecError("exchange: member " + std::to_string(m) +
+                                " is not another member of a group of " + std::to_string(size_));
+            return m;
+        };
+        std::vector<MPI_Request> requests(sends.size() + recvs.size(), MPI_REQUEST_NULL);
+        std::size_t at = 0;
+        for (const auto& r : recvs)
+            check(MPI_Irecv(nonnull(r.data), as_int(r.count, "exchange"), mpi_type(type),
+                            member(r.peer), kTag, comm_, &requests[at++]),
+                  "MPI_Irecv");
+        for (const auto& s : sends)
+            check(MPI_Isend(nonnull(s.data), as_int(s.count, "exchange"), mpi_type(type),
+                            member(s.peer), kTag, comm_, &requests[at++]),
+                  "MPI_Isend");
+        check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
+    }
     void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
     /// Rank 0 receives every member's bytes; elsewhere the result is empty.

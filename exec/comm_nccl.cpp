@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <map>
 #include <string>
@@ -195,6 +196,35 @@ public:
         check_nccl(ncclRecv(r.get(), count, nccl_type(type), from, comm_, c_.stream()), "receive");
         group.end("permute");
         r.finish(comm_);
+    }
+    void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
+                  DType type) override {
+        auto member = [&](int m) {
+            if (m < 0 || m >= size_ || m == rank_)
+                throw ExecError("exchange: member " + std::to_string(m) +
+                                " is not another member of a group of " + std::to_string(size_));
+            return m;
+        };
+        const auto elem = dtype_bytes(type);
+        std::deque<Staged> staged; // stable addresses: Staged holds its buffer
+        for (const auto& p : sends)
+            staged.emplace_back(c_, p.data, p.count * elem, true, false);
+        for (const auto& p : recvs)
+            staged.emplace_back(c_, p.data, p.count * elem, false, true);
+        GroupScope group;
+        for (std::size_t i = 0; i < sends.size(); ++i)
+            check_nccl(ncclSend(staged[i].get(), sends[i].count, nccl_type(type),
+                                member(sends[i].peer), comm_, c_.stream()),
+                       "send");
+        const auto first_recv = sends.size();
+        for (std::size_t i = 0; i < recvs.size(); ++i)
+            check_nccl(ncclRecv(staged[first_recv + i].get(), recvs[i].count, nccl_type(type),
+                                member(recvs[i].peer), comm_, c_.stream()),
+                       "receive");
+        group.end("exchange");
+        for (auto i = first_recv; i < staged.size(); ++i)
+            staged[i].finish(comm_);
+        wait_for_nccl(c_, comm_); // the sends too, when nothing is received
     }
     void barrier() override {
         float one = 1;

@@ -155,7 +155,16 @@ struct Stopped : ExecError {
     Stopped() : ExecError("stopped: another rank failed") {}
 };
 
-enum class Kind { Barrier, AllReduce, AllGather, ReduceScatter, AllToAll, Permute, Gather };
+enum class Kind {
+    Barrier,
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    Permute,
+    Exchange,
+    Gather
+};
 
 const char* kind_name(Kind k) {
     switch (k) {
@@ -171,6 +180,8 @@ const char* kind_name(Kind k) {
         return "all_to_all";
     case Kind::Permute:
         return "permute";
+    case Kind::Exchange:
+        return "exchange";
     case Kind::Gather:
         return "gather_to_root";
     }
@@ -185,8 +196,9 @@ struct Slot {
     DType type = DType::F32;
     PartialOp op = PartialOp::Sum;
     int to = 0;
-    const std::vector<char>* bytes = nullptr; // gather_to_root
-    std::size_t send_bytes = 0;               // the extent of `send`
+    const std::vector<char>* bytes = nullptr;     // gather_to_root
+    std::size_t send_bytes = 0;                   // the extent of `send`
+    const std::vector<SendPart>* parts = nullptr; // exchange: the member's sends
 };
 
 /// The state shared by all ranks of one run_sim.
@@ -368,6 +380,72 @@ public:
         });
     }
 
+    void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
+                  DType type) override {
+        auto member = [&](int m, const char* what) {
+            if (m < 0 || m >= size() || m == position_)
+                throw ExecError(std::string("exchange: ") + what + " member " + std::to_string(m) +
+                                ", not another member of a group of " + std::to_string(size()));
+        };
+        const std::size_t elem = dtype_bytes(type);
+        for (const auto& p : sends) {
+            member(p.peer, "a send to");
+            need(p.data, p.count * elem, "exchange");
+        }
+        for (const auto& p : recvs) {
+            member(p.peer, "a receive from");
+            need(p.data, p.count * elem, "exchange");
+        }
+        Slot s{Kind::Exchange, nullptr, 0, type, PartialOp::Sum, 0, nullptr, 0, &sends};
+        memory_->finish();
+        wait_first(s);
+        // Each receive reads its peer's matching send; a receive that overlaps some member's
+        // send buffer is staged and written after every member has read.
+        std::vector<std::pair<std::size_t, std::shared_ptr<void>>> staged;
+        std::exception_ptr err;
+        try {
+            check_same(s);
+            for (std::size_t i = 0; i < recvs.size(); ++i) {
+                const auto& r = recvs[i];
+                const Slot& from = state_.slots[static_cast<std::size_t>(r.peer)];
+                const SendPart* match = nullptr;
+                for (const auto& p : *from.parts)
+                    if (p.peer == position_) match = &p;
+                if (match == nullptr || match->count != r.count)
+                    throw ExecError(
+                        "exchange in " + state_.name + ": member " + std::to_string(position_) +
+                        " receives " + std::to_string(r.count) + " elements from member " +
+                        std::to_string(r.peer) + ", which sends it " +
+                        (match ? std::to_string(match->count) + " elements" : "nothing"));
+                const std::size_t bytes = r.count * elem;
+                void* out = r.data;
+                if (overlaps_any_send(r.data, bytes)) {
+                    staged.emplace_back(i, memory_->alloc(bytes));
+                    out = staged.back().second.get();
+                }
+                memory_->copy(out, match->data, bytes);
+            }
+            for (std::size_t q = 0; q < state_.slots.size(); ++q)
+                for (const auto& p : *state_.slots[q].parts)
+                    if (p.peer == position_ &&
+                        std::none_of(recvs.begin(), recvs.end(), [&](const RecvPart& r) {
+                            return r.peer == static_cast<int>(q);
+                        }))
+                        throw ExecError("exchange in " + state_.name + ": member " +
+                                        std::to_string(q) + " sends member " +
+                                        std::to_string(position_) +
+                                        " elements that it does not receive");
+            memory_->finish();
+        } catch (...) {
+            err = std::current_exception();
+        }
+        wait_second();
+        if (err) std::rethrow_exception(err);
+        for (const auto& [i, buf] : staged)
+            memory_->copy(recvs[i].data, buf.get(), recvs[i].count * elem);
+        memory_->finish();
+    }
+
     void barrier() override {
         Slot s;
         wait_first(s);
@@ -507,6 +585,18 @@ private:
         if (err) std::rethrow_exception(err);
         if (staged) memory_->copy(recv, staged.get(), out_bytes);
         memory_->finish();
+    }
+
+    /// Whether `recv` overlaps a send buffer of any member's exchange.
+    bool overlaps_any_send(const void* recv, std::size_t bytes) const {
+        const auto r = reinterpret_cast<std::uintptr_t>(recv);
+        for (const Slot& o : state_.slots)
+            for (const auto& p : *o.parts) {
+                const auto at = reinterpret_cast<std::uintptr_t>(p.data);
+                const auto n = p.count * dtype_bytes(o.type);
+                if (bytes > 0 && n > 0 && r < at + n && at < r + bytes) return true;
+            }
+        return false;
     }
 
     bool overlaps_a_send(const void* recv, std::size_t bytes) const {

@@ -801,6 +801,186 @@ Tensor<T> RankProgram<T>::keep_part(const semantics::StatementPlan& sp, const se
     return x;
 }
 
+namespace {
+
+/// Per atom, the range of `layout`'s block on the device at `coords`.
+std::vector<Range> block_of(const TensorLayout& layout, const MeshShape& mesh,
+                            const std::vector<int>& coords) {
+    std::vector<Range> out;
+    for (const auto& a : layout.atoms)
+        out.push_back(atom_range(a.extent, a.axes, mesh, coords));
+    return out;
+}
+
+/// The intersection of two blocks; empty when any range is.
+std::vector<Range> meet(const std::vector<Range>& a, const std::vector<Range>& b) {
+    std::vector<Range> out;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const auto begin = std::max(a[k].begin, b[k].begin);
+        out.push_back({begin, std::max(begin, std::min(a[k].end, b[k].end))});
+    }
+    return out;
+}
+
+std::int64_t volume(const std::vector<Range>& block) {
+    std::int64_t n = 1;
+    for (const auto& r : block)
+        n *= r.size();
+    return n;
+}
+
+} // namespace
+
+template <class T>
+void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const semantics::Step& st,
+                                 Tensor<T> x, const TensorLayout& in, const TensorLayout& out,
+                                 Tensor<T>& result) {
+    auto refuse = [&](const std::string& why) {
+        return ExecError("internal: " + step_text(sp, st) + " cannot run as planned: " + why);
+    };
+    for (std::size_t a = 0; a < in.atoms.size(); ++a)
+        if (!(in.atoms[a].index == out.atoms[a].index))
+            throw refuse("it reorders the indices of " + st.tensor);
+    const int me = comm_.rank();
+    // Each pair (s, d): s sends d the part of its block of `in` that lies in d's block of `out`.
+    auto part = [&](std::int64_t s, std::int64_t d) {
+        return meet(block_of(in, mesh_, mesh_.coords(static_cast<int>(s))),
+                    block_of(out, mesh_, mesh_.coords(static_cast<int>(d))));
+    };
+    // The step's figure: the most elements any device sends or receives (every rank works it
+    // out alike; it is what the plan's bytes count).
+    std::map<std::int64_t, std::int64_t> sent, received;
+    std::int64_t busiest = 0;
+    for (const auto& [s, d] : st.pairs) {
+        if (s == d) throw refuse("device " + std::to_string(s) + " sends to itself");
+        const auto n = volume(part(s, d));
+        busiest = std::max({busiest, sent[s] += n, received[d] += n});
+    }
+    // The labels in x's order (every rank's tensor of this value shares it) and each one's atom.
+    std::vector<std::size_t> atom_of_label;
+    for (int l : x.labels) {
+        std::size_t a = 0;
+        while (a < out.atoms.size() && labels_.at(out.atoms[a].index) != l)
+            ++a;
+        if (a == out.atoms.size()) throw refuse("its tensor has an index the layout lacks");
+        atom_of_label.push_back(a);
+    }
+    const auto mine = block_of(in, mesh_, coords_), target = block_of(out, mesh_, coords_);
+    // `region` of my block as a tensor of its own (contiguous, in x's label order).
+    auto cut = [&](const std::vector<Range>& region) {
+        Tensor<T> y = x;
+        for (std::size_t i = 0; i < x.labels.size(); ++i) {
+            const auto a = atom_of_label[i];
+            const auto begin = region[a].begin - mine[a].begin;
+            if (region[a].size() != mine[a].size())
+                y = ops_.slice(y, x.labels[i], begin, begin + region[a].size());
+        }
+        return y;
+    };
+    std::vector<Tensor<T>> send_parts;
+    std::vector<SendPart> sends;
+    std::vector<std::pair<std::vector<Range>, Tensor<T>>> recv_parts;
+    for (const auto& [s, d] : st.pairs) {
+        if (s == me) {
+            auto region = part(s, d);
+            if (volume(region) == 0) continue; // nothing to send: neither side lists it
+            send_parts.push_back(cut(region));
+        }
+        if (d == me) {
+            auto region = part(s, d);
+            if (volume(region) == 0) continue;
+            std::vector<std::int64_t> shape;
+            for (auto a : atom_of_label)
+                shape.push_back(region[a].size());
+            recv_parts.emplace_back(std::move(region), ops_.zeros(std::move(shape), x.labels));
+        }
+    }
+    std::size_t at = 0;
+    for (const auto& [s, d] : st.pairs)
+        if (s == me && volume(part(s, d)) > 0) {
+            const auto& t = send_parts[at++];
+            sends.push_back(
+                {static_cast<int>(d), ops_.buffer(t), static_cast<std::size_t>(t.size())});
+        }
+    std::vector<RecvPart> recvs;
+    at = 0;
+    for (const auto& [s, d] : st.pairs)
+        if (d == me && volume(part(s, d)) > 0) {
+            auto& t = recv_parts[at++].second;
+            recvs.push_back(
+                {static_cast<int>(s), ops_.writable(t), static_cast<std::size_t>(t.size())});
+        }
+    comm_.world().exchange(sends, recvs, dtype_of<T>());
+    executed_.push_back({st.kind, st.mesh_axes, st.tensor,
+                         static_cast<double>(busiest) * static_cast<double>(sizeof(T))});
+    // My new block: what I hold of it, then each received part, placed at its offset. The
+    // parts must be disjoint and fill it.
+    std::vector<std::int64_t> shape;
+    for (auto a : atom_of_label)
+        shape.push_back(target[a].size());
+    const auto kept = meet(mine, target);
+    if (volume(target) == 0 && recv_parts.empty()) { // an uneven layout's empty block
+        result = ops_.zeros(shape, x.labels);
+        return;
+    }
+    if (recv_parts.empty() && volume(kept) == volume(target)) {
+        result = keep_part(sp, st, std::move(x), in, out, coords_, coords_);
+        return;
+    }
+    Tensor<T> o = ops_.zeros(shape, x.labels);
+    std::vector<std::vector<Range>> placed;
+    auto place = [&](const std::vector<Range>& region, const Tensor<T>& src) {
+        for (const auto& other : placed)
+            if (volume(meet(other, region)) > 0)
+                throw refuse("rank " + std::to_string(me) + " receives a part of its block twice");
+        placed.push_back(region);
+        // Row-major strides of the block and of the part, in label order; the part's last two
+        // dimensions are copied as rows with a pitch, the others walked.
+        const auto n = atom_of_label.size();
+        std::vector<std::int64_t> dst_stride(n, 1), src_stride(n, 1), size(n), offset(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto a = atom_of_label[i];
+            size[i] = region[a].size();
+            offset[i] = region[a].begin - target[a].begin;
+        }
+        for (std::size_t i = n; i-- > 1;) {
+            dst_stride[i - 1] = dst_stride[i] * shape[i];
+            src_stride[i - 1] = src_stride[i] * size[i];
+        }
+        const std::int64_t width = n ? size[n - 1] : 1, rows = n > 1 ? size[n - 2] : 1;
+        const std::size_t outer = n > 2 ? n - 2 : 0;
+        std::vector<std::int64_t> idx(outer, 0);
+        for (;;) {
+            std::int64_t d_at = 0, s_at = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const auto j = i < outer ? idx[i] : 0;
+                d_at += (offset[i] + j) * dst_stride[i];
+                s_at += j * src_stride[i];
+            }
+            ops_.copy_rows(o, d_at, n > 1 ? dst_stride[n - 2] : 0, src, s_at,
+                           n > 1 ? src_stride[n - 2] : 0, width, rows);
+            std::size_t k = outer;
+            while (k > 0 && ++idx[k - 1] == size[k - 1])
+                idx[--k] = 0;
+            if (k == 0) break;
+        }
+    };
+    std::int64_t filled = 0;
+    if (volume(kept) > 0) {
+        place(kept, cut(kept));
+        filled += volume(kept);
+    }
+    for (const auto& [region, t] : recv_parts) {
+        place(region, t);
+        filled += volume(region);
+    }
+    if (filled != volume(target))
+        throw refuse("rank " + std::to_string(me) + " is left with " +
+                     std::to_string(volume(target) - filled) + " of its " +
+                     std::to_string(volume(target)) + " elements unfilled");
+    result = std::move(o);
+}
+
 template <class T>
 void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semantics::Step& st) {
     const auto& in = sp.values.at(static_cast<std::size_t>(st.inputs.at(0))).layout;
@@ -815,43 +995,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
     if (st.kind == StepKind::Permute) {
         if (!partial_axes(in).empty() || !partial_axes(out).empty())
             throw refuse("a permute moves whole values, not partial ones");
-        const int me = comm_.rank();
-        int to = me, from = me;
-        for (const auto& [s, d] : st.pairs) {
-            if (s == me) to = static_cast<int>(d);
-            if (d == me) from = static_cast<int>(s);
-        }
-        // Every member sends and receives the same count: the largest moving block (what the
-        // busiest sender sends, which is what a permute's bytes count).
-        std::int64_t count = 0;
-        for (const auto& pair : st.pairs)
-            count = std::max(count, elements(local_shape(
-                                        out, mesh_, mesh_.coords(static_cast<int>(pair.second)))));
-        // What I send: the part of my block that is `to`'s new block (contiguous, in my
-        // tensor's index order, which every rank shares).
-        Tensor<T> send = ops_.zeros({std::max<std::int64_t>(count, 1)}, {-1});
-        if (to != me) {
-            const Tensor<T> mine = keep_part(sp, st, x, in, out, coords_, mesh_.coords(to));
-            if (mine.size() > 0) ops_.copy_rows(send, 0, 0, mine, 0, 0, mine.size(), 1);
-        }
-        Tensor<T> recv = ops_.zeros({std::max<std::int64_t>(count, 1)}, {-1});
-        if (count > 0)
-            comm_.world().permute(ops_.buffer(send), ops_.writable(recv),
-                                  static_cast<std::size_t>(count), dtype_of<T>(), to, from);
-        executed_.push_back({st.kind, st.mesh_axes, st.tensor, static_cast<double>(count) * size});
-        if (from == me) {
-            result = keep_part(sp, st, std::move(x), in, out, coords_, coords_);
-            return;
-        }
-        // What I receive: my new block, in the same index order.
-        const auto shape = local_shape(out, mesh_, coords_);
-        std::vector<std::int64_t> ordered;
-        for (int l : x.labels)
-            for (std::size_t a = 0; a < out.atoms.size(); ++a)
-                if (labels_.at(out.atoms[a].index) == l) ordered.push_back(shape[a]);
-        Tensor<T> o = ops_.zeros(ordered, x.labels);
-        if (o.size() > 0) ops_.copy_rows(o, 0, 0, recv, 0, 0, o.size(), 1);
-        result = std::move(o);
+        run_permute(sp, st, std::move(x), in, out, result);
         return;
     }
     // One mesh axis, or a group of them (one collective among the product of their devices).

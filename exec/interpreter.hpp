@@ -188,6 +188,11 @@ private:
     /// Value `v` as this rank holds it (`whole`: its whole-batch layout under a micro-batch).
     Tensor<T> load(const semantics::ValueInfo& v, const semantics::TensorLayout* whole = nullptr);
     void collective(const semantics::StatementPlan& sp, const semantics::Step& st);
+    /// A permute step: each pair's part sent in one exchange, and this rank's new block
+    /// assembled from what it keeps and what it receives (into `result`).
+    void run_permute(const semantics::StatementPlan& sp, const semantics::Step& st, Tensor<T> x,
+                     const semantics::TensorLayout& in, const semantics::TensorLayout& out,
+                     Tensor<T>& result);
     void local_step(const semantics::StatementPlan& sp, const semantics::Step& st);
     /// All-gathers `x` over group `g`, the mesh axes `group` that are the minor-most of `axes`
     /// (those of the atom `label`, of `extent`), and removes them from `axes`.

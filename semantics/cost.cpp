@@ -122,7 +122,12 @@ std::int64_t collective_steps(StepKind kind, std::int64_t n) {
 }
 
 CollectiveTime collective_timing(StepKind kind, std::int64_t n, double bytes, const Link& link) {
-    const double steps = static_cast<double>(collective_steps(kind, n));
+    return timing_in_steps(kind, collective_steps(kind, n), bytes, link);
+}
+
+CollectiveTime timing_in_steps(StepKind kind, std::int64_t step_count, double bytes,
+                               const Link& link) {
+    const double steps = static_cast<double>(step_count);
     if (steps == 0) return {};
     const auto transfer = [&](double share) {
         const double bw = link.bytes_per_second * share;

@@ -72,6 +72,9 @@ struct CollectiveTime {
 /// The time of one collective: the fastest protocol's `base + steps · step + bytes /
 /// (bandwidth · share)`, or `steps · latency + bytes / bandwidth` on a link without protocols.
 CollectiveTime collective_timing(StepKind kind, std::int64_t n, double bytes, const Link& link);
+/// The same for a collective of `steps` sequential steps: a permute whose busiest device sends
+/// to, or receives from, `steps` peers (each peer a step, as each neighbour is a ring's step).
+CollectiveTime timing_in_steps(StepKind kind, std::int64_t steps, double bytes, const Link& link);
 /// The same, the time alone.
 inline double collective_time(StepKind kind, std::int64_t n, double bytes, const Link& link) {
     return collective_timing(kind, n, bytes, link).time_s;

@@ -95,7 +95,8 @@ enum class StepKind {
     AllGather,     ///< S -> R
     ReduceScatter, ///< P -> S
     AllToAll,      ///< S(d) -> S(e)
-    Permute,       ///< each device receives its target block from one device (`pairs`)
+    Permute,       ///< point-to-point sends (`pairs`): each device receives the parts of its
+                   ///< new block it lacks, each part from one device (often its whole block)
     Slice,         ///< local, free: each device keeps the part of its block it needs (R -> S,
                    ///< and any move over a mesh axis of size 1, where nothing moves)
     Split,         ///< a reshape that splits or merges indices, free
@@ -166,8 +167,10 @@ struct Step {
     // values say the rest; a collective over several mesh axes runs over their product group).
     IndexId from_index; ///< all-gather, all-to-all: the index whose minor-most axis it takes
     IndexId to_index;   ///< reduce-scatter, all-to-all, slice: the index that gains the axis
-    /// permute: (source device, destination device) for every block that moves; the source
-    /// sends the part of its block that is the destination's block of the output layout
+    /// permute: (source device, destination device) for every message; the source sends the
+    /// part of its block (input layout) that lies in the destination's block of the output
+    /// layout. A destination keeps what it holds of its new block; its sources' parts and its
+    /// own are disjoint and fill the block (blocks of a layout partition the tensor).
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
     StepCost cost; ///< what it costs
     StepText text; ///< its words

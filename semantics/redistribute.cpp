@@ -106,6 +106,15 @@ bool contains(const Range& outer, const Range& inner) {
     return inner.size() == 0 || (outer.begin <= inner.begin && inner.end <= outer.end);
 }
 
+/// The most peers one device of a permute sends to or receives from: its steps.
+std::int64_t permute_peers(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
+    std::map<std::int64_t, std::int64_t> out, in;
+    std::int64_t most = 0;
+    for (const auto& [s, d] : pairs)
+        most = std::max({most, ++out[s], ++in[d]});
+    return most;
+}
+
 /// Prices `m` (bytes, time, local) as it applies to `s`.
 void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
     const double local = local_elements(p, s) * p.elem_bytes;
@@ -118,8 +127,8 @@ void price(const RedistributionProblem& p, const LayoutState& s, Move& m) {
         m.time_s = 0;
         m.protocol = NcclProtocol::None;
         if (!m.local) {
-            const auto timing = collective_timing(StepKind::Permute, 2, m.bytes,
-                                                  group_link(p.links, m.permute_axes));
+            const auto timing = timing_in_steps(StepKind::Permute, permute_peers(m.pairs), m.bytes,
+                                                group_link(p.links, m.permute_axes));
             m.time_s = timing.time_s;
             m.protocol = timing.protocol;
         }
@@ -529,8 +538,10 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
         for (const auto& r : dst[d])
             elems *= static_cast<double>(r.size());
         // Every pair of the bijection, empty blocks too: each device then sends to and
-        // receives from exactly one other (or itself), as a collective permute needs.
-        if (s == d) continue;
+        // receives from exactly one other (or itself), as a collective permute needs. A
+        // device whose own block holds its target keeps it, even where the matching gave it a
+        // sender (a replica): it must not receive what it holds (the executor refuses that).
+        if (s == d || stays(d)) continue;
         m.pairs.push_back({device_id(p, s), device_id(p, d)});
         largest = std::max(largest, elems);
         const auto cs = coords_of(p, static_cast<std::int64_t>(s)),
@@ -543,6 +554,92 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     std::sort(m.pairs.begin(), m.pairs.end());
     m.target = to;
     m.bytes = largest * p.elem_bytes;
+    price(p, from, m);
+    return m;
+}
+
+std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutState& from,
+                                  const LayoutState& to) {
+    auto any = [](const std::vector<std::optional<PartialOp>>& v) {
+        return std::any_of(v.begin(), v.end(), [](const auto& x) { return x.has_value(); });
+    };
+    if (any(from.partial) || any(to.partial) || from == to) return std::nullopt;
+    const auto n = device_count(p);
+    if (n > 1024) return std::nullopt;
+    // A re-tiling only: where blocks grow, gathers say what happens (an exchange that sends
+    // every device its group's blocks is an all-gather by another name).
+    if (local_elements(p, to) > local_elements(p, from)) return std::nullopt;
+    const auto src = device_blocks(p, from), dst = device_blocks(p, to);
+    const auto N = static_cast<std::size_t>(n);
+    // The distinct blocks of `from` (cells) partition the tensor (nested chunks per atom); the
+    // devices of a cell hold the same copy.
+    std::map<std::vector<std::pair<std::int64_t, std::int64_t>>, std::size_t> ids;
+    std::vector<std::vector<std::size_t>> holders;
+    std::vector<std::size_t> cell_of(N);
+    for (std::size_t d = 0; d < N; ++d) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> key;
+        for (const auto& r : src[d])
+            key.emplace_back(r.begin, r.end);
+        const auto [it, fresh] = ids.emplace(std::move(key), holders.size());
+        if (fresh) holders.emplace_back();
+        holders[it->second].push_back(d);
+        cell_of[d] = it->second;
+    }
+    // Bounded: every device's block is met with every cell.
+    if (static_cast<double>(holders.size()) * static_cast<double>(N) > 65536) return std::nullopt;
+    auto overlap = [](const std::vector<Range>& a, const std::vector<Range>& b) {
+        double e = 1;
+        for (std::size_t k = 0; k < a.size() && e > 0; ++k)
+            e *= static_cast<double>(std::max<std::int64_t>(
+                0, std::min(a[k].end, b[k].end) - std::max(a[k].begin, b[k].begin)));
+        return e;
+    };
+    // Each part from the holder that has sent the least so far; on a tie the one sharing the
+    // most coordinates with the receiver (a neighbour on the mesh), then the lowest position.
+    std::vector<double> sent(N, 0), received(N, 0);
+    std::vector<std::pair<std::size_t, std::size_t>> moves; // (sender, receiver) positions
+    for (std::size_t d = 0; d < N; ++d) {
+        const auto cd = coords_of(p, static_cast<std::int64_t>(d));
+        for (std::size_t g = 0; g < holders.size(); ++g) {
+            if (g == cell_of[d]) continue; // what it holds itself stays
+            const double e = overlap(src[holders[g].front()], dst[d]);
+            if (e == 0) continue;
+            std::size_t best = holders[g].front();
+            int best_shared = -1;
+            for (auto h : holders[g]) {
+                const auto ch = coords_of(p, static_cast<std::int64_t>(h));
+                int shared = 0;
+                for (std::size_t k = 0; k < ch.size(); ++k)
+                    shared += ch[k] == cd[k];
+                if (best_shared < 0 || sent[h] < sent[best] ||
+                    (sent[h] == sent[best] && shared > best_shared)) {
+                    best = h;
+                    best_shared = shared;
+                }
+            }
+            sent[best] += e;
+            received[d] += e;
+            moves.emplace_back(best, d);
+        }
+    }
+    if (moves.empty()) return std::nullopt; // every new block is part of the old: a slice
+    Move m;
+    m.kind = MoveKind::Permute;
+    std::vector<char> moved_axis(from.partial.size(), 0);
+    for (const auto& [s, d] : moves) {
+        m.pairs.push_back({device_id(p, s), device_id(p, d)});
+        const auto cs = coords_of(p, static_cast<std::int64_t>(s)),
+                   cd = coords_of(p, static_cast<std::int64_t>(d));
+        for (std::size_t k = 0; k < cs.size(); ++k)
+            if (cs[k] != cd[k]) moved_axis[k] = 1;
+    }
+    for (std::size_t k = 0; k < moved_axis.size(); ++k)
+        if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
+    std::sort(m.pairs.begin(), m.pairs.end());
+    m.target = to;
+    m.bytes = std::max(*std::max_element(sent.begin(), sent.end()),
+                       *std::max_element(received.begin(), received.end())) *
+              p.elem_bytes;
     price(p, from, m);
     return m;
 }
@@ -699,6 +796,9 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
         if (permutes < kMaxPermutes) {
             ++permutes;
             if (auto m = permute_move(p, cur.state, to)) relax(std::move(*m), to);
+            // A device may need parts of several blocks: a sparse exchange (a swap of blocks
+            // over axes of different sizes, a shard moved to a smaller axis).
+            if (auto m = exchange_move(p, cur.state, to)) relax(std::move(*m), to);
         }
         if (relabel && relabels < kMaxRelabels)
             for (auto& t : relabelled_layouts(p, cur.state)) {

@@ -39,7 +39,8 @@ enum class MoveKind {
     AllToAll,      ///< `axes`, minor-most of atom `from`, moved to the minor end of atom `to`
     Slice,         ///< unused `axes` (one) appended (minor) to atom `to`: local
     KeepOne,       ///< unused `axes` (one) -> partial (`op`): coordinate 0 keeps its copy: local
-    Permute,       ///< every device receives its target block from one device (`pairs`)
+    Permute,       ///< point-to-point sends (`pairs`): every device receives the parts of its
+                   ///< target block that it lacks, each part from one device
 };
 
 struct Move {
@@ -49,7 +50,8 @@ struct Move {
     int to = -1;                   ///< atom
     PartialOp op = PartialOp::Sum; ///< KeepOne: the partial reduction it introduces
     /// Permute: (source device, destination device), only pairs that move data; the source
-    /// sends the part of its block that is the destination's target block.
+    /// sends the part of its block that lies in the destination's target block (the whole
+    /// target block, for a permute_move).
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
     std::vector<int> permute_axes; ///< Permute: the mesh axes whose coordinates differ in a pair
     /// Permute: the layout it produces (the search's target, or a layout on the way whose
@@ -106,6 +108,15 @@ std::vector<Move> gather_then_slice(const LayoutState& from, const LayoutState& 
 /// search (over 1024 devices).
 std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
                                  const LayoutState& to);
+
+/// A sparse exchange from `from` straight to `to` (a permute whose devices may send to and
+/// receive from several): each device assembles its target block from the cells of `from`
+/// (its distinct blocks, which partition the tensor) that meet it — its own where it holds
+/// one, else the part sent by one holder, the least loaded. Bytes: the most any device sends
+/// or receives. nullopt when a layout is partial, nothing moves, the blocks grow (gathers
+/// do that), or the mesh is too large (over 1024 devices, or over 65536 device-cell pairs).
+std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutState& from,
+                                  const LayoutState& to);
 
 /// The layouts a permute can reach from `s` on the way: the same blocks' sizes, the mesh axes
 /// that shard them reassigned (the atoms keep how many axes they have, each atom the product

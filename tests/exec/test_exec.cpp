@@ -804,8 +804,19 @@ TEST_CASE("plan as run: the multi-axis redistributions of issue 21 verify with t
     const std::vector<Case> cases = {
         {"mesh 2x2\ndim i=8 j=8\nx_{i_0 j_1} -> x_{i_1 j_0}\n", "permute(0,1)"},
         {"mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_0 b_1 c_2} -> x_{a_2 b_1 c_0}\n", "permute(0,2)"},
-        {"mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n",
+        // Each new block from two devices: one sparse exchange (256 B, 2 peers) instead of
+        // two all-to-alls (the same bytes, one more collective); with a slow axis 1 the
+        // all-to-alls again.
+        {"mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n", "permute(1,2)"},
+        {"mesh 2x2x2\nlink 1 450GB/s 10us\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n",
          "all-to-all(2), all-to-all(1)"},
+        // The issue's block swap on axes of different sizes: one exchange (each device's new
+        // block from two devices), even and uneven.
+        {"mesh 2x4\ndim i=64 j=64\nx_{i_0 j_1} -> x_{i_1 j_0}\n", "permute(0,1)"},
+        {"mesh 2x4\ndim i=9 j=5\nx_{i_0 j_1} -> x_{i_1 j_0}\n", ""},
+        {"mesh 4x2\ndim i=12 j=6\nx_{i_0 j_1} -> x_{i_1 j_0}\n", ""},
+        {"mesh 2x4 devices [7 5 3 1 6 4 2 0]\ndim i=64 j=64\nx_{i_0 j_1} -> x_{i_1 j_0}\n",
+         "permute(0,1)"},
         {"mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_{012} b c} -> x_{a b_{012} c}\n", ""},
         {"mesh 2x2\ndim a=8 b=8\nx_{a_{01} b} -> x_{a_{10} b}\n", "permute(0,1)"},
         {"mesh 4x1\ndim i=8 j=8\nx_{i_0 j}{U_1} -> x_{i_0 j}\nexpect none\n", "none"},
@@ -868,7 +879,9 @@ TEST_CASE("plan as run: collectives over groups of mesh axes verify, even and un
         {"mesh 2x4\n" + links + "dim i=16 j=16 k=8\nD_{i_{10} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(1,0)"},
         // Uneven: nested torch.chunk over the group's axes, empty shards included.
-        {"mesh 2x4\n" + links + "dim i=10 j=12\nx_{i_{01} j} -> x_{i j_{01}}\n", "all-to-all(0,1)"},
+        // (Uneven, devices 3 and 7 hold nothing of i: an exchange of exactly the parts that
+        // move, 80 B, beats the all-to-all's padded blocks, 112 B.)
+        {"mesh 2x4\n" + links + "dim i=10 j=12\nx_{i_{01} j} -> x_{i j_{01}}\n", "permute(0,1)"},
         {"mesh 2x4\n" + links + "dim i=5 j=12 k=6\nD_{i_{01} k} = A_{i j_{01}} B_{j_{01} k}\n",
          "reduce-scatter(0,1)"},
         // A non-linear function, a softmax or a max of a value partial over both axes.
@@ -945,7 +958,9 @@ TEST_CASE("broken plan: a group collective over the wrong axes, or in the wrong 
 
 TEST_CASE(
     "broken plan: steps swapped, an axis changed or a permute misdirected is refused or FAILS") {
-    const std::string src = "mesh 2x2x2\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n";
+    // A slow axis 1 keeps the two all-to-alls (else one exchange is cheaper).
+    const std::string src =
+        "mesh 2x2x2\nlink 1 450GB/s 10us\ndim a=8 b=8 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n";
     check_all_pass(run_src(src));
     auto failed = [](const Ran& r) { return !r.error.empty() || !r.report.passed(); };
     SUBCASE("the two all-to-alls in the other order") {
@@ -993,6 +1008,35 @@ TEST_CASE(
         REQUIRE_MESSAGE(changed, c.text());
         const auto r = execute(std::move(c));
         CHECK_MESSAGE(failed(r), r.text());
+    }
+    SUBCASE("an exchange (several sources per device) with a part from the wrong device") {
+        auto c = check_src("mesh 2x4\ndim i=16 j=16\nx_{i_0 j_1} -> x_{i_1 j_0}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.kind == StepKind::Permute && st.pairs.size() >= 2) {
+                // A receiver's first part now comes from the device after its sender.
+                auto& p = st.pairs.front();
+                p.first = (p.first + 1) % 8 == p.second ? (p.first + 2) % 8 : (p.first + 1) % 8;
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+    }
+    SUBCASE("an exchange missing one of a device's parts is refused") {
+        auto c = check_src("mesh 2x4\ndim i=16 j=16\nx_{i_0 j_1} -> x_{i_1 j_0}\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        bool changed = false;
+        for (auto& st : c.plan.statements.at(0).steps)
+            if (st.kind == StepKind::Permute && !st.pairs.empty()) {
+                st.pairs.pop_back();
+                changed = true;
+            }
+        REQUIRE_MESSAGE(changed, c.text());
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+        CHECK_MESSAGE(r.error.find("unfilled") != std::string::npos, r.text());
     }
     SUBCASE("a collective the plan states but the executor does not run") {
         auto c = check_src(src);

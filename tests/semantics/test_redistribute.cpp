@@ -158,30 +158,54 @@ std::string simulate(const RedistributionProblem& p, const LayoutState& from, co
         if (m.kind == MoveKind::Permute) {
             // Its own target (a layout on the way), or the plan's (a permute made by hand).
             const LayoutState& after = m.target.partial.empty() ? to : m.target;
-            std::set<std::int64_t> receivers;
+            // Each destination keeps what it holds of its new block and receives from each
+            // source the part of that block the source holds: every position from exactly one.
+            std::map<std::int64_t, std::vector<std::int64_t>> sources;
             for (const auto& [src, dst] : m.pairs) {
                 const auto s = position_of(src), d = position_of(dst);
-                if (!receivers.insert(d).second) return "a device receives twice";
-                // The destination's target block must be inside what the source holds.
-                const auto want = expected(p, after, coords_of(p.axis_sizes, d));
-                const auto& have = held[static_cast<std::size_t>(s)];
-                for (std::size_t a = 0; a < want.size(); ++a)
-                    for (auto x : want[a])
-                        if (std::find(have.lists[a].begin(), have.lists[a].end(), x) ==
-                            have.lists[a].end())
-                            return "a permute sends positions its source does not hold";
-                next[static_cast<std::size_t>(d)] = {want, have.shares};
+                if (s == d) return "a permute sends to the device itself";
+                auto& list = sources[d];
+                if (std::find(list.begin(), list.end(), s) != list.end())
+                    return "a permute lists a pair twice";
+                list.push_back(s);
             }
+            auto holds = [](const Held& h, const std::vector<std::int64_t>& at) {
+                for (std::size_t a = 0; a < at.size(); ++a)
+                    if (std::find(h.lists[a].begin(), h.lists[a].end(), at[a]) == h.lists[a].end())
+                        return false;
+                return true;
+            };
             for (std::int64_t d = 0; d < n; ++d) {
-                if (receivers.count(d)) continue;
-                // Stays: keeps its own part.
                 const auto want = expected(p, after, coords_of(p.axis_sizes, d));
-                auto& h = next[static_cast<std::size_t>(d)];
-                for (std::size_t a = 0; a < want.size(); ++a)
-                    for (auto x : want[a])
-                        if (std::find(h.lists[a].begin(), h.lists[a].end(), x) == h.lists[a].end())
-                            return "a device that receives nothing lacks its new block";
-                h.lists = want;
+                const auto& from_list = sources[d];
+                std::vector<int> used(from_list.size(), 0);
+                // Every position of the new block (the product of the per-atom lists).
+                std::vector<std::size_t> i(want.size(), 0);
+                bool empty = false;
+                for (const auto& w : want)
+                    empty = empty || w.empty();
+                while (!empty) {
+                    std::vector<std::int64_t> at;
+                    for (std::size_t a = 0; a < want.size(); ++a)
+                        at.push_back(want[a][i[a]]);
+                    int providers = holds(held[static_cast<std::size_t>(d)], at) ? 1 : 0;
+                    for (std::size_t q = 0; q < from_list.size(); ++q)
+                        if (holds(held[static_cast<std::size_t>(from_list[q])], at)) {
+                            ++providers;
+                            used[q] = 1;
+                        }
+                    if (providers == 0)
+                        return "a permute leaves a device without part of its block";
+                    if (providers > 1) return "a permute gives a device a position twice";
+                    std::size_t a = want.size();
+                    while (a > 0 && ++i[a - 1] == want[a - 1].size())
+                        i[--a] = 0;
+                    if (a == 0) break;
+                }
+                // (A permute_move pairs every device of its bijection, empty blocks too.)
+                if (!empty && std::find(used.begin(), used.end(), 0) != used.end())
+                    return "a permute sends a device nothing it needs";
+                next[static_cast<std::size_t>(d)].lists = want;
             }
             held = std::move(next);
             continue;
@@ -479,8 +503,21 @@ TEST_CASE("redistribution: the issue's cases get the cheap exact plan") {
         CHECK(plan->front().kind == MoveKind::Permute);
         CHECK(plan->front().pairs.size() == 2);
     }
-    SUBCASE("right collectives in the right order: minor-most axis first") {
+    SUBCASE("one exchange where each new block comes from two devices") {
         auto p = problem({2, 2, 2}, {8, 8, 8});
+        const LayoutState from{{{0, 1}, {2}, {}}, {kNo, kNo, kNo}},
+            to{{{0}, {1}, {2}}, {kNo, kNo, kNo}};
+        const auto plan = plan_redistribution(p, from, to);
+        REQUIRE(plan.has_value());
+        REQUIRE(plan->size() == 1);
+        CHECK(plan->front().kind == MoveKind::Permute);
+        CHECK(plan->front().bytes == 64 * 4); // two parts of 32 elements, each device
+        CHECK(simulate(p, from, to, *plan).empty());
+    }
+    SUBCASE("right collectives in the right order: minor-most axis first") {
+        // A slow axis 1 makes the exchange (two peers over axes 1 and 2) dearer.
+        auto p = problem({2, 2, 2}, {8, 8, 8});
+        p.links[1].latency_s = 20e-6;
         const auto plan = plan_redistribution(p, LayoutState{{{0, 1}, {2}, {}}, {kNo, kNo, kNo}},
                                               LayoutState{{{0}, {1}, {2}}, {kNo, kNo, kNo}});
         REQUIRE(plan.has_value());

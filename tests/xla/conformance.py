@@ -30,13 +30,6 @@ REL_TOL = 1e-6
 # Cases shardscope loses today, with the reason. The test fails if one of them stops losing
 # (remove it from here then) as well as when a case not listed here loses.
 EXPECTED_LOSSES = {
-    "chain_swap_2x4": "block swap on axes of different sizes: XLA runs one all-to-all over the "
-    "8 devices with the blocks regrouped across axes, then a permute (983 kB); shardscope "
-    "all-gathers over axis 0 and all-to-alls over axis 1 (1.31 MB). Under NCCL's protocols "
-    "the two plans take about the same time (ours 26.2 us, XLA's two steps priced the same way "
-    "26.0 us), but the search cannot express XLA's 8-device all-to-all that regroups blocks of "
-    "both axes, nor the direct exchange (each device sends its two 256x256 halves to two "
-    "devices: 524 kB) that would beat both: a sparse all-to-all step the plan does not have",
     "chain_move_axis_big": "moving a shard from axis 1 (4 devices) to axis 0 (2) at 8 MiB: "
     "XLA permutes a quarter (1.05 MB) and all-gathers over axis 1 (3.15 MB); shardscope "
     "all-gathers over axis 1 and slices (6.29 MB), which NCCL's protocols on h100 price "
