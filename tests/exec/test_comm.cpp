@@ -204,6 +204,36 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
                        where + "permute shift " + std::to_string(shift) + " element " +
                            std::to_string(i));
     }
+    // exchange: member p sends p+s (s = 1, 2, where that is another member) s+p elements;
+    // counts differ per pair, and a group of one exchanges nothing.
+    {
+        std::vector<std::vector<T>> out, in;
+        std::vector<SendPart> sends;
+        std::vector<RecvPart> recvs;
+        std::vector<int> froms, shifts;
+        for (int shift : {1, 2}) {
+            if (shift % n == 0 || (shift == 2 && n == 2)) continue;
+            const int from = ((p - shift) % n + n) % n;
+            out.emplace_back(static_cast<std::size_t>(shift + p));
+            for (std::size_t i = 0; i < out.back().size(); ++i)
+                out.back()[i] = static_cast<T>(val(me, i, salt + 10 + shift));
+            in.emplace_back(static_cast<std::size_t>(shift + from), T(-99));
+            froms.push_back(from);
+            shifts.push_back(shift);
+        }
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            sends.push_back({(p + shifts[k]) % n, out[k].data(), out[k].size()});
+            recvs.push_back({froms[k], in[k].data(), in[k].size()});
+        }
+        g.exchange(sends, recvs, type);
+        for (std::size_t k = 0; k < in.size(); ++k)
+            for (std::size_t i = 0; i < in[k].size(); ++i)
+                log.expect(in[k][i] ==
+                               static_cast<T>(val(members[static_cast<std::size_t>(froms[k])], i,
+                                                  salt + 10 + shifts[k])),
+                           where + "exchange shift " + std::to_string(shifts[k]) + " element " +
+                               std::to_string(i));
+    }
     // Empty collectives are legal, and a barrier.
     g.all_reduce(nullptr, 0, type, PartialOp::Sum);
     g.all_gather(nullptr, nullptr, 0, type);
@@ -531,6 +561,24 @@ TEST_CASE("sim: mismatched calls are errors on every member") {
             c.axis(0).permute(a.data(), b.data(), 2, DType::F64, 0, (c.rank() + 1) % 3);
         },
         "permute");
+    // An exchange whose receive count differs from the send, and one that receives what
+    // nobody sends.
+    expect_error(
+        MeshShape{{2}, {}},
+        [](Communicator& c) {
+            std::vector<double> a(3, 1.0), b(3, 0.0);
+            const int other = 1 - c.rank();
+            c.axis(0).exchange({{other, a.data(), c.rank() == 0 ? 2u : 3u}}, {{other, b.data(), 2}},
+                               DType::F64);
+        },
+        "exchange");
+    expect_error(
+        MeshShape{{2}, {}},
+        [](Communicator& c) {
+            std::vector<double> b(2, 0.0);
+            c.axis(0).exchange({}, {{1 - c.rank(), b.data(), 2}}, DType::F64);
+        },
+        "sends it nothing");
     // A member outside the group.
     expect_error(
         MeshShape{{2}, {}},

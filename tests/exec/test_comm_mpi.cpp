@@ -184,6 +184,30 @@ void check_group(Group& g, const std::vector<int>& members, int me, const std::s
         g.permute(send.data(), recv.data(), count, type, to, from);
         expect(all_equal(recv, want), where + "permute shift " + std::to_string(shift));
     }
+    // exchange: member p sends p+s (s = 1, 2, where that is another member) s+p elements.
+    {
+        std::vector<std::vector<T>> out, in;
+        std::vector<std::vector<double>> want;
+        std::vector<SendPart> sends;
+        std::vector<RecvPart> recvs;
+        for (int shift : {1, 2}) {
+            if (shift % n == 0 || (shift == 2 && n == 2)) continue;
+            const int to = (p + shift) % n, from = ((p - shift) % n + n) % n;
+            out.emplace_back(static_cast<std::size_t>(shift + p));
+            for (std::size_t i = 0; i < out.back().size(); ++i)
+                out.back()[i] = static_cast<T>(val(me, i, salt + 10 + shift));
+            in.emplace_back(static_cast<std::size_t>(shift + from), T(-99));
+            want.emplace_back();
+            for (std::size_t i = 0; i < in.back().size(); ++i)
+                want.back().push_back(
+                    val(members[static_cast<std::size_t>(from)], i, salt + 10 + shift));
+            sends.push_back({to, out.back().data(), out.back().size()});
+            recvs.push_back({from, in.back().data(), in.back().size()});
+        }
+        g.exchange(sends, recvs, type);
+        for (std::size_t k = 0; k < in.size(); ++k)
+            expect(all_equal(in[k], want[k]), where + "exchange " + std::to_string(k));
+    }
     g.all_reduce(nullptr, 0, type, PartialOp::Sum);
     g.barrier();
     expect(true, where + "empty all_reduce and barrier");

@@ -267,6 +267,15 @@ std::vector<std::vector<float>> collectives(const MeshShape& mesh, bool gpu, boo
             count, count);
         run(
             [&](float* s, float* r) {
+                // The same shift as an exchange (a group of one has no other member to
+                // exchange with: it copies by a permute to itself instead).
+                if (g.size() == 1) return g.permute(s, r, count, DType::F32, 0, 0);
+                g.exchange({{(g.rank() + 1) % g.size(), s, count}},
+                           {{(g.rank() + g.size() - 1) % g.size(), r, count}}, DType::F32);
+            },
+            count, count);
+        run(
+            [&](float* s, float* r) {
                 if (device_buffers) {
                     // A copy between device buffers returns before it is done.
                     cuda::check(cudaMemcpy(r, s, count * size * 4, cudaMemcpyDefault), "copy");
