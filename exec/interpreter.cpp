@@ -1241,7 +1241,8 @@ void RankProgram<T>::check_ran_as_planned(const semantics::StatementPlan& sp) co
             throw ExecError("internal: " + what + " ran as " +
                             semantics::collective_text(plan_.mesh, ran.kind, ran.axes));
         // Every device of a collective over one axis sends alike (the largest chunks on
-        // device 0, whose figures the plan states); a permute counts its busiest sender. The
+        // device 0, whose figures the plan states); a permute counts the most one device
+        // sends or receives (every rank works it out from the pairs alike). The
         // plan counts the program's element types, this run its own.
         const double planned = st.cost.bytes_per_device / std::max(st.cost.elem_bytes, 1) *
                                static_cast<double>(sizeof(T));

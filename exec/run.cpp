@@ -434,7 +434,7 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
                 out << (i ? "," : "") << " " << collective_text(plan, s.collectives[i]) << " "
                     << s.collectives[i].tensor << " "
                     << semantics::format_bytes(s.collectives[i].bytes);
-            out << " (bytes each device sends; a permute: its busiest sender)\n";
+            out << " (bytes each device sends; a permute: the most one device sends or receives)\n";
         }
         out << s.shown;
         char buf[160];

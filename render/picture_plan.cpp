@@ -123,6 +123,7 @@ namespace {
 /// below them from sender to receiver, labelled with its block.
 void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan,
                         const Schedule& sched, int substep, float font,
+                        const semantics::TensorLayout* input,
                         const semantics::TensorLayout* output) {
     const float pad = 8, small = font * 0.85f, line = font * 1.45f;
     const auto& st = sched.steps[static_cast<std::size_t>(substep - 1)];
@@ -131,9 +132,16 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     y += line;
     const auto n = static_cast<int>(sched.group.size());
     std::string note;
+    // A permute whose receivers have several senders: each arrow carries part of a block.
+    bool several = false;
+    for (std::size_t i = 0; i < st.transfers.size() && !several; ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            several = several || st.transfers[j].to == st.transfers[i].to;
     if (sched.permute) {
-        note = "the devices in mesh order; each arrow: the part of the sender's block that is "
-               "the receiver's block after the permute";
+        note = several ? "the devices in mesh order; each arrow: the part of the receiver's new "
+                         "block that the sender holds (the receiver keeps what it holds itself)"
+                       : "the devices in mesh order; each arrow: the part of the sender's block "
+                         "that is the receiver's block after the permute";
     } else {
         note = "the devices of one group, in ring order";
         if (sched.groups > 1)
@@ -186,20 +194,52 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     // Each message: down from the sender, across, up into the receiver, at its own depth.
     const float depth0 = y + box_h + line * 1.1f;
     const float step_h = std::max(line * 1.1f, 6.0f);
-    // A permute's message is labelled with the block the receiver holds after it.
-    auto permute_label = [&](std::int64_t to) {
-        std::int64_t pos = to;
+    auto coords_of = [&](std::int64_t id) {
+        std::int64_t pos = id;
         for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
-            if (plan.mesh.devices[q] == to) pos = static_cast<std::int64_t>(q);
+            if (plan.mesh.devices[q] == id) pos = static_cast<std::int64_t>(q);
         std::vector<int> coords(sizes.size(), 0);
         for (std::size_t k = sizes.size(); k-- > 0;) {
             coords[k] = static_cast<int>(pos % sizes[k]);
             pos /= sizes[k];
         }
-        std::string text = device_holding_text(plan.mesh, *output, coords);
+        return coords;
+    };
+    auto block_text = [&](const semantics::TensorLayout& layout, std::int64_t id) {
+        std::string text = device_holding_text(plan.mesh, layout, coords_of(id));
         const auto of = text.find(" of ");
-        return "d" + std::to_string(to) + "'s block " +
-               (of == std::string::npos ? text : text.substr(0, of)) + " of " + output->tensor;
+        return of == std::string::npos ? text : text.substr(0, of);
+    };
+    // The part `from` sends `to`, per written dimension, when each has one atom in both
+    // layouts (else empty: the label then names both blocks).
+    auto part_text = [&](std::int64_t from, std::int64_t to) -> std::string {
+        if (!input || input->atoms.size() != input->indices.size() ||
+            output->atoms.size() != output->indices.size() ||
+            input->atoms.size() != output->atoms.size())
+            return {};
+        const auto cf = coords_of(from), ct = coords_of(to);
+        std::string out = "[";
+        for (std::size_t a = 0; a < output->atoms.size(); ++a) {
+            const auto& i = input->atoms[a];
+            const auto& o = output->atoms[a];
+            if (i.dim != static_cast<int>(a) || o.dim != static_cast<int>(a)) return {};
+            const auto r = semantics::atom_range(i.extent, i.axes, sizes, cf);
+            const auto w = semantics::atom_range(o.extent, o.axes, sizes, ct);
+            const auto begin = std::max(r.begin, w.begin);
+            out += (a ? ", " : "") + std::to_string(begin) + ":" +
+                   std::to_string(std::max(begin, std::min(r.end, w.end)));
+        }
+        return out + "]";
+    };
+    // A permute's message is labelled with what it carries: the receiver's new block, or the
+    // part of it that the sender holds.
+    auto permute_label = [&](std::int64_t from, std::int64_t to) {
+        const std::string block = "d" + std::to_string(to) + "'s block " + block_text(*output, to);
+        if (!several) return block + " of " + output->tensor;
+        const auto part = part_text(from, to);
+        if (!part.empty()) return part + " of " + output->tensor + ", its part of " + block;
+        return "the part of " + block + " of " + output->tensor + " that it holds (" +
+               (input ? block_text(*input, from) : std::string("?")) + ")";
     };
     for (std::size_t t = 0; t < st.transfers.size(); ++t) {
         const auto& m = st.transfers[t];
@@ -224,7 +264,7 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
             const auto& m = st.transfers[t];
             std::string text = "#" + std::to_string(t + 1) + ": d" + std::to_string(m.from) +
                                " → d" + std::to_string(m.to);
-            if (output) text += " sends " + permute_label(m.to);
+            if (output) text += " sends " + permute_label(m.from, m.to);
             text_clipped(c, {area.x0 + pad, ly}, colors::kText, text, small,
                          area.width() - 2 * pad);
             ly += line;
@@ -260,12 +300,18 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
         const auto sched =
             collective_schedule(plan.mesh, s->steps[static_cast<std::size_t>(f.step)]);
         if (!sched.steps.empty()) {
+            const auto& step = s->steps[static_cast<std::size_t>(f.step)];
             const semantics::TensorLayout* output =
                 f.after >= 0 && f.after < static_cast<int>(s->values.size())
                     ? &s->values[static_cast<std::size_t>(f.after)].layout
                     : nullptr;
+            const semantics::TensorLayout* input =
+                !step.inputs.empty() && step.inputs[0] >= 0 &&
+                        step.inputs[0] < static_cast<int>(s->values.size())
+                    ? &s->values[static_cast<std::size_t>(step.inputs[0])].layout
+                    : nullptr;
             draw_schedule_step(c, {area.x0, y, area.x1, area.y1}, plan, sched,
-                               std::min(substep, static_cast<int>(sched.steps.size())), font,
+                               std::min(substep, static_cast<int>(sched.steps.size())), font, input,
                                output);
             return;
         }

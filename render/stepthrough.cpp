@@ -30,10 +30,17 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
             moving.insert(to);
         }
         const auto keep = count - static_cast<std::int64_t>(moving.size());
+        // A device with several sources assembles its new block from their parts.
+        std::set<std::int64_t> receivers;
+        bool several = false;
+        for (const auto& pair : st.pairs)
+            several = several || !receivers.insert(pair.second).second;
         ScheduleStep s;
         s.title = "permute, one step: " + std::to_string(st.pairs.size()) +
                   (st.pairs.size() == 1 ? " message" : " messages") +
-                  " at once, each device sending the block its partner holds after it" +
+                  (several ? " at once, each device sending each partner the part of the "
+                             "partner's new block that it holds"
+                           : " at once, each device sending the block its partner holds after it") +
                   (keep > 0 ? "; the " + std::to_string(keep) +
                                   (keep == 1 ? " other device keeps its own"
                                              : " other devices keep their own")

@@ -226,6 +226,37 @@ TEST_CASE("collective schedules: a permute's pairs, which device sends which blo
     CHECK(messages == 1);
 }
 
+TEST_CASE("collective schedules: a permute with several senders per device names each part") {
+    // The block swap on axes of different sizes: each device's new block in two halves from
+    // two devices; an arrow carries the part the sender holds, not the whole block.
+    const auto c = test::run("mesh 2x4\ndim i=16 j=16\nx_{i_0 j_1} -> x_{i_1 j_0}\n");
+    const auto& s = c.plan.statements.at(0);
+    int frame = -1;
+    const semantics::Step* permute = nullptr;
+    const auto frames = step_frames(c.plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
+                                        semantics::StepKind::Permute) {
+            permute = &s.steps[static_cast<std::size_t>(frames[i].step)];
+            frame = static_cast<int>(i);
+        }
+    REQUIRE_MESSAGE(permute != nullptr, c.text());
+    const auto sched = collective_schedule(c.plan.mesh, *permute);
+    REQUIRE(sched.steps.size() == 1);
+    CHECK(sched.steps[0].transfers.size() == permute->pairs.size());
+    CHECK(sched.steps[0].title.find("the part of the partner's new block that it holds") !=
+          std::string::npos);
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 900}, c.plan, 0, frame, 14, 1);
+    // d0 = (0,0) holds rows 0:8 x cols 0:4; d1 = (0,1) ends with rows 4:8 x cols 0:8 (it
+    // keeps rows 4:8 x cols 4:8 of its own).
+    CHECK_MESSAGE(
+        rec.has_text("#1: d0 → d1 sends [4:8, 0:4] of x, its part of d1's block [4:8, 0:8]"),
+        c.text());
+    CHECK(rec.has_text("the part of the receiver's new block that the sender holds"));
+    CHECK_FALSE(rec.has_text("sends d1's block"));
+}
+
 TEST_CASE("text on a device colour is readable: white on dark, black on light") {
     CHECK(text_on({31, 119, 180, 255}) == Color{255, 255, 255, 255});
     CHECK(text_on({255, 187, 120, 255}) == colors::kText);
