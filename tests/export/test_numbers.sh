@@ -103,8 +103,20 @@ run() { # run NAME FILE DATA SEED DTYPE TOLERANCE
         fi
     fi
     count=$((count + 1))
-    if ! execute "$tmp/$name.py" "$data" "$seed" "$dtype" >"$tmp/$name.out" 2>"$tmp/$name.err" ||
-        ! "$ref" "$file" "$data" "$seed" >"$tmp/$name.ref" ||
+    # torchrun's launch can fail for reasons of the machine (a rendezvous port taken, a rank
+    # killed for memory while other tests run): a run that fails is tried once more, saying
+    # why. A wrong number is no failed run (it is compared below) and is never retried.
+    local ran=0
+    if execute "$tmp/$name.py" "$data" "$seed" "$dtype" >"$tmp/$name.out" 2>"$tmp/$name.err"; then
+        ran=1
+    elif [ "$target" = torch ]; then
+        echo "WARNING: $name: torchrun failed; trying once more. Its first errors:"
+        grep -m 5 -E "Error|error:|terminate|what\(\)|Signal|Aborted|Killed" "$tmp/$name.err"
+        tail -3 "$tmp/$name.err"
+        execute "$tmp/$name.py" "$data" "$seed" "$dtype" >"$tmp/$name.out" 2>"$tmp/$name.err" &&
+            ran=1
+    fi
+    if [ "$ran" -eq 0 ] || ! "$ref" "$file" "$data" "$seed" >"$tmp/$name.ref" ||
         ! result=$(compare "$tmp/$name.out" "$tmp/$name.ref" "$tol"); then
         echo "FAIL: $name ($data, $dtype): $result"
         # The first error of any rank (torchrun's summary comes last), then the end.
