@@ -339,9 +339,12 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
         s.cost.bytes_per_device = bytes;
         s.cost.time_s = timing.time_s;
         s.cost.protocol = timing.protocol;
+        // Up to eight pairs by name; a larger exchange by its count (JSON lists every pair).
         std::string moves;
-        for (const auto& [from, to] : pairs)
-            moves += (moves.empty() ? "" : ", ") + std::to_string(from) + "->" + std::to_string(to);
+        for (std::size_t i = 0; i < pairs.size() && i < 8; ++i)
+            moves += (i ? ", " : "") + std::to_string(pairs[i].first) + "->" +
+                     std::to_string(pairs[i].second);
+        if (pairs.size() > 8) moves += ", ... (" + std::to_string(pairs.size()) + " messages)";
         s.text.reason = "permute " + v.name + " (device " + moves + "): " + why;
     }
     steps.push_back(std::move(s));
