@@ -66,6 +66,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.
     std::vector<Outcome> outcomes;
+    outcomes.reserve(4); // most statements have one choice point or none: one block
     std::vector<int> choices;
     std::optional<Evaluator> first_ev;
     std::optional<Value> first_result;
