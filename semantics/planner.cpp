@@ -45,7 +45,10 @@ bool same_moves(const std::vector<Step>& a, const std::vector<Step>& b) {
 std::string description_of(const std::vector<Step>& steps) {
     std::string out;
     for (const auto& st : steps)
-        if (is_collective(st.kind)) out += (out.empty() ? "" : "; ") + st.text.reason;
+        if (is_collective(st.kind)) {
+            if (!out.empty()) out += "; "; // appended: a temporary per reason cost a block
+            out += st.text.reason;
+        }
     return out.empty() ? "no communication" : out;
 }
 
