@@ -421,12 +421,6 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
         return std::holds_alternative<ast::TensorRef>(x.node) ||
                std::holds_alternative<ast::Number>(x.node);
     };
-    const auto non_leaves = static_cast<std::size_t>(std::count_if(
-        operands.begin(), operands.end(), [&](const ast::Expr& x) { return !leaf(x); }));
-    std::vector<IndexSet> idx(non_leaves == 0 ? 0 : operands.size());
-    // Operand i's indices are read only by the other operands that are no leaves.
-    for (std::size_t i = 0; i < idx.size(); ++i)
-        if (non_leaves - (leaf(operands[i]) ? 0 : 1) > 0) collect(operands[i], idx[i]);
     std::vector<Value> ops;
     ops.reserve(operands.size());
     for (std::size_t i = 0; i < operands.size(); ++i) {
@@ -436,9 +430,11 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
             ops.push_back(std::move(*v));
             continue;
         }
+        // The siblings' indices collected straight into the set it needs (no set per
+        // sibling first: most products have one operand that is no leaf).
         IndexSet out = outside;
         for (std::size_t j = 0; j < operands.size(); ++j)
-            if (j != i) out.insert(idx[j].begin(), idx[j].end());
+            if (j != i) collect(operands[j], out);
         auto v = eval_shared(operands[i], out);
         if (!v) return std::nullopt;
         ops.push_back(std::move(*v));
