@@ -142,7 +142,8 @@ public:
     /// error. Owned by the context's cache or this evaluator, valid for the statement.
     const Value* written(const ast::TensorRef& r);
 
-    std::optional<Value> written_uncached(const ast::TensorRef& r);
+    /// The same into `v`, a new value; false after an error.
+    bool written_uncached(const ast::TensorRef& r, Value& v);
 
     static bool writes_placement(const ast::TensorRef& r);
 
