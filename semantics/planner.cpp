@@ -43,10 +43,15 @@ bool same_moves(const std::vector<Step>& a, const std::vector<Step>& b) {
 
 /// An alternative's words: its collectives' reasons, or "no communication".
 std::string description_of(const std::vector<Step>& steps) {
+    // Sized first, then appended: growing by each reason cost a block per reason.
+    std::size_t size = 0;
+    for (const auto& st : steps)
+        if (is_collective(st.kind)) size += st.text.reason.size() + 2;
     std::string out;
+    out.reserve(size);
     for (const auto& st : steps)
         if (is_collective(st.kind)) {
-            if (!out.empty()) out += "; "; // appended: a temporary per reason cost a block
+            if (!out.empty()) out += "; ";
             out += st.text.reason;
         }
     return out.empty() ? "no communication" : out;
