@@ -663,18 +663,21 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 ? std::string(options.text.substr(s->range.offset, s->range.length))
                 : parser::print(*s);
         std::string pretty = parser::print(*s, {true});
-        std::optional<Planned> planned;
-        if (cache) {
-            auto plan_one = [&] {
-                return plan_statement(ctx, defined, *s, source, pretty, options, plan.diagnostics);
-            };
-            planned = cached_plan(*cache, context, defined, *s, source, pretty, plan.diagnostics,
-                                  plan_one);
-        } else {
+        // Initialized from the planner's return value, not assigned: a plan is large, and an
+        // assignment moved it once more.
+        std::optional<Planned> planned = [&]() -> std::optional<Planned> {
+            if (cache) {
+                auto plan_one = [&] {
+                    return plan_statement(ctx, defined, *s, source, pretty, options,
+                                          plan.diagnostics);
+                };
+                return cached_plan(*cache, context, defined, *s, source, pretty, plan.diagnostics,
+                                   plan_one);
+            }
             // Without a cache the texts are read no more: the plan takes them.
-            planned = plan_statement(ctx, defined, *s, std::move(source), std::move(pretty),
-                                     options, plan.diagnostics);
-        }
+            return plan_statement(ctx, defined, *s, std::move(source), std::move(pretty), options,
+                                  plan.diagnostics);
+        }();
         last_failed = !planned;
         if (last_failed) continue;
         StatementPlan& sp = planned->plan;

@@ -13,6 +13,11 @@ namespace shardscope::semantics::detail {
 // (diagnostics, choices, shapes, layouts, data flow, steps, collectives) in evaluator.cpp, the
 // rules of NOTATION.md section 6 in semantics/rules/, one file per family (rules/README.md).
 
+/// A product's distinct indices in first-seen order, as pointers into its operands' dimensions
+/// (which the rules never change: they gather and slice, changing shardings only): no copy of
+/// a name, and no heap block for up to 16 of them.
+using IndexOrder = SmallVec<const IndexId*, 16>;
+
 struct ChoicePoint {
     int options = 1;
     bool alternative = false; ///< an alternative to an implied plan (the implied one is option 0)
@@ -137,7 +142,8 @@ public:
     /// error. Owned by the context's cache or this evaluator, valid for the statement.
     const Value* written(const ast::TensorRef& r);
 
-    std::optional<Value> written_uncached(const ast::TensorRef& r);
+    /// The same into `v`, a new value; false after an error.
+    bool written_uncached(const ast::TensorRef& r, Value& v);
 
     static bool writes_placement(const ast::TensorRef& r);
 
@@ -204,7 +210,7 @@ public:
     /// Rule 2, one index on its axes: per index, the operands' axis lists (major to minor)
     /// must agree, one being a prefix of the other (the shorter then slices locally).
     /// Otherwise keep one list (a choice) and gather the rest (S212).
-    void rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+    void rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,
                              const ast::SourceRange& at);
     /// Rule 2, the result on axis k: the one sharded index kept gives S(i) (set by
     /// rule2_slice_locally), contracted gives P(sum), or, the alternative, is gathered first;
@@ -216,7 +222,7 @@ public:
     static void rule1_replicated(const std::vector<Value>& ops, int k, Value& out);
     /// Rule 2, the slices: operands that hold a sharded index on fewer axes (or none) slice
     /// locally to the full list (free); the result keeps the list of the indices it keeps.
-    void rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+    void rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& order,
                              const IndexSet& outside, Value& out);
 
     /// One einsum node (NOTATION.md section 6, rules 1-4), then its local compute, priced in

@@ -104,10 +104,22 @@ bool is_collective(StepKind kind) {
 }
 
 std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes) {
-    std::string names;
+    // Appended into one string: the concatenations of temporaries cost a block each once
+    // the text outgrows the inline buffer ("reduce-scatter(dp)").
+    const auto name = step_kind_name(kind);
+    std::size_t size = name.size() + 2 + (axes.empty() ? 0 : axes.size() - 1);
     for (int k : axes)
-        names += (names.empty() ? "" : ",") + mesh.axes.at(static_cast<std::size_t>(k)).name;
-    return std::string(step_kind_name(kind)) + "(" + names + ")";
+        size += mesh.axes.at(static_cast<std::size_t>(k)).name.size();
+    std::string out;
+    out.reserve(size); // exact: inline when it fits
+    out += name;
+    out += '(';
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        if (i) out += ',';
+        out += mesh.axes.at(static_cast<std::size_t>(axes[i])).name;
+    }
+    out += ')';
+    return out;
 }
 
 bool StatementPlan::same_content(const StatementPlan& o) const {

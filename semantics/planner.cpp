@@ -43,9 +43,17 @@ bool same_moves(const std::vector<Step>& a, const std::vector<Step>& b) {
 
 /// An alternative's words: its collectives' reasons, or "no communication".
 std::string description_of(const std::vector<Step>& steps) {
-    std::string out;
+    // Sized first, then appended: growing by each reason cost a block per reason.
+    std::size_t size = 0;
     for (const auto& st : steps)
-        if (is_collective(st.kind)) out += (out.empty() ? "" : "; ") + st.text.reason;
+        if (is_collective(st.kind)) size += st.text.reason.size() + 2;
+    std::string out;
+    out.reserve(size);
+    for (const auto& st : steps)
+        if (is_collective(st.kind)) {
+            if (!out.empty()) out += "; ";
+            out += st.text.reason;
+        }
     return out.empty() ? "no communication" : out;
 }
 
@@ -66,6 +74,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.
     std::vector<Outcome> outcomes;
+    outcomes.reserve(4); // most statements have one choice point or none: one block
     std::vector<int> choices;
     std::optional<Evaluator> first_ev;
     std::optional<Value> first_result;

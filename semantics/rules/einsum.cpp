@@ -126,9 +126,10 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
     }
 }
 
-void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const std::vector<IndexId>& order,
+void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,
                                     const ast::SourceRange& at) {
-    for (const auto& i : order) {
+    for (const IndexId* ip : order) {
+        const IndexId& i = *ip;
         // The distinct lists, as pointers into the operands' shardings (read before any
         // gather below changes them).
         SmallVec<const AxisList*, 8> lists;
@@ -207,9 +208,10 @@ void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& ou
     if (!sharded && !partial_operand) out.partial.erase(k);
 }
 
-void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const std::vector<IndexId>& order,
+void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& order,
                                     const IndexSet& outside, Value& out) {
-    for (const auto& i : order) {
+    for (const IndexId* ip : order) {
+        const IndexId& i = *ip;
         AxisList target;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
@@ -248,20 +250,20 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         keep_one_sharded_index(ops, k, at, "the product");
     }
     // Indices: result keeps those needed outside this product.
-    std::vector<IndexId> order;
-    order.reserve(kFirstCapacity);
+    IndexOrder order;
     for (const auto& v : ops)
         for (const auto& d : v.dims)
             for (const auto& i : d.parts)
-                if (std::none_of(order.begin(), order.end(),
-                                 [&](const IndexId& o) { return FlatOrder<IndexId>::equal(o, i); }))
-                    order.push_back(i);
+                if (std::none_of(order.begin(), order.end(), [&](const IndexId* o) {
+                        return FlatOrder<IndexId>::equal(*o, i);
+                    }))
+                    order.push_back(&i);
     Value out;
     out.name = temp_name();
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
     out.dims.reserve(order.size());
-    for (const auto& i : order)
-        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
+    for (const IndexId* i : order)
+        if (outside.count(*i)) out.dims.push_back({{*i}, text_of(*i)});
     // Rule 2 (one index, one list of axes): per index, the operands' axis lists agree.
     rule2_one_axis_list(ops, order, at);
     // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
@@ -304,9 +306,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     if (one_pair) {
         // The pair's cost as contraction_order computes it: the extents multiplied in index
         // order.
-        SmallVec<const IndexId*, 16> u;
-        for (const auto& i : order)
-            u.push_back(&i);
+        IndexOrder u = order;
         std::sort(u.begin(), u.end(), [](const IndexId* a, const IndexId* b) {
             return FlatOrder<IndexId>::less(*a, *b);
         });

@@ -65,7 +65,8 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                     warning(Code::S214, e.range, msg, fix);
                 reduce.push_back(k);
             }
-        complete(v, reduce, e.range, c.function + " is non-linear and needs a complete input");
+        if (!reduce.empty()) // the reason's words only when something is reduced
+            complete(v, reduce, e.range, c.function + " is non-linear and needs a complete input");
         return finish(c.function);
     }
     case ast::FunctionKind::Reduction: {
@@ -102,7 +103,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         std::vector<int> reduce;
         for (int k = 0; k < axes; ++k)
             if (v.partial.has(k)) reduce.push_back(k);
-        complete(v, reduce, e.range, "softmax needs a complete input");
+        if (!reduce.empty()) complete(v, reduce, e.range, "softmax needs a complete input");
         if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
             error(Code::S122, e.range,
                   "softmax needs one index of its argument to normalise over, as in "

@@ -52,6 +52,24 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
     // Nothing to move (the same sharding and partials give the same states below): the
     // common case of a use or left-hand side that asks for what it has.
     if (have.sharding == want.sharding && have.partial == want.partial) return;
+    // One partial axis completed and nothing else changed (a contraction's P(sum) to the
+    // left-hand side's R): the planner's axis-by-axis plan is that one all-reduce, which it
+    // takes without a search (redistribute.cpp), so the problem is not built for it.
+    if (have.sharding == want.sharding) {
+        int only = -1;
+        bool other = false;
+        for (int k = 0; k < axes && !other; ++k) {
+            const bool hp = have.partial.has(k), wp = want.partial.has(k);
+            if (hp && !wp && only < 0)
+                only = k;
+            else if (hp != wp || (hp && have.partial.at(k) != want.partial.at(k)))
+                other = true;
+        }
+        if (!other && only >= 0 && !want.sharded_index(only)) {
+            all_reduce(have, only, reason);
+            return;
+        }
+    }
     // The problem in the search's terms: atoms in storage order, axes and partials.
     std::vector<IndexId> atoms;
     std::size_t atom_count = 0;

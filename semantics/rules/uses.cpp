@@ -14,9 +14,8 @@ namespace shardscope::semantics::detail {
 const Value* Evaluator::written(const ast::TensorRef& r) {
     for (const auto& [ref, value] : ctx_.written_cache)
         if (ref == &r) return value.get();
-    auto v = written_uncached(r);
-    if (!v) return nullptr;
-    auto owned = std::make_unique<Value>(std::move(*v));
+    auto owned = std::make_unique<Value>(); // built in place: a value is large
+    if (!written_uncached(r, *owned)) return nullptr;
     const Value* out = owned.get();
     if (report_ && !failed)
         ctx_.written_cache.emplace_back(&r, std::move(owned));
@@ -25,8 +24,7 @@ const Value* Evaluator::written(const ast::TensorRef& r) {
     return out;
 }
 
-std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
-    Value v;
+bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
     v.name = parser::tensor_key(r.name, r.label);
     v.elem_bytes = ctx_.bytes_of(v.name);
     // Which index (or, as nullptr, the partial marker) uses each axis; words only on error.
@@ -63,17 +61,17 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
                       "index " + id.text() + " appears twice in tensor " + v.name +
                           " (a diagonal is not supported)",
                       "use a primed index for the second dimension (" + id.text() + "')");
-                return std::nullopt;
+                return false;
             }
             dim.parts.push_back(id);
             for (const auto& a : p.axes) {
                 const auto ks = ctx_.resolve_axis(a, report_);
                 if (ks.empty()) {
                     failed = true;
-                    return std::nullopt;
+                    return false;
                 }
                 for (int k : ks) {
-                    if (!claim(k, &p, a.range)) return std::nullopt;
+                    if (!claim(k, &p, a.range)) return false;
                     v.sharding[id].push_back(k);
                 }
             }
@@ -84,14 +82,14 @@ std::optional<Value> Evaluator::written_uncached(const ast::TensorRef& r) {
         auto ks = ctx_.resolve_axis(a, report_);
         if (ks.empty()) {
             failed = true;
-            return std::nullopt;
+            return false;
         }
         for (int k : ks) {
-            if (!claim(k, nullptr, a.range)) return std::nullopt;
+            if (!claim(k, nullptr, a.range)) return false;
             v.partial.set(k, PartialOp::Sum);
         }
     }
-    return v;
+    return true;
 }
 
 bool Evaluator::writes_placement(const ast::TensorRef& r) {
