@@ -24,6 +24,9 @@ using semantics::PartialOp;
 /// member must make the same calls in the same order (as with MPI and NCCL).
 /// Throws the ExecError for a mesh axis `k` outside a mesh of `axes` axes.
 [[noreturn]] void throw_axis_error(int k, std::size_t axes);
+/// `peer` when it is another member of a group of `size` in which this member is `self`;
+/// else the ExecError of an exchange (`what`: "a send to", "a receive from").
+int exchange_peer(int peer, int size, int self, const char* what);
 
 /// One message of an exchange: `count` elements sent to member `peer`.
 struct SendPart {

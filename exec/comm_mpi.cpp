@@ -144,21 +144,20 @@ public:
     }
     void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
                   DType type) override {
-        auto member = [&](int m) {
-            if (m < 0 || m >= size_ || m == rank_)
-                throw ExecError("exchange: member " + std::to_string(m) +
-                                " is not another member of a group of " + std::to_string(size_));
-            return m;
-        };
+        // Every peer checked before any message is posted (none is left pending on a throw).
+        for (const auto& p : sends)
+            exchange_peer(p.peer, size_, rank_, "a send to"), as_int(p.count, "exchange");
+        for (const auto& p : recvs)
+            exchange_peer(p.peer, size_, rank_, "a receive from"), as_int(p.count, "exchange");
         std::vector<MPI_Request> requests(sends.size() + recvs.size(), MPI_REQUEST_NULL);
         std::size_t at = 0;
         for (const auto& r : recvs)
-            check(MPI_Irecv(nonnull(r.data), as_int(r.count, "exchange"), mpi_type(type),
-                            member(r.peer), kTag, comm_, &requests[at++]),
+            check(MPI_Irecv(nonnull(r.data), as_int(r.count, "exchange"), mpi_type(type), r.peer,
+                            kTag, comm_, &requests[at++]),
                   "MPI_Irecv");
         for (const auto& s : sends)
-            check(MPI_Isend(nonnull(s.data), as_int(s.count, "exchange"), mpi_type(type),
-                            member(s.peer), kTag, comm_, &requests[at++]),
+            check(MPI_Isend(nonnull(s.data), as_int(s.count, "exchange"), mpi_type(type), s.peer,
+                            kTag, comm_, &requests[at++]),
                   "MPI_Isend");
         check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
               "MPI_Waitall");

@@ -199,12 +199,11 @@ public:
     }
     void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
                   DType type) override {
-        auto member = [&](int m) {
-            if (m < 0 || m >= size_ || m == rank_)
-                throw ExecError("exchange: member " + std::to_string(m) +
-                                " is not another member of a group of " + std::to_string(size_));
-            return m;
-        };
+        // Every peer checked before any message is posted (none is left pending on a throw).
+        for (const auto& p : sends)
+            exchange_peer(p.peer, size_, rank_, "a send to");
+        for (const auto& p : recvs)
+            exchange_peer(p.peer, size_, rank_, "a receive from");
         const auto elem = dtype_bytes(type);
         std::deque<Staged> staged; // stable addresses: Staged holds its buffer
         for (const auto& p : sends)
@@ -213,13 +212,13 @@ public:
             staged.emplace_back(c_, p.data, p.count * elem, false, true);
         GroupScope group;
         for (std::size_t i = 0; i < sends.size(); ++i)
-            check_nccl(ncclSend(staged[i].get(), sends[i].count, nccl_type(type),
-                                member(sends[i].peer), comm_, c_.stream()),
+            check_nccl(ncclSend(staged[i].get(), sends[i].count, nccl_type(type), sends[i].peer,
+                                comm_, c_.stream()),
                        "send");
         const auto first_recv = sends.size();
         for (std::size_t i = 0; i < recvs.size(); ++i)
             check_nccl(ncclRecv(staged[first_recv + i].get(), recvs[i].count, nccl_type(type),
-                                member(recvs[i].peer), comm_, c_.stream()),
+                                recvs[i].peer, comm_, c_.stream()),
                        "receive");
         group.end("exchange");
         for (auto i = first_recv; i < staged.size(); ++i)

@@ -382,18 +382,13 @@ public:
 
     void exchange(const std::vector<SendPart>& sends, const std::vector<RecvPart>& recvs,
                   DType type) override {
-        auto member = [&](int m, const char* what) {
-            if (m < 0 || m >= size() || m == position_)
-                throw ExecError(std::string("exchange: ") + what + " member " + std::to_string(m) +
-                                ", not another member of a group of " + std::to_string(size()));
-        };
         const std::size_t elem = dtype_bytes(type);
         for (const auto& p : sends) {
-            member(p.peer, "a send to");
+            exchange_peer(p.peer, size(), position_, "a send to");
             need(p.data, p.count * elem, "exchange");
         }
         for (const auto& p : recvs) {
-            member(p.peer, "a receive from");
+            exchange_peer(p.peer, size(), position_, "a receive from");
             need(p.data, p.count * elem, "exchange");
         }
         Slot s{Kind::Exchange, nullptr, 0, type, PartialOp::Sum, 0, nullptr, 0, &sends};
@@ -610,6 +605,13 @@ private:
 };
 
 } // namespace
+
+int exchange_peer(int peer, int size, int self, const char* what) {
+    if (peer < 0 || peer >= size || peer == self)
+        throw ExecError(std::string("exchange: ") + what + " member " + std::to_string(peer) +
+                        ", not another member of a group of " + std::to_string(size));
+    return peer;
+}
 
 void throw_axis_error(int k, std::size_t axes) {
     throw ExecError("mesh axis " + std::to_string(k) + " is outside a mesh of " +

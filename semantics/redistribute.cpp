@@ -431,12 +431,54 @@ std::vector<std::vector<Range>> device_blocks(const RedistributionProblem& p,
     return out;
 }
 
+namespace {
+
+bool partial(const LayoutState& s) {
+    return std::any_of(s.partial.begin(), s.partial.end(),
+                       [](const auto& x) { return x.has_value(); });
+}
+
+/// Devices grouped by identical blocks: `members[g]` lists group g's devices ascending; the
+/// result maps each device to its group.
+std::vector<std::size_t> group_by_block(const std::vector<std::vector<Range>>& blocks,
+                                        std::vector<std::vector<std::size_t>>& members) {
+    std::map<std::vector<std::pair<std::int64_t, std::int64_t>>, std::size_t> ids;
+    std::vector<std::size_t> of(blocks.size());
+    for (std::size_t d = 0; d < blocks.size(); ++d) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> key;
+        key.reserve(blocks[d].size());
+        for (const auto& r : blocks[d])
+            key.emplace_back(r.begin, r.end);
+        const auto [it, fresh] = ids.emplace(std::move(key), members.size());
+        if (fresh) members.emplace_back();
+        members[it->second].push_back(d);
+        of[d] = it->second;
+    }
+    return of;
+}
+
+/// A permute's pairs (device ids, sorted) and the mesh axes whose coordinates differ in one,
+/// from (sender, receiver) positions.
+void set_pairs(const RedistributionProblem& p,
+               const std::vector<std::pair<std::size_t, std::size_t>>& moves, Move& m) {
+    std::vector<char> moved_axis(p.axis_sizes.size(), 0);
+    for (const auto& [s, d] : moves) {
+        m.pairs.push_back({device_id(p, s), device_id(p, d)});
+        const auto cs = coords_of(p, static_cast<std::int64_t>(s)),
+                   cd = coords_of(p, static_cast<std::int64_t>(d));
+        for (std::size_t k = 0; k < cs.size(); ++k)
+            if (cs[k] != cd[k]) moved_axis[k] = 1;
+    }
+    for (std::size_t k = 0; k < moved_axis.size(); ++k)
+        if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
+    std::sort(m.pairs.begin(), m.pairs.end());
+}
+
+} // namespace
+
 std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutState& from,
                                  const LayoutState& to) {
-    auto any = [](const std::vector<std::optional<PartialOp>>& v) {
-        return std::any_of(v.begin(), v.end(), [](const auto& x) { return x.has_value(); });
-    };
-    if (any(from.partial) || any(to.partial) || from == to) return std::nullopt;
+    if (partial(from) || partial(to) || from == to) return std::nullopt;
     const auto n = device_count(p);
     if (n > 1024) return std::nullopt;
     // A target block lies inside a source block only if it is no larger.
@@ -448,24 +490,9 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     const auto N = static_cast<std::size_t>(n);
     // Devices holding the same block are interchangeable: test containment once per pair of
     // distinct blocks (a replicated layout has few), not per pair of devices (up to 1024²).
-    auto group = [](const std::vector<std::vector<Range>>& blocks,
-                    std::vector<std::vector<std::size_t>>& members) {
-        std::map<std::vector<std::pair<std::int64_t, std::int64_t>>, std::size_t> ids;
-        std::vector<std::size_t> of(blocks.size());
-        for (std::size_t d = 0; d < blocks.size(); ++d) {
-            std::vector<std::pair<std::int64_t, std::int64_t>> key;
-            key.reserve(blocks[d].size());
-            for (const auto& r : blocks[d])
-                key.emplace_back(r.begin, r.end);
-            const auto [it, fresh] = ids.emplace(std::move(key), members.size());
-            if (fresh) members.emplace_back();
-            members[it->second].push_back(d);
-            of[d] = it->second;
-        }
-        return of;
-    };
     std::vector<std::vector<std::size_t>> src_members, dst_members;
-    const auto src_group = group(src, src_members), dst_group = group(dst, dst_members);
+    const auto src_group = group_by_block(src, src_members),
+               dst_group = group_by_block(dst, dst_members);
     // fits[g][h]: source block g holds destination block h.
     std::vector<std::vector<char>> fits(src_members.size(),
                                         std::vector<char>(dst_members.size(), 0));
@@ -530,7 +557,7 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
     }
     Move m;
     m.kind = MoveKind::Permute;
-    std::vector<char> moved_axis(from.partial.size(), 0);
+    std::vector<std::pair<std::size_t, std::size_t>> moves;
     double largest = 0;
     for (std::size_t d = 0; d < N; ++d) {
         const auto s = static_cast<std::size_t>(sender_of[d]);
@@ -542,16 +569,10 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
         // device whose own block holds its target keeps it, even where the matching gave it a
         // sender (a replica): it must not receive what it holds (the executor refuses that).
         if (s == d || stays(d)) continue;
-        m.pairs.push_back({device_id(p, s), device_id(p, d)});
+        moves.emplace_back(s, d);
         largest = std::max(largest, elems);
-        const auto cs = coords_of(p, static_cast<std::int64_t>(s)),
-                   cd = coords_of(p, static_cast<std::int64_t>(d));
-        for (std::size_t k = 0; k < cs.size(); ++k)
-            if (cs[k] != cd[k]) moved_axis[k] = 1;
     }
-    for (std::size_t k = 0; k < moved_axis.size(); ++k)
-        if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
-    std::sort(m.pairs.begin(), m.pairs.end());
+    set_pairs(p, moves, m);
     m.target = to;
     m.bytes = largest * p.elem_bytes;
     price(p, from, m);
@@ -560,10 +581,7 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
 
 std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutState& from,
                                   const LayoutState& to) {
-    auto any = [](const std::vector<std::optional<PartialOp>>& v) {
-        return std::any_of(v.begin(), v.end(), [](const auto& x) { return x.has_value(); });
-    };
-    if (any(from.partial) || any(to.partial) || from == to) return std::nullopt;
+    if (partial(from) || partial(to) || from == to) return std::nullopt;
     // Bounded: each device's parts are matched against every holder (N² on a sharded layout;
     // the strategy search tries it on every mesh).
     const auto n = device_count(p);
@@ -575,18 +593,8 @@ std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutSt
     const auto N = static_cast<std::size_t>(n);
     // The distinct blocks of `from` (cells) partition the tensor (nested chunks per atom); the
     // devices of a cell hold the same copy.
-    std::map<std::vector<std::pair<std::int64_t, std::int64_t>>, std::size_t> ids;
     std::vector<std::vector<std::size_t>> holders;
-    std::vector<std::size_t> cell_of(N);
-    for (std::size_t d = 0; d < N; ++d) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> key;
-        for (const auto& r : src[d])
-            key.emplace_back(r.begin, r.end);
-        const auto [it, fresh] = ids.emplace(std::move(key), holders.size());
-        if (fresh) holders.emplace_back();
-        holders[it->second].push_back(d);
-        cell_of[d] = it->second;
-    }
+    const auto cell_of = group_by_block(src, holders);
     std::vector<std::vector<int>> coords(N);
     for (std::size_t d = 0; d < N; ++d)
         coords[d] = coords_of(p, static_cast<std::int64_t>(d));
@@ -628,16 +636,7 @@ std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutSt
     if (moves.empty()) return std::nullopt; // every new block is part of the old: a slice
     Move m;
     m.kind = MoveKind::Permute;
-    std::vector<char> moved_axis(from.partial.size(), 0);
-    for (const auto& [s, d] : moves) {
-        m.pairs.push_back({device_id(p, s), device_id(p, d)});
-        const auto &cs = coords[s], &cd = coords[d];
-        for (std::size_t k = 0; k < cs.size(); ++k)
-            if (cs[k] != cd[k]) moved_axis[k] = 1;
-    }
-    for (std::size_t k = 0; k < moved_axis.size(); ++k)
-        if (moved_axis[k]) m.permute_axes.push_back(static_cast<int>(k));
-    std::sort(m.pairs.begin(), m.pairs.end());
+    set_pairs(p, moves, m);
     m.target = to;
     m.bytes = std::max(*std::max_element(sent.begin(), sent.end()),
                        *std::max_element(received.begin(), received.end())) *

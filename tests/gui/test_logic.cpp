@@ -181,19 +181,23 @@ TEST_CASE("collective schedules: ring steps and pairs that deliver every block")
     CHECK(collective_schedule(mesh, step(K::Permute, {1})).steps.empty());
 }
 
+/// A statement's (last) permute step and its step-through frame; nullptr and -1 if none.
+std::pair<const semantics::Step*, int> permute_frame(const semantics::Plan& plan,
+                                                     const semantics::StatementPlan& s) {
+    std::pair<const semantics::Step*, int> out{nullptr, -1};
+    const auto frames = step_frames(plan, s);
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
+                                        semantics::StepKind::Permute)
+            out = {&s.steps[static_cast<std::size_t>(frames[i].step)], static_cast<int>(i)};
+    return out;
+}
+
 TEST_CASE("collective schedules: a permute's pairs, which device sends which block to which") {
     // redistribute_2x2's first statement: x_{i_0 j_1} -> x_{i_1 j_0}, the block swap.
     const auto c = test::run(read_sample("redistribute_2x2.ein"));
     const auto& s = c.plan.statements.at(0);
-    const semantics::Step* permute = nullptr;
-    int frame = -1;
-    const auto frames = step_frames(c.plan, s);
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
-                                        semantics::StepKind::Permute) {
-            permute = &s.steps[static_cast<std::size_t>(frames[i].step)];
-            frame = static_cast<int>(i);
-        }
+    const auto [permute, frame] = permute_frame(c.plan, s);
     REQUIRE(permute != nullptr);
     REQUIRE(permute->pairs.size() == 2);
     const auto sched = collective_schedule(c.plan.mesh, *permute);
@@ -231,15 +235,7 @@ TEST_CASE("collective schedules: a permute with several senders per device names
     // two devices; an arrow carries the part the sender holds, not the whole block.
     const auto c = test::run("mesh 2x4\ndim i=16 j=16\nx_{i_0 j_1} -> x_{i_1 j_0}\n");
     const auto& s = c.plan.statements.at(0);
-    int frame = -1;
-    const semantics::Step* permute = nullptr;
-    const auto frames = step_frames(c.plan, s);
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
-                                        semantics::StepKind::Permute) {
-            permute = &s.steps[static_cast<std::size_t>(frames[i].step)];
-            frame = static_cast<int>(i);
-        }
+    const auto [permute, frame] = permute_frame(c.plan, s);
     REQUIRE_MESSAGE(permute != nullptr, c.text());
     const auto sched = collective_schedule(c.plan.mesh, *permute);
     REQUIRE(sched.steps.size() == 1);
