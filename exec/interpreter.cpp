@@ -851,9 +851,11 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
     // out alike; it is what the plan's bytes count).
     std::map<std::int64_t, std::int64_t> sent, received;
     std::int64_t busiest = 0;
+    std::vector<std::vector<Range>> regions; // per pair, its part
     for (const auto& [s, d] : st.pairs) {
         if (s == d) throw refuse("device " + std::to_string(s) + " sends to itself");
-        const auto n = volume(part(s, d));
+        regions.push_back(part(s, d));
+        const auto n = volume(regions.back());
         busiest = std::max({busiest, sent[s] += n, received[d] += n});
     }
     // The labels in x's order (every rank's tensor of this value shares it) and each one's atom.
@@ -877,39 +879,30 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
         }
         return y;
     };
-    std::vector<Tensor<T>> send_parts;
-    std::vector<SendPart> sends;
+    // My messages, each part once (nothing to send: neither side lists it).
+    std::vector<std::pair<int, Tensor<T>>> send_parts; // (receiver, part)
     std::vector<std::pair<std::vector<Range>, Tensor<T>>> recv_parts;
-    for (const auto& [s, d] : st.pairs) {
-        if (s == me) {
-            auto region = part(s, d);
-            if (volume(region) == 0) continue; // nothing to send: neither side lists it
-            send_parts.push_back(cut(region));
-        }
+    std::vector<int> senders; // of recv_parts
+    for (std::size_t i = 0; i < st.pairs.size(); ++i) {
+        const auto [s, d] = st.pairs[i];
+        if ((s != me && d != me) || volume(regions[i]) == 0) continue;
+        if (s == me) send_parts.emplace_back(static_cast<int>(d), cut(regions[i]));
         if (d == me) {
-            auto region = part(s, d);
-            if (volume(region) == 0) continue;
             std::vector<std::int64_t> shape;
             for (auto a : atom_of_label)
-                shape.push_back(region[a].size());
-            recv_parts.emplace_back(std::move(region), ops_.zeros(std::move(shape), x.labels));
+                shape.push_back(regions[i][a].size());
+            recv_parts.emplace_back(regions[i], ops_.zeros(std::move(shape), x.labels));
+            senders.push_back(static_cast<int>(s));
         }
     }
-    std::size_t at = 0;
-    for (const auto& [s, d] : st.pairs)
-        if (s == me && volume(part(s, d)) > 0) {
-            const auto& t = send_parts[at++];
-            sends.push_back(
-                {static_cast<int>(d), ops_.buffer(t), static_cast<std::size_t>(t.size())});
-        }
+    std::vector<SendPart> sends;
+    for (const auto& [peer, t] : send_parts)
+        sends.push_back({peer, ops_.buffer(t), static_cast<std::size_t>(t.size())});
     std::vector<RecvPart> recvs;
-    at = 0;
-    for (const auto& [s, d] : st.pairs)
-        if (d == me && volume(part(s, d)) > 0) {
-            auto& t = recv_parts[at++].second;
-            recvs.push_back(
-                {static_cast<int>(s), ops_.writable(t), static_cast<std::size_t>(t.size())});
-        }
+    for (std::size_t i = 0; i < recv_parts.size(); ++i) {
+        auto& t = recv_parts[i].second;
+        recvs.push_back({senders[i], ops_.writable(t), static_cast<std::size_t>(t.size())});
+    }
     comm_.world().exchange(sends, recvs, dtype_of<T>());
     executed_.push_back({st.kind, st.mesh_axes, st.tensor,
                          static_cast<double>(busiest) * static_cast<double>(sizeof(T))});
