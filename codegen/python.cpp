@@ -241,7 +241,16 @@ std::string python_steps(const semantics::Plan& plan, const semantics::Statement
                   ? ""
                   : " (" + st.text.reason + ")"));
         std::string rhs;
-        if (st.kind != StepKind::Compute || st.op == OpKind::None) {
+        if (st.kind == StepKind::Permute && st.shift != 0) {
+            // A ring step (Permute_{i_k}): the value moves forward along one index; JAX rolls
+            // it, torch sends each block as the plan's pairs say (preludes: ring_step).
+            std::string pairs;
+            for (const auto& [from, to] : st.pairs)
+                pairs += "(" + std::to_string(from) + ", " + std::to_string(to) + "), ";
+            rhs = "ring_step(" + var(in(0)) + ", " +
+                  std::to_string(L.of(il(0)).find(L.of(st.from_index))) + ", " +
+                  std::to_string(st.shift) + ", [" + pairs + "])";
+        } else if (st.kind != StepKind::Compute || st.op == OpKind::None) {
             rhs = "regroup(" + var(in(0)) + ", " + py_str(L.of(il(0))) + ", " + py_str(os) + ", " +
                   python_shape(ol) + ")";
         } else {

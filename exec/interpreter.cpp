@@ -842,9 +842,31 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
         if (!(in.atoms[a].index == out.atoms[a].index))
             throw refuse("it reorders the indices of " + st.tensor);
     const int me = comm_.rank();
+    // A ring step (Permute_{i_k}(x)) moves the value forward along one index by `shift`
+    // positions, cyclically: a source's block of `in`, so moved, is where it lies in `out`.
+    std::size_t rolled = in.atoms.size();
+    if (st.shift != 0) {
+        rolled = 0;
+        while (rolled < in.atoms.size() && !(in.atoms[rolled].index == st.from_index))
+            ++rolled;
+        if (rolled == in.atoms.size())
+            throw refuse("it moves " + st.tensor + " along " + st.from_index.text() +
+                         ", which it does not have");
+    }
+    auto source_block = [&](const std::vector<int>& coords) {
+        auto b = block_of(in, mesh_, coords);
+        if (rolled < b.size() && b[rolled].size() > 0) {
+            const auto extent = in.atoms[rolled].extent, size = b[rolled].size();
+            b[rolled].begin = ((b[rolled].begin + st.shift) % extent + extent) % extent;
+            b[rolled].end = b[rolled].begin + size;
+            if (b[rolled].end > extent)
+                throw refuse("a block of " + st.from_index.text() + " would wrap round its end");
+        }
+        return b;
+    };
     // Each pair (s, d): s sends d the part of its block of `in` that lies in d's block of `out`.
     auto part = [&](std::int64_t s, std::int64_t d) {
-        return meet(block_of(in, mesh_, mesh_.coords(static_cast<int>(s))),
+        return meet(source_block(mesh_.coords(static_cast<int>(s))),
                     block_of(out, mesh_, mesh_.coords(static_cast<int>(d))));
     };
     // The step's figure: the most elements any device sends or receives (every rank works it
@@ -867,7 +889,7 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
         if (a == out.atoms.size()) throw refuse("its tensor has an index the layout lacks");
         atom_of_label.push_back(a);
     }
-    const auto mine = block_of(in, mesh_, coords_), target = block_of(out, mesh_, coords_);
+    const auto mine = source_block(coords_), target = block_of(out, mesh_, coords_);
     // `region` of my block as a tensor of its own (contiguous, in x's label order).
     auto cut = [&](const std::vector<Range>& region) {
         Tensor<T> y = x;
@@ -916,7 +938,7 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
         result = ops_.zeros(shape, x.labels);
         return;
     }
-    if (recv_parts.empty() && volume(kept) == volume(target)) {
+    if (st.shift == 0 && recv_parts.empty() && volume(kept) == volume(target)) {
         result = keep_part(sp, st, std::move(x), in, out, coords_, coords_);
         return;
     }

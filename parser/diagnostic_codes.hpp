@@ -129,7 +129,7 @@ namespace shardscope {
     X(S122, Error, "References (S1xx)", "a softmax without its index") \
     X(S123, Error, "References (S1xx)", "an explicit collective without its axes (`AllReduce_{r_0}(x)`)") \
     X(S124, Error, "References (S1xx)", "an explicit collective that does not apply (all-reduce of a non-partial value, all-gather of an unsharded one, reduce-scatter onto an index the value lacks)") \
-    X(S125, Error, "References (S1xx)", "`AllToAll` or `Permute` written as a function (use a chain)") \
+    X(S125, Error, "References (S1xx)", "`AllToAll` written as a function (use a chain)") \
     X(S130, Error, "References (S1xx)", "an index of the left-hand side that the right-hand side lacks") \
     X(S131, Note, "References (S1xx)", "`:=`/`+=` updates a program input") \
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \

@@ -137,7 +137,10 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     for (std::size_t i = 0; i < st.transfers.size() && !several; ++i)
         for (std::size_t j = 0; j < i; ++j)
             several = several || st.transfers[j].to == st.transfers[i].to;
-    if (sched.permute) {
+    if (sched.rotation) {
+        note = "the devices in mesh order; each arrow: the sender's block, which is the "
+               "receiver's block after the step";
+    } else if (sched.permute) {
         note = several ? "the devices in mesh order; each arrow: the part of the receiver's new "
                          "block that the sender holds (the receiver keeps what it holds itself)"
                        : "the devices in mesh order; each arrow: the part of the sender's block "
@@ -234,6 +237,9 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     // A permute's message is labelled with what it carries: the receiver's new block, or the
     // part of it that the sender holds.
     auto permute_label = [&](std::int64_t from, std::int64_t to) {
+        if (sched.rotation && input)
+            return "its block " + block_text(*input, from) + " of " + input->tensor + ", d" +
+                   std::to_string(to) + "'s block after the step";
         const std::string block = "d" + std::to_string(to) + "'s block " + block_text(*output, to);
         if (!several) return block + " of " + output->tensor;
         const auto part = part_text(from, to);

@@ -36,15 +36,22 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
         for (const auto& pair : st.pairs)
             several = several || !receivers.insert(pair.second).second;
         ScheduleStep s;
-        s.title = "permute, one step: " + std::to_string(st.pairs.size()) +
-                  (st.pairs.size() == 1 ? " message" : " messages") +
-                  (several ? " at once, each device sending each partner the part of the "
-                             "partner's new block that it holds"
-                           : " at once, each device sending the block its partner holds after it") +
-                  (keep > 0 ? "; the " + std::to_string(keep) +
-                                  (keep == 1 ? " other device keeps its own"
-                                             : " other devices keep their own")
-                            : std::string());
+        out.rotation = st.shift != 0;
+        if (out.rotation)
+            s.title = "permute, one step round the ring: " + std::to_string(st.pairs.size()) +
+                      " messages at once, each device sending its whole block to the next; " +
+                      st.tensor + " moves forward by one block along " + st.from_index.text();
+        else
+            s.title =
+                "permute, one step: " + std::to_string(st.pairs.size()) +
+                (st.pairs.size() == 1 ? " message" : " messages") +
+                (several ? " at once, each device sending each partner the part of the "
+                           "partner's new block that it holds"
+                         : " at once, each device sending the block its partner holds after it") +
+                (keep > 0 ? "; the " + std::to_string(keep) +
+                                (keep == 1 ? " other device keeps its own"
+                                           : " other devices keep their own")
+                          : std::string());
         for (const auto& [from, to] : st.pairs) {
             int block = 0;
             for (std::size_t i = 0; i < out.group.size(); ++i)

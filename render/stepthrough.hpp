@@ -45,7 +45,8 @@ struct ScheduleStep {
 struct Schedule {
     std::vector<std::int64_t> group; ///< device ids in ring order
     std::int64_t groups = 1;
-    bool permute = false; ///< the pairs of a permute, not a ring or all-to-all
+    bool permute = false;  ///< the pairs of a permute, not a ring or all-to-all
+    bool rotation = false; ///< a permute written as Permute_{i_k}: each block to the next device
     std::vector<ScheduleStep> steps;
 };
 Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step);

@@ -134,26 +134,7 @@ struct Context {
     /// Resolves an axis as written: a declared name, a position ("0"), or a run of one-letter
     /// names (`I_{XY}` on a mesh with axes X and Y). Empty on failure (after a diagnostic).
     AxisList resolve_axis(const ast::AxisRef& a, bool report = true) const {
-        for (std::size_t k = 0; k < mesh.axes.size(); ++k)
-            if (mesh.axes[k].name == a.name) return {static_cast<int>(k)};
-        const bool digits =
-            !a.name.empty() &&
-            std::all_of(a.name.begin(), a.name.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (digits) {
-            const auto k = std::stoul(a.name);
-            if (k < mesh.axes.size()) return {static_cast<int>(k)};
-        } else if (a.name.size() > 1) {
-            AxisList out;
-            for (char c : a.name) {
-                auto one = resolve_axis({std::string(1, c), a.range}, false);
-                if (one.empty()) {
-                    out.clear();
-                    break;
-                }
-                out.push_back(one[0]);
-            }
-            if (!out.empty()) return out;
-        }
+        if (AxisList out; mesh.resolve(a.name, out)) return out;
         if (report) {
             if (!has_mesh) {
                 diag(Severity::Error, Code::S100, a.range,

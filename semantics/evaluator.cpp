@@ -320,6 +320,16 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
                          why);
 }
 
+std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
+    // Up to eight pairs by name; a larger exchange by its count (JSON lists every pair).
+    std::string moves;
+    for (std::size_t i = 0; i < pairs.size() && i < 8; ++i)
+        moves += (i ? ", " : "") + std::to_string(pairs[i].first) + "->" +
+                 std::to_string(pairs[i].second);
+    if (pairs.size() > 8) moves += ", ... (" + std::to_string(pairs.size()) + " messages)";
+    return moves;
+}
+
 void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
                         const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                         const std::vector<int>& axes, double bytes, CollectiveTime timing,
@@ -341,13 +351,7 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
         s.cost.bytes_per_device = bytes;
         s.cost.time_s = timing.time_s;
         s.cost.protocol = timing.protocol;
-        // Up to eight pairs by name; a larger exchange by its count (JSON lists every pair).
-        std::string moves;
-        for (std::size_t i = 0; i < pairs.size() && i < 8; ++i)
-            moves += (i ? ", " : "") + std::to_string(pairs[i].first) + "->" +
-                     std::to_string(pairs[i].second);
-        if (pairs.size() > 8) moves += ", ... (" + std::to_string(pairs.size()) + " messages)";
-        s.text.reason = "permute " + v.name + " (device " + moves + "): " + why;
+        s.text.reason = "permute " + v.name + " (device " + messages_text(pairs) + "): " + why;
     }
     steps.push_back(std::move(s));
     v.sharding = sharding;

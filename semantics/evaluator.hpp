@@ -23,6 +23,9 @@ struct ChoicePoint {
     bool alternative = false; ///< an alternative to an implied plan (the implied one is option 0)
 };
 
+/// A permute's messages for its reason: "0->1, 1->2", up to eight, then their count.
+std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs);
+
 class Evaluator {
 public:
     Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
@@ -235,6 +238,11 @@ public:
 
     /// AllReduce_{r_0}(x), AllGather_{i_0}(x), ReduceScatter_{i_0}(x): written by hand.
     std::optional<Value> explicit_collective(const ast::Call& c, Value v, const ast::Expr& e);
+
+    /// Permute_{i_k}(x): one step round the ring of the devices over the axes written, which
+    /// are i's axes, major first. Each device sends its whole block to the device holding the
+    /// next block of i; the value moves forward by one block along i, cyclically.
+    std::optional<Value> ring_permute(const ast::Call& c, Value v, const ast::Expr& e);
 
     /// a + b, a - b, a / b: operands agree per axis (broadcast allowed).
     std::optional<Value> combine(std::vector<Value>& ops, bool quotient, const ast::SourceRange& at,

@@ -19,6 +19,35 @@ std::int64_t Mesh::device_count() const {
     return n;
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>>
+Mesh::ring_pairs(const std::vector<int>& ring) const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    const std::int64_t n = device_count();
+    auto id = [&](std::int64_t at) {
+        return devices.empty() ? at : devices.at(static_cast<std::size_t>(at));
+    };
+    // Row-major positions: an axis's stride is the product of the sizes after it.
+    std::vector<std::int64_t> stride(axes.size(), 1);
+    for (std::size_t k = axes.size(); k-- > 1;)
+        stride[k - 1] = stride[k] * axes[k].size;
+    for (std::int64_t at = 0; at < n; ++at) {
+        // The ring position's digits, minor first: add one with carry, wrapping at the end.
+        std::int64_t next = at;
+        for (auto k = ring.rbegin(); k != ring.rend(); ++k) {
+            const auto K = static_cast<std::size_t>(*k);
+            const auto digit = at / stride[K] % axes[K].size;
+            if (digit + 1 < axes[K].size) {
+                next += stride[K];
+                break;
+            }
+            next -= digit * stride[K]; // this digit wraps to 0; carry into the next
+        }
+        if (next != at) out.emplace_back(id(at), id(next));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 std::string IndexId::text() const {
     return name + std::string(static_cast<std::size_t>(primes), '\'');
 }

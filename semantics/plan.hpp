@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,37 @@ struct Mesh {
     std::vector<MeshAxis> axes;
     std::vector<std::int64_t> devices; ///< row-major over the axes; identity when not declared
     std::int64_t device_count() const;
+    /// Appends to `out` the axes an axis reference names: a declared name, a position ("0"),
+    /// or a run of one-letter names (`I_{XY}` on a mesh with axes X and Y). False, and
+    /// nothing appended, when it names none. (A template: the checker's lists are inline.)
+    template <class Out>
+    bool resolve(std::string_view name, Out& out) const {
+        for (std::size_t k = 0; k < axes.size(); ++k)
+            if (axes[k].name == name) {
+                out.push_back(static_cast<int>(k));
+                return true;
+            }
+        if (!name.empty() &&
+            std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            std::size_t k = 0; // a position; a run of digits too long for one is no axis
+            for (char c : name)
+                if ((k = k * 10 + static_cast<std::size_t>(c - '0')) >= axes.size()) return false;
+            out.push_back(static_cast<int>(k));
+            return true;
+        }
+        if (name.size() < 2) return false;
+        std::vector<int> each; // all letters must name an axis before any is appended
+        for (std::size_t c = 0; c < name.size(); ++c)
+            if (!resolve(name.substr(c, 1), each)) return false;
+        for (int k : each)
+            out.push_back(k);
+        return true;
+    }
+    /// One step round the ring of the devices over `ring` (axes, major first): each device
+    /// sends to the device whose coordinates on `ring`, read as one number, are one more
+    /// (cyclically), its other coordinates the same. (source, destination) ids, sorted.
+    std::vector<std::pair<std::int64_t, std::int64_t>>
+    ring_pairs(const std::vector<int>& ring) const;
     bool operator==(const Mesh&) const = default;
 };
 
@@ -172,6 +204,10 @@ struct Step {
     /// layout. A destination keeps what it holds of its new block; its sources' parts and its
     /// own are disjoint and fill the block (blocks of a layout partition the tensor).
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    /// permute written as `Permute_{i_k}(x)`, one step round a ring: the output is the input
+    /// moved forward by `shift` positions along `from_index`, cyclically (numpy's roll), so a
+    /// source's block lands in its destination's block; 0 for a redistribution's permute.
+    std::int64_t shift = 0;
     StepCost cost; ///< what it costs
     StepText text; ///< its words
     bool operator==(const Step&) const = default;

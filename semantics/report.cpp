@@ -284,6 +284,7 @@ json plan_to_json(const Plan& plan, const std::string& path, const std::vector<s
                 for (const auto& [from, to] : st.pairs)
                     pairs.push_back({from, to});
                 step["pairs"] = pairs;
+                if (st.shift != 0) step["shift"] = st.shift; // a ring step (Permute_{i_k})
             }
             steps.push_back(std::move(step));
         }

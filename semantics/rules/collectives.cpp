@@ -1,8 +1,13 @@
 // Explicit collectives: NOTATION.md section 4 (AllReduce_{r_0}(x), AllGather_{i_0}(x),
 // ReduceScatter_{i_0}(x) written as functions) and section 8 (several axes in one call are
-// one collective over the group of their devices). What is written is done, and a collective
-// that does not apply to its argument's placement is an error (S123, S124, S125).
+// one collective over the group of their devices); Permute_{i_k}(x), one step of a ring (the
+// rotation of ring attention: docs/reference.md, "Explicit collectives"). What is written is
+// done, and a collective that does not apply to its argument's placement is an error (S123,
+// S124, S125).
 #include "internal.hpp"
+
+#include "semantics/cost.hpp"
+#include "semantics/redistribute.hpp"
 
 namespace shardscope::semantics::detail {
 
@@ -17,8 +22,77 @@ Value Evaluator::sum_local_chunk(Value v, const IndexId& i) {
     return out;
 }
 
+std::optional<Value> Evaluator::ring_permute(const ast::Call& c, Value v, const ast::Expr& e) {
+    const std::string usage = "as in Permute_{r_0}(k_{r_0 u d}): one step round the ring of axis 0";
+    if (c.indices.size() != 1 || c.indices.front().axes.empty()) {
+        error(Code::S123, e.range,
+              "Permute needs one index and the mesh axes of its ring, " + usage);
+        return std::nullopt;
+    }
+    const auto& written = c.indices.front();
+    const IndexId i = id_of(written);
+    std::vector<int> ring;
+    std::string label;
+    for (const auto& a : written.axes)
+        for (int k : ctx_.resolve_axis(a, report_)) {
+            ring.push_back(k);
+            label += (label.empty() ? "" : ", ") + ctx_.axis_label(k);
+        }
+    if (ring.empty()) return std::nullopt; // an unknown axis, reported
+    const std::string what =
+        "Permute moves the blocks of " + i.text() + " round the ring over " + label;
+    // The ring is the order of i's blocks: i must be split over exactly these axes.
+    const auto it = v.sharding.find(i);
+    if (!v.has(i) || it == v.sharding.end() || it->second.to_vector() != ring) {
+        std::string have = "not sharded";
+        if (!v.has(i)) {
+            have = "not an index of it";
+        } else if (it != v.sharding.end()) {
+            have = "sharded over ";
+            for (std::size_t n = 0; n < it->second.size(); ++n)
+                have += (n ? ", " : "") + ctx_.axis_label(it->second[n]);
+        }
+        error(Code::S124, e.range, what + ", but in " + v.name + " " + i.text() + " is " + have,
+              "shard " + i.text() + " over exactly the ring's axes, major first");
+        return std::nullopt;
+    }
+    for (const auto& [k, op] : v.partial) {
+        error(Code::S124, e.range,
+              what + ", but " + v.name + " is partial over " + ctx_.axis_label(k) +
+                  ": a permute moves whole values",
+              "complete it first, e.g. AllReduce_{...}");
+        return std::nullopt;
+    }
+    std::int64_t g = 1;
+    for (int k : ring)
+        g *= ctx_.axis_size(k);
+    const std::int64_t n = ctx_.range(i);
+    if (n % g != 0) {
+        error(Code::S124, e.range,
+              what + ", but " + i.text() + "'s range " + std::to_string(n) +
+                  " does not divide into " + std::to_string(g) +
+                  " equal blocks: the value would not move by whole blocks");
+        return std::nullopt;
+    }
+    const auto pairs = ctx_.mesh.ring_pairs(ring);
+    if (pairs.empty()) return v; // a ring of one device: nothing moves
+    const double bytes = local_bytes(v);
+    const auto sharding = v.sharding;
+    const std::string name = v.name;
+    permute(v, sharding, pairs, ring, bytes,
+            timing_in_steps(StepKind::Permute, 1, bytes, group_link(ctx_.links, ring)), {});
+    // Said first: the value moves although the layout stays.
+    steps.back().text.reason = "permute " + name + " one block along " + i.text() +
+                               " round the ring over " + label + " (the layout stays; device " +
+                               messages_text(pairs) + "), written explicitly";
+    steps.back().from_index = i;
+    steps.back().shift = n / g;
+    return v;
+}
+
 std::optional<Value> Evaluator::explicit_collective(const ast::Call& c, Value v,
                                                     const ast::Expr& e) {
+    if (c.function == "Permute") return ring_permute(c, std::move(v), e);
     std::vector<std::pair<IndexId, int>> targets; // index, axis
     for (const auto& i : c.indices) {
         if (i.axes.empty()) {

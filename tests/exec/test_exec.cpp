@@ -7,6 +7,7 @@
 #include "exec/data.hpp"
 #include "exec/interpreter.hpp"
 #include "exec/layout.hpp"
+#include "exec/reference.hpp"
 #include "exec/run.hpp"
 #include "frontend/document.hpp"
 #include "parser/parser.hpp"
@@ -1424,6 +1425,79 @@ TEST_CASE("constructs: explicit collectives AllReduce, AllGather, ReduceScatter"
     CHECK_MESSAGE(ran(r.statement(1)) == "all-gather(0)", r.text());
     CHECK_MESSAGE(ran(r.statement(2)) == "reduce-scatter(0)", r.text());
     CHECK_MESSAGE(ran(r.statement(3)).find("all-reduce(0)") != std::string::npos, r.text());
+}
+
+/// Ring attention as a ring (samples/ring_attention.ein at small sizes): the key and value
+/// blocks travel one device per round (Permute_{r_0}); the query block stays.
+const std::string kRingAttention =
+    "mesh 4\ndim t=8 u=8 d=4\n"
+    "Q_{r_0 t d'} = q_{r_0 t d'}\nK_{r_0 u d'} = k_{r_0 u d'}\nV_{r_0 u d} = v_{r_0 u d}\n"
+    "Z_{r_0 t} = sum_u(exp(Q_{r_0 t d'} K_{r_0 u d'}))\n"
+    "N_{r_0 t d} = exp(Q_{r_0 t d'} K_{r_0 u d'}) V_{r_0 u d}\n"
+    "repeat i=3\n"
+    "K_{r_0 u d'} := Permute_{r_0}(K_{r_0 u d'})\nV_{r_0 u d} := Permute_{r_0}(V_{r_0 u d})\n"
+    "Z_{r_0 t} := Z_{r_0 t} + sum_u(exp(Q_{r_0 t d'} K_{r_0 u d'}))\n"
+    "N_{r_0 t d} := N_{r_0 t d} + exp(Q_{r_0 t d'} K_{r_0 u d'}) V_{r_0 u d}\n"
+    "end\n"
+    "z_{r_0 t d} = N_{r_0 t d} / Z_{r_0 t}\n";
+
+TEST_CASE("constructs: Permute_{i_k}, one step round a ring, runs the plan's messages") {
+    SUBCASE("ring attention: every round's permute runs and verifies") {
+        const auto r = run_both(kRingAttention);
+        int permutes = 0;
+        for (const auto& s : r.report.statements)
+            if (ran(s) == "permute(0)") ++permutes;
+        CHECK_MESSAGE(permutes == 6, r.text()); // K and V, three rounds
+    }
+    SUBCASE("ring attention equals attention over the whole sequence") {
+        // The reference of the ring (rolls, round by round) against one statement per step
+        // over all key blocks at once: the same inputs (same names and sizes), the same z.
+        const auto ring = check_src(kRingAttention);
+        const auto whole =
+            check_src("mesh 4\ndim t=8 u=8 d=4\nS_{r t r' u} = q_{r t d'} k_{r' u d'}\n"
+                      "E_{r t r' u} = exp(S_{r t r' u})\n"
+                      "z_{r_0 t d} = E_{r t r' u} v_{r' u d} / sum_{r' u}(E_{r t r' u})\n");
+        REQUIRE_MESSAGE(ring.ok(), ring.text());
+        REQUIRE_MESSAGE(whole.ok(), whole.text());
+        exec::DataOptions data;
+        data.mode = DataMode::Random;
+        data.seed = 5;
+        exec::LabelTable la, lb;
+        const auto a = exec::evaluate_reference(ring.parsed.program, ring.plan, la, data);
+        const auto b = exec::evaluate_reference(whole.parsed.program, whole.plan, lb, data);
+        REQUIRE(a.back().data.size() == b.back().data.size());
+        double worst = 0;
+        for (std::size_t e = 0; e < a.back().data.size(); ++e)
+            worst = std::max(worst, std::abs(a.back().data[e] - b.back().data[e]));
+        CHECK_MESSAGE(worst < 1e-12, "max difference " << worst);
+    }
+    SUBCASE("rings over two axes, over the minor axis, and under a device order") {
+        const auto r = run_both("mesh 2x4 devices [5 0 7 2 1 6 3 4]\ndim i=16 j=8 k=6\n"
+                                "a_{i_{01} j} = Permute_{i_{01}}(x_{i_{01} j})\n"
+                                "b_{i_0 j_1} = Permute_{j_1}(y_{i_0 j_1})\n"
+                                "c_{(r_1 k) j_0} = Permute_{r_1}(w_{(r_1 k) j_0})\n");
+        CHECK_MESSAGE(ran(r.statement(0)) == "permute(0,1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(1)) == "permute(1)", r.text());
+        CHECK_MESSAGE(ran(r.statement(2)) == "permute(1)", r.text());
+    }
+    auto failed = [](const Ran& r) { return !r.error.empty() || !r.report.passed(); };
+    SUBCASE("broken plan: the ring run backwards FAILS") {
+        auto c = check_src("mesh 4\ndim i=16 j=8\ny_{i_0 j} = Permute_{i_0}(x_{i_0 j})\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        auto& st = c.plan.statements.at(0).steps.back();
+        REQUIRE(st.kind == StepKind::Permute);
+        for (auto& [from, to] : st.pairs)
+            std::swap(from, to);
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+    }
+    SUBCASE("broken plan: a ring step without its shift is refused") {
+        auto c = check_src("mesh 4\ndim i=16 j=8\ny_{i_0 j} = Permute_{i_0}(x_{i_0 j})\n");
+        REQUIRE_MESSAGE(c.ok(), c.text());
+        c.plan.statements.at(0).steps.back().shift = 0;
+        const auto r = execute(std::move(c));
+        CHECK_MESSAGE(failed(r), r.text());
+    }
 }
 
 TEST_CASE("constructs: partial inputs are per-rank shares that sum to the value") {

@@ -126,6 +126,14 @@ CASES = [
     ("chain2_all_to_all_and_move", "mesh 2x4\ndim i=1024 j=1024 k=512\ndtype bf16\nA_{i_0 j} B_{j_1 k} -> A_{i j_0} B_{j k_1}", None),
     ("chain2_sequence_parallel", "mesh dp=2 tp=4\ndim b=8 s=1024 d=512 f=2048\ndtype bf16\nW_{d_{tp} f} x_{b_{dp} s_{tp} d} -> W_{d f_{tp}} x_{b_{dp} s d}", None),
     ("chain2_two_arrows", "mesh 2x2\ndim i=1024 j=1024 k=1024\nA_{i_0 j} B_{j k_1} -> A_{i j_1} B_{j k_1} -> A_{i j_1} B_{j_0 k}", None),
+    # Ring steps written as Permute_{i_k} (ring attention's rotation): XLA compiles jnp.roll
+    # by one block of the sharded index to a collective-permute.
+    ("ring_permute", "mesh 2x4\ndim s=4096 d=512\ndtype bf16\ny_{s_1 d} = Permute_{s_1}(x_{s_1 d})",
+     lambda x: jnp.roll(x, 4096 // 4, 0)),
+    ("ring_permute_group", "mesh 2x4\ndim s=4096 d=512\ny_{s_{01} d} = Permute_{s_{01}}(x_{s_{01} d})",
+     lambda x: jnp.roll(x, 4096 // 8, 0)),
+    ("ring_permute_minor", "mesh dp=2 sp=4\ndim b=16 s=2048 d=256\nk_{b_{dp} s_{sp} d} = Permute_{s_{sp}}(x_{b_{dp} s_{sp} d})",
+     lambda x: jnp.roll(x, 2048 // 4, 1)),
 ]
 
 

@@ -136,6 +136,12 @@ def bcast(x, have, want):
     return x.reshape(tuple(x.shape[order.index(c)] if c in have else 1 for c in want))
 
 
+def ring_step(x, axis, shift, pairs):
+    """Permute_{i_k}: x moved forward by `shift` along `axis`, cyclically; the sharding
+    constraint that follows makes XLA send each block to the next device (`pairs`)."""
+    return jnp.roll(x, shift, axis)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", choices=["random", "arange", "ints"], default="random")

@@ -181,6 +181,21 @@ def main():
         return DTensor.from_local(local, mesh, places, run_check=False, shape=x.shape,
                                   stride=x.stride())
 
+    def ring_step(x, axis, shift, pairs):
+        """Permute_{i_k}: each (source, destination) of the plan sends the source's whole
+        block, point to point; the value moves forward by `shift` along `axis`."""
+        me = dist.get_rank()
+        local = x.to_local().contiguous()
+        got = torch.empty_like(local)
+        ops = [dist.P2POp(dist.isend, local, d) for s, d in pairs if s == me]
+        ops += [dist.P2POp(dist.irecv, got, s) for s, d in pairs if d == me]
+        if not ops:
+            return x
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+        return DTensor.from_local(got, mesh, x.placements, run_check=False, shape=x.shape,
+                                  stride=x.stride())
+
     def distribute(full, places):
         # distribute_tensor takes no Partial: replicate, then R -> P (keep one copy).
         start = [Replicate() if isinstance(p, Partial) else p for p in places]
