@@ -712,6 +712,19 @@ private:
             return;
         }
         case ast::FunctionKind::Collective:
+            if (cl.function == "Permute") {
+                // One step round a ring of g devices moves the value forward by one block: its
+                // transpose moves it back by one, which is g - 1 steps forward.
+                std::vector<int> ring;
+                for (const auto& a :
+                     cl.indices.empty() ? std::vector<ast::AxisRef>{} : cl.indices.front().axes)
+                    plan_.mesh.resolve(a.name, ring);
+                std::int64_t g = 1;
+                for (int k : ring)
+                    g *= plan_.mesh.axes.at(static_cast<std::size_t>(k)).size;
+                for (std::int64_t n = 1; n < g; ++n)
+                    c = call(cl.function, cl.indices, std::move(c));
+            }
             // Collectives move values without changing them (an AllReduce over a device index
             // sums it: the cotangent is broadcast back, as for sum).
             backprop(*cl.arg, inner, std::move(c), out);
@@ -756,6 +769,8 @@ private:
 
     void statement(int i) {
         const auto& f = fwd_[static_cast<std::size_t>(i)];
+        // The sweep enters a repeat at its last statement: its reverse block starts here.
+        if (f.block >= 0 && !block_start_.count(f.block)) block_start_[f.block] = out_.size();
         cur_index_ = i;
         cur_stmt_ = f.stmt;
         group_started_ = false;
@@ -786,8 +801,25 @@ private:
             gout.name = unused_name(gradient_name(tref), tref.label, true);
             gout.layout = dual(layout_of(f.sp->result));
             gout.shape = shape_of(i, tref);
-            seeds_.push_back(
-                {f.target, parser::tensor_key(gout.name, gout.label), i, f.stmt->range.line});
+            if (f.block >= 0 && defined_before_block(f.target, f.block)) {
+                // A tensor the layers carry, not read after them: the reverse layers carry its
+                // gradient, which enters them as the last layer's seed (each earlier layer's
+                // comes from the layer after it), set before the reverse block.
+                const auto seed = unused_name(gout.name, tref.label);
+                seeds_.push_back(
+                    {f.target, parser::tensor_key(seed, gout.label), i, f.stmt->range.line});
+                auto lhs = ref_as(gout.name, gout.label, tref, gout.layout);
+                auto rhs = ref_as(seed, gout.label, tref, gout.layout);
+                emit_before_block(f.block,
+                                  statement_of({lhs, ast::AssignOp::Define, ex(std::move(rhs))}),
+                                  f.target, parser::tensor_key(gout.name, gout.label),
+                                  "the gradient of " + tref.name +
+                                      " after the last layer, which the reverse layers carry: "
+                                      "its seed");
+            } else {
+                seeds_.push_back(
+                    {f.target, parser::tensor_key(gout.name, gout.label), i, f.stmt->range.line});
+            }
         }
         used_.insert(parser::tensor_key(gout.name, gout.label));
         if (is_first_definition(i))
@@ -822,6 +854,20 @@ private:
                                      parser::tensor_key(gradient_name(first_use), first_use.label);
             bool have = false;
             Grad g = gradient_of(k, i, first_use, have);
+            if (!have && f.block >= 0 && defined_before_block(k, f.block) &&
+                !stored_in_block(k, f.block)) {
+                // Every layer reads the same tensor: each adds to its gradient, which starts
+                // at zero before the reverse block (a definition in the body would keep only
+                // one layer's share).
+                auto lhs = ref_as(g.name, g.label, first_use, g.layout);
+                emit_before_block(f.block,
+                                  statement_of({lhs, ast::AssignOp::Define,
+                                                product({number("0"), ex(first_use)})}),
+                                  k, parser::tensor_key(g.name, g.label),
+                                  "every layer reads " + first_use.name +
+                                      ": its gradient sums theirs, from zero");
+                have = true;
+            }
             // Several contributions to the statement's own tensor read its new gradient,
             // which the first would overwrite: collect them in a temporary first.
             std::string target = g.name;
@@ -861,6 +907,40 @@ private:
         }
         have = false;
         return {gradient_name(use), use.label, gradient_layout(i, use), shape_of(i, use)};
+    }
+
+    /// The first forward statement of repeat `b`.
+    int block_first(int b) const {
+        for (std::size_t i = 0; i < fwd_.size(); ++i)
+            if (fwd_[i].block == b) return static_cast<int>(i);
+        return -1;
+    }
+    /// Whether a statement before repeat `b` stores tensor `k`.
+    bool defined_before_block(const std::string& k, int b) const {
+        auto it = defs_.find(k);
+        return it != defs_.end() && !it->second.empty() && it->second.front() < block_first(b);
+    }
+    /// Whether a statement of repeat `b` stores tensor `k`.
+    bool stored_in_block(const std::string& k, int b) const {
+        auto it = defs_.find(k);
+        if (it == defs_.end()) return false;
+        return std::any_of(it->second.begin(), it->second.end(),
+                           [&](int d) { return fwd_[static_cast<std::size_t>(d)].block == b; });
+    }
+    /// Emits `s` before the reverse block of repeat `b` (after what was put there already):
+    /// what the block needs on entry.
+    void emit_before_block(int b, ast::Statement s, const std::string& wrt,
+                           const std::string& gradient, std::string comment) {
+        const bool started = group_started_;
+        emit(std::move(s), wrt, gradient, false);
+        group_started_ = started;
+        Emitted e = std::move(out_.back());
+        out_.pop_back();
+        e.block = -1;
+        e.comment = std::move(comment);
+        auto& at = block_start_.at(b);
+        out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(at), std::move(e));
+        ++at;
     }
 
     bool is_first_definition(int i) const {
@@ -925,6 +1005,7 @@ private:
     std::map<std::string, Grad> cur_;
     std::map<std::string, std::string> first_def_grad_;
     std::vector<Emitted> out_;
+    std::map<int, std::size_t> block_start_; ///< per repeat: where its reverse block begins in out_
     std::vector<Seed> seeds_;
     std::set<std::string> functions_used_;
     std::set<std::string> reported_;

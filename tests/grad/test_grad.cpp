@@ -293,6 +293,17 @@ TEST_CASE("rules: linear functions, negation and scaling by numbers") {
     verify_gradients("t.ein", "mesh 2\nz_{i_0} = -x_{i_0 j} y_{j}\n");
 }
 
+TEST_CASE("rules: a ring step (Permute_{i_k}) is transposed by the steps that finish the ring") {
+    // One step forward on a ring of 4 moves the value one block; its transpose moves it back,
+    // three steps forward: three permutes in the backward.
+    const auto r = verify_gradients("t.ein", "mesh 4\ndim i=8 j=4\n"
+                                             "z_{i_0 j} = Permute_{i_0}(x_{i_0 j}) w_{j}\n");
+    const auto* d = derived_for(r, "x", 0);
+    REQUIRE_MESSAGE(d, r.text);
+    const std::vector<std::string> three{"permute(0)", "permute(0)", "permute(0)"};
+    CHECK_MESSAGE(collectives_of(r, *d) == three, r.text);
+}
+
 TEST_CASE("rules: declared functions (their derivatives are d + name)") {
     const auto r = verify_gradients("t.ein", "mesh 2\nfn swish elementwise\nfn half linear\n"
                                              "z_{i_0 j} = half(swish(x_{i_0 j}) y_{j})\n");
@@ -690,6 +701,29 @@ TEST_CASE("repeat: the derived backward verifies on ranks and equals finite diff
                                       "  y_{b d_0} += a_{b d_0} sigmoid(a_{b d'} W_{d' d_0})\n"
                                       "end\n"
                                       "z_{b d_0} = exp(y_{b d_0})\n");
+}
+
+TEST_CASE(
+    "repeat: a tensor all layers read sums their gradients; a carried one starts at its seed") {
+    // Q is defined before the block and read by both layers: its gradient is the sum of both
+    // layers' (it kept only layer 0's, silently). y is carried and read by nothing after the
+    // block: its gradient enters the reverse layers as the seed (it was S151).
+    const std::string src = "mesh 2\ndim i=4 j=4\nQ_{i_0 j} = q_{i_0 j}\ny_{i_0 j} = a_{i_0 j}\n"
+                            "repeat l=2\nx_{i_0 j} = y_{i_0 j}\ny_{i_0 j} := x_{i_0 j} Q_{i_0 j}\n"
+                            "end\n";
+    const auto r = verify_gradients("shared.ein", src);
+    CHECK_MESSAGE(r.text.find("gQ_{i_0 j} = 0 Q_{i_0 j}") != std::string::npos, r.text);
+    CHECK_MESSAGE(r.text.find("gQ_{i_0 j} += ") != std::string::npos, r.text);
+    CHECK_MESSAGE(r.text.find("gy_{i_0 j} = gy2_{i_0 j}") != std::string::npos, r.text);
+    // The same with a use after the block (the seed is then that use's, before the block).
+    verify_gradients("shared_used.ein", src + "z_{i_0 j} = y_{i_0 j}\n");
+    // Ring attention's rounds: K and V carried, each round's blocks permuted round the ring.
+    verify_gradients("ring.ein",
+                     "mesh 4\ndim t=2 u=2 d=2\nZ_{r_0 t} = sum_u(exp(q_{r_0 t d'} k_{r_0 u d'}))\n"
+                     "Q_{r_0 t d'} = q_{r_0 t d'}\nK_{r_0 u d'} = k_{r_0 u d'}\n"
+                     "repeat i=3\nKn_{r_0 u d'} = Permute_{r_0}(K_{r_0 u d'})\n"
+                     "Z_{r_0 t} := Z_{r_0 t} + sum_u(exp(Q_{r_0 t d'} Kn_{r_0 u d'}))\n"
+                     "K_{r_0 u d'} := Kn_{r_0 u d'}\nend\n");
 }
 
 TEST_CASE("repeat: exec runs the body once per layer, each layer with its own parameters") {
