@@ -586,9 +586,15 @@ std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutSt
     // the strategy search tries it on every mesh).
     const auto n = device_count(p);
     if (n > 256) return std::nullopt;
-    // A re-tiling only: where blocks grow, gathers say what happens (an exchange that sends
-    // every device its group's blocks is an all-gather by another name).
-    if (local_elements(p, to) > local_elements(p, from)) return std::nullopt;
+    // Where `to` only drops minor-most axes of `from`'s atoms, an all-gather (over one axis
+    // or a group) is the move: an exchange that sends every device its group's blocks is an
+    // all-gather by another name. Other growing blocks (a shard moved to a smaller axis, each
+    // device collecting its larger block from the few that hold it) are an exchange.
+    bool gather = local_elements(p, to) > local_elements(p, from);
+    for (std::size_t a = 0; a < to.axes.size() && gather; ++a)
+        gather = to.axes[a].size() <= from.axes[a].size() &&
+                 std::equal(to.axes[a].begin(), to.axes[a].end(), from.axes[a].begin());
+    if (gather) return std::nullopt;
     const auto src = device_blocks(p, from), dst = device_blocks(p, to);
     const auto N = static_cast<std::size_t>(n);
     // The distinct blocks of `from` (cells) partition the tensor (nested chunks per atom); the

@@ -822,6 +822,17 @@ TEST_CASE("plan as run: the multi-axis redistributions of issue 21 verify with t
         {"mesh 2x2\ndim a=8 b=8\nx_{a_{01} b} -> x_{a_{10} b}\n", "permute(0,1)"},
         {"mesh 4x1\ndim i=8 j=8\nx_{i_0 j}{U_1} -> x_{i_0 j}\nexpect none\n", "none"},
         {"mesh 2x4\ndim i=512 j=512\nx_{i_0 j} -> x_{i_1 j}\n", "permute(0,1)"},
+        // Growing blocks that are no gather of the old ones: a shard moved to a smaller axis,
+        // each device collecting its larger block from the devices that hold its parts (one
+        // exchange; XLA permutes and gathers, the same bytes in two collectives), even,
+        // uneven and under a device order.
+        {"mesh 2x4\ndim i=2048 j=8\nx_{i_1 j} -> x_{i_0 j}\n", "permute(0,1)"},
+        {"mesh 2x4\ndim i=1024 j=8\nx_{i_{01} j} -> x_{i_1 j}\n", "permute(0,1)"},
+        {"mesh 2x4\ndim i=11 j=3\nx_{i_1 j} -> x_{i_0 j}\n", ""},
+        {"mesh 2x4 devices [7 5 3 1 6 4 2 0]\ndim i=2048 j=8\nx_{i_1 j} -> x_{i_0 j}\n",
+         "permute(0,1)"},
+        // Dropping minor-most axes stays an all-gather.
+        {"mesh 2x4\ndim i=1024 j=8\nx_{i_{01} j} -> x_{i_0 j}\n", "all-gather(1)"},
         // Uneven ranges and empty shards through a permute and all-to-alls.
         {"mesh 2x2\ndim i=5 j=3\nx_{i_0 j_1} -> x_{i_1 j_0}\n", ""},
         {"mesh 2x4\ndim i=7 j=3\nx_{i_0 j} -> x_{i_1 j}\n", ""},
@@ -846,6 +857,7 @@ TEST_CASE("plan as run: the bytes exec reports are the plan's, step by step") {
     for (const std::string src :
          {"mesh 2x2\ndim i=8 j=8\nx_{i_0 j_1} -> x_{i_1 j_0}\n",
           "mesh 2x2x2\ndim a=8 b=6 c=8\nx_{a_{01} b_2 c} -> x_{a_0 b_1 c_2}\n",
+          "mesh 2x4\ndim i=2048 j=4\nx_{i_1 j} -> x_{i_0 j}\n",
           "mesh 4\ndim i=6 k=8 j=4\nz_{ij} = x_{i k_0} y_{k_0 j}\n",
           "mesh 2x2\ndim s=8 v=6\np_{s v_{01}} = softmax_v(z_{s v_{01}})\n"}) {
         CAPTURE(src);
