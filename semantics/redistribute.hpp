@@ -113,10 +113,11 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
 /// receive from several): each device assembles its target block from the cells of `from`
 /// (its distinct blocks, which partition the tensor) that meet it — its own where it holds
 /// one, else the part sent by one holder, the least loaded. Bytes: the most any device sends
-/// or receives. nullopt when a layout is partial, nothing moves, `to` only gathers (drops
-/// minor-most axes: an all-gather says that), or the mesh is too large (over 256 devices).
+/// or receives. nullopt when a layout is partial, nothing moves, the blocks grow and `grow`
+/// is false, `to` only gathers (drops minor-most axes: an all-gather says that), or the mesh
+/// is too large (over 256 devices).
 std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutState& from,
-                                  const LayoutState& to);
+                                  const LayoutState& to, bool grow = true);
 
 /// The layouts a permute can reach from `s` on the way: the same blocks' sizes, the mesh axes
 /// that shard them reassigned (the atoms keep how many axes they have, each atom the product
