@@ -600,6 +600,23 @@ TEST_CASE("redistribution: a permute to a layout on the way, then a collective")
     }
 }
 
+TEST_CASE("redistribution: beyond 256 devices, a permute on the way from the start layout") {
+    // 512 devices: no exchange, and permutes to layouts on the way are tried from the start
+    // layout only. Without them i_{01} -> i_1 gathered over the 256-device axis (8.36 MB per
+    // device at 4096 x 1024 f32) where a permute and a gather over 2 devices move 65.5 kB.
+    auto p = problem({2, 256}, {4096, 1024});
+    const LayoutState from{{{0, 1}, {}}, {kNo, kNo}}, to{{{1}, {}}, {kNo, kNo}};
+    const auto plan = plan_redistribution(p, from, to);
+    REQUIRE(plan.has_value());
+    REQUIRE(plan->size() == 2);
+    CHECK((*plan)[0].kind == MoveKind::Permute);
+    CHECK((*plan)[0].target == LayoutState{{{1, 0}, {}}, {kNo, kNo}});
+    CHECK((*plan)[1].kind == MoveKind::AllGather);
+    CHECK((*plan)[1].axes == std::vector<int>{0});
+    CHECK((*plan)[0].bytes + (*plan)[1].bytes == 2 * 8 * 1024 * 4);
+    CHECK(simulate(p, from, to, *plan).empty());
+}
+
 TEST_CASE("redistribution: meshes too large to search all layouts still get exact plans") {
     // Six axes of two devices, three indices: far more layouts than the search visits.
     auto p = problem({2, 2, 2, 2, 2, 2}, {16, 8, 8});
