@@ -583,9 +583,10 @@ std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutSt
                                   const LayoutState& to, bool grow) {
     if (partial(from) || partial(to) || from == to) return std::nullopt;
     // Bounded: each device's parts are matched against every holder (N² on a sharded layout;
-    // the strategy search tries it on every mesh).
+    // the strategy search tries it on every mesh): on up to 256 devices, or from the start
+    // layout (`grow`) on up to 1024.
     const auto n = device_count(p);
-    if (n > 256) return std::nullopt;
+    if (n > (grow ? 1024 : 256)) return std::nullopt;
     // Where `to` only drops minor-most axes of `from`'s atoms, an all-gather (over one axis
     // or a group) is the move: an exchange that sends every device its group's blocks is an
     // all-gather by another name. Other growing blocks (a shard moved to a smaller axis, each
@@ -812,9 +813,7 @@ std::optional<std::vector<Move>> plan_redistribution(const RedistributionProblem
             // strategy search at 256 devices took 3.4x as long when every one tried it).
             if (auto m = exchange_move(p, cur.state, to, at == 0)) relax(std::move(*m), to);
         }
-        // On up to 1024 devices, from the start layout only (at every layout, the 1024-device
-        // strategy search took 30x as long).
-        if ((relabel || (at == 0 && device_count(p) <= 1024)) && relabels < kMaxRelabels)
+        if (relabel && relabels < kMaxRelabels)
             for (auto& t : relabelled_layouts(p, cur.state)) {
                 if (t == to || relabels >= kMaxRelabels) continue;
                 ++relabels;

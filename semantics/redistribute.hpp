@@ -115,7 +115,7 @@ std::optional<Move> permute_move(const RedistributionProblem& p, const LayoutSta
 /// one, else the part sent by one holder, the least loaded. Bytes: the most any device sends
 /// or receives. nullopt when a layout is partial, nothing moves, the blocks grow and `grow`
 /// is false, `to` only gathers (drops minor-most axes: an all-gather says that), or the mesh
-/// is too large (over 256 devices).
+/// is too large (over 256 devices; with `grow`, the search's start layout, over 1024).
 std::optional<Move> exchange_move(const RedistributionProblem& p, const LayoutState& from,
                                   const LayoutState& to, bool grow = true);
 

@@ -600,21 +600,33 @@ TEST_CASE("redistribution: a permute to a layout on the way, then a collective")
     }
 }
 
-TEST_CASE("redistribution: beyond 256 devices, a permute on the way from the start layout") {
-    // 512 devices: no exchange, and permutes to layouts on the way are tried from the start
-    // layout only. Without them i_{01} -> i_1 gathered over the 256-device axis (8.36 MB per
-    // device at 4096 x 1024 f32) where a permute and a gather over 2 devices move 65.5 kB.
-    auto p = problem({2, 256}, {4096, 1024});
-    const LayoutState from{{{0, 1}, {}}, {kNo, kNo}}, to{{{1}, {}}, {kNo, kNo}};
+TEST_CASE("redistribution: beyond 256 devices, the exchange from the start layout") {
+    // 512 devices: the block swap is one permute of each device's block (32.8 kB; it was an
+    // all-gather and an all-to-all, 228 kB), the shard moved to a smaller axis one exchange.
+    auto p = problem({4, 128}, {4096, 1024});
+    const LayoutState from{{{0}, {1}}, {kNo, kNo}}, to{{{1}, {0}}, {kNo, kNo}};
     const auto plan = plan_redistribution(p, from, to);
     REQUIRE(plan.has_value());
-    REQUIRE(plan->size() == 2);
+    REQUIRE(plan->size() == 1);
     CHECK((*plan)[0].kind == MoveKind::Permute);
-    CHECK((*plan)[0].target == LayoutState{{{1, 0}, {}}, {kNo, kNo}});
-    CHECK((*plan)[1].kind == MoveKind::AllGather);
-    CHECK((*plan)[1].axes == std::vector<int>{0});
-    CHECK((*plan)[0].bytes + (*plan)[1].bytes == 2 * 8 * 1024 * 4);
+    CHECK((*plan)[0].bytes == 1024 * 8 * 4);
     CHECK(simulate(p, from, to, *plan).empty());
+    const LayoutState moved{{{1}, {}}, {kNo, kNo}}, smaller{{{0}, {}}, {kNo, kNo}};
+    const auto exchange = plan_redistribution(p, moved, smaller);
+    REQUIRE(exchange.has_value());
+    REQUIRE(exchange->size() == 1);
+    CHECK((*exchange)[0].kind == MoveKind::Permute);
+    CHECK(simulate(p, moved, smaller, *exchange).empty());
+    // The minor axis of i_{01} dropped on 2x256: it gathered over the 256-device axis (8.36 MB
+    // per device); one exchange moves 65.5 kB.
+    auto q = problem({2, 256}, {4096, 1024});
+    const LayoutState both{{{0, 1}, {}}, {kNo, kNo}}, minor{{{1}, {}}, {kNo, kNo}};
+    const auto one = plan_redistribution(q, both, minor);
+    REQUIRE(one.has_value());
+    REQUIRE(one->size() == 1);
+    CHECK((*one)[0].kind == MoveKind::Permute);
+    CHECK((*one)[0].bytes == 2 * 8 * 1024 * 4);
+    CHECK(simulate(q, both, minor, *one).empty());
 }
 
 TEST_CASE("redistribution: meshes too large to search all layouts still get exact plans") {
