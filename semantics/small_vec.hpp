@@ -56,6 +56,7 @@ public:
     T* data() { return heap_ ? heap_ : inline_; }
     const T* data() const { return heap_ ? heap_ : inline_; }
     std::size_t size() const { return size_; }
+    std::size_t capacity() const { return capacity_; }
     bool empty() const { return size_ == 0; }
     T& operator[](std::size_t i) { return data()[i]; }
     const T& operator[](std::size_t i) const { return data()[i]; }

@@ -55,7 +55,7 @@ bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
         dim.text = dim_text(d);
         dim.parts.reserve(d.parts.size());
         for (const auto& p : d.parts) {
-            const auto id = id_of(p);
+            const auto id = key_of(p);
             if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
                 error(Code::S103, p.range,
                       "index " + id.text() + " appears twice in tensor " + v.name +
