@@ -420,6 +420,8 @@ using Defined = std::unordered_map<std::string, Value>;
 
 /// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d);
+/// The same into `out`, which is empty (a value's dimension: no temporary).
+void dim_text_into(const ast::Dimension& d, std::string& out);
 
 /// The parts of an index under `splits` (nullptr when it is not split).
 inline auto split_parts(const std::map<IndexId, std::vector<IndexId>>& splits) {

@@ -61,7 +61,8 @@ inline std::int64_t Evaluator::split_count(const Value& v, IndexKey i) const {
     return 1;
 }
 
-std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
+// Inline, before local_elements: every value sized goes through it once per dimension.
+inline std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
     std::int64_t n = 1;
     if (v.sharding.empty()) {
         for (const auto& p : d.parts)

@@ -39,23 +39,13 @@ public:
     }
     /// The same into `out` (a layout's field: no temporary id).
     void assign_to(IndexId& out) const {
-        if (interned()) {
-            out = table_at(key_);
-            return;
-        }
-        out.primes = static_cast<int>(key_ & 0xff);
-        out.name.clear();
-        if (is_letter()) { // most indices: one byte appended in place
+        if (is_letter()) { // most indices: one byte, appended in place
+            out.primes = 0;
+            out.name.clear();
             out.name.push_back(static_cast<char>(key_ >> 56));
             return;
         }
-        // The name's bytes are the key's top bytes, big-endian: swapped, they lie in order.
-        const std::uint64_t name = key_ & ~std::uint64_t{0xff};
-        const std::size_t n = name ? 8 - static_cast<std::size_t>(__builtin_ctzll(name)) / 8 : 0;
-        const std::uint64_t bytes = __builtin_bswap64(name);
-        char text[8];
-        std::memcpy(text, &bytes, sizeof bytes);
-        out.name.append(text, n);
+        assign_other_to(out);
     }
     /// `d'`, as IndexId::text.
     std::string text() const {
@@ -78,6 +68,23 @@ public:
     }
 
 private:
+    /// assign_to for any other id (kept out of line: the letters' path is inlined).
+    [[gnu::noinline]] void assign_other_to(IndexId& out) const {
+        if (interned()) {
+            out = table_at(key_);
+            return;
+        }
+        out.primes = static_cast<int>(key_ & 0xff);
+        // The name's bytes are the key's top bytes, big-endian: swapped, they lie in order.
+        const std::uint64_t name = key_ & ~std::uint64_t{0xff};
+        const std::size_t n = name ? 8 - static_cast<std::size_t>(__builtin_ctzll(name)) / 8 : 0;
+        const std::uint64_t bytes = __builtin_bswap64(name);
+        char text[8];
+        std::memcpy(text, &bytes, sizeof bytes);
+        out.name.clear();
+        out.name.append(text, n);
+    }
+
     static constexpr std::uint64_t kMiddle = 0x00ffffffffffff00ull;
 
     bool interned() const { return (key_ >> 56) == 0 && (key_ & kMiddle) != 0; }

@@ -218,6 +218,10 @@ void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& o
         if (target.empty()) continue;
         for (auto& v : ops) {
             if (!v.has(i)) continue;
+            // Looked up before inserting: most operands hold the list already.
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() && it->second.size() >= target.size())
+                continue;
             auto& mine = v.sharding[i];
             while (mine.size() < target.size()) {
                 const int in = v.id;
@@ -258,7 +262,14 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
     out.dims.reserve(order.size());
     for (const IndexKey i : order)
-        if (outside.count(i)) out.dims.push_back({{i}, text_of(i)});
+        if (outside.count(i)) {
+            auto& d = out.dims.emplace_back(); // in place: no temporary to move
+            d.parts.push_back(i);
+            if (const auto c = i.letter())
+                d.text.push_back(static_cast<char>(c));
+            else
+                d.text = text_of(i);
+        }
     // Rule 2 (one index, one list of axes): per index, the operands' axis lists agree.
     rule2_one_axis_list(ops, order, at);
     // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
