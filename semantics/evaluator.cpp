@@ -396,9 +396,21 @@ std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& 
             if (m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&
                 m.values_before == value_count_ && m.fixed_up_before == fixed_up &&
                 m.outside == outside && m.steps_end <= ctx_.prefix_steps->size()) {
+                // This run is not reported: the planner reads its steps' costs and its
+                // collectives only, so a local step comes back without its words and data flow.
                 const auto first = ctx_.prefix_steps->begin();
-                steps.insert(steps.end(), first + static_cast<std::ptrdiff_t>(m.steps_begin),
-                             first + static_cast<std::ptrdiff_t>(m.steps_end));
+                for (auto it = first + static_cast<std::ptrdiff_t>(m.steps_begin);
+                     it != first + static_cast<std::ptrdiff_t>(m.steps_end); ++it) {
+                    if (is_collective(it->kind)) {
+                        steps.push_back(*it);
+                        continue;
+                    }
+                    auto& s = steps.emplace_back();
+                    s.kind = it->kind;
+                    s.op = it->op;
+                    s.output = it->output;
+                    s.cost = it->cost;
+                }
                 temps_ = m.temps_after;
                 value_count_ = m.values_after;
                 fixed_up = m.fixed_up_after;
