@@ -64,7 +64,7 @@ public:
     friend bool operator==(IndexKey a, IndexKey b) { return a.key_ == b.key_; }
     friend bool operator<(IndexKey a, IndexKey b) {
         if (!a.interned() && !b.interned()) return a.key_ < b.key_;
-        return a.id() < b.id();
+        return interned_less(a, b);
     }
 
 private:
@@ -84,6 +84,9 @@ private:
         out.name.clear();
         out.name.append(text, n);
     }
+
+    /// operator< where a key is interned (out of line: the packed keys' test is inlined).
+    [[gnu::noinline]] static bool interned_less(IndexKey a, IndexKey b) { return a.id() < b.id(); }
 
     static constexpr std::uint64_t kMiddle = 0x00ffffffffffff00ull;
 
@@ -113,7 +116,7 @@ private:
         static Table t;
         return t;
     }
-    static std::uint64_t intern(std::string_view name, int primes) {
+    [[gnu::noinline]] static std::uint64_t intern(std::string_view name, int primes) {
         auto& t = table();
         const std::lock_guard lock(t.mutex);
         IndexId id{std::string(name), primes};
@@ -123,7 +126,7 @@ private:
         t.keys.emplace(std::move(id), key);
         return key;
     }
-    static IndexId table_at(std::uint64_t key) {
+    [[gnu::noinline]] static IndexId table_at(std::uint64_t key) {
         auto& t = table();
         const std::lock_guard lock(t.mutex);
         return t.ids[static_cast<std::size_t>((key >> 8) - 1)];
