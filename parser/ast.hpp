@@ -5,6 +5,8 @@
 // parse(print(ast)) == ast holds for the canonical printer.
 #pragma once
 
+#include "one_inline.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -82,7 +84,8 @@ struct Index {
 /// One written dimension of a tensor: a single index, or a parenthesised group that splits
 /// one logical dimension row-major (`(r_0 c)`).
 struct Dimension {
-    std::vector<Index> parts;
+    /// Inline when one index (all but groups): a vector cost a heap block per dimension.
+    OneInline<Index> parts;
     bool grouped = false;
     SourceRange range;
     bool operator==(const Dimension&) const = default;

@@ -589,7 +589,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     std::unordered_set<std::string> chain_steps;      // names a chain's inner steps write
     std::vector<const ast::Statement*> planned_asts;  // per plan statement
     planned_asts.reserve(planned_count);
-    FlatSet<IndexId> examined; // indices the default-range note has looked at
+    FlatSet<IndexKey> examined; // indices the default-range note has looked at
 
     std::optional<RepeatBlock> block; // the repeat being read
     for (const auto& item : program.items) {
@@ -691,12 +691,13 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         auto note_defaults = [&](const ast::TensorRef& r) {
             for (const auto& d : r.dims)
                 for (const auto& p : d.parts) {
+                    const auto key = key_of(p); // an id is built only for a new index
+                    if (examined.count(key)) continue;
                     IndexId id{p.name, p.primes};
-                    if (examined.count(id)) continue;
                     if ((!ctx.has_range(id) || origin_is_default(ctx, id)) &&
                         ctx.defaulted.insert(id).second)
                         defaulted.push_back(id.text());
-                    examined.insert(std::move(id));
+                    examined.insert(key);
                 }
         };
         ast::for_each_ref(*s, note_defaults);

@@ -11,10 +11,17 @@ namespace shardscope::semantics {
 namespace detail {
 
 std::string dim_text(const ast::Dimension& d) {
-    // The common case, one index without primes or mesh axes ("b"), is its name.
-    if (!d.grouped && d.parts.size() == 1 && d.parts[0].primes == 0 && d.parts[0].axes.empty())
-        return d.parts[0].name;
     std::string out;
+    dim_text_into(d, out);
+    return out;
+}
+
+void dim_text_into(const ast::Dimension& d, std::string& out) {
+    // The common case, one index without primes or mesh axes ("b"), is its name.
+    if (!d.grouped && d.parts.size() == 1 && d.parts[0].primes == 0 && d.parts[0].axes.empty()) {
+        out = d.parts[0].name;
+        return;
+    }
     if (d.grouped) out += '(';
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
         const auto& p = d.parts[i];
@@ -35,7 +42,6 @@ std::string dim_text(const ast::Dimension& d) {
         }
     }
     if (d.grouped) out += ')';
-    return out;
 }
 
 namespace {
@@ -173,6 +179,14 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
             for (const auto& p : d.parts) {
                 if (p.axes.empty()) continue;
                 const auto id = id_of(p);
+                // A range that no device index gave (declared, or from a split) is kept
+                // whatever the axes say: nothing below would change or report anything (the
+                // common case, every index declared, skips resolving the axes).
+                if (!ctx.small_defaults && ctx.has_range(id)) {
+                    const auto o = ctx.range_origin.find(id);
+                    if (o == ctx.range_origin.end() || o->second.rfind("device index", 0) != 0)
+                        continue;
+                }
                 std::int64_t size = 1;
                 AxisList all;
                 bool ok = true;

@@ -5,6 +5,7 @@
 #include "checker.hpp"
 #include "cost.hpp"
 #include "flat.hpp"
+#include "index_key.hpp"
 #include "plan.hpp"
 #include "small_vec.hpp"
 
@@ -28,7 +29,8 @@
 namespace shardscope::semantics::detail {
 
 using Kind = Placement::Kind;
-using IndexSet = FlatSet<IndexId>;
+/// A few keys inline: sets of a statement's indices are made and copied per node.
+using IndexSet = FlatSet<IndexKey, SmallVec<IndexKey, 8>>;
 /// Mesh axes, major to minor (of one index's sharding, or as an axis reference resolves).
 using AxisList = SmallVec<int, 4>;
 
@@ -45,6 +47,10 @@ inline std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
 constexpr int kMaxPlans = 256;
 
 inline IndexId id_of(const ast::Index& ix) {
+    return {ix.name, ix.primes};
+}
+/// The same as a key, without building an IndexId first.
+inline IndexKey key_of(const ast::Index& ix) {
     return {ix.name, ix.primes};
 }
 
@@ -113,6 +119,8 @@ struct Context {
     mutable std::array<MemoSlot, kMemoSlots> range_memo_{};
     mutable std::size_t memo_used_ = 0;
     mutable std::array<std::int64_t, 256> letter_memo_{};
+    mutable std::array<MemoSlot, kMemoSlots> key_memo_{}; ///< by IndexKey::raw (0: empty)
+    mutable std::size_t key_memo_used_ = 0;
 
     /// A diagnostic with code `code` (the Diagnostic keeps its text, "S101").
     void diag(Severity s, Code code, const ast::SourceRange& r, std::string msg,
@@ -178,6 +186,37 @@ struct Context {
         }
         return range_uncached(i);
     }
+    /// The same for a key: one unprimed letter from the table by its byte, others by their
+    /// key from the memo.
+    std::int64_t range(IndexKey i) const {
+        if (const auto c = i.letter(); c && frozen_ && letter_memo_[c] != 0) return letter_memo_[c];
+        return range_of_key(i);
+    }
+    /// range(i) past its fast path (a letter whose range is known).
+    std::int64_t range_of_key(IndexKey i) const {
+        if (frozen_) {
+            if (const auto c = i.letter()) {
+                auto& r = letter_memo_[c];
+                if (r == 0) r = range_uncached(i.id());
+                return r;
+            }
+            if (const auto key = i.raw()) {
+                auto slot = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 58);
+                for (std::size_t probe = 0; probe < kMemoSlots; ++probe) {
+                    auto& m = key_memo_[(slot + probe) % kMemoSlots];
+                    if (m.key == key) return m.range;
+                    if (m.key == 0) {
+                        if (key_memo_used_ * 4 >= kMemoSlots * 3) break;
+                        ++key_memo_used_;
+                        m.key = key;
+                        m.range = range_uncached(i.id());
+                        return m.range;
+                    }
+                }
+            }
+        }
+        return range_uncached(i.id());
+    }
     /// The ranges will not change any more (declarations and inference are done).
     void freeze_ranges() {
         frozen_ = true;
@@ -231,8 +270,8 @@ inline std::string collective_text(const Context& ctx, const Step& s) {
 // Values: a tensor occurrence or an intermediate, with its sharding.
 
 struct Dim {
-    OneInline<IndexId> parts; ///< one index, or a group's parts in order
-    std::string text;         ///< as written: "b", "d'", "(r_0 c)"
+    OneInline<IndexKey> parts; ///< one index, or a group's parts in order
+    std::string text;          ///< as written: "b", "d'", "(r_0 c)"
     bool operator==(const Dim&) const = default;
 };
 
@@ -303,8 +342,8 @@ private:
 struct Value {
     std::string name;
     std::vector<Dim> dims;
-    FlatMap<IndexId, AxisList> sharding; ///< index -> mesh axes, major to minor
-    PartialAxes partial;                 ///< per mesh axis: P(sum), P(max) or not partial
+    FlatMap<IndexKey, AxisList> sharding; ///< index -> mesh axes, major to minor
+    PartialAxes partial;                  ///< per mesh axis: P(sum), P(max) or not partial
     int elem_bytes = 4;
     int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
     bool operator==(const Value&) const = default;
@@ -315,21 +354,21 @@ struct Value {
             s.insert(d.parts.begin(), d.parts.end());
         return s;
     }
-    bool has(const IndexId& i) const { return dim_of(i) >= 0; }
+    bool has(IndexKey i) const { return dim_of(i) >= 0; }
     /// The written dimension holding index `i`, or -1.
-    int dim_of(const IndexId& i) const {
+    int dim_of(IndexKey i) const {
         for (std::size_t d = 0; d < dims.size(); ++d)
             for (const auto& p : dims[d].parts)
-                if (FlatOrder<IndexId>::equal(p, i)) return static_cast<int>(d);
+                if (p == i) return static_cast<int>(d);
         return -1;
     }
     /// The index sharded on axis k, if any.
-    std::optional<IndexId> sharded_on(int k) const {
+    std::optional<IndexKey> sharded_on(int k) const {
         if (const auto* i = sharded_index(k)) return *i;
         return std::nullopt;
     }
-    /// The same without a copy; valid until the sharding changes.
-    const IndexId* sharded_index(int k) const {
+    /// The same as a pointer; valid until the sharding changes.
+    const IndexKey* sharded_index(int k) const {
         for (const auto& [i, axes] : sharding)
             if (std::find(axes.begin(), axes.end(), k) != axes.end()) return &i;
         return nullptr;
@@ -341,7 +380,7 @@ struct Value {
             p.reduce = partial.at(k);
         } else if (const auto* i = sharded_index(k)) {
             p.kind = Kind::Shard;
-            p.index = *i;
+            i->assign_to(p.index);
             p.dim = dim_of(*i);
         }
         return p;
@@ -362,6 +401,8 @@ using Defined = std::unordered_map<std::string, Value>;
 
 /// A written dimension for display: `r_0`, `d'`, `(r_0 c)`.
 std::string dim_text(const ast::Dimension& d);
+/// The same into `out`, which is empty (a value's dimension: no temporary).
+void dim_text_into(const ast::Dimension& d, std::string& out);
 
 /// The parts of an index under `splits` (nullptr when it is not split).
 inline auto split_parts(const std::map<IndexId, std::vector<IndexId>>& splits) {

@@ -49,10 +49,10 @@ std::int64_t Evaluator::global_extent(const Dim& d) const {
 
 // Inline, before its one caller: it runs for every index of every value sized (each product
 // sizes its operands and result), and the call cost a fifth of it.
-inline std::int64_t Evaluator::split_count(const Value& v, const IndexId& i) const {
-    // The sharding holds an entry or two: a scan compares fewer names than a binary search.
+inline std::int64_t Evaluator::split_count(const Value& v, IndexKey i) const {
+    // The sharding holds an entry or two: a scan compares fewer keys than a binary search.
     for (const auto& [j, axes] : v.sharding)
-        if (FlatOrder<IndexId>::equal(j, i)) {
+        if (j == i) {
             std::int64_t n = 1;
             for (int k : axes)
                 n *= ctx_.axis_size(k);
@@ -61,7 +61,8 @@ inline std::int64_t Evaluator::split_count(const Value& v, const IndexId& i) con
     return 1;
 }
 
-std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
+// Inline, before local_elements: every value sized goes through it once per dimension.
+inline std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
     std::int64_t n = 1;
     if (v.sharding.empty()) {
         for (const auto& p : d.parts)
@@ -104,7 +105,7 @@ void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
         std::int64_t global = 1, local = 1;
         for (const auto& p : dim.parts) {
             auto& a = t.atoms.emplace_back();
-            a.index = p;
+            p.assign_to(a.index);
             a.extent = ctx_.range(p);
             a.dim = static_cast<int>(d);
             std::int64_t split = 1;
@@ -132,7 +133,7 @@ void Evaluator::layout_into(const Value& v, TensorLayout& t) const {
             if (p.kind == Kind::Shard) continue; // an earlier index has it
             if (dim == -2) dim = v.dim_of(i);
             p.kind = Kind::Shard;
-            p.index = i;
+            i.assign_to(p.index);
             p.dim = dim;
         }
     }
@@ -243,6 +244,12 @@ void Evaluator::complete(Value& v, const std::vector<int>& ks, const ast::Source
 
 void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>& ks,
                                  const IndexId* from, const IndexId* to, const std::string& why) {
+    group_collective_of(v, kind, ks, from ? IndexKey(*from) : IndexKey(),
+                        to ? IndexKey(*to) : IndexKey(), why);
+}
+
+void Evaluator::group_collective_of(Value& v, StepKind kind, const std::vector<int>& ks,
+                                    IndexKey from, IndexKey to, const std::string& why) {
     const int in = v.id;
     const double local = local_bytes(v);
     std::int64_t n = 1;
@@ -260,30 +267,30 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
     case StepKind::ReduceScatter:
         add_collective(
             kind, ks, v, local, local,
-            cat("reduce-scatter ", v.name, " over ", label, " onto ", text_of(*to), ": ", why));
-        steps.back().to_index = *to;
+            cat("reduce-scatter ", v.name, " over ", label, " onto ", text_of(to), ": ", why));
+        to.assign_to(steps.back().to_index);
         for (int k : ks) {
             v.partial.erase(k);
-            v.sharding[*to].push_back(k);
+            v.sharding[to].push_back(k);
         }
         break;
     case StepKind::AllGather:
         add_collective(
             kind, ks, v, local * static_cast<double>(n), local,
-            cat("all-gather ", v.name, " over ", label, " (unshard ", text_of(*from), "): ", why));
-        steps.back().from_index = *from;
+            cat("all-gather ", v.name, " over ", label, " (unshard ", text_of(from), "): ", why));
+        from.assign_to(steps.back().from_index);
         for (int k : ks)
             v.unshard(k);
         break;
     default:
         add_collective(StepKind::AllToAll, ks, v, local, local,
-                       cat("all-to-all ", v.name, " over ", label, " (", text_of(*from), " -> ",
-                           text_of(*to), "): ", why));
-        steps.back().from_index = *from;
-        steps.back().to_index = *to;
+                       cat("all-to-all ", v.name, " over ", label, " (", text_of(from), " -> ",
+                           text_of(to), "): ", why));
+        from.assign_to(steps.back().from_index);
+        to.assign_to(steps.back().to_index);
         for (int k : ks) {
             v.unshard(k);
-            v.sharding[*to].push_back(k);
+            v.sharding[to].push_back(k);
         }
         break;
     }
@@ -303,11 +310,11 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
-    group_collective(v, StepKind::AllReduce, {k}, nullptr, nullptr, why);
+    group_collective_of(v, StepKind::AllReduce, {k}, {}, {}, why);
 }
 
-void Evaluator::reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why) {
-    group_collective(v, StepKind::ReduceScatter, {k}, nullptr, &i, why);
+void Evaluator::reduce_scatter(Value& v, int k, IndexKey i, const std::string& why) {
+    group_collective_of(v, StepKind::ReduceScatter, {k}, {}, i, why);
 }
 
 void Evaluator::all_gather(Value& v, int k, const std::string& why) {
@@ -316,8 +323,8 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
     auto axes = v.sharding[*i];
     const auto pos = std::find(axes.begin(), axes.end(), k) - axes.begin();
     for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a)
-        group_collective(v, StepKind::AllGather, {axes[static_cast<std::size_t>(a)]}, &*i, nullptr,
-                         why);
+        group_collective_of(v, StepKind::AllGather, {axes[static_cast<std::size_t>(a)]}, *i, {},
+                            why);
 }
 
 std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
@@ -330,7 +337,7 @@ std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t
     return moves;
 }
 
-void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
+void Evaluator::permute(Value& v, const FlatMap<IndexKey, AxisList>& sharding,
                         const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                         const std::vector<int>& axes, double bytes, CollectiveTime timing,
                         const std::string& why) {
@@ -358,7 +365,7 @@ void Evaluator::permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
     flow(in, v);
 }
 
-void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why) {
+void Evaluator::slice(Value& v, int k, IndexKey i, const std::string& why) {
     const int in = v.id;
     v.sharding[i].push_back(k);
     // A local step's words serve only the reported plan (the search reads collectives').
@@ -366,12 +373,12 @@ void Evaluator::slice(Value& v, int k, const IndexId& i, const std::string& why)
               report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
                             ctx_.axis_label(k), ": ", why)
                       : std::string());
-    steps.back().to_index = i;
+    i.assign_to(steps.back().to_index);
     flow(in, v);
 }
 
 void Evaluator::collect(const ast::Expr& e, IndexSet& out) {
-    ast::for_each_index(e, [&](const ast::Index& i) { out.insert(id_of(i)); });
+    ast::for_each_index(e, [&](const ast::Index& i) { out.insert(key_of(i)); });
 }
 
 std::optional<Value> Evaluator::eval(const ast::Expr& e, const IndexSet& outside) {
@@ -393,9 +400,21 @@ std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& 
             if (m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&
                 m.values_before == value_count_ && m.fixed_up_before == fixed_up &&
                 m.outside == outside && m.steps_end <= ctx_.prefix_steps->size()) {
+                // This run is not reported: the planner reads its steps' costs and its
+                // collectives only, so a local step comes back without its words and data flow.
                 const auto first = ctx_.prefix_steps->begin();
-                steps.insert(steps.end(), first + static_cast<std::ptrdiff_t>(m.steps_begin),
-                             first + static_cast<std::ptrdiff_t>(m.steps_end));
+                for (auto it = first + static_cast<std::ptrdiff_t>(m.steps_begin);
+                     it != first + static_cast<std::ptrdiff_t>(m.steps_end); ++it) {
+                    if (is_collective(it->kind)) {
+                        steps.push_back(*it);
+                        continue;
+                    }
+                    auto& s = steps.emplace_back();
+                    s.kind = it->kind;
+                    s.op = it->op;
+                    s.output = it->output;
+                    s.cost = it->cost;
+                }
                 temps_ = m.temps_after;
                 value_count_ = m.values_after;
                 fixed_up = m.fixed_up_after;

@@ -13,10 +13,8 @@ namespace shardscope::semantics::detail {
 // (diagnostics, choices, shapes, layouts, data flow, steps, collectives) in evaluator.cpp, the
 // rules of NOTATION.md section 6 in semantics/rules/, one file per family (rules/README.md).
 
-/// A product's distinct indices in first-seen order, as pointers into its operands' dimensions
-/// (which the rules never change: they gather and slice, changing shardings only): no copy of
-/// a name, and no heap block for up to 16 of them.
-using IndexOrder = SmallVec<const IndexId*, 16>;
+/// A product's distinct indices in first-seen order: no heap block for up to 16 of them.
+using IndexOrder = SmallVec<IndexKey, 16>;
 
 struct ChoicePoint {
     int options = 1;
@@ -67,7 +65,7 @@ public:
 
     std::int64_t global_extent(const Dim& d) const;
     /// Devices an index is split over.
-    std::int64_t split_count(const Value& v, const IndexId& i) const;
+    std::int64_t split_count(const Value& v, IndexKey i) const;
     static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
 
     std::int64_t local_extent(const Value& v, const Dim& d) const;
@@ -111,10 +109,10 @@ public:
     /// P -> R on axis k.
     void all_reduce(Value& v, int k, const std::string& why);
     /// P -> S(i) on axis k.
-    void reduce_scatter(Value& v, int k, const IndexId& i, const std::string& why);
+    void reduce_scatter(Value& v, int k, IndexKey i, const std::string& why);
     /// S -> R on axis k (and every axis minor to it on the same index, which must go too).
     void all_gather(Value& v, int k, const std::string& why);
-    void slice(Value& v, int k, const IndexId& i, const std::string& why);
+    void slice(Value& v, int k, IndexKey i, const std::string& why);
     /// `v` summed over the local chunk of its sharded index `i`: partial over i's axes.
     Value sum_local_chunk(Value v, const IndexId& i);
     /// Completes the partial axes `ks` of `v` (all-reduced, by the cheapest plan the
@@ -126,9 +124,12 @@ public:
     /// `from` or appended to `to` in that order: every collective step is made here.
     void group_collective(Value& v, StepKind kind, const std::vector<int>& ks, const IndexId* from,
                           const IndexId* to, const std::string& why);
+    /// The same with the indices as keys (the kind says which of them it reads).
+    void group_collective_of(Value& v, StepKind kind, const std::vector<int>& ks, IndexKey from,
+                             IndexKey to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
-    void permute(Value& v, const FlatMap<IndexId, AxisList>& sharding,
+    void permute(Value& v, const FlatMap<IndexKey, AxisList>& sharding,
                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                  const std::vector<int>& axes, double bytes, CollectiveTime timing,
                  const std::string& why);

@@ -114,10 +114,12 @@ private:
     std::vector<value_type> items_;
 };
 
-template <typename T>
+/// `Store`: a std::vector, or a SmallVec that keeps the usual few items inline (the
+/// checker's index sets: no heap block per set).
+template <typename T, typename Store = std::vector<T>>
 class FlatSet {
 public:
-    using const_iterator = typename std::vector<T>::const_iterator;
+    using const_iterator = typename Store::const_iterator;
 
     FlatSet() = default;
     FlatSet(std::initializer_list<T> items) {
@@ -161,7 +163,7 @@ public:
     bool operator==(const FlatSet&) const = default;
 
 private:
-    std::vector<T> items_;
+    Store items_;
 };
 
 } // namespace shardscope::semantics

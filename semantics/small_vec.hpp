@@ -3,6 +3,8 @@
 // thousand per statement, and a heap block each was a large part of its time.
 #pragma once
 
+#include "parser/one_inline.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -54,6 +56,7 @@ public:
     T* data() { return heap_ ? heap_ : inline_; }
     const T* data() const { return heap_ ? heap_ : inline_; }
     std::size_t size() const { return size_; }
+    std::size_t capacity() const { return capacity_; }
     bool empty() const { return size_ == 0; }
     T& operator[](std::size_t i) { return data()[i]; }
     const T& operator[](std::size_t i) const { return data()[i]; }
@@ -146,68 +149,8 @@ private:
     T inline_[N];
 };
 
-/// A sequence of any values that keeps one inline and moves to the heap from the second: a
-/// dimension of a value is one index but for a group (`(r c)`), and a vector per dimension
-/// cost a heap block for every dimension built or copied.
-template <typename T>
-class OneInline {
-public:
-    using value_type = T;
-    using iterator = T*;
-    using const_iterator = const T*;
-
-    OneInline() = default;
-    OneInline(std::initializer_list<T> items) {
-        reserve(items.size());
-        for (const auto& x : items)
-            push_back(x);
-    }
-
-    T* begin() { return data(); }
-    T* end() { return data() + size_; }
-    const T* begin() const { return data(); }
-    const T* end() const { return data() + size_; }
-    T* data() { return size_ <= 1 ? &one_ : many_.data(); }
-    const T* data() const { return size_ <= 1 ? &one_ : many_.data(); }
-    std::size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    T& operator[](std::size_t i) { return data()[i]; }
-    const T& operator[](std::size_t i) const { return data()[i]; }
-    T& front() { return data()[0]; }
-    const T& front() const { return data()[0]; }
-    T& back() { return data()[size_ - 1]; }
-    const T& back() const { return data()[size_ - 1]; }
-    void reserve(std::size_t n) {
-        if (n > 1) many_.reserve(n);
-    }
-    void push_back(const T& x) {
-        if (size_ == 0) {
-            one_ = x;
-            ++size_;
-        } else {
-            push_back(T(x)); // a copy first: x may be one of the elements
-        }
-    }
-    void push_back(T&& x) {
-        if (size_ == 0) {
-            one_ = std::move(x);
-        } else if (size_ == 1) {
-            T second = std::move(x); // before one_ moves: x may be one_ itself
-            many_.push_back(std::move(one_));
-            many_.push_back(std::move(second));
-        } else {
-            many_.push_back(std::move(x));
-        }
-        ++size_;
-    }
-    friend bool operator==(const OneInline& a, const OneInline& b) {
-        return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
-    }
-
-private:
-    T one_{};             ///< the only element while size_ <= 1
-    std::vector<T> many_; ///< every element from the second on (one_ is then unused)
-    std::size_t size_ = 0;
-};
+/// A sequence that keeps one value inline (parser/one_inline.hpp): a dimension of a value
+/// is one index but for a group.
+using shardscope::OneInline;
 
 } // namespace shardscope::semantics

@@ -34,8 +34,8 @@ Evaluator::atoms(const std::vector<Dim>& dims,
             expand(p, depth + 1);
     };
     for (const auto& d : dims)
-        for (const auto& p : d.parts)
-            expand(p, 0);
+        for (const auto p : d.parts)
+            expand(p.id(), 0);
     return out;
 }
 
@@ -130,22 +130,22 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             for (std::size_t d = 0; d < cur.dims.size(); ++d) {
                 const auto& a = cur.dims[d].parts;
                 const auto& b = next->dims[d].parts;
-                const OneInline<IndexId>* group = nullptr;
+                const OneInline<IndexKey>* group = nullptr;
                 IndexId whole;
                 if (a.size() == 1 && b.size() > 1 && std::find(b.begin(), b.end(), a[0]) == b.end())
-                    group = &b, whole = a[0];
+                    group = &b, whole = a[0].id();
                 // Merging a group back (x_{(rc)sd} -> x_{bsd}) says the same.
                 else if (b.size() == 1 && a.size() > 1 &&
                          std::find(a.begin(), a.end(), b[0]) == a.end())
-                    group = &a, whole = b[0];
+                    group = &a, whole = b[0].id();
                 if (!group) continue;
                 // A group that holds the index it groups through other splits has no range.
                 auto parts_of = [&](const IndexId& i) -> const std::vector<IndexId>* {
                     if (auto l = learned.find(i); l != learned.end()) return &l->second;
                     return split_parts(ctx_.splits)(i);
                 };
-                for (const auto& p : *group)
-                    if (auto path = split_path(parts_of, p, whole); !path.empty()) {
+                for (const auto p : *group)
+                    if (auto path = split_path(parts_of, p.id(), whole); !path.empty()) {
                         std::string cycle = whole.text();
                         for (const auto& i : path)
                             cycle += " -> " + i.text();
@@ -155,7 +155,10 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
                               "name the group's parts apart from the splits of " + whole.text());
                         return false;
                     }
-                learned[whole].assign(group->begin(), group->end());
+                auto& parts = learned[whole];
+                parts.clear();
+                for (const auto p : *group)
+                    parts.push_back(p.id());
             }
         const auto from_atoms = atoms(cur.dims, learned);
         const auto to_atoms = atoms(next->dims, learned);
@@ -176,23 +179,23 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             reshaped = cur.dims[d].parts != next->dims[d].parts;
         // A sharded index shards its major atom; in the next layout, that is the index whose
         // own major atom it is (`g` of `(g n)` is `m` once `split m -> g n` merges them).
-        auto major_atom = [&](const IndexId& x) {
+        auto major_atom = [&](IndexKey x) -> IndexId {
             std::vector<Dim> one{{{x}, x.text()}};
             auto parts = atoms(one, learned);
-            return parts.empty() ? x : parts.front();
+            return parts.empty() ? x.id() : parts.front();
         };
         // A sharded index that is split or merged here stays a local reshape only when both it
         // and the index that takes its sharding divide evenly over its devices (s_0 over 4
         // devices is no r_0 when r = 2): otherwise it is gathered before the reshape.
         if (reshaped) {
-            std::vector<std::pair<IndexId, int>> uneven;
+            std::vector<std::pair<IndexKey, int>> uneven;
             for (const auto& [i, axes] : cur.sharding) {
                 const auto a0 = major_atom(i);
                 IndexId target = a0;
                 bool found = false; // a minor part merged into a whole is no local reshape
                 for (const auto& d : next->dims)
                     for (const auto& p : d.parts)
-                        if (major_atom(p) == a0) target = p, found = true;
+                        if (major_atom(p) == a0) target = p.id(), found = true;
                 std::int64_t n = 1;
                 for (int k : axes)
                     n *= ctx_.axis_size(k);
@@ -222,7 +225,7 @@ std::optional<Value> Evaluator::chain(const ast::Chain& ch, const ast::SourceRan
             IndexId target = a0;
             for (const auto& d : next->dims)
                 for (const auto& p : d.parts)
-                    if (major_atom(p) == a0) target = p;
+                    if (major_atom(p) == a0) target = p.id();
             have.sharding[target] = axes;
         }
         have.id = cur.id;

@@ -50,17 +50,17 @@ void Evaluator::partial_max_needs_reduction(Value& v, int k, const ast::SourceRa
 void Evaluator::keep_one_sharded_index(std::vector<Value>& ops, int k, const ast::SourceRange& at,
                                        const char* what) {
     // Most products shard one index per axis, or none: nothing to keep then.
-    const IndexId* first = nullptr;
+    const IndexKey* first = nullptr;
     bool several = false;
     for (const auto& v : ops)
         if (const auto* i = v.sharded_index(k)) {
             if (!first)
                 first = i;
-            else if (!FlatOrder<IndexId>::equal(*first, *i))
+            else if (!(*first == *i))
                 several = true;
         }
     if (!several) return;
-    std::vector<IndexId> distinct;
+    std::vector<IndexKey> distinct;
     for (const auto& v : ops)
         if (auto i = v.sharded_index(k);
             i && std::find(distinct.begin(), distinct.end(), *i) == distinct.end())
@@ -103,7 +103,7 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
     for (const auto& v : ops)
         any_partial = any_partial || v.partial.has(k);
     std::vector<std::size_t> partials;
-    std::optional<IndexId> any_sharded;
+    std::optional<IndexKey> any_sharded;
     for (std::size_t o = 0; any_partial && o < ops.size(); ++o) {
         if (ops[o].partial.has(k)) partials.push_back(o);
         if (auto i = ops[o].sharded_on(k)) any_sharded = i;
@@ -128,8 +128,7 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
 
 void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,
                                     const ast::SourceRange& at) {
-    for (const IndexId* ip : order) {
-        const IndexId& i = *ip;
+    for (const IndexKey i : order) {
         // The distinct lists, as pointers into the operands' shardings (read before any
         // gather below changes them).
         SmallVec<const AxisList*, 8> lists;
@@ -175,7 +174,7 @@ void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& o
 
 void Evaluator::rule2_kept_or_contracted(std::vector<Value>& ops, int k, const IndexSet& outside,
                                          Value& out) {
-    const IndexId* sharded = nullptr; // valid until a gather below
+    const IndexKey* sharded = nullptr; // valid until a gather below
     for (const auto& v : ops)
         if (const auto* i = v.sharded_index(k)) sharded = i;
     // Rule 4's P x R -> P: the result is partial where an operand is.
@@ -210,8 +209,7 @@ void Evaluator::rule1_replicated(const std::vector<Value>& ops, int k, Value& ou
 
 void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& order,
                                     const IndexSet& outside, Value& out) {
-    for (const IndexId* ip : order) {
-        const IndexId& i = *ip;
+    for (const IndexKey i : order) {
         AxisList target;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i);
@@ -220,6 +218,10 @@ void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& o
         if (target.empty()) continue;
         for (auto& v : ops) {
             if (!v.has(i)) continue;
+            // Looked up before inserting: most operands hold the list already.
+            if (auto it = v.sharding.find(i);
+                it != v.sharding.end() && it->second.size() >= target.size())
+                continue;
             auto& mine = v.sharding[i];
             while (mine.size() < target.size()) {
                 const int in = v.id;
@@ -228,7 +230,7 @@ void Evaluator::rule2_slice_locally(std::vector<Value>& ops, const IndexOrder& o
                           report_ ? cat("slice ", v.name, " locally along ", i.text(), " over ",
                                         ctx_.axis_label(k), " (free)")
                                   : std::string());
-                steps.back().to_index = i;
+                i.assign_to(steps.back().to_index);
                 mine.push_back(k);
                 flow(in, v);
             }
@@ -253,17 +255,21 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     IndexOrder order;
     for (const auto& v : ops)
         for (const auto& d : v.dims)
-            for (const auto& i : d.parts)
-                if (std::none_of(order.begin(), order.end(), [&](const IndexId* o) {
-                        return FlatOrder<IndexId>::equal(*o, i);
-                    }))
-                    order.push_back(&i);
+            for (const auto i : d.parts)
+                if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
     Value out;
     out.name = temp_name();
     out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
     out.dims.reserve(order.size());
-    for (const IndexId* i : order)
-        if (outside.count(*i)) out.dims.push_back({{*i}, text_of(*i)});
+    for (const IndexKey i : order)
+        if (outside.count(i)) {
+            auto& d = out.dims.emplace_back(); // in place: no temporary to move
+            d.parts.push_back(i);
+            if (const auto c = i.letter())
+                d.text.push_back(static_cast<char>(c));
+            else
+                d.text = text_of(i);
+        }
     // Rule 2 (one index, one list of axes): per index, the operands' axis lists agree.
     rule2_one_axis_list(ops, order, at);
     // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
@@ -293,7 +299,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
             spec += v.dims[d].text;
         }
     }
-    auto local_ext = [&](const IndexId& i) {
+    auto local_ext = [&](IndexKey i) {
         std::int64_t n = 1;
         for (const auto& v : ops)
             if (auto it = v.sharding.find(i); it != v.sharding.end()) {
@@ -307,19 +313,24 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
         // The pair's cost as contraction_order computes it: the extents multiplied in index
         // order.
         IndexOrder u = order;
-        std::sort(u.begin(), u.end(), [](const IndexId* a, const IndexId* b) {
-            return FlatOrder<IndexId>::less(*a, *b);
-        });
+        std::sort(u.begin(), u.end());
         flops = 2;
-        for (const auto* i : u)
-            flops *= local_ext(*i);
+        for (const auto i : u)
+            flops *= local_ext(i);
     } else if (live.size() > 2) {
-        // Each index's local extent once.
+        // Each index's local extent once; contraction_order reads ids (in the same order).
         FlatMap<IndexId, double> ext;
-        for (const auto& set : live)
-            for (const auto& i : set)
-                if (!ext.count(i)) ext[i] = local_ext(i);
-        flops = contraction_order(std::move(live), ext, outside).flops;
+        std::vector<FlatSet<IndexId>> sets(live.size());
+        for (std::size_t o = 0; o < live.size(); ++o)
+            for (const auto i : live[o]) {
+                const auto id = i.id();
+                if (!ext.count(id)) ext[id] = local_ext(i);
+                sets[o].insert(id);
+            }
+        FlatSet<IndexId> outside_ids;
+        for (const auto i : outside)
+            outside_ids.insert(i.id());
+        flops = contraction_order(std::move(sets), ext, outside_ids).flops;
     }
     if (report_) {
         spec += " -> ";

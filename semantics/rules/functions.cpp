@@ -17,7 +17,7 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     } else {
         IndexSet inner = outside;
         for (const auto& i : c.indices)
-            inner.insert(id_of(i));
+            inner.insert(key_of(i));
         arg = eval(*c.arg, inner);
     }
     if (!arg) return std::nullopt;
@@ -85,13 +85,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
                          std::string(partial_op_name(v.partial.at(reduce.front()))) + ") input");
         IndexSet gone;
         for (const auto& i : c.indices) {
-            if (!v.has(id_of(i))) {
+            if (!v.has(key_of(i))) {
                 error(Code::S121, i.range,
                       c.function + " reduces over " + id_of(i).text() +
                           ", which its argument does not have");
                 return std::nullopt;
             }
-            gone.insert(id_of(i));
+            gone.insert(key_of(i));
         }
         Value out = without(v, gone, op);
         add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
@@ -104,13 +104,13 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         for (int k = 0; k < axes; ++k)
             if (v.partial.has(k)) reduce.push_back(k);
         if (!reduce.empty()) complete(v, reduce, e.range, "softmax needs a complete input");
-        if (c.indices.size() != 1 || !v.has(id_of(c.indices[0]))) {
+        if (c.indices.size() != 1 || !v.has(key_of(c.indices[0]))) {
             error(Code::S122, e.range,
                   "softmax needs one index of its argument to normalise over, as in "
                   "softmax_v(z)");
             return std::nullopt;
         }
-        const auto along = id_of(c.indices[0]);
+        const auto along = key_of(c.indices[0]);
         if (auto it = v.sharding.find(along); it != v.sharding.end()) {
             fixed_up = true;
             const int choice = choose(2, false);

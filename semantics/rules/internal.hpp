@@ -14,6 +14,10 @@ namespace shardscope::semantics::detail {
 inline std::string text_of(const IndexId& i) {
     return i.primes == 0 ? i.name : i.text();
 }
+/// The same for a key.
+inline std::string text_of(IndexKey i) {
+    return i.text();
+}
 
 /// The concatenation of `parts` in one allocation (a chain of `+` makes one per step).
 template <class... S>

@@ -19,8 +19,8 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         // The placements are built (with their words) only where one of the checks fails.
         const bool fp = have.partial.has(k);
         const bool tp = want.partial.has(k);
-        const IndexId* fs = fp ? nullptr : have.sharded_index(k);
-        const IndexId* ts = tp ? nullptr : want.sharded_index(k);
+        const IndexKey* fs = fp ? nullptr : have.sharded_index(k);
+        const IndexKey* ts = tp ? nullptr : want.sharded_index(k);
         const bool fails = (fp && tp && have.partial.at(k) != want.partial.at(k)) ||
                            (ts && !have.has(*ts)) || (fs && tp);
         if (!fails) continue;
@@ -71,7 +71,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         }
     }
     // The problem in the search's terms: atoms in storage order, axes and partials.
-    std::vector<IndexId> atoms;
+    std::vector<IndexKey> atoms;
     std::size_t atom_count = 0;
     for (const auto& d : have.dims)
         atom_count += d.parts.size();
@@ -141,13 +141,13 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         const int k = m.axes.empty() ? -1 : m.axes.front();
         if (m.kind == MoveKind::AllReduce || m.kind == MoveKind::ReduceScatter ||
             m.kind == MoveKind::AllGather || m.kind == MoveKind::AllToAll) {
-            const auto* i = m.from >= 0 ? &atoms[static_cast<std::size_t>(m.from)] : nullptr;
-            const auto* j = m.to >= 0 ? &atoms[static_cast<std::size_t>(m.to)] : nullptr;
+            const auto i = m.from >= 0 ? atoms[static_cast<std::size_t>(m.from)] : IndexKey();
+            const auto j = m.to >= 0 ? atoms[static_cast<std::size_t>(m.to)] : IndexKey();
             const StepKind kind = m.kind == MoveKind::AllReduce       ? StepKind::AllReduce
                                   : m.kind == MoveKind::ReduceScatter ? StepKind::ReduceScatter
                                   : m.kind == MoveKind::AllGather     ? StepKind::AllGather
                                                                       : StepKind::AllToAll;
-            group_collective(have, kind, m.axes, i, j, why);
+            group_collective_of(have, kind, m.axes, i, j, why);
             continue;
         }
         switch (m.kind) {
@@ -169,7 +169,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
             break;
         }
         case MoveKind::Permute: {
-            FlatMap<IndexId, AxisList> sharding;
+            FlatMap<IndexKey, AxisList> sharding;
             const LayoutState& after = m.target.partial.empty() ? to : m.target;
             for (std::size_t a = 0; a < atoms.size(); ++a)
                 if (!after.axes[a].empty())

@@ -10,7 +10,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     for (int k = 0; k < axes; ++k) {
         keep_one_sharded_index(ops, k, at, "the operation");
-        std::optional<IndexId> sharded;
+        std::optional<IndexKey> sharded;
         for (const auto& v : ops)
             if (auto i = v.sharded_on(k)) sharded = i;
         // Partial operands: P + P -> P; otherwise reduce. A quotient's denominator is
@@ -52,7 +52,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     // operands (major to minor), then the axes other operands shard it over. Each axis shards
     // at most one index by now (keep_one_sharded_index). An operand lacking an axis slices
     // locally; one holding the axes in another order (k_{10} against k_{01}) is redistributed.
-    FlatMap<IndexId, AxisList> target;
+    FlatMap<IndexKey, AxisList> target;
     for (const auto& v : ops)
         for (const auto& [i, list] : v.sharding)
             if (list.size() > target[i].size()) target[i] = list;

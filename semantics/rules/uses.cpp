@@ -51,12 +51,13 @@ bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
     };
     v.dims.reserve(r.dims.size());
     for (const auto& d : r.dims) {
-        Dim dim;
-        dim.text = dim_text(d);
+        // Built in place (v.has below then sees this dimension's parts too).
+        Dim& dim = v.dims.emplace_back();
+        dim_text_into(d, dim.text);
         dim.parts.reserve(d.parts.size());
         for (const auto& p : d.parts) {
-            const auto id = id_of(p);
-            if (v.has(id) || std::find(dim.parts.begin(), dim.parts.end(), id) != dim.parts.end()) {
+            const auto id = key_of(p);
+            if (v.has(id)) {
                 error(Code::S103, p.range,
                       "index " + id.text() + " appears twice in tensor " + v.name +
                           " (a diagonal is not supported)",
@@ -76,7 +77,6 @@ bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
                 }
             }
         }
-        v.dims.push_back(std::move(dim));
     }
     for (const auto& a : r.partial_axes) {
         auto ks = ctx_.resolve_axis(a, report_);
