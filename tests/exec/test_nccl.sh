@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The nccl backend under mpirun, on a machine with N GPUs: a program on a mesh of N devices
-# verifies and its per-rank tensors (--data arange --show) are those of sim; a mesh of N+1
+# verifies and its per-rank tensors (--data arange --show) are those of sim; collectives over a
+# group of axes and permutes (a block swap, a ring step) run on 2x(N/2); a mesh of N+1
 # devices is refused (exit 2) with the advice to use --backend cuda. Exit 77 (skipped) when
 # no GPU is usable. Usage: test_nccl.sh SHARDSCOPE MPIEXEC
 set -u
@@ -34,6 +35,16 @@ if [ "$n" -ge 4 ] && [ $((n % 2)) -eq 0 ]; then
     if ! timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl "$tmp/group.ein" >"$tmp/out" 2>&1 ||
         ! grep -q "ran: all-reduce(0,1)" "$tmp/out" || ! grep -q "ran: all-to-all(0,1)" "$tmp/out"; then
         echo "FAIL: nccl collectives over a group of axes on $n ranks:"; cat "$tmp/out"; failed=$((failed + 1))
+    fi
+fi
+# Permutes as grouped ncclSend/ncclRecv: a block swap (on 2x2 one partner each; on 2xM, M > 2,
+# each new block in parts from two devices) and a ring step written as Permute_{i_k}.
+if [ "$n" -ge 4 ] && [ $((n % 2)) -eq 0 ]; then
+    printf 'mesh 2x%s\ndim i=16 j=12 k=8\nx_{i_0 j_1} -> x_{i_1 j_0}\nexpect permute(0,1)\ny_{i_{01} k} = Permute_{i_{01}}(w_{i_{01} k})\nexpect permute(0,1)\n' \
+        "$((n / 2))" >"$tmp/permute.ein"
+    if ! timeout 300 "$mpiexec" --oversubscribe -np "$n" "$bin" exec --backend nccl "$tmp/permute.ein" >"$tmp/out" 2>&1 ||
+        [ "$(grep -c "ran: permute(0,1)" "$tmp/out")" -ne 2 ]; then
+        echo "FAIL: nccl permutes on $n ranks:"; cat "$tmp/out"; failed=$((failed + 1))
     fi
 fi
 program "$((n + 1))" "$tmp/over.ein"

@@ -601,15 +601,17 @@ TEST_CASE("redistribution: a permute to a layout on the way, then a collective")
 }
 
 TEST_CASE("redistribution: beyond 256 devices, the exchange from the start layout") {
-    // 512 devices: the block swap is one permute of each device's block (32.8 kB; it was an
-    // all-gather and an all-to-all, 228 kB), the shard moved to a smaller axis one exchange.
-    auto p = problem({4, 128}, {4096, 1024});
+    // 512 devices (small ranges: the simulation walks every position of every device). The
+    // block swap is one exchange, each new block from the 32 devices holding its parts (at
+    // 4096 x 1024 f32 32.8 kB per device; it was an all-gather and an all-to-all, 228 kB),
+    // the shard moved to the smaller axis too.
+    auto p = problem({4, 128}, {256, 256});
     const LayoutState from{{{0}, {1}}, {kNo, kNo}}, to{{{1}, {0}}, {kNo, kNo}};
     const auto plan = plan_redistribution(p, from, to);
     REQUIRE(plan.has_value());
     REQUIRE(plan->size() == 1);
     CHECK((*plan)[0].kind == MoveKind::Permute);
-    CHECK((*plan)[0].bytes == 1024 * 8 * 4);
+    CHECK((*plan)[0].bytes == 2 * 64 * 4);
     CHECK(simulate(p, from, to, *plan).empty());
     const LayoutState moved{{{1}, {}}, {kNo, kNo}}, smaller{{{0}, {}}, {kNo, kNo}};
     const auto exchange = plan_redistribution(p, moved, smaller);
@@ -617,15 +619,15 @@ TEST_CASE("redistribution: beyond 256 devices, the exchange from the start layou
     REQUIRE(exchange->size() == 1);
     CHECK((*exchange)[0].kind == MoveKind::Permute);
     CHECK(simulate(p, moved, smaller, *exchange).empty());
-    // The minor axis of i_{01} dropped on 2x256: it gathered over the 256-device axis (8.36 MB
-    // per device); one exchange moves 65.5 kB.
-    auto q = problem({2, 256}, {4096, 1024});
+    // The minor axis of i_{01} dropped on 2x256: it gathered over the 256-device axis (at
+    // 4096 x 1024 f32 8.36 MB per device); one exchange of two parts of i per device.
+    auto q = problem({2, 256}, {1024, 4});
     const LayoutState both{{{0, 1}, {}}, {kNo, kNo}}, minor{{{1}, {}}, {kNo, kNo}};
     const auto one = plan_redistribution(q, both, minor);
     REQUIRE(one.has_value());
     REQUIRE(one->size() == 1);
     CHECK((*one)[0].kind == MoveKind::Permute);
-    CHECK((*one)[0].bytes == 2 * 8 * 1024 * 4);
+    CHECK((*one)[0].bytes == 2 * 2 * 4 * 4);
     CHECK(simulate(q, both, minor, *one).empty());
 }
 
