@@ -29,8 +29,9 @@ TEST_CASE("AllGather over both axes of an index sharded over two (found by tests
 
 TEST_CASE("Permute_{i_k}: one step round the ring of the axes i is sharded over") {
     SUBCASE("one axis: each device sends its whole block to the next, one block of the index") {
-        const auto c = run("mesh 4\ndim u=16 d=8 s=1024\nK_{r_0 u d} := Permute_{r_0}(K_{r_0 u d})\n"
-                           "L_{s_0 d} = Permute_{s_0}(x_{s_0 d})\n");
+        const auto c =
+            run("mesh 4\ndim u=16 d=8 s=1024\nK_{r_0 u d} := Permute_{r_0}(K_{r_0 u d})\n"
+                "L_{s_0 d} = Permute_{s_0}(x_{s_0 d})\n");
         REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
         for (std::size_t i = 0; i < 2; ++i) {
             const auto& sp = c.plan.statements.at(i);
