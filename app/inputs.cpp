@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -115,7 +116,32 @@ bool terminal_color(int fd) {
     return isatty(fd) && std::getenv("NO_COLOR") == nullptr;
 }
 
+namespace {
+
+/// Writes all of `text` to `fd`; false on an error.
+bool write_all(int fd, const std::string& text) {
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+} // namespace
+
 bool write_file_atomically(const std::string& link_or_path, const std::string& text) {
+    // A device or a pipe (`-o /dev/null`, `-o /dev/stdout`, a FIFO) is written in place:
+    // renaming a new file over it would replace the device node itself (it replaced /dev/null,
+    // 2026-11-27). A directory is no output.
+    if (struct stat dev{}; stat(link_or_path.c_str(), &dev) == 0 && !S_ISREG(dev.st_mode)) {
+        if (S_ISDIR(dev.st_mode)) return false;
+        const int fd = open(link_or_path.c_str(), O_WRONLY);
+        if (fd < 0) return false;
+        const bool ok = write_all(fd, text);
+        return close(fd) == 0 && ok;
+    }
     // Through a symbolic link, the file it names is rewritten, not the link replaced.
     std::string path = link_or_path;
     std::error_code ec;
@@ -139,13 +165,7 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
         umask(mask);
         mode = 0666 & ~mask;
     }
-    bool ok = fchmod(fd, mode) == 0;
-    for (std::size_t done = 0; ok && done < text.size();) {
-        const ssize_t n = write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        if (ok) done += static_cast<std::size_t>(n);
-    }
+    bool ok = fchmod(fd, mode) == 0 && write_all(fd, text);
     ok = ok && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;

@@ -38,7 +38,7 @@ inline bool stderr_color() {
 }
 
 /// Writes `text` to `path` atomically (temporary file, then rename); where `path` is a symbolic
-/// link, to the file it names.
+/// link, to the file it names; a device or pipe (`/dev/null`, a FIFO) is written in place.
 bool write_file_atomically(const std::string& path, const std::string& text);
 
 /// Whether a `--mesh` option is empty or a valid spec; if not, says so on `err`.

@@ -40,6 +40,17 @@ ln -s linked.ein "$tmp/link.ein"
 check "fmt --write through a symlink" 0 "$bin" fmt --write "$tmp/link.ein"
 if [ -L "$tmp/link.ein" ] && grep -q '^z_{i_0} = x_{i_0}$' "$tmp/linked.ein"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAIL: fmt --write replaced the link or left the file unformatted"; fi
+# A pipe as the output (as -o /dev/null is a device): written in place, never replaced by a
+# file (a rename over /dev/null replaced the device node, 2026-11-27).
+mkfifo "$tmp/pipe"
+timeout 20 cat "$tmp/pipe" >"$tmp/from_pipe" &
+reader=$!
+check "export -o a FIFO" 0 "$bin" export --to jax "$root/samples/dot_product.ein" -o "$tmp/pipe"
+wait "$reader"
+if [ -p "$tmp/pipe" ] && grep -q "jax" "$tmp/from_pipe" && ! ls "$tmp"/pipe.* >/dev/null 2>&1; then
+    passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: export -o FIFO replaced the pipe or wrote nothing through it"; fi
+check "export -o a directory" 2 "$bin" export --to jax "$root/samples/dot_product.ein" -o "$tmp/empty"
 # fmt output is itself canonical: formatting it again changes nothing.
 for f in "$root"/samples/*.ein; do
     "$bin" fmt "$f" >"$tmp/once.ein" && "$bin" fmt "$tmp/once.ein" >"$tmp/twice.ein"
