@@ -99,6 +99,7 @@ public:
                     return false;
                 }
                 blocks_.push_back(*rp);
+                block_first_.push_back(-1);
                 open = static_cast<int>(blocks_.size()) - 1;
             }
             if (std::holds_alternative<ast::EndDecl>(s->node)) open = -1;
@@ -134,6 +135,8 @@ public:
             f.eq = eq;
             f.ch = ch;
             f.block = open;
+            if (open >= 0 && block_first_[static_cast<std::size_t>(open)] < 0)
+                block_first_[static_cast<std::size_t>(open)] = static_cast<int>(fwd_.size());
             fwd_.push_back(std::move(f));
         }
         if (fwd_.size() != plan_.statements.size()) {
@@ -909,12 +912,8 @@ private:
         return {gradient_name(use), use.label, gradient_layout(i, use), shape_of(i, use)};
     }
 
-    /// The first forward statement of repeat `b`.
-    int block_first(int b) const {
-        for (std::size_t i = 0; i < fwd_.size(); ++i)
-            if (fwd_[i].block == b) return static_cast<int>(i);
-        return -1;
-    }
+    /// The first forward statement of repeat `b` (recorded by prepare()), -1: none.
+    int block_first(int b) const { return block_first_[static_cast<std::size_t>(b)]; }
     /// Whether a statement before repeat `b` stores tensor `k`.
     bool defined_before_block(const std::string& k, int b) const {
         auto it = defs_.find(k);
@@ -991,6 +990,7 @@ private:
     std::vector<Diagnostic>& diags_;
     std::vector<Fwd> fwd_;
     std::vector<ast::RepeatDecl> blocks_;
+    std::vector<int> block_first_; ///< per repeat: its first forward statement (fwd_), -1: none
     std::map<std::string, ast::FunctionKind> declared_;
     std::set<IndexId> own_range_;
     std::set<IndexId> program_indices_; ///< every index the forward program mentions
