@@ -16,6 +16,7 @@
 // the waiters throw (the calls did not match), so nothing hangs.
 #include "exec/comm.hpp"
 #include "exec/tensor.hpp"
+#include "semantics/mesh_coords.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -69,10 +70,7 @@ std::vector<int> MeshShape::coords(int rank) const {
             throw ExecError("device " + std::to_string(rank) + " has no place in the mesh");
     }
     std::vector<int> c(sizes.size());
-    for (std::size_t k = sizes.size(); k-- > 0;) {
-        c[k] = index % sizes[k];
-        index /= sizes[k];
-    }
+    semantics::row_major_coords(sizes, index, c);
     return c;
 }
 

@@ -2,6 +2,7 @@
 #include "render/draw.hpp"
 #include "render/palette.hpp"
 #include "render/pictures.hpp"
+#include "semantics/mesh_coords.hpp"
 
 #include <cmath>
 #include <map>
@@ -91,12 +92,7 @@ void draw_mesh(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         sizes.push_back(a.size);
     std::vector<int> coords(rank, 0);
     for (std::int64_t p = 0; p < std::max<std::int64_t>(n, 1); ++p) {
-        // Mesh coordinates of position p (row-major).
-        std::int64_t q = p;
-        for (std::size_t k = rank; k-- > 0;) {
-            coords[k] = static_cast<int>(q % axes[k].size);
-            q /= axes[k].size;
-        }
+        semantics::row_major_coords(sizes, p, coords);
         std::int64_t panel = 0, r = 0, col = 0;
         if (rank == 1) {
             r = wrapped ? p / cols : 0;

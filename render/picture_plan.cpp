@@ -176,14 +176,7 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
         // The device's colour as the tilings and the mesh draw it (by coordinates on a
         // large mesh).
         const std::int64_t id = sched.group[static_cast<std::size_t>(i)];
-        std::int64_t pos = id;
-        for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
-            if (plan.mesh.devices[q] == id) pos = static_cast<std::int64_t>(q);
-        std::vector<int> coords(sizes.size(), 0);
-        for (std::size_t k = sizes.size(); k-- > 0;) {
-            coords[k] = static_cast<int>(pos % sizes[k]);
-            pos /= sizes[k];
-        }
+        const auto coords = plan.mesh.coords_at(plan.mesh.position_of(id));
         const Color col = mesh_device_color(sizes, coords, id);
         c.fill_rect(r, col);
         text_centered(c, r, "d" + std::to_string(sched.group[static_cast<std::size_t>(i)]),
@@ -198,15 +191,7 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     const float depth0 = y + box_h + line * 1.1f;
     const float step_h = std::max(line * 1.1f, 6.0f);
     auto coords_of = [&](std::int64_t id) {
-        std::int64_t pos = id;
-        for (std::size_t q = 0; q < plan.mesh.devices.size(); ++q)
-            if (plan.mesh.devices[q] == id) pos = static_cast<std::int64_t>(q);
-        std::vector<int> coords(sizes.size(), 0);
-        for (std::size_t k = sizes.size(); k-- > 0;) {
-            coords[k] = static_cast<int>(pos % sizes[k]);
-            pos /= sizes[k];
-        }
-        return coords;
+        return plan.mesh.coords_at(plan.mesh.position_of(id));
     };
     auto block_text = [&](const semantics::TensorLayout& layout, std::int64_t id) {
         std::string text = device_holding_text(plan.mesh, layout, coords_of(id));

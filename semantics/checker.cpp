@@ -4,6 +4,7 @@
 
 #include "context.hpp"
 #include "cost.hpp"
+#include "mesh_coords.hpp"
 #include "planner.hpp"
 #include "report.hpp"
 
@@ -390,10 +391,8 @@ void pipeline_of(Context& ctx, const ast::RepeatDecl& rp, const ast::SourceRange
 
 /// The device at `coords` (row-major over the mesh axes).
 std::int64_t device_at(const Mesh& mesh, const std::vector<std::int64_t>& coords) {
-    std::int64_t id = 0;
-    for (std::size_t k = 0; k < mesh.axes.size(); ++k)
-        id = id * mesh.axes[k].size + coords[k];
-    return mesh.devices.empty() ? id : mesh.devices.at(static_cast<std::size_t>(id));
+    return mesh.device_at(row_major_position(
+        mesh.axes.size(), [&](std::size_t k) { return mesh.axes[k].size; }, coords));
 }
 
 /// The stage-to-stage send of carried tensor `tensor`, stored as `stored` by the body: every
@@ -424,12 +423,8 @@ Step pipeline_send(const Context& ctx, const RepeatBlock& block, const std::stri
     std::vector<std::int64_t> c(mesh.axes.size(), 0);
     const auto n = mesh.device_count();
     for (std::int64_t d = 0; d < n; ++d) {
-        // The coordinates of the d-th device in row-major order.
-        std::int64_t rest = d;
-        for (std::size_t k = mesh.axes.size(); k-- > 0;) {
-            c[k] = rest % mesh.axes[k].size;
-            rest /= mesh.axes[k].size;
-        }
+        row_major_coords(
+            mesh.axes.size(), [&](std::size_t k) { return mesh.axes[k].size; }, d, c);
         if (c[pp] + 1 >= block.stages) continue;
         auto to = c;
         ++to[pp];

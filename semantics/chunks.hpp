@@ -3,6 +3,8 @@
 // the views (no GL, no communicator).
 #pragma once
 
+#include "mesh_coords.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -47,10 +49,7 @@ Range atom_range(std::int64_t extent, const std::vector<int>& axes, const Sizes&
 template <class Sizes>
 Range group_chunk(std::int64_t extent, const Sizes& sizes, std::int64_t q) {
     std::vector<std::int64_t> coord(sizes.size());
-    for (std::size_t j = sizes.size(); j-- > 0;) {
-        coord[j] = q % static_cast<std::int64_t>(sizes[j]);
-        q /= static_cast<std::int64_t>(sizes[j]);
-    }
+    row_major_coords(sizes, q, coord);
     Range r{0, extent};
     for (std::size_t j = 0; j < sizes.size(); ++j) {
         const auto sub = chunk(r.size(), static_cast<std::int64_t>(sizes[j]), coord[j]);

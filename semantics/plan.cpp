@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include "mesh_coords.hpp"
+
 #include "parser/functions.hpp"
 #include "parser/printer.hpp"
 
@@ -19,30 +21,34 @@ std::int64_t Mesh::device_count() const {
     return n;
 }
 
+std::vector<int> Mesh::coords_at(std::int64_t position) const {
+    std::vector<int> c(axes.size());
+    row_major_coords(
+        axes.size(), [&](std::size_t k) { return axes[k].size; }, position, c);
+    return c;
+}
+
+std::int64_t Mesh::position_of(std::int64_t id) const {
+    const auto it = std::find(devices.begin(), devices.end(), id);
+    return it == devices.end() ? id : static_cast<std::int64_t>(it - devices.begin());
+}
+
 std::vector<std::pair<std::int64_t, std::int64_t>>
 Mesh::ring_pairs(const std::vector<int>& ring) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     const std::int64_t n = device_count();
-    auto id = [&](std::int64_t at) {
-        return devices.empty() ? at : devices.at(static_cast<std::size_t>(at));
-    };
-    // Row-major positions: an axis's stride is the product of the sizes after it.
-    std::vector<std::int64_t> stride(axes.size(), 1);
-    for (std::size_t k = axes.size(); k-- > 1;)
-        stride[k - 1] = stride[k] * axes[k].size;
+    auto size_of = [&](std::size_t k) { return axes[k].size; };
+    std::vector<int> c(axes.size());
     for (std::int64_t at = 0; at < n; ++at) {
-        // The ring position's digits, minor first: add one with carry, wrapping at the end.
-        std::int64_t next = at;
+        // The ring coordinates, minor first: add one with carry, wrapping at the end.
+        row_major_coords(axes.size(), size_of, at, c);
         for (auto k = ring.rbegin(); k != ring.rend(); ++k) {
-            const auto K = static_cast<std::size_t>(*k);
-            const auto digit = at / stride[K] % axes[K].size;
-            if (digit + 1 < axes[K].size) {
-                next += stride[K];
-                break;
-            }
-            next -= digit * stride[K]; // this digit wraps to 0; carry into the next
+            auto& digit = c[static_cast<std::size_t>(*k)];
+            if (++digit < axes[static_cast<std::size_t>(*k)].size) break;
+            digit = 0; // wraps; carry into the next
         }
-        if (next != at) out.emplace_back(id(at), id(next));
+        const auto next = row_major_position(axes.size(), size_of, c);
+        if (next != at) out.emplace_back(device_at(at), device_at(next));
     }
     std::sort(out.begin(), out.end());
     return out;

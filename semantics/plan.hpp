@@ -55,6 +55,14 @@ struct Mesh {
             out.push_back(k);
         return true;
     }
+    /// The coordinates (major axis first) of row-major position `position`.
+    std::vector<int> coords_at(std::int64_t position) const;
+    /// The row-major position of device `id` (`id` itself where `devices` does not list it).
+    std::int64_t position_of(std::int64_t id) const;
+    /// The device id at row-major position `position`.
+    std::int64_t device_at(std::int64_t position) const {
+        return devices.empty() ? position : devices.at(static_cast<std::size_t>(position));
+    }
     /// One step round the ring of the devices over `ring` (axes, major first): each device
     /// sends to the device whose coordinates on `ring`, read as one number, are one more
     /// (cyclically), its other coordinates the same. (source, destination) ids, sorted.

@@ -1,5 +1,7 @@
 #include "redistribute.hpp"
 
+#include "mesh_coords.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -95,10 +97,7 @@ std::int64_t device_id(const RedistributionProblem& p, std::size_t at) {
 /// Row-major coordinates of position `at`.
 std::vector<int> coords_of(const RedistributionProblem& p, std::int64_t at) {
     std::vector<int> c(p.axis_sizes.size());
-    for (std::size_t k = p.axis_sizes.size(); k-- > 0;) {
-        c[k] = static_cast<int>(at % p.axis_sizes[k]);
-        at /= p.axis_sizes[k];
-    }
+    row_major_coords(p.axis_sizes, at, c);
     return c;
 }
 
