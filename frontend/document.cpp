@@ -1,8 +1,11 @@
 #include "frontend/document.hpp"
 
 #include "parser/diagnostic_codes.hpp"
+#include "parser/functions.hpp"
 #include "parser/open.hpp"
+#include "parser/printer.hpp"
 #include "parser/suggest.hpp"
+#include "parser/visit.hpp"
 #include "semantics/search.hpp"
 
 #include <algorithm>
@@ -76,6 +79,52 @@ void misspelt_tensor_notes(semantics::Plan& plan) {
         }
 }
 
+/// A misspelt function read as a tensor (S133, a warning): `sofmax_d(z)` parses as the product
+/// of an input tensor `sofmax_d` and `(z)`, silently, where `sofmax(z)` is an unknown function
+/// (P108). Flagged when a tensor no statement defines is written right before a parenthesis
+/// (no space: `mask_{ij} (x)` stays a product) and its name is one or two edits from a function's.
+void function_read_as_tensor_warnings(const ast::Program& program, semantics::Plan& plan,
+                                      std::string_view text) {
+    std::vector<std::string_view> functions;
+    for (const auto& f : builtin_functions())
+        functions.push_back(f.name);
+    std::vector<std::string> declared; // the program's `fn` lines
+    for (const auto& item : program.items)
+        if (const auto* s = std::get_if<ast::Statement>(&item))
+            if (const auto* f = std::get_if<ast::FnDecl>(&s->node)) declared.push_back(f->name);
+    for (const auto& d : declared)
+        functions.push_back(d);
+    std::vector<std::string> defined;
+    for (const auto& s : plan.statements)
+        if (!s.target.empty()) defined.push_back(s.target);
+    std::vector<std::string> reported;
+    for (const auto& item : program.items) {
+        const auto* s = std::get_if<ast::Statement>(&item);
+        if (!s) continue;
+        ast::for_each_ref(*s, [&](const ast::TensorRef& r) {
+            const std::size_t end = std::size_t{r.range.offset} + r.range.length;
+            if (r.range.length == 0 || end >= text.size() || text[end] != '(') return;
+            const std::string key = parser::tensor_key(r.name, r.label);
+            if (std::find(defined.begin(), defined.end(), key) != defined.end() ||
+                std::find(reported.begin(), reported.end(), key) != reported.end())
+                return;
+            const std::string near = closest_name(r.name, functions);
+            if (near.empty()) return;
+            reported.push_back(key);
+            // In the statement's own spelling: `sofmax_d` -> `softmax_d`.
+            const std::string written(text.substr(r.range.offset, r.range.length));
+            const std::string meant =
+                written.starts_with(r.name) ? near + written.substr(r.name.size()) : near;
+            plan.diagnostics.push_back(make_diagnostic(
+                Severity::Warning, Code::S133, r.range,
+                written + "(...) reads the program input " + key +
+                    " times the parenthesis; did you mean the function " + near + "?",
+                "write " + meant + "(...) for the function, or '" + written +
+                    " (...)' (a space) if a product is meant"));
+        });
+    }
+}
+
 } // namespace
 
 CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::CheckOptions options,
@@ -110,6 +159,7 @@ CheckedText check_source(std::shared_ptr<const SourceFile> source, semantics::Ch
         out.plan.diagnostics.insert(out.plan.diagnostics.begin(), out.parsed.diagnostics.begin(),
                                     out.parsed.diagnostics.end());
         misspelt_tensor_notes(out.plan);
+        function_read_as_tensor_warnings(out.parsed.program, out.plan, source->text());
         if (out.parsed.has_errors())
             out.plan.diagnostics.push_back(make_diagnostic(
                 Severity::Note, Code::S999, {},

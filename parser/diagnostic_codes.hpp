@@ -133,6 +133,7 @@ namespace shardscope {
     X(S130, Error, "References (S1xx)", "an index of the left-hand side that the right-hand side lacks") \
     X(S131, Note, "References (S1xx)", "`:=`/`+=` updates a program input") \
     X(S132, Note, "References (S1xx)", "a tensor read but never defined whose name is close to one that is defined (\"did you mean\")") \
+    X(S133, Warning, "References (S1xx)", "a tensor no statement defines, written right before a parenthesis, whose name is one or two edits from a function's: a misspelt function read as a tensor times the parenthesis (\"did you mean\")") \
     X(S140, Error, "References (S1xx)", "a chain step that changes the indices, not only splits, merges or placements") \
     X(S141, Error, "References (S1xx)", "the sides of a chain of products list different tensors (a chain moves tensors; it computes nothing)") \
     X(S142, Error, "References (S1xx)", "a chain of products in which a tensor written twice changes (a chain moves each tensor once; since issue 19 every other factor that changes moves)") \

@@ -195,6 +195,37 @@ TEST_CASE("document check: statements that parse are checked past a syntax error
                          [](const auto& a, const auto& b) { return a.range.line < b.range.line; }));
 }
 
+TEST_CASE("document check: a misspelt function with a subscript is read as a tensor (S133)") {
+    auto warned = [](const std::string& text, std::uint32_t line) {
+        const auto c = shardscope::frontend::check_text("f.ein", text);
+        std::string all;
+        for (const auto& d : c.plan.diagnostics)
+            all += std::to_string(d.range.line) + " " + d.code + " " + d.message + "\n";
+        INFO(all);
+        const auto it = std::find_if(c.plan.diagnostics.begin(), c.plan.diagnostics.end(),
+                                     [](const auto& d) { return d.code == "S133"; });
+        if (it == c.plan.diagnostics.end()) return false;
+        CHECK(it->severity == shardscope::Severity::Warning); // not hidden by -q
+        CHECK(it->range.line == line);
+        return true;
+    };
+    SUBCASE("built-in functions, one or two edits away, right before a parenthesis") {
+        CHECK(warned("y_{bd} = sofmax_d(z_{bd})\n", 1));
+        CHECK(warned("dim b=4\ny_{b} = a_{b} rleu(z_{b})\n", 2) == false); // P108, no tensor
+        CHECK(warned("y_{bd} = x_{bd} + sigmod_{d}(z_{bd})\n", 1));
+    }
+    SUBCASE("a program's own fn") {
+        CHECK(warned("fn swiglu elementwise\ny_{b} = swiglo_b(z_{b})\n", 2));
+    }
+    SUBCASE("not flagged") {
+        CHECK_FALSE(warned("y_{bd} = softmax_d(z_{bd})\n", 1));  // the function itself
+        CHECK_FALSE(warned("y_{ij} = mask_{ij} (x_{ij})\n", 1)); // a space: a product
+        CHECK_FALSE(warned("y_{ij} = mask_{ij}(x_{ij})\n", 1));  // no function is near
+        CHECK_FALSE(warned("s_{d} = z_{d}\ny_{d} = exps_{d} + exp_d(z_{d})\n", 2)); // no (
+        CHECK_FALSE(warned("relus_{d} = z_{d}\ny_{d} = relus_{d}(z_{d})\n", 2));    // defined
+    }
+}
+
 TEST_CASE("document check: a declaration with a syntax error stops the checker") {
     const auto c = shardscope::frontend::check_text("d.ein", "mesh 2 x\nz_{a} = w_{a_9}\n");
     CHECK_FALSE(c.checked);
