@@ -64,8 +64,11 @@ struct Value;
 struct Context {
     /// Tensor occurrences as written: history-free, so computed once per statement and reused
     /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
-    /// skipped). A few entries, searched in order; plan_statement empties it.
+    /// skipped). A few entries, searched in order. The first `written_used` are this
+    /// statement's (plan_statement sets it to 0); the rest are spare values of earlier
+    /// statements, rebuilt in place so that their blocks (dimensions, sharding) are reused.
     std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
+    std::size_t written_used = 0;
     /// The search's runs agree up to their first choice point: an expression that the first
     /// run evaluated before any choice point, and finished without one, is evaluated alike
     /// by every other run. The first run (reporting) records each such non-leaf expression:

@@ -5,6 +5,7 @@
 #include "context.hpp"
 
 #include <charconv>
+#include <string_view>
 
 namespace shardscope::semantics::detail {
 
@@ -158,9 +159,10 @@ public:
     // ---- placement transitions: the left-hand-side table (rules/left_side.cpp) --------------
 
     /// Moves `have` to the placement of `want` (same indices) by the cheapest sequence of
-    /// exact block movements (redistribute.hpp).
+    /// exact block movements (redistribute.hpp). `why` is made a string only for a step: most
+    /// transitions move nothing.
     void transition(Value& have, const Value& want, const ast::SourceRange& at,
-                    const std::string& why);
+                    std::string_view why);
 
     // ---- expressions ------------------------------------------------------------------------
 

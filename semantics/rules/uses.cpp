@@ -12,16 +12,31 @@
 namespace shardscope::semantics::detail {
 
 const Value* Evaluator::written(const ast::TensorRef& r) {
-    for (const auto& [ref, value] : ctx_.written_cache)
-        if (ref == &r) return value.get();
+    const std::size_t used = ctx_.written_used;
+    for (std::size_t e = 0; e < used; ++e)
+        if (ctx_.written_cache[e].first == &r) return ctx_.written_cache[e].second.get();
+    // written_uncached sets `failed` only when it fails: whether the value is cached is known
+    // before it is built. A cached one is built into a spare value of the context.
+    if (report_ && !failed) {
+        if (used == ctx_.written_cache.size())
+            ctx_.written_cache.emplace_back(nullptr, std::make_unique<Value>());
+        auto& [ref, value] = ctx_.written_cache[used];
+        Value& v = *value;
+        v.name.clear();
+        v.dims.clear();
+        v.sharding.clear();
+        v.partial.clear();
+        v.elem_bytes = 4;
+        v.id = -1;
+        if (!written_uncached(r, v)) return nullptr;
+        ref = &r;
+        ctx_.written_used = used + 1;
+        return &v;
+    }
     auto owned = std::make_unique<Value>(); // built in place: a value is large
     if (!written_uncached(r, *owned)) return nullptr;
-    const Value* out = owned.get();
-    if (report_ && !failed)
-        ctx_.written_cache.emplace_back(&r, std::move(owned));
-    else
-        written_here_.push_back(std::move(owned));
-    return out;
+    written_here_.push_back(std::move(owned));
+    return written_here_.back().get();
 }
 
 bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
