@@ -74,7 +74,8 @@ struct Context {
     /// by every other run. The first run (reporting) records each such non-leaf expression:
     /// where it started (the evaluator's counters), the steps it added (by position in the
     /// first run's steps, `prefix_steps` once that run is done) and its value. The other runs
-    /// replay it instead of evaluating it again. plan_statement empties it.
+    /// replay it instead of evaluating it again. The first `prefix_memo_used` entries are this
+    /// statement's (plan_statement sets it to 0); the rest are spare, kept with their blocks.
     struct PrefixMemo {
         const ast::Expr* expr = nullptr;
         IndexSet outside;
@@ -85,6 +86,7 @@ struct Context {
         std::unique_ptr<Value> result;
     };
     std::vector<PrefixMemo> prefix_memo;
+    std::size_t prefix_memo_used = 0;
     bool prefix_memo_filling = false;                ///< the first run records
     const std::vector<Step>* prefix_steps = nullptr; ///< the first run's steps, once it is done
     Mesh mesh;

@@ -5,6 +5,7 @@
 #include "context.hpp"
 
 #include <charconv>
+#include <span>
 #include <string_view>
 
 namespace shardscope::semantics::detail {
@@ -96,13 +97,13 @@ public:
 
     Link link(int k) const { return ctx_.links[static_cast<std::size_t>(k)]; }
     /// "axis tp" for one axis; "axes dp,sp (one group of 8 devices)" for a group.
-    std::string axes_label(const std::vector<int>& ks) const;
+    std::string axes_label(std::span<const int> ks) const;
 
     void add_collective(StepKind kind, int k, const Value& v, double group_bytes, double local,
                         std::string reason);
     /// One collective over the group of mesh axes `ks` (major to minor).
-    void add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
-                        double group_bytes, double local, std::string reason);
+    void add_collective(StepKind kind, std::span<const int> ks, const Value& v, double group_bytes,
+                        double local, std::string reason);
 
     void add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
                    double flops = 0, double bytes_moved = 0, bool matrix = false);
@@ -126,7 +127,7 @@ public:
     void group_collective(Value& v, StepKind kind, const std::vector<int>& ks, const IndexId* from,
                           const IndexId* to, const std::string& why);
     /// The same with the indices as keys (the kind says which of them it reads).
-    void group_collective_of(Value& v, StepKind kind, const std::vector<int>& ks, IndexKey from,
+    void group_collective_of(Value& v, StepKind kind, std::span<const int> ks, IndexKey from,
                              IndexKey to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
