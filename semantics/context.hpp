@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -62,16 +63,25 @@ struct Value;
 /// What the checker knows program-wide (declarations, inferred ranges), and where its
 /// diagnostics go.
 struct Context {
-    /// Tensor occurrences as written: history-free, so computed once per statement and reused
-    /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
-    /// skipped). A few entries, searched in order; plan_statement empties it.
-    std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
+    /// Tensor occurrences as written: history-free, and a function of what is written alone
+    /// once the declarations are read (mesh, element types), so each distinct occurrence is
+    /// built once per program (by a reporting run, so that no diagnostic is skipped; one
+    /// that fails is not kept). By tensor name (a view of the first occurrence's), then
+    /// searched in order for the same text (same_written).
+    std::unordered_map<std::string_view,
+                       std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>>>
+        written_by_text;
+    /// The layouts of the values of written_by_text that were read as inputs, built once.
+    std::unordered_map<const Value*, TensorLayout> written_layouts;
+    /// This statement's occurrences (a few, searched in order; plan_statement empties it).
+    std::vector<std::pair<const ast::TensorRef*, const Value*>> written_cache;
     /// The search's runs agree up to their first choice point: an expression that the first
     /// run evaluated before any choice point, and finished without one, is evaluated alike
     /// by every other run. The first run (reporting) records each such non-leaf expression:
     /// where it started (the evaluator's counters), the steps it added (by position in the
     /// first run's steps, `prefix_steps` once that run is done) and its value. The other runs
-    /// replay it instead of evaluating it again. plan_statement empties it.
+    /// replay it instead of evaluating it again. The first `prefix_memo_used` entries are this
+    /// statement's (plan_statement sets it to 0); the rest are spare, kept with their blocks.
     struct PrefixMemo {
         const ast::Expr* expr = nullptr;
         IndexSet outside;
@@ -82,6 +92,7 @@ struct Context {
         std::unique_ptr<Value> result;
     };
     std::vector<PrefixMemo> prefix_memo;
+    std::size_t prefix_memo_used = 0;
     bool prefix_memo_filling = false;                ///< the first run records
     const std::vector<Step>* prefix_steps = nullptr; ///< the first run's steps, once it is done
     Mesh mesh;

@@ -156,6 +156,15 @@ int Evaluator::new_value(const Value& v, std::string load, std::string constant)
     return value_count_++;
 }
 
+int Evaluator::new_value_laid_out(const TensorLayout& layout, std::string load) {
+    if (report_) {
+        auto& info = values.emplace_back();
+        info.layout = layout;
+        info.load = std::move(load);
+    }
+    return value_count_++;
+}
+
 void Evaluator::flow(int in, Value& v) {
     auto& s = steps.back();
     if (report_) s.inputs = {in}; // the data flow serves only the reported plan
@@ -191,14 +200,14 @@ std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
 
 void Evaluator::add_collective(StepKind kind, int k, const Value& v, double group_bytes,
                                double local, std::string reason) {
-    add_collective(kind, std::vector<int>{k}, v, group_bytes, local, std::move(reason));
+    add_collective(kind, std::span<const int>(&k, 1), v, group_bytes, local, std::move(reason));
 }
 
-void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
+void Evaluator::add_collective(StepKind kind, std::span<const int> ks, const Value& v,
                                double group_bytes, double local, std::string reason) {
     Step& s = steps.emplace_back(); // built in place: a Step is large
     s.kind = kind;
-    s.mesh_axes = ks;
+    s.mesh_axes.assign(ks.begin(), ks.end());
     s.tensor = v.name;
     s.cost.elem_bytes = v.elem_bytes;
     std::int64_t n = 1;
@@ -219,7 +228,7 @@ void Evaluator::add_collective(StepKind kind, const std::vector<int>& ks, const 
     s.text.reason = std::move(reason);
 }
 
-std::string Evaluator::axes_label(const std::vector<int>& ks) const {
+std::string Evaluator::axes_label(std::span<const int> ks) const {
     if (ks.size() == 1) return ctx_.axis_label(ks.front());
     std::string names;
     std::int64_t n = 1;
@@ -248,8 +257,8 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
                         to ? IndexKey(*to) : IndexKey(), why);
 }
 
-void Evaluator::group_collective_of(Value& v, StepKind kind, const std::vector<int>& ks,
-                                    IndexKey from, IndexKey to, const std::string& why) {
+void Evaluator::group_collective_of(Value& v, StepKind kind, std::span<const int> ks, IndexKey from,
+                                    IndexKey to, const std::string& why) {
     const int in = v.id;
     const double local = local_bytes(v);
     std::int64_t n = 1;
@@ -310,11 +319,11 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
 }
 
 void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
-    group_collective_of(v, StepKind::AllReduce, {k}, {}, {}, why);
+    group_collective_of(v, StepKind::AllReduce, std::span<const int>(&k, 1), {}, {}, why);
 }
 
 void Evaluator::reduce_scatter(Value& v, int k, IndexKey i, const std::string& why) {
-    group_collective_of(v, StepKind::ReduceScatter, {k}, {}, i, why);
+    group_collective_of(v, StepKind::ReduceScatter, std::span<const int>(&k, 1), {}, i, why);
 }
 
 void Evaluator::all_gather(Value& v, int k, const std::string& why) {
@@ -323,7 +332,8 @@ void Evaluator::all_gather(Value& v, int k, const std::string& why) {
     auto axes = v.sharding[*i];
     const auto pos = std::find(axes.begin(), axes.end(), k) - axes.begin();
     for (auto a = static_cast<std::ptrdiff_t>(axes.size()) - 1; a >= pos; --a)
-        group_collective_of(v, StepKind::AllGather, {axes[static_cast<std::size_t>(a)]}, *i, {},
+        group_collective_of(v, StepKind::AllGather,
+                            std::span<const int>(&axes[static_cast<std::size_t>(a)], 1), *i, {},
                             why);
 }
 
@@ -396,8 +406,9 @@ std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& 
         std::holds_alternative<ast::Number>(e.node) || !points.empty())
         return visit();
     if (!report_ && ctx_.prefix_steps)
-        for (const auto& m : ctx_.prefix_memo)
-            if (m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&
+        for (std::size_t at = 0; at < ctx_.prefix_memo_used; ++at)
+            if (const auto& m = ctx_.prefix_memo[at];
+                m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&
                 m.values_before == value_count_ && m.fixed_up_before == fixed_up &&
                 m.outside == outside && m.steps_end <= ctx_.prefix_steps->size()) {
                 // This run is not reported: the planner reads its steps' costs and its
@@ -421,21 +432,29 @@ std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& 
                 return *m.result;
             }
     if (!report_ || !ctx_.prefix_memo_filling) return visit();
-    Context::PrefixMemo m;
-    m.steps_begin = steps.size();
-    m.temps_before = temps_;
-    m.values_before = value_count_;
-    m.fixed_up_before = fixed_up;
+    const std::size_t steps_begin = steps.size();
+    const int temps_before = temps_, values_before = value_count_;
+    const bool fixed_up_before = fixed_up;
     auto v = visit();
     if (!v || failed || !points.empty()) return v;
+    // Recorded after the operands it holds (they record first), in a spare entry of the
+    // context when there is one: its result keeps its blocks from an earlier statement.
+    if (ctx_.prefix_memo_used == ctx_.prefix_memo.size()) ctx_.prefix_memo.emplace_back();
+    auto& m = ctx_.prefix_memo[ctx_.prefix_memo_used++];
+    m.steps_begin = steps_begin;
+    m.temps_before = temps_before;
+    m.values_before = values_before;
+    m.fixed_up_before = fixed_up_before;
     m.expr = &e;
     m.outside = outside;
     m.steps_end = steps.size();
     m.temps_after = temps_;
     m.values_after = value_count_;
     m.fixed_up_after = fixed_up;
-    m.result = std::make_unique<Value>(*v);
-    ctx_.prefix_memo.push_back(std::move(m));
+    if (m.result)
+        *m.result = *v;
+    else
+        m.result = std::make_unique<Value>(*v);
     return v;
 }
 

@@ -5,6 +5,8 @@
 #include "context.hpp"
 
 #include <charconv>
+#include <span>
+#include <string_view>
 
 namespace shardscope::semantics::detail {
 
@@ -81,6 +83,8 @@ public:
     /// A new value of the data flow with `v`'s layout (recorded on reporting runs only; ids are
     /// the same on every run).
     int new_value(const Value& v, std::string load = {}, std::string constant = {});
+    /// The same for a value whose layout is known.
+    int new_value_laid_out(const TensorLayout& layout, std::string load);
     /// The last step turned value `in` into `v`, a new value.
     void flow(int in, Value& v);
     /// The last step computes `out` from `ins` with `op`.
@@ -95,13 +99,13 @@ public:
 
     Link link(int k) const { return ctx_.links[static_cast<std::size_t>(k)]; }
     /// "axis tp" for one axis; "axes dp,sp (one group of 8 devices)" for a group.
-    std::string axes_label(const std::vector<int>& ks) const;
+    std::string axes_label(std::span<const int> ks) const;
 
     void add_collective(StepKind kind, int k, const Value& v, double group_bytes, double local,
                         std::string reason);
     /// One collective over the group of mesh axes `ks` (major to minor).
-    void add_collective(StepKind kind, const std::vector<int>& ks, const Value& v,
-                        double group_bytes, double local, std::string reason);
+    void add_collective(StepKind kind, std::span<const int> ks, const Value& v, double group_bytes,
+                        double local, std::string reason);
 
     void add_local(StepKind kind, const Value& v, std::string detail, std::string reason,
                    double flops = 0, double bytes_moved = 0, bool matrix = false);
@@ -125,7 +129,7 @@ public:
     void group_collective(Value& v, StepKind kind, const std::vector<int>& ks, const IndexId* from,
                           const IndexId* to, const std::string& why);
     /// The same with the indices as keys (the kind says which of them it reads).
-    void group_collective_of(Value& v, StepKind kind, const std::vector<int>& ks, IndexKey from,
+    void group_collective_of(Value& v, StepKind kind, std::span<const int> ks, IndexKey from,
                              IndexKey to, const std::string& why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
@@ -158,9 +162,10 @@ public:
     // ---- placement transitions: the left-hand-side table (rules/left_side.cpp) --------------
 
     /// Moves `have` to the placement of `want` (same indices) by the cheapest sequence of
-    /// exact block movements (redistribute.hpp).
+    /// exact block movements (redistribute.hpp). `why` is made a string only for a step: most
+    /// transitions move nothing.
     void transition(Value& have, const Value& want, const ast::SourceRange& at,
-                    const std::string& why);
+                    std::string_view why);
 
     // ---- expressions ------------------------------------------------------------------------
 

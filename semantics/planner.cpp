@@ -68,7 +68,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     const auto* ch = std::get_if<ast::Chain>(&s->node);
     // The occurrences cached are this statement's: no other statement reads them.
     ctx.written_cache.clear();
-    ctx.prefix_memo.clear();
+    ctx.prefix_memo_used = 0;
     ctx.prefix_steps = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).
     // The first run (every choice 0) reports into its own list: when it turns out to be

@@ -331,7 +331,7 @@ std::vector<Move> axis_by_axis(const LayoutState& from, const LayoutState& to) {
 
 } // namespace
 
-Link group_link(const std::vector<Link>& links, const std::vector<int>& axes) {
+Link group_link(const std::vector<Link>& links, std::span<const int> axes) {
     Link out{0, 0, {}};
     bool first = true;
     for (int k : axes) {

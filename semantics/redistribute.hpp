@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,7 +87,11 @@ double local_elements(const RedistributionProblem& p, const LayoutState& s);
 
 /// The link of a collective over `axes`: the slowest bandwidth and the largest latency (a ring
 /// through the group crosses every one of its links).
-Link group_link(const std::vector<Link>& links, const std::vector<int>& axes);
+Link group_link(const std::vector<Link>& links, std::span<const int> axes);
+/// The same for a list (braced lists of axes included).
+inline Link group_link(const std::vector<Link>& links, const std::vector<int>& axes) {
+    return group_link(links, std::span<const int>(axes));
+}
 
 /// The cheapest sequence of moves from `from` to `to` (by estimated time, then fewer steps,
 /// then fewer bytes), each priced. `preferred`, when every move of it applies and it reaches

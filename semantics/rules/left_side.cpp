@@ -12,7 +12,7 @@
 namespace shardscope::semantics::detail {
 
 void Evaluator::transition(Value& have, const Value& want, const ast::SourceRange& at,
-                           const std::string& reason) {
+                           std::string_view reason) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
     // What no movement of blocks can produce.
     for (int k = 0; k < axes; ++k) {
@@ -66,7 +66,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
                 other = true;
         }
         if (!other && only >= 0 && !want.sharded_index(only)) {
-            all_reduce(have, only, reason);
+            all_reduce(have, only, std::string(reason));
             return;
         }
     }
@@ -133,11 +133,10 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
         const Move& m = move;
         const std::string why =
             hierarchical(m)
-                ? reason + " (" +
-                      (m.kind == MoveKind::ReduceScatter ? "scattered" : "gathered back") +
-                      ": a hierarchical all-reduce, the rest reduced on the "
-                      "part between)"
-                : reason;
+                ? cat(reason, " (",
+                      m.kind == MoveKind::ReduceScatter ? "scattered" : "gathered back",
+                      ": a hierarchical all-reduce, the rest reduced on the part between)")
+                : std::string(reason);
         const int k = m.axes.empty() ? -1 : m.axes.front();
         if (m.kind == MoveKind::AllReduce || m.kind == MoveKind::ReduceScatter ||
             m.kind == MoveKind::AllGather || m.kind == MoveKind::AllToAll) {
