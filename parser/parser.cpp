@@ -173,7 +173,29 @@ struct error_control : pegtl::normal<Rule> {
 };
 
 template <typename Rule>
-using control = flat::builder<KeptRules, error_control>::control<Rule>;
+struct base_control : flat::builder<KeptRules, error_control>::control<Rule> {};
+
+/// Rules matched as one function, every rule below them inlined: a reference or an index is
+/// a few dozen rule attempts, and the calls between them cost more than the tests.
+template <typename Rule>
+inline constexpr bool flattened = std::is_same_v<Rule, g::tensor_ref>;
+
+template <typename Rule>
+struct control : base_control<Rule> {
+    template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    [[gnu::flatten]] static bool flat_match(Input& in, States&&... st) {
+        return base_control<Rule>::template match<A, M, Action, Control>(in, st...);
+    }
+    template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&... st) {
+        if constexpr (flattened<Rule>)
+            return flat_match<A, M, Action, Control>(in, st...);
+        else
+            return base_control<Rule>::template match<A, M, Action, Control>(in, st...);
+    }
+};
 
 /// The input of one statement. Lazy tracking: a bump only moves a pointer and a marker saves
 /// only a pointer (eager tracking counted lines and columns at every byte, a fifth of the
@@ -197,18 +219,10 @@ public:
         const auto off = offset(n.begin());
         const auto len = static_cast<std::size_t>(n.end() - n.begin());
         // Most nodes lie on the ASCII line of the node before: positioned by arithmetic, as
-        // SourceFile::range would (see SourceFile::line_span).
-        if (!(line_.ascii && line_.start <= off && off + len <= line_.end)) {
-            line_ = file_.line_span(off);
-            if (!(line_.ascii && off + len <= line_.end)) return file_.range(off, len);
-        }
-        ast::SourceRange r;
-        r.offset = static_cast<std::uint32_t>(off);
-        r.length = static_cast<std::uint32_t>(len);
-        r.line = r.end_line = line_.line;
-        r.column = static_cast<std::uint32_t>(off - line_.start) + 1;
-        r.end_column = r.column + static_cast<std::uint32_t>(len);
-        return r;
+        // SourceFile::range would (see SourceFile::line_span); inline, the rest out of line.
+        if (line_.ascii && line_.start <= off && off + len <= line_.end) [[likely]]
+            return on_line(off, len);
+        return range_elsewhere(off, len);
     }
 
     [[noreturn]] void fail(const Node& n, Code code, std::string message,
@@ -238,6 +252,22 @@ public:
 private:
     std::size_t offset(const char* p) const {
         return static_cast<std::size_t>(p - file_.text().data());
+    }
+
+    /// The range of `len` bytes at `off`, on the ASCII line `line_`.
+    ast::SourceRange on_line(std::size_t off, std::size_t len) const {
+        ast::SourceRange r;
+        r.offset = static_cast<std::uint32_t>(off);
+        r.length = static_cast<std::uint32_t>(len);
+        r.line = r.end_line = line_.line;
+        r.column = static_cast<std::uint32_t>(off - line_.start) + 1;
+        r.end_column = r.column + static_cast<std::uint32_t>(len);
+        return r;
+    }
+    [[gnu::noinline]] ast::SourceRange range_elsewhere(std::size_t off, std::size_t len) const {
+        line_ = file_.line_span(off);
+        if (!(line_.ascii && off + len <= line_.end)) return file_.range(off, len);
+        return on_line(off, len);
     }
 
     // ---- leaves -------------------------------------------------------------------------
