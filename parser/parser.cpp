@@ -173,29 +173,7 @@ struct error_control : pegtl::normal<Rule> {
 };
 
 template <typename Rule>
-struct base_control : flat::builder<KeptRules, error_control>::control<Rule> {};
-
-/// Rules matched as one function, every rule below them inlined: a reference or an index is
-/// a few dozen rule attempts, and the calls between them cost more than the tests.
-template <typename Rule>
-inline constexpr bool flattened = std::is_same_v<Rule, g::tensor_ref>;
-
-template <typename Rule>
-struct control : base_control<Rule> {
-    template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
-              template <typename...> class Control, typename Input, typename... States>
-    [[gnu::flatten]] static bool flat_match(Input& in, States&&... st) {
-        return base_control<Rule>::template match<A, M, Action, Control>(in, st...);
-    }
-    template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
-              template <typename...> class Control, typename Input, typename... States>
-    static bool match(Input& in, States&&... st) {
-        if constexpr (flattened<Rule>)
-            return flat_match<A, M, Action, Control>(in, st...);
-        else
-            return base_control<Rule>::template match<A, M, Action, Control>(in, st...);
-    }
-};
+using control = flat::builder<KeptRules, error_control>::control<Rule>;
 
 /// The input of one statement. Lazy tracking: a bump only moves a pointer and a marker saves
 /// only a pointer (eager tracking counted lines and columns at every byte, a fifth of the
