@@ -2,10 +2,12 @@
 //
 // PEGTL's parse_tree allocates a node for every attempt at a kept rule and a temporary node
 // for every attempt at a composite rule with a kept rule below it (to discard children on
-// backtracking); that was two thirds of the parser's time. Here a kept rule appends to an
-// arena that is truncated when the rule fails, and a composite rule records where the arena
-// and its parent stood (three integers) and restores them on failure. Nothing is allocated
-// once the arena has grown to the size of the largest statement.
+// backtracking); that was two thirds of the parser's time. Here the nodes lie in the arena in
+// preorder, each with the end of its subtree: a kept rule appends its node, and one that
+// fails, or a composite rule that fails after kept rules below it matched, truncates the
+// arena to where it stood (one integer). No links are made or undone: a node's children are
+// the nodes after it, each skipping to the end of its own subtree. Nothing is allocated once
+// the arena has grown to the size of the largest statement.
 #pragma once
 
 #include <tao/pegtl.hpp>
@@ -20,24 +22,20 @@ namespace shardscope::parser::flat {
 
 namespace pegtl = tao::pegtl;
 
-/// One kept node: the rule that matched (an index into the kept list), its text, and links.
+/// One kept node: the rule that matched (an index into the kept list), its text, and the
+/// index one past its subtree (its next sibling, if any). Its first child, if any, is next.
 struct Node {
     int type = -1;
+    int skip = -1; ///< set when the rule matched; the root's is the arena's size
     const char* begin = nullptr;
     const char* end = nullptr;
-    int first_child = -1;
-    int last_child = -1;
-    int next = -1;
 };
 
-/// The arena, the kept nodes being matched, and the marks of composite rules being matched.
-/// The stacks are arrays with explicit tops: these pushes run for every rule attempt.
+/// The arena, the kept nodes being matched, and the marks of composite rules being matched
+/// (the arena's size at their start). The stacks are arrays with explicit tops: these pushes
+/// run for every rule attempt.
 struct Tree {
-    struct Mark {
-        std::size_t size;
-        int parent;
-        int parent_last;
-    };
+    using Mark = std::size_t;
     std::vector<Node> nodes; ///< nodes[0] is the root; nodes[size..] are free
     std::size_t size = 0;
     std::vector<int> open; ///< kept nodes being matched; open[open_top - 1] is the parent
@@ -54,7 +52,7 @@ struct Tree {
         size = 0;
         open_top = 0;
         mark_top = 0;
-        push_node({-1, begin, nullptr});
+        push_node({-1, -1, begin, nullptr});
         push_open(0);
     }
     [[gnu::always_inline]] int push_node(const Node& n) {
@@ -68,7 +66,6 @@ struct Tree {
             grow(open);
         open[open_top++] = i;
     }
-    int parent() const { return open[open_top - 1]; }
     [[gnu::always_inline]] void push_mark(const Mark& m) {
         if (mark_top == marks.size()) [[unlikely]]
             grow(marks);
@@ -78,13 +75,9 @@ struct Tree {
     [[gnu::noinline]] static void grow(std::vector<T>& v) {
         v.resize(2 * v.size());
     }
-    void attach(int parent, int child) {
-        auto& p = nodes[static_cast<std::size_t>(parent)];
-        if (p.last_child < 0)
-            p.first_child = child;
-        else
-            nodes[static_cast<std::size_t>(p.last_child)].next = child;
-        p.last_child = child;
+    /// One past the subtree of node `i` (the root is open while the statement is read).
+    int subtree_end(int i) const {
+        return i == 0 ? static_cast<int>(size) : nodes[static_cast<std::size_t>(i)].skip;
     }
 };
 
@@ -186,19 +179,18 @@ struct builder {
         static void start(const Input& in, States&... st) {
             Tree& t = tree_of(st...);
             if constexpr (kept >= 0) {
-                t.push_open(t.push_node({kept, in.current(), nullptr}));
+                t.push_open(t.push_node({kept, -1, in.current(), nullptr}));
             } else if constexpr (marks) {
-                const int p = t.parent();
-                t.push_mark({t.size, p, t.nodes[static_cast<std::size_t>(p)].last_child});
+                t.push_mark(t.size);
             }
         }
         template <typename Input, typename... States>
         static void success(const Input& in, States&... st) {
             Tree& t = tree_of(st...);
             if constexpr (kept >= 0) {
-                const int i = t.open[--t.open_top];
-                t.nodes[static_cast<std::size_t>(i)].end = in.current();
-                t.attach(t.parent(), i);
+                auto& n = t.nodes[static_cast<std::size_t>(t.open[--t.open_top])];
+                n.end = in.current();
+                n.skip = static_cast<int>(t.size);
             } else if constexpr (marks) {
                 --t.mark_top;
             }
@@ -209,14 +201,7 @@ struct builder {
             if constexpr (kept >= 0) {
                 t.size = static_cast<std::size_t>(t.open[--t.open_top]);
             } else if constexpr (marks) {
-                const auto m = t.marks[--t.mark_top];
-                t.size = m.size;
-                auto& p = t.nodes[static_cast<std::size_t>(m.parent)];
-                p.last_child = m.parent_last;
-                if (m.parent_last < 0)
-                    p.first_child = -1;
-                else
-                    t.nodes[static_cast<std::size_t>(m.parent_last)].next = -1;
+                t.size = t.marks[--t.mark_top];
             }
         }
     };
@@ -246,7 +231,7 @@ public:
             iterator(const Tree* t, int i) : t_(t), i_(i) {}
             Ptr operator*() const { return {t_, i_}; }
             iterator& operator++() {
-                i_ = t_->nodes[static_cast<std::size_t>(i_)].next;
+                i_ = t_->nodes[static_cast<std::size_t>(i_)].skip;
                 return *this;
             }
             bool operator!=(const iterator& o) const { return i_ != o.i_; }
@@ -255,20 +240,21 @@ public:
             const Tree* t_;
             int i_;
         };
-        Children(const Tree* t, int first) : t_(t), first_(first) {}
+        /// The children of the node whose subtree is (first - 1, stop).
+        Children(const Tree* t, int first, int stop) : t_(t), first_(first), stop_(stop) {}
         iterator begin() const { return {t_, first_}; }
-        iterator end() const { return {t_, -1}; }
-        bool empty() const { return first_ < 0; }
+        iterator end() const { return {t_, stop_}; }
+        bool empty() const { return first_ >= stop_; }
         std::size_t size() const {
             std::size_t n = 0;
-            for (int i = first_; i >= 0; i = t_->nodes[static_cast<std::size_t>(i)].next)
+            for (int i = first_; i < stop_; i = t_->nodes[static_cast<std::size_t>(i)].skip)
                 ++n;
             return n;
         }
         Ptr operator[](std::size_t k) const {
             int i = first_;
-            while (k-- > 0 && i >= 0)
-                i = t_->nodes[static_cast<std::size_t>(i)].next;
+            while (k-- > 0 && i < stop_)
+                i = t_->nodes[static_cast<std::size_t>(i)].skip;
             return {t_, i};
         }
         /// Like std::vector::at: a missing child is a converter bug, reported as one.
@@ -281,10 +267,10 @@ public:
     private:
         const Tree* t_;
         int first_;
+        int stop_;
     };
 
-    View(const Tree* t, int i)
-        : children(t, t->nodes[static_cast<std::size_t>(i)].first_child), t_(t), i_(i) {}
+    View(const Tree* t, int i) : children(t, i + 1, t->subtree_end(i)), t_(t), i_(i) {}
 
     template <typename R>
     bool is_type() const {

@@ -205,7 +205,9 @@ struct axis_word : identifier {};
 /// axes_unicode := ('₀'..'₉')+
 struct axes_unicode : plus<utf8::range<0x2080, 0x2089>> {};
 /// axis_item := axes_digits | axis_word
-struct axis_item : sor<axes_digits, axis_word> {};
+/// (Each kept alternative behind a test of its first byte: a failed attempt at a kept rule
+/// costs a node pushed and dropped, and every list tries one item past its last.)
+struct axis_item : sor<when<digit, axes_digits>, when<alpha, axis_word>> {};
 /// axis_list := '{' axis_item ((',' | ' ') axis_item)* '}'
 struct axis_list_close : one<'}'> {};
 struct axis_first : axis_item {};
@@ -233,15 +235,18 @@ struct question_ahead {
         return std::memchr(in.current(), '?', in.size(0)) != nullptr;
     }
 };
-struct open_spec : sor<open_mark, seq<question_ahead, open_axis_list>> {};
+struct open_spec
+    : sor<when<one<'?'>, open_mark>, when<one<'{'>, seq<question_ahead, open_axis_list>>> {};
 
 /// mesh_sub := '_' (open_spec | axis_list | digit | letter) | axes_unicode      (subscript form)
 struct axis_letter : alpha {};
-struct mesh_sub_spec : sor<open_spec, axis_list, axes_digits, axis_letter> {};
+struct mesh_sub_spec
+    : sor<open_spec, axis_list, when<digit, axes_digits>, when<alpha, axis_letter>> {};
 struct mesh_sub : sor<seq<sp, one<'_'>, sp, need<mesh_sub_spec>>, when<utf8_lead, axes_unicode>> {};
 /// bracket_mesh_sub := '_' (open_spec | axis_list | axes_digits | axis_word) | axes_unicode
 ///                     (bracket form; an open spec in a partial marker is an error, P241)
-struct bracket_mesh_spec : sor<open_spec, axis_list, axes_digits, axis_word> {};
+struct bracket_mesh_spec
+    : sor<open_spec, axis_list, when<digit, axes_digits>, when<alpha, axis_word>> {};
 struct bracket_mesh_sub
     : sor<seq<sp, one<'_'>, sp, need<bracket_mesh_spec>>, when<utf8_lead, axes_unicode>> {};
 
@@ -364,9 +369,9 @@ struct paren_arg : seq<sp, one<'('>, sp, need<arg_expr>, sp, need<paren_close>> 
 /// call := (latex_fn | fn_unicode) call_sub? call_arg | fn_word call_sub? paren_arg
 /// A function written as LaTeX (or φ) may apply to the one factor that follows, as in
 /// `\texttt{sum}_{u}\exp(...)`; a plain name needs its parentheses (`relu x` is an error).
-struct call
-    : seq<at<known_function>, sor<seq<sor<latex_fn, fn_unicode>, opt<call_sub>, need<call_arg>>,
-                                  seq<fn_word, opt<call_sub>, need<paren_arg>>>> {};
+/// Tried only where a known function's name is (factor_body's guard).
+struct call : sor<seq<sor<latex_fn, fn_unicode>, opt<call_sub>, need<call_arg>>,
+                  seq<fn_word, opt<call_sub>, need<paren_arg>>> {};
 
 /// A name directly followed by '(' that is not a known function, plain or in LaTeX.
 struct unknown_function : failure {};
@@ -390,8 +395,9 @@ struct frac
           need<frac_open>, sp, need<frac_den>, sp, need<brace_close>> {};
 
 /// factor := number | call | tensor_ref | paren | frac
-struct factor_body : sor<number, call, unknown_call, unknown_latex_call, tensor_ref, paren, frac> {
-};
+/// (The kept number and call behind their guards, so that a tensor pushes no failed node.)
+struct factor_body : sor<when<digit, number>, seq<at<known_function>, call>, unknown_call,
+                         unknown_latex_call, tensor_ref, paren, frac> {};
 struct factor : nested<factor_body> {};
 
 /// mul_op := '*' | '·' | '⋅' | '×' | '\cdot' | '\times'
@@ -581,9 +587,13 @@ struct repeat_decl
           need<repeat_count>, star<sp, sor<repeat_reverse, repeat_option>>> {};
 struct end_decl : seq<TAO_PEGTL_KEYWORD("end"), sp, at<eof>> {};
 
-struct declaration
+/// (Every declaration starts with its keyword: a statement starting with any other byte, as
+/// most equations do, tries none of them.)
+struct decl_lead : one<'m', 'd', 's', 't', 'h', 'l', 'f', 'p', 'e', 'r'> {};
+struct declaration_body
     : sor<mesh_decl, dim_decl, split_decl, dtype_decl, tensor_decl, hw_decl, link_decl, fn_decl,
           param_decl, train_decl, expect_decl, repeat_decl, end_decl> {};
+struct declaration : when<decl_lead, declaration_body> {};
 struct statement_body : sor<declaration, ref_statement> {};
 
 /// trailing := '.' | ','        (LaTeX sentence punctuation after a displayed equation)

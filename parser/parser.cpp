@@ -56,8 +56,10 @@ struct Spelling {
 
 /// The function spelling at `p` (`phi`, `\phi`, `\texttt{Soft}`, `φ`).
 Spelling peek_function_spelling(const char* p, const char* end) {
-    auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-    auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    // ASCII tests, as std::isalpha in the "C" locale the tool runs in (no call per byte: this
+    // runs before every factor).
+    auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    auto is_alnum = [&](char c) { return is_alpha(c) || (c >= '0' && c <= '9'); };
     auto word = [&](const char* q) {
         const char* e = q;
         if (e < end && is_alpha(*e))
@@ -84,9 +86,10 @@ Spelling peek_function_spelling(const char* p, const char* end) {
         }
         return {cmd, true};
     }
-    for (std::string_view u : {"φ", "ϕ", "σ", "Σ"})
-        if (static_cast<std::size_t>(end - p) >= u.size() && std::string_view(p, u.size()) == u)
-            return {u, false};
+    if (static_cast<unsigned char>(*p) >= 0x80)
+        for (std::string_view u : {"φ", "ϕ", "σ", "Σ"})
+            if (static_cast<std::size_t>(end - p) >= u.size() && std::string_view(p, u.size()) == u)
+                return {u, false};
     return {word(p), false};
 }
 
@@ -172,6 +175,12 @@ struct error_control : pegtl::normal<Rule> {
 template <typename Rule>
 using control = flat::builder<KeptRules, error_control>::control<Rule>;
 
+/// The input of one statement. Lazy tracking: a bump only moves a pointer and a marker saves
+/// only a pointer (eager tracking counted lines and columns at every byte, a fifth of the
+/// match); an error's position is counted once, from the statement's start, when raised. The
+/// source name is not copied per statement.
+using Input = pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf, const char*>;
+
 /// A diagnostic raised while converting; aborts the current statement.
 struct ConvertError {
     Diagnostic diagnostic;
@@ -188,18 +197,10 @@ public:
         const auto off = offset(n.begin());
         const auto len = static_cast<std::size_t>(n.end() - n.begin());
         // Most nodes lie on the ASCII line of the node before: positioned by arithmetic, as
-        // SourceFile::range would (see SourceFile::line_span).
-        if (!(line_.ascii && line_.start <= off && off + len <= line_.end)) {
-            line_ = file_.line_span(off);
-            if (!(line_.ascii && off + len <= line_.end)) return file_.range(off, len);
-        }
-        ast::SourceRange r;
-        r.offset = static_cast<std::uint32_t>(off);
-        r.length = static_cast<std::uint32_t>(len);
-        r.line = r.end_line = line_.line;
-        r.column = static_cast<std::uint32_t>(off - line_.start) + 1;
-        r.end_column = r.column + static_cast<std::uint32_t>(len);
-        return r;
+        // SourceFile::range would (see SourceFile::line_span); inline, the rest out of line.
+        if (line_.ascii && line_.start <= off && off + len <= line_.end) [[likely]]
+            return on_line(off, len);
+        return range_elsewhere(off, len);
     }
 
     [[noreturn]] void fail(const Node& n, Code code, std::string message,
@@ -229,6 +230,22 @@ public:
 private:
     std::size_t offset(const char* p) const {
         return static_cast<std::size_t>(p - file_.text().data());
+    }
+
+    /// The range of `len` bytes at `off`, on the ASCII line `line_`.
+    ast::SourceRange on_line(std::size_t off, std::size_t len) const {
+        ast::SourceRange r;
+        r.offset = static_cast<std::uint32_t>(off);
+        r.length = static_cast<std::uint32_t>(len);
+        r.line = r.end_line = line_.line;
+        r.column = static_cast<std::uint32_t>(off - line_.start) + 1;
+        r.end_column = r.column + static_cast<std::uint32_t>(len);
+        return r;
+    }
+    [[gnu::noinline]] ast::SourceRange range_elsewhere(std::size_t off, std::size_t len) const {
+        line_ = file_.line_span(off);
+        if (!(line_.ascii && off + len <= line_.end)) return file_.range(off, len);
+        return on_line(off, len);
     }
 
     // ---- leaves -------------------------------------------------------------------------
@@ -437,6 +454,14 @@ private:
     }
 
     ast::Expr expr(const Node& n) const {
+        ast::Expr e;
+        expr(n, e);
+        return e;
+    }
+    /// The expression `n` into a default-constructed `e`: built where it is stored, since
+    /// moving an Expr (a variant holding a TensorRef) into a product and out of a return
+    /// value cost more than building it.
+    void expr(const Node& n, ast::Expr& e) const {
         if (is_expr_node(n)) {
             // One term without a sign (most expressions): the term itself, no Sum to unwrap.
             std::size_t terms = 0;
@@ -448,7 +473,7 @@ private:
                 }
                 ++terms;
             }
-            if (plain && terms == 1) return expr(*n.children.front());
+            if (plain && terms == 1) return expr(*n.children.front(), e);
             ast::Sum sum;
             bool negate_next = false;
             bool leading_sign = false;
@@ -464,29 +489,39 @@ private:
                     negate_next = false;
                 }
             }
-            if (sum.terms.size() == 1 && !leading_sign) return std::move(sum.terms.front());
-            return ast::Expr{std::move(sum), range(n)};
+            if (sum.terms.size() == 1 && !leading_sign) {
+                e = std::move(sum.terms.front());
+                return;
+            }
+            e.node = std::move(sum);
+            e.range = range(n);
+            return;
         }
-        if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n);
-        if (n.is_type<g::number>()) return ast::Expr{ast::Number{n.string()}, range(n)};
+        if (n.is_type<g::term>() || n.is_type<g::next_term>()) return term(n, e);
+        if (n.is_type<g::number>()) {
+            e.node.emplace<ast::Number>().text = n.string();
+            e.range = range(n);
+            return;
+        }
         if (n.is_type<g::tensor_ref>()) {
-            ast::Expr e;
             auto& t = e.node.emplace<ast::TensorRef>();
             tensor_ref(n, t);
             e.range = t.range; // the same node
-            return e;
+            return;
         }
-        if (n.is_type<g::paren>()) return expr(*n.children.front());
+        if (n.is_type<g::paren>()) return expr(*n.children.front(), e);
         if (n.is_type<g::frac>()) {
-            return ast::Expr{ast::Quotient{expr(*n.children.at(0)), expr(*n.children.at(1))},
-                             range(n)};
+            e.node = ast::Quotient{expr(*n.children.at(0)), expr(*n.children.at(1))};
+            e.range = range(n);
+            return;
         }
-        if (n.is_type<g::call>()) return call(n);
+        if (n.is_type<g::call>()) return call(n, e);
         fail(n, Code::P299, "internal: unexpected " + n.type_name());
     }
 
     /// Left fold of factors: juxtaposition and `*` extend a product, `/` makes a quotient.
-    ast::Expr term(const Node& n) const {
+    /// Into a default-constructed `e`.
+    void term(const Node& n, ast::Expr& e) const {
         // Without a division (most terms): one factor, or the product of all of them, built
         // at once (the fold below gives the same tree).
         std::size_t factors = 0;
@@ -499,16 +534,17 @@ private:
             if (factors == 1) {
                 for (const auto& c : n.children)
                     if (!c->is_type<g::mul_op>()) {
-                        auto e = expr(*c);
+                        expr(*c, e);
                         e.range = range(n);
-                        return e;
+                        return;
                     }
             }
-            ast::Product p;
+            auto& p = e.node.emplace<ast::Product>();
             p.factors.reserve(factors);
             for (const auto& c : n.children)
-                if (!c->is_type<g::mul_op>()) p.factors.push_back(expr(*c));
-            return ast::Expr{std::move(p), range(n)};
+                if (!c->is_type<g::mul_op>()) expr(*c, p.factors.emplace_back());
+            e.range = range(n);
+            return;
         }
         std::optional<ast::Expr> acc;
         bool acc_is_open_product = false; // a product built here (not one from parentheses)
@@ -537,28 +573,27 @@ private:
             divide_next = false;
         }
         acc->range = range(n);
-        return std::move(*acc);
+        e = std::move(*acc);
     }
 
-    ast::Expr call(const Node& n) const {
-        std::string spelling;
+    /// A call into a default-constructed `e`; its argument is built in its box.
+    void call(const Node& n, ast::Expr& e) const {
+        auto& call = e.node.emplace<ast::Call>(ast::Call{{}, {}, ast::Expr{}});
+        std::string_view spelling;
         bool latex = false;
-        std::vector<ast::Index> indices;
-        std::optional<ast::Expr> arg;
         for (const auto& c : n.children) {
             if (c->is_type<g::fn_word>() || c->is_type<g::fn_unicode>() ||
                 c->is_type<g::latex_fn_word>()) {
-                spelling = c->string();
+                spelling = c->string_view();
                 latex = c->is_type<g::latex_fn_word>();
             } else if (c->is_type<g::sub_list>() || c->is_type<g::bare_index>())
-                indices = index_list(*c);
+                call.indices = index_list(*c);
             else
-                arg = expr(*c);
+                expr(*c, *call.arg);
         }
-        std::string name = spelling;
-        if (const auto* f = latex ? find_latex_function(spelling) : find_builtin_function(spelling))
-            name = std::string(f->name);
-        return ast::Expr{ast::Call{std::move(name), std::move(indices), std::move(*arg)}, range(n)};
+        const auto* f = latex ? find_latex_function(spelling) : find_builtin_function(spelling);
+        set_text(call.function, f ? f->name : spelling);
+        e.range = range(n);
     }
 
     // ---- statements -----------------------------------------------------------------------
@@ -607,7 +642,7 @@ private:
             eq.op = op == ":="   ? ast::AssignOp::Update
                     : op == "+=" ? ast::AssignOp::Accumulate
                                  : ast::AssignOp::Define;
-            eq.rhs = expr(*tail.children.at(1));
+            expr(*tail.children.at(1), eq.rhs);
             return;
         }
         s.node = chain(n);
@@ -704,7 +739,7 @@ private:
     std::optional<ast::Expect> label_expect(const std::string& text,
                                             const ast::SourceRange& at) const {
         flat::Tree tree;
-        pegtl::memory_input in(text, "label");
+        Input in(text.data(), text.data() + text.size(), "label");
         tree.reset(text.data());
         try {
             if (!pegtl::parse<g::label_expect, pegtl::nothing, control>(in, ctx_, tree))
@@ -1206,8 +1241,8 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
         case Piece::Kind::Statement: {
             const std::string_view chunk(text.data() + piece.begin, piece.end - piece.begin);
             if (chunk.find_first_not_of(" \t\r") != std::string_view::npos) line_has_content = true;
-            pegtl::memory_input in(chunk.data(), chunk.data() + chunk.size(), file.name(),
-                                   piece.begin, 1, 1);
+            Input in(chunk.data(), chunk.data() + chunk.size(), file.name().c_str(), piece.begin, 1,
+                     1);
             const std::size_t before = items.size();
             try {
                 tree.reset(chunk.data());

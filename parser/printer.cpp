@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <sstream>
+#include <string_view>
 
 namespace shardscope::parser {
 
@@ -16,20 +18,64 @@ bool all_digits(const std::string& s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-using DigitGlyphs = std::array<const char*, 10>;
+using DigitGlyphs = std::array<std::string_view, 10>;
 constexpr DigitGlyphs kSubscriptDigits = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
 constexpr DigitGlyphs kSuperscriptDigits = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
 
-// Everything appends to one output string: the printer runs once per statement in `fmt`
-// and in every round-trip test, and temporaries per token were a tenth of parse + print.
+/// Where the printer writes: bytes gathered in a buffer of its own and appended to the string
+/// in blocks. The printer runs once per statement in `fmt` and in every check (the pretty
+/// form), and std::string's += was a call per byte, most of the printer's time.
+class Writer {
+public:
+    explicit Writer(std::string& out) : out_(out) {}
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+    ~Writer() { flush(); }
+
+    Writer& operator+=(char c) {
+        if (n_ == sizeof buf_) [[unlikely]]
+            flush();
+        buf_[n_++] = c;
+        return *this;
+    }
+    Writer& operator+=(std::string_view s) {
+        // Names, glyphs and operators are a few bytes: copied here, not by a call to memcpy.
+        if (s.size() <= 4 && s.size() <= sizeof buf_ - n_) [[likely]] {
+            for (char c : s)
+                buf_[n_++] = c;
+            return *this;
+        }
+        if (s.size() > sizeof buf_ - n_) [[unlikely]] {
+            flush();
+            if (s.size() > sizeof buf_) {
+                out_.append(s);
+                return *this;
+            }
+        }
+        std::memcpy(buf_ + n_, s.data(), s.size());
+        n_ += s.size();
+        return *this;
+    }
+    /// The last byte written (something was).
+    char back() const { return n_ > 0 ? buf_[n_ - 1] : out_.back(); }
+    void flush() {
+        out_.append(buf_, n_);
+        n_ = 0;
+    }
+
+private:
+    std::string& out_;
+    char buf_[256];
+    std::size_t n_ = 0;
+};
 
 /// ASCII digits in Unicode sub- or superscript form.
-void put_script_digits(std::string& out, const std::string& digits, const DigitGlyphs& glyphs) {
+void put_script_digits(Writer& out, const std::string& digits, const DigitGlyphs& glyphs) {
     for (char c : digits)
         out += glyphs[static_cast<std::size_t>(c - '0')];
 }
 
-void put_axes(std::string& out, const std::vector<ast::AxisRef>& axes) {
+void put_axes(Writer& out, const std::vector<ast::AxisRef>& axes) {
     for (std::size_t i = 0; i < axes.size(); ++i) {
         if (i) out += ',';
         out += axes[i].name;
@@ -38,18 +84,21 @@ void put_axes(std::string& out, const std::vector<ast::AxisRef>& axes) {
 
 std::string join_axes(const std::vector<ast::AxisRef>& axes) {
     std::string out;
-    put_axes(out, axes);
+    {
+        Writer w(out);
+        put_axes(w, axes);
+    }
     return out;
 }
 
 bool single_digit_axes(const std::vector<ast::AxisRef>& axes) {
     return std::all_of(axes.begin(), axes.end(), [](const ast::AxisRef& a) {
-        return a.name.size() == 1 && all_digits(a.name);
+        return a.name.size() == 1 && a.name[0] >= '0' && a.name[0] <= '9';
     });
 }
 
 /// `_0`, `_{0,1}`, `_{tp}` (subscript form) or `_X` (bracket form); `₀₁` in Unicode.
-void put_mesh_suffix(std::string& out, const std::vector<ast::AxisRef>& axes, bool bracket,
+void put_mesh_suffix(Writer& out, const std::vector<ast::AxisRef>& axes, bool bracket,
                      bool unicode) {
     if (axes.empty()) return;
     if (unicode && single_digit_axes(axes)) {
@@ -67,18 +116,20 @@ void put_mesh_suffix(std::string& out, const std::vector<ast::AxisRef>& axes, bo
     out += '}';
 }
 
-void put_primes(std::string& out, int n, bool unicode) {
+void put_primes(Writer& out, int n, bool unicode) {
     for (int i = 0; i < n; ++i)
         out += unicode ? "′" : "'";
 }
 
 std::string primes(int n, bool unicode) {
     std::string out;
-    put_primes(out, n, unicode);
+    {
+        Writer w(out);
+        put_primes(w, n, unicode);
+    }
     return out;
 }
-
-void put_index(std::string& out, const ast::Index& ix, bool bracket, bool unicode) {
+void put_index(Writer& out, const ast::Index& ix, bool bracket, bool unicode) {
     const bool braced = !bracket && ix.name.size() > 1;
     if (braced) out += '{';
     out += ix.name;
@@ -98,7 +149,7 @@ void put_index(std::string& out, const ast::Index& ix, bool bracket, bool unicod
     put_mesh_suffix(out, ix.axes, bracket, unicode);
 }
 
-void put_dimension(std::string& out, const ast::Dimension& d, bool bracket, bool unicode) {
+void put_dimension(Writer& out, const ast::Dimension& d, bool bracket, bool unicode) {
     if (!d.grouped) return put_index(out, d.parts.at(0), bracket, unicode);
     out += '(';
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
@@ -111,7 +162,7 @@ void put_dimension(std::string& out, const ast::Dimension& d, bool bracket, bool
 /// Subscript lists are compact (`x_{bsd'}`) unless an index carries a mesh axis, is longer
 /// than one letter, or is a group: then indices are separated by spaces (`W_{d r_0 f}`).
 template <typename Dims, typename DimOf>
-void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool unicode) {
+void put_subscript_list(Writer& out, const Dims& dims, DimOf&& dim_of, bool unicode) {
     bool spaced = false;
     for (const auto& d : dims) {
         // dim_of may return a temporary (call indices): bind it, not a reference into it.
@@ -130,7 +181,7 @@ void put_subscript_list(std::string& out, const Dims& dims, DimOf&& dim_of, bool
     out += '}';
 }
 
-void put_label(std::string& out, const std::string& label, bool unicode) {
+void put_label(Writer& out, const std::string& label, bool unicode) {
     if (label.empty()) return;
     if (unicode && all_digits(label)) return put_script_digits(out, label, kSuperscriptDigits);
     if (label.size() == 1) {
@@ -145,11 +196,14 @@ void put_label(std::string& out, const std::string& label, bool unicode) {
 
 std::string label_text(const std::string& label, bool unicode) {
     std::string out;
-    put_label(out, label, unicode);
+    {
+        Writer w(out);
+        put_label(w, label, unicode);
+    }
     return out;
 }
 
-void put_ref(std::string& out, const ast::TensorRef& t, bool unicode) {
+void put_ref(Writer& out, const ast::TensorRef& t, bool unicode) {
     out += t.name;
     put_label(out, t.label, unicode);
     if (t.style == ast::IndexStyle::Subscript) {
@@ -180,13 +234,16 @@ void put_ref(std::string& out, const ast::TensorRef& t, bool unicode) {
 
 std::string ref_text(const ast::TensorRef& t, bool unicode) {
     std::string out;
-    put_ref(out, t, unicode);
+    {
+        Writer w(out);
+        put_ref(w, t, unicode);
+    }
     return out;
 }
 
 class ExprPrinter {
 public:
-    ExprPrinter(std::string& out, bool unicode) : out_(out), unicode_(unicode) {}
+    ExprPrinter(Writer& out, bool unicode) : out_(out), unicode_(unicode) {}
 
     void put(const ast::Expr& e) const {
         std::visit([&](const auto& n) { put_node(n); }, e.node);
@@ -258,7 +315,7 @@ private:
         }
     }
 
-    std::string& out_;
+    Writer& out_;
     bool unicode_;
 };
 
@@ -328,7 +385,10 @@ struct StatementPrinter {
     std::string operator()(const ast::Expect& e) const { return "expect " + print(e); }
     std::string operator()(const ast::RepeatDecl& r) const {
         std::string out = "repeat ";
-        put_index(out, r.index, false, unicode);
+        {
+            Writer w(out);
+            put_index(w, r.index, false, unicode);
+        }
         out += "=" + std::to_string(r.count);
         if (r.reverse) out += " reverse";
         if (r.microbatches > 0) out += " microbatches=" + std::to_string(r.microbatches);
@@ -341,10 +401,12 @@ struct StatementPrinter {
                          : e.op == ast::AssignOp::Accumulate ? " += "
                                                              : " = ";
         std::string out;
-        out.reserve(128); // most statements: one block instead of one per doubling
-        put_ref(out, e.lhs, unicode);
-        out += op;
-        ExprPrinter(out, unicode).put(e.rhs);
+        {
+            Writer w(out); // the whole statement in one append, most of the time
+            put_ref(w, e.lhs, unicode);
+            w += op;
+            ExprPrinter(w, unicode).put(e.rhs);
+        }
         return out;
     }
     std::string operator()(const ast::Chain& c) const {
@@ -367,9 +429,11 @@ struct StatementPrinter {
 std::string tensor_key(const std::string& name, const std::string& label) {
     if (label.empty()) return name;
     std::string out;
-    out.reserve(name.size() + label.size() + 3);
-    out += name;
-    put_label(out, label, false);
+    {
+        Writer w(out);
+        w += name;
+        put_label(w, label, false);
+    }
     return out;
 }
 
@@ -386,7 +450,10 @@ std::string print(const ast::Expect& e) {
 
 std::string print(const ast::Index& index, PrintOptions o) {
     std::string out;
-    put_index(out, index, false, o.unicode);
+    {
+        Writer w(out);
+        put_index(w, index, false, o.unicode);
+    }
     return out;
 }
 std::string print(const ast::TensorRef& ref, PrintOptions o) {
@@ -394,7 +461,10 @@ std::string print(const ast::TensorRef& ref, PrintOptions o) {
 }
 std::string print(const ast::Expr& expr, PrintOptions o) {
     std::string out;
-    ExprPrinter(out, o.unicode).put(expr);
+    {
+        Writer w(out);
+        ExprPrinter(w, o.unicode).put(expr);
+    }
     return out;
 }
 std::string print(const ast::Statement& s, PrintOptions o) {
