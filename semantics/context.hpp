@@ -71,8 +71,6 @@ struct Context {
     std::unordered_map<std::string_view,
                        std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>>>
         written_by_text;
-    /// The layouts of the values of written_by_text that were read as inputs, built once.
-    std::unordered_map<const Value*, TensorLayout> written_layouts;
     /// This statement's occurrences (a few, searched in order; plan_statement empties it).
     std::vector<std::pair<const ast::TensorRef*, const Value*>> written_cache;
     /// The search's runs agree up to their first choice point: an expression that the first

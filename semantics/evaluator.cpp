@@ -156,15 +156,6 @@ int Evaluator::new_value(const Value& v, std::string load, std::string constant)
     return value_count_++;
 }
 
-int Evaluator::new_value_laid_out(const TensorLayout& layout, std::string load) {
-    if (report_) {
-        auto& info = values.emplace_back();
-        info.layout = layout;
-        info.load = std::move(load);
-    }
-    return value_count_++;
-}
-
 void Evaluator::flow(int in, Value& v) {
     auto& s = steps.back();
     if (report_) s.inputs = {in}; // the data flow serves only the reported plan

@@ -83,8 +83,6 @@ public:
     /// A new value of the data flow with `v`'s layout (recorded on reporting runs only; ids are
     /// the same on every run).
     int new_value(const Value& v, std::string load = {}, std::string constant = {});
-    /// The same for a value whose layout is known.
-    int new_value_laid_out(const TensorLayout& layout, std::string load);
     /// The last step turned value `in` into `v`, a new value.
     void flow(int in, Value& v);
     /// The last step computes `out` from `ins` with `op`.

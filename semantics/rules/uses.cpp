@@ -201,15 +201,7 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
         return have;
     }
     Value out = *v;
-    if (report_ && !failed) {
-        // `v` is the program's value for this text (written_by_text): an input read alike by
-        // many statements is laid out once.
-        auto [at, fresh] = ctx_.written_layouts.try_emplace(v);
-        if (fresh) layout_into(*v, at->second);
-        out.id = new_value_laid_out(at->second, out.name);
-    } else {
-        out.id = new_value(out, out.name);
-    }
+    out.id = new_value(out, out.name);
     record_operand(out);
     return out;
 }
