@@ -23,7 +23,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -63,16 +62,13 @@ struct Value;
 /// What the checker knows program-wide (declarations, inferred ranges), and where its
 /// diagnostics go.
 struct Context {
-    /// Tensor occurrences as written: history-free, and a function of what is written alone
-    /// once the declarations are read (mesh, element types), so each distinct occurrence is
-    /// built once per program (by a reporting run, so that no diagnostic is skipped; one
-    /// that fails is not kept). By tensor name (a view of the first occurrence's), then
-    /// searched in order for the same text (same_written).
-    std::unordered_map<std::string_view,
-                       std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>>>
-        written_by_text;
-    /// This statement's occurrences (a few, searched in order; plan_statement empties it).
-    std::vector<std::pair<const ast::TensorRef*, const Value*>> written_cache;
+    /// Tensor occurrences as written: history-free, so computed once per statement and reused
+    /// by the search's other runs (filled by reporting runs only, so that no diagnostic is
+    /// skipped). A few entries, searched in order. The first `written_used` are this
+    /// statement's (plan_statement sets it to 0); the rest are spare values of earlier
+    /// statements, rebuilt in place so that their blocks (dimensions, sharding) are reused.
+    std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
+    std::size_t written_used = 0;
     /// The search's runs agree up to their first choice point: an expression that the first
     /// run evaluated before any choice point, and finished without one, is evaluated alike
     /// by every other run. The first run (reporting) records each such non-leaf expression:

@@ -67,7 +67,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     const auto* eq = std::get_if<ast::Equation>(&s->node);
     const auto* ch = std::get_if<ast::Chain>(&s->node);
     // The occurrences cached are this statement's: no other statement reads them.
-    ctx.written_cache.clear();
+    ctx.written_used = 0;
     ctx.prefix_memo_used = 0;
     ctx.prefix_steps = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).

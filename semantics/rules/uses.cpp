@@ -11,60 +11,32 @@
 
 namespace shardscope::semantics::detail {
 
-namespace {
-
-/// Whether two occurrences are written alike in all that written_uncached reads: name,
-/// label, dimensions (groups, indices, primes, mesh axes) and partial marker.
-bool same_written(const ast::TensorRef& a, const ast::TensorRef& b) {
-    if (a.name != b.name || a.label != b.label || a.dims.size() != b.dims.size() ||
-        a.partial_axes.size() != b.partial_axes.size())
-        return false;
-    auto same_axes = [](const std::vector<ast::AxisRef>& x, const std::vector<ast::AxisRef>& y) {
-        if (x.size() != y.size()) return false;
-        for (std::size_t k = 0; k < x.size(); ++k)
-            if (x[k].name != y[k].name) return false;
-        return true;
-    };
-    for (std::size_t d = 0; d < a.dims.size(); ++d) {
-        const auto& da = a.dims[d];
-        const auto& db = b.dims[d];
-        if (da.grouped != db.grouped || da.parts.size() != db.parts.size()) return false;
-        for (std::size_t p = 0; p < da.parts.size(); ++p) {
-            const auto& pa = da.parts[p];
-            const auto& pb = db.parts[p];
-            if (pa.primes != pb.primes || pa.name != pb.name || !same_axes(pa.axes, pb.axes))
-                return false;
-        }
-    }
-    return same_axes(a.partial_axes, b.partial_axes);
-}
-
-} // namespace
-
 const Value* Evaluator::written(const ast::TensorRef& r) {
-    for (const auto& [ref, value] : ctx_.written_cache)
-        if (ref == &r) return value;
-    // An occurrence written alike earlier in the program (or this statement) is the same
-    // value: no diagnostic is skipped, as a failed one is never kept.
-    if (auto it = ctx_.written_by_text.find(std::string_view(r.name));
-        it != ctx_.written_by_text.end())
-        for (const auto& [ref, value] : it->second)
-            if (same_written(*ref, r)) {
-                if (report_ && !failed) ctx_.written_cache.emplace_back(&r, value.get());
-                return value.get();
-            }
-    // written_uncached sets `failed` only when it fails: whether the value is kept is known
-    // before it is built.
+    const std::size_t used = ctx_.written_used;
+    for (std::size_t e = 0; e < used; ++e)
+        if (ctx_.written_cache[e].first == &r) return ctx_.written_cache[e].second.get();
+    // written_uncached sets `failed` only when it fails: whether the value is cached is known
+    // before it is built. A cached one is built into a spare value of the context.
+    if (report_ && !failed) {
+        if (used == ctx_.written_cache.size())
+            ctx_.written_cache.emplace_back(nullptr, std::make_unique<Value>());
+        auto& [ref, value] = ctx_.written_cache[used];
+        Value& v = *value;
+        v.name.clear();
+        v.dims.clear();
+        v.sharding.clear();
+        v.partial.clear();
+        v.elem_bytes = 4;
+        v.id = -1;
+        if (!written_uncached(r, v)) return nullptr;
+        ref = &r;
+        ctx_.written_used = used + 1;
+        return &v;
+    }
     auto owned = std::make_unique<Value>(); // built in place: a value is large
     if (!written_uncached(r, *owned)) return nullptr;
-    const Value* out = owned.get();
-    if (report_ && !failed) {
-        ctx_.written_by_text[std::string_view(r.name)].emplace_back(&r, std::move(owned));
-        ctx_.written_cache.emplace_back(&r, out);
-    } else {
-        written_here_.push_back(std::move(owned));
-    }
-    return out;
+    written_here_.push_back(std::move(owned));
+    return written_here_.back().get();
 }
 
 bool Evaluator::written_uncached(const ast::TensorRef& r, Value& v) {
