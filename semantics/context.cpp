@@ -174,18 +174,26 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
 }
 
 void infer_ranges(Context& ctx, const ast::Program& program) {
+    // Indices found with a range that no device index gave: they stay so (an origin is given
+    // only to an index without a range, and no range is removed), so the occurrences after
+    // the first are skipped on their key alone (the maps below compare names).
+    FlatSet<IndexKey> settled;
     auto visit_ref = [&](const ast::TensorRef& r) {
         for (const auto& d : r.dims)
             for (const auto& p : d.parts) {
                 if (p.axes.empty()) continue;
+                const auto key = key_of(p);
+                if (settled.count(key)) continue;
                 const auto id = id_of(p);
                 // A range that no device index gave (declared, or from a split) is kept
                 // whatever the axes say: nothing below would change or report anything (the
                 // common case, every index declared, skips resolving the axes).
                 if (!ctx.small_defaults && ctx.has_range(id)) {
                     const auto o = ctx.range_origin.find(id);
-                    if (o == ctx.range_origin.end() || o->second.rfind("device index", 0) != 0)
+                    if (o == ctx.range_origin.end() || o->second.rfind("device index", 0) != 0) {
+                        settled.insert(key);
                         continue;
+                    }
                 }
                 std::int64_t size = 1;
                 AxisList all;
