@@ -1,7 +1,10 @@
 // Benchmark (not a test): parse + check of issue 20's statement, the Megatron MLP on a 2-D
 // named mesh, repeated with other result names. tests/bench/callgrind.sh build statement
 // gives the instructions per statement (parse, check and freeing the plan).
-//   bench_statement [STATEMENTS] [REPEATS]
+//   bench_statement [STATEMENTS] [REPEATS] [distinct]
+// `distinct`: every statement reads its own tensors (W^1_k, W^0_k, x_k), as a program's layers
+// written out do; without it every statement reads the same three, which the checker builds
+// once per program (an occurrence and an input layout per distinct text).
 #include "app/allocator.hpp"
 #include "bench_util.hpp"
 #include "parser/parser.hpp"
@@ -16,9 +19,12 @@ int main(int argc, char** argv) {
     int n = 0, repeats = 0;
     if (!shardscope::bench::parse_args(argc, argv, "bench_statement", n, repeats)) return 2;
     std::string text = "mesh dp=4 tp=8\ndim b=8 s=256 d=1024 f=1024 e=1024 r=8\n";
-    for (int k = 0; k < n; ++k)
-        text += "z" + std::to_string(k) +
-                "_{b_{dp} s d} = W^1_{d r_{tp} f} phi(W^0_{r_{tp} f e} x_{b_{dp} s e})\n";
+    const bool distinct = argc > 3 && std::string(argv[3]) == "distinct";
+    for (int k = 0; k < n; ++k) {
+        const std::string id = std::to_string(k), own = distinct ? id : std::string();
+        text += "z" + id + "_{b_{dp} s d} = W" + own + "^1_{d r_{tp} f} phi(W" + own +
+                "^0_{r_{tp} f e} x" + own + "_{b_{dp} s e})\n";
+    }
     const shardscope::SourceFile file("bench.ein", text);
     double best = 1e30;
     for (int r = 0; r < repeats; ++r) {
