@@ -43,9 +43,10 @@ if [ -L "$tmp/link.ein" ] && grep -q '^z_{i_0} = x_{i_0}$' "$tmp/linked.ein"; th
 # A pipe as the output (as -o /dev/null is a device): written in place, never replaced by a
 # file (a rename over /dev/null replaced the device node, 2026-11-27).
 mkfifo "$tmp/pipe"
-timeout 20 cat "$tmp/pipe" >"$tmp/from_pipe" &
+# Generous limits: under a loaded CI machine the reader may wait long for the writer.
+timeout 120 cat "$tmp/pipe" >"$tmp/from_pipe" &
 reader=$!
-check "export -o a FIFO" 0 "$bin" export --to jax "$root/samples/dot_product.ein" -o "$tmp/pipe"
+check "export -o a FIFO" 0 timeout 60 "$bin" export --to jax "$root/samples/dot_product.ein" -o "$tmp/pipe"
 wait "$reader"
 if [ -p "$tmp/pipe" ] && grep -q "jax" "$tmp/from_pipe" && ! ls "$tmp"/pipe.* >/dev/null 2>&1; then
     passed=$((passed + 1)); else
