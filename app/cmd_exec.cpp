@@ -68,6 +68,12 @@ bool reporting_process(bool mpi) {
     return !rank || std::atoi(rank) == 0;
 }
 
+/// The exit status of a rank that does not speak, where the run stops before it starts: 0.
+/// mpirun aborts the whole job as soon as one rank exits non-zero, so a silent rank that
+/// failed first killed rank 0 before it said why (seen under load: exit 2 with no message);
+/// the job still exits with rank 0's status.
+constexpr int kSilentRankExit = kExitOk;
+
 /// exec --json's document for a program that did not run or did not finish: why, with
 /// diagnostics as check --json gives them.
 std::string not_run_json(const std::vector<Diagnostic>& diagnostics, const std::string& error) {
@@ -115,7 +121,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     const bool color = io.err_color;
     const bool speaks = reporting_process(mpi);
     if (parsed.has_errors()) {
-        if (!speaks) return kExitInputErrors;
+        if (!speaks) return kSilentRankExit;
         for (const auto& d : parsed.diagnostics)
             err << format_diagnostic(source, d, color);
         const std::string why = file + " has syntax errors; nothing ran";
@@ -131,7 +137,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     // Open shardings (`f_?`) run as check resolves them (frontend::check_program, note S402).
     const auto plan = frontend::check_program(parsed.program, co);
     if (plan.errors() > 0) {
-        if (!speaks) return kExitInputErrors;
+        if (!speaks) return kSilentRankExit;
         for (const auto& d : plan.diagnostics)
             if (d.severity != Severity::Note) err << format_diagnostic(source, d, color);
         const std::string why = file + " has " + std::to_string(plan.errors()) +
@@ -163,10 +169,10 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         if (size && std::atoll(size) != plan.mesh.device_count()) {
             // One write: mpirun's own report of the other ranks' exits must not land inside it.
             const auto n = std::to_string(plan.mesh.device_count());
-            if (speaks)
-                err << "shardscope: error: the mesh of " + file + " has " + n +
-                           " devices but mpirun started " + size + " ranks: run 'mpirun -np " + n +
-                           " shardscope exec --backend " + o.backend + " " + file + "'\n";
+            if (!speaks) return kSilentRankExit;
+            err << "shardscope: error: the mesh of " + file + " has " + n +
+                       " devices but mpirun started " + size + " ranks: run 'mpirun -np " + n +
+                       " shardscope exec --backend " + o.backend + " " + file + "'\n";
             return kExitUsage;
         }
     }

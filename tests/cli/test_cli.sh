@@ -265,6 +265,16 @@ if command -v mpirun >/dev/null; then
     export ASAN_OPTIONS=detect_leaks=0
     check "exec: mpi with the wrong number of ranks" 2 mpirun --oversubscribe -np 3 "$bin" exec --backend mpi "$tmp/dt.ein"
     contains "rank count message" "$tmp/err" "has 2 devices but mpirun started 3 ranks"
+    # Rank 0 speaks for the run; mpirun aborts the job when a rank exits non-zero, so the
+    # silent ranks exit 0 or rank 0 could be killed before it says why. Rank 0 delayed by a
+    # second makes that race certain.
+    check "exec: mpi wrong rank count, rank 0 late" 2 mpirun --oversubscribe -np 3 sh -c \
+        'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then sleep 1; fi; exec "$@"' sh "$bin" exec --backend mpi "$tmp/dt.ein"
+    contains "rank count message, rank 0 late" "$tmp/err" "has 2 devices but mpirun started 3 ranks"
+    printf 'mesh 2\ny_{i = x\n' >"$tmp/syntax.ein"
+    check "exec: mpi syntax error, rank 0 late" 1 mpirun --oversubscribe -np 2 sh -c \
+        'if [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then sleep 1; fi; exec "$@"' sh "$bin" exec --backend mpi "$tmp/syntax.ein"
+    contains "syntax error message, rank 0 late" "$tmp/err" "has syntax errors; nothing ran"
     check "exec: mpi" 0 mpirun --oversubscribe -np 2 "$bin" exec --backend mpi --data arange --show z "$tmp/dt.ein"
     contains "mpi: rank 1 partial sums" "$tmp/out" "[[ 263,  278,  293,  308],"
 fi
