@@ -2,10 +2,11 @@
 // one index per written dimension but for a group).
 #pragma once
 
+#include "sequence_access.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -15,12 +16,8 @@ namespace shardscope {
 /// written dimension (the AST's, and a checker value's) is one index but for a group
 /// (`(r c)`), and a vector per dimension cost a heap block for every dimension built or copied.
 template <typename T>
-class OneInline {
+class OneInline : public SequenceAccess<OneInline<T>, T> {
 public:
-    using value_type = T;
-    using iterator = T*;
-    using const_iterator = const T*;
-
     OneInline() = default;
     OneInline(std::initializer_list<T> items) {
         reserve(items.size());
@@ -28,24 +25,9 @@ public:
             push_back(x);
     }
 
-    T* begin() { return data(); }
-    T* end() { return data() + size_; }
-    const T* begin() const { return data(); }
-    const T* end() const { return data() + size_; }
     T* data() { return size_ <= 1 ? &one_ : many_.data(); }
     const T* data() const { return size_ <= 1 ? &one_ : many_.data(); }
     std::size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    T& operator[](std::size_t i) { return data()[i]; }
-    const T& operator[](std::size_t i) const { return data()[i]; }
-    T& front() { return data()[0]; }
-    const T& front() const { return data()[0]; }
-    T& back() { return data()[size_ - 1]; }
-    const T& at(std::size_t i) const {
-        if (i >= size_) throw std::out_of_range("OneInline::at");
-        return data()[i];
-    }
-    const T& back() const { return data()[size_ - 1]; }
     void reserve(std::size_t n) {
         if (n > 1) many_.reserve(n);
     }
@@ -68,7 +50,7 @@ public:
                 return one_;
             }
         push_back(T(std::forward<Args>(args)...));
-        return back();
+        return this->back();
     }
     void push_back(T&& x) {
         if (size_ == 0) {

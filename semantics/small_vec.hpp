@@ -4,6 +4,7 @@
 #pragma once
 
 #include "parser/one_inline.hpp"
+#include "parser/sequence_access.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -16,14 +17,10 @@
 namespace shardscope::semantics {
 
 template <typename T, std::size_t N>
-class SmallVec {
+class SmallVec : public SequenceAccess<SmallVec<T, N>, T> {
     static_assert(std::is_trivially_copyable_v<T>);
 
 public:
-    using value_type = T;
-    using iterator = T*;
-    using const_iterator = const T*;
-
     SmallVec() = default;
     SmallVec(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
     template <typename It>
@@ -49,21 +46,10 @@ public:
     }
     ~SmallVec() { release(); }
 
-    T* begin() { return data(); }
-    T* end() { return data() + size_; }
-    const T* begin() const { return data(); }
-    const T* end() const { return data() + size_; }
     T* data() { return heap_ ? heap_ : inline_; }
     const T* data() const { return heap_ ? heap_ : inline_; }
     std::size_t size() const { return size_; }
     std::size_t capacity() const { return capacity_; }
-    bool empty() const { return size_ == 0; }
-    T& operator[](std::size_t i) { return data()[i]; }
-    const T& operator[](std::size_t i) const { return data()[i]; }
-    T& front() { return data()[0]; }
-    const T& front() const { return data()[0]; }
-    T& back() { return data()[size_ - 1]; }
-    const T& back() const { return data()[size_ - 1]; }
     void clear() { size_ = 0; }
 
     void reserve(std::size_t n) {
@@ -109,7 +95,7 @@ public:
         size_ = n;
     }
 
-    std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+    std::vector<T> to_vector() const { return std::vector<T>(this->begin(), this->end()); }
 
     friend bool operator==(const SmallVec& a, const SmallVec& b) {
         return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
