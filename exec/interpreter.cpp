@@ -1096,7 +1096,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         others_unchanged({a});
         partial_ends(false);
         loses_minor(a);
-        auto axes = in.atoms[a].axes;
+        std::vector<int> axes(in.atoms[a].axes.begin(), in.atoms[a].axes.end());
         result = gather_minor(x, labels_.at(in.atoms[a].index), in.atoms[a].extent, axes, ks, g);
         executed_.push_back(
             {st.kind, ks, st.tensor, semantics::collective_bytes(st.kind, n, local * n, local)});

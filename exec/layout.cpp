@@ -45,7 +45,7 @@ void LabelTable::add(const semantics::Plan& plan) {
     }
 }
 
-Range atom_range(std::int64_t extent, const std::vector<int>& axes, const MeshShape& mesh,
+Range atom_range(std::int64_t extent, std::span<const int> axes, const MeshShape& mesh,
                  const std::vector<int>& coords) {
     return semantics::atom_range(extent, axes, mesh.sizes, coords);
 }

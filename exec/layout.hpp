@@ -9,6 +9,7 @@
 #include "semantics/plan.hpp"
 
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ using semantics::Range;
 
 /// The range of one atom held by the device at `coords`, given the mesh axes it is sharded
 /// over (major to minor: chunk over the first axis, then that chunk over the next).
-Range atom_range(std::int64_t extent, const std::vector<int>& axes, const MeshShape& mesh,
+Range atom_range(std::int64_t extent, std::span<const int> axes, const MeshShape& mesh,
                  const std::vector<int>& coords);
 
 /// The local shape of a layout on the device at `coords`.

@@ -137,13 +137,16 @@ std::vector<QuizQuestion> quiz_questions(const semantics::Plan& plan, int statem
         for (K k : kinds)
             if (k != st.kind)
                 candidates.push_back(semantics::collective_text(plan.mesh, k, st.mesh_axes));
-        for (std::size_t a = 0; a < axes; ++a)
-            candidates.push_back(
-                semantics::collective_text(plan.mesh, st.kind, {static_cast<int>(a)}));
+        for (std::size_t a = 0; a < axes; ++a) {
+            const int axis[] = {static_cast<int>(a)};
+            candidates.push_back(semantics::collective_text(plan.mesh, st.kind, axis));
+        }
     }
     for (K k : kinds)
-        for (std::size_t a = 0; a < axes; ++a)
-            candidates.push_back(semantics::collective_text(plan.mesh, k, {static_cast<int>(a)}));
+        for (std::size_t a = 0; a < axes; ++a) {
+            const int axis[] = {static_cast<int>(a)};
+            candidates.push_back(semantics::collective_text(plan.mesh, k, axis));
+        }
     candidates.insert(candidates.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
                                                candidates.size(), s.alternatives.size() + 1)),
                       "no collective");

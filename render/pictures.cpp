@@ -181,7 +181,7 @@ std::string typeset_index(const std::string& index) {
     return out;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+std::string shape_text(std::span<const std::int64_t> shape) {
     if (shape.empty()) return "scalar";
     std::string out;
     for (auto e : shape)

@@ -291,6 +291,30 @@ std::vector<int> replicated_axes(const TileModel& m, const Tile& t) {
     return out;
 }
 
+namespace {
+
+/// A mesh position's slices of the sharded undrawn dimensions: per dimension, per atom, its
+/// [begin, end). The panels are the distinct keys.
+using PanelKey = std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>;
+
+/// Position `p`'s key into `key`; false when it holds nothing of one of the dimensions.
+bool panel_key(const TensorLayout& layout, const std::vector<int>& sharded_others,
+               const MeshView& m, std::size_t p, PanelKey& key) {
+    bool empty = false;
+    for (int d : sharded_others) {
+        auto& k = key.emplace_back();
+        for (const auto& a : layout.atoms) {
+            if (a.dim != d) continue;
+            const auto r = semantics::atom_range(a.extent, a.axes, m.sizes, m.coords[p]);
+            empty |= r.size() == 0;
+            k.push_back({r.begin, r.end});
+        }
+    }
+    return !empty;
+}
+
+} // namespace
+
 TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) {
     const int rank = static_cast<int>(layout.indices.size());
     if (layout.global_shape.size() != layout.indices.size())
@@ -333,9 +357,9 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
     const MeshView m = view_of(mesh);
     TileModel out;
     out.tensor = layout.tensor;
-    out.indices = layout.indices;
-    out.global_shape = layout.global_shape;
-    out.placements = layout.placements;
+    out.indices.assign(layout.indices.begin(), layout.indices.end());
+    out.global_shape.assign(layout.global_shape.begin(), layout.global_shape.end());
+    out.placements.assign(layout.placements.begin(), layout.placements.end());
     for (const auto& a : mesh.axes)
         out.axis_names.push_back(a.name);
 
@@ -372,26 +396,13 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
     std::vector<int> panel_of(m.coords.size(), 0);
     out.panels.push_back({});
     if (!sharded_others.empty()) {
-        std::map<std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>, int> index;
-        std::vector<std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>> keys(
-            m.coords.size());
+        std::map<PanelKey, int> index;
+        std::vector<PanelKey> keys(m.coords.size());
         for (std::size_t p = 0; p < m.coords.size(); ++p) {
-            bool empty = false;
-            for (int d : sharded_others) {
-                std::vector<std::pair<std::int64_t, std::int64_t>> k;
-                for (const auto& a : layout.atoms) {
-                    if (a.dim != d) continue;
-                    const auto r = semantics::atom_range(a.extent, a.axes, m.sizes, m.coords[p]);
-                    empty |= r.size() == 0;
-                    k.push_back({r.begin, r.end});
-                }
-                keys[p].push_back(std::move(k));
-            }
-            if (empty) {
-                panel_of[p] = -1;
-            } else {
+            if (panel_key(layout, sharded_others, m, p, keys[p]))
                 index.emplace(keys[p], 0);
-            }
+            else
+                panel_of[p] = -1;
         }
         if (index.size() > 1 && index.size() <= kMaxPanels) {
             out.panels.clear();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace shardscope::semantics {
@@ -31,7 +32,7 @@ inline Range chunk(std::int64_t extent, std::int64_t n, std::int64_t c) {
 /// the mesh axes it is sharded over (major to minor: chunk over the first axis, then that
 /// chunk over the next). `axis_sizes[k]` is the size of mesh axis k.
 template <class Sizes>
-Range atom_range(std::int64_t extent, const std::vector<int>& axes, const Sizes& axis_sizes,
+Range atom_range(std::int64_t extent, std::span<const int> axes, const Sizes& axis_sizes,
                  const std::vector<int>& coords) {
     Range r{0, extent};
     for (int k : axes) {

@@ -138,7 +138,7 @@ bool is_collective(StepKind kind) {
            kind == StepKind::Permute;
 }
 
-std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes) {
+std::string collective_text(const Mesh& mesh, StepKind kind, std::span<const int> axes) {
     // Appended into one string: the concatenations of temporaries cost a block each once
     // the text outgrows the inline buffer ("reduce-scatter(dp)").
     const auto name = step_kind_name(kind);

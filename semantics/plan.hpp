@@ -3,6 +3,7 @@
 #pragma once
 
 #include "parser/ast.hpp"
+#include "parser/inline_vec.hpp"
 #include "parser/source.hpp"
 #include "semantics/partial_op.hpp"
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,19 +114,21 @@ struct Placement {
 struct AtomLayout {
     IndexId index;
     std::int64_t extent = 1;
-    std::vector<int> axes;
+    InlineVec<int, 2> axes;
     int dim = 0; ///< the written dimension it belongs to (a group holds several atoms)
     bool operator==(const AtomLayout&) const = default;
 };
 
-/// One tensor occurrence or intermediate: indices, placements per mesh axis, shapes.
+/// One tensor occurrence or intermediate: indices, placements per mesh axis, shapes. The
+/// lists are inline (a tensor has a few dimensions, a mesh a few axes): every value of every
+/// statement has a layout, and a heap block per list was most of what checking allocated.
 struct TensorLayout {
-    std::string tensor;                ///< `W^0`, or `%3` for an intermediate
-    std::vector<std::string> indices;  ///< written dimensions: "b", "d'", "(r_0 c)"
-    std::vector<Placement> placements; ///< one per mesh axis
-    std::vector<std::int64_t> global_shape;
-    std::vector<std::int64_t> local_shape; ///< on device 0 (the largest chunk when uneven)
-    std::vector<AtomLayout> atoms;         ///< the storage, for the executor
+    std::string tensor;                 ///< `W^0`, or `%3` for an intermediate
+    InlineVec<std::string, 4> indices;  ///< written dimensions: "b", "d'", "(r_0 c)"
+    InlineVec<Placement, 4> placements; ///< one per mesh axis
+    InlineVec<std::int64_t, 4> global_shape;
+    InlineVec<std::int64_t, 4> local_shape; ///< on device 0 (the largest chunk when uneven)
+    InlineVec<AtomLayout, 4> atoms;         ///< the storage, for the executor
     bool operator==(const TensorLayout&) const = default;
 };
 
@@ -160,7 +164,7 @@ enum class OpKind {
 std::string_view step_kind_name(StepKind kind); ///< "compute", "all-reduce", ...
 bool is_collective(StepKind kind);
 /// "all-reduce(0)", "all-gather(tp)": a collective as plans, expectations and exec name it.
-std::string collective_text(const Mesh& mesh, StepKind kind, const std::vector<int>& axes);
+std::string collective_text(const Mesh& mesh, StepKind kind, std::span<const int> axes);
 
 /// The NCCL protocol a collective's time assumes (cost.hpp): the fastest on the link; None on
 /// a link priced by the plain formula, and for every step that is not a collective.
@@ -189,12 +193,12 @@ struct StepText {
 /// (`cost`) and its words (`text`).
 struct Step {
     StepKind kind = StepKind::Compute;
-    std::vector<int> mesh_axes; ///< the axes the step communicates over (collectives)
-    std::string tensor;         ///< what it acts on (a tensor or intermediate name)
+    InlineVec<int, 2> mesh_axes; ///< the axes the step communicates over (collectives)
+    std::string tensor;          ///< what it acts on (a tensor or intermediate name)
     // The data flow, for the executor.
     OpKind op = OpKind::None;
-    std::vector<int> inputs; ///< the values read (StatementPlan::values)
-    int output = -1;         ///< the value written; -1: performed inside the next step
+    InlineVec<int, 2> inputs; ///< the values read (StatementPlan::values)
+    int output = -1;          ///< the value written; -1: performed inside the next step
     /// Function, Linear: the function's name (an open set: the built-in table of
     /// parser/functions.cpp and the program's `fn` lines)
     std::string function;

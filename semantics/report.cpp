@@ -57,7 +57,7 @@ std::string join_or_none(const std::vector<std::string>& items) {
     return out;
 }
 
-std::string placements_text(const std::vector<Placement>& placements, const Mesh* mesh) {
+std::string placements_text(std::span<const Placement> placements, const Mesh* mesh) {
     // Named axes (not the default 0, 1, ...) label each placement.
     bool named = mesh != nullptr && mesh->axes.size() == placements.size();
     if (named) {
@@ -131,7 +131,7 @@ std::string format_tensor_line(const TensorLayout& t, const std::string& role, c
     return buf;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
+std::string shape_text(std::span<const std::int64_t> shape) {
     if (shape.empty()) return "scalar";
     std::string out;
     for (auto n : shape)

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <span>
 #include <string>
 
 namespace shardscope::semantics {
@@ -19,7 +20,7 @@ std::string format_tensor_line(const TensorLayout& t, const std::string& role,
                                const Mesh* mesh = nullptr);
 
 /// "4×1024", or "scalar".
-std::string shape_text(const std::vector<std::int64_t>& shape);
+std::string shape_text(std::span<const std::int64_t> shape);
 
 /// One entry of the `files` array of `check --json`. With `wrt` (one per statement, as for
 /// `grad --json`), each statement also carries the tensor whose gradient it computes.
@@ -28,7 +29,7 @@ nlohmann::json plan_to_json(const Plan& plan, const std::string& path,
 
 /// "R, S(1)" — a placement tuple as DTensor prints it; with a `mesh` whose axes are named
 /// (mesh dp=4 tp=8), "dp:R tp:S(1)".
-std::string placements_text(const std::vector<Placement>& placements, const Mesh* mesh = nullptr);
+std::string placements_text(std::span<const Placement> placements, const Mesh* mesh = nullptr);
 
 /// An alternative as text that names what each collective moves: "all-gather W^1 over
 /// axis 0, all-gather %2 over axis 0" (its collectives where its description says nothing).

@@ -145,11 +145,12 @@ TEST_CASE("report: placements by axis name on named meshes; alternatives name te
     const Placement r{};
     Mesh named;
     named.axes = {{"dp", 2}, {"tp", 4}};
-    CHECK(placements_text({s0, r}, &named) == "dp:S(0) tp:R");
+    const std::vector<Placement> both{s0, r};
+    CHECK(placements_text(both, &named) == "dp:S(0) tp:R");
     Mesh numbered;
     numbered.axes = {{"0", 2}, {"1", 4}};
-    CHECK(placements_text({s0, r}, &numbered) == "S(0), R");
-    CHECK(placements_text({s0, r}) == "S(0), R");
+    CHECK(placements_text(both, &numbered) == "S(0), R");
+    CHECK(placements_text(both) == "S(0), R");
     Alternative a;
     a.collectives = {"all-gather(tp)", "all-gather(tp)"};
     a.description = "all-gather W^1 over axis tp (unshard r): gather first; all-gather %2 over "
