@@ -184,6 +184,7 @@ void Evaluator::record_operand(const Value& v) {
 
 std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
     std::vector<int> out;
+    out.reserve(vs.size()); // one block (growing by each id cost one per doubling)
     for (const auto& v : vs)
         out.push_back(v.id);
     return out;

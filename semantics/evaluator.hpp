@@ -28,8 +28,9 @@ std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t
 
 class Evaluator {
 public:
-    Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
-        : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {
+    /// `fixed`: the choices, read while it evaluates (the caller's; no copy per run).
+    Evaluator(Context& ctx, const Defined& defined, std::span<const int> fixed, bool report)
+        : ctx_(ctx), defined_(defined), fixed_(fixed), report_(report) {
         // Typical statements stay within these; growing from empty cost a block per doubling.
         steps.reserve(8);
         if (report_) {
@@ -39,7 +40,9 @@ public:
     }
 
     std::vector<Step> steps;
-    std::vector<ChoicePoint> points;
+    /// A few inline: the search copies them per run.
+    using Points = SmallVec<ChoicePoint, 8>;
+    Points points;
     std::vector<TensorLayout> operands;
     bool fixed_up = false; ///< a fix was needed (the plan is chosen, not implied)
     bool failed = false;   ///< an error stopped the evaluation
@@ -292,7 +295,7 @@ private:
     std::vector<std::unique_ptr<Value>> written_here_;
     Context& ctx_;
     const Defined& defined_;
-    std::vector<int> fixed_;
+    std::span<const int> fixed_;
     bool report_;
     int temps_ = 0;
     int value_count_ = 0;

@@ -11,9 +11,12 @@ namespace shardscope::semantics::detail {
 
 namespace {
 
+/// A run's choices, a few inline (copied per run).
+using Choices = SmallVec<int, 8>;
+
 struct Outcome {
-    std::vector<int> choices;
-    std::vector<ChoicePoint> points;
+    Choices choices;
+    Evaluator::Points points;
     /// The run's steps (moved out of its evaluator: no copy), kept for the words of an
     /// alternative, which are built only for the outcomes listed as one. Empty for the first
     /// run, whose steps its evaluator keeps.
@@ -75,7 +78,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // the plan, which it is for any statement without choices, it is not run again.
     std::vector<Outcome> outcomes;
     outcomes.reserve(4); // most statements have one choice point or none: one block
-    std::vector<int> choices;
+    Choices choices;
     std::optional<Evaluator> first_ev;
     std::optional<Value> first_result;
     std::vector<std::vector<std::string>> first_chain_cols;
