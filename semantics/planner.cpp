@@ -280,6 +280,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
 
     for (const auto& v : ev.moved_also)
         sp.also_stored.push_back(v.id);
+    if (outcomes.size() > 1) ctx.spare_steps = std::move(outcomes.back().steps);
     return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
 }
 
