@@ -188,9 +188,10 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         if (&o != &outcomes.front()) return o.steps;
         return best_is_first ? sp.steps : first_ev->steps;
     };
-    std::vector<const Outcome*> alts;
+    // Pointer lists, a few inline: a heap block each per statement otherwise.
+    SmallVec<const Outcome*, 8> alts;
     if (outcomes.size() > 1) {
-        std::vector<const std::vector<Step>*> seen{&steps_of(*best)};
+        SmallVec<const std::vector<Step>*, 8> seen{&steps_of(*best)};
         for (const auto& o : outcomes) {
             if (!o.ok) continue;
             const auto& steps = steps_of(o);
@@ -231,7 +232,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                      " (" + format_seconds(sp.cost.time_s) + ")");
     }
     // Uneven shards, once per tensor and layout (a chain's result is often its last operand).
-    std::vector<const TensorLayout*> checked;
+    SmallVec<const TensorLayout*, 8> checked;
     auto check_even = [&](const TensorLayout& t) {
         for (const auto* c : checked)
             if (c->tensor == t.tensor && c->indices == t.indices && c->placements == t.placements &&
