@@ -785,8 +785,11 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         planned_asts.push_back(s);
         last = &plan.statements.back();
     }
-    for (const auto& [k, v] : defined)
-        chain_steps.insert(k);
+    // The names check_repeats reads, only where there is a repeat block (a set node per
+    // defined tensor otherwise, for nothing).
+    if (!plan.repeats.empty())
+        for (const auto& [k, v] : defined)
+            chain_steps.insert(k);
     if (!input_reads.empty()) check_inputs(ctx, plan, input_reads, planned_asts);
     check_repeats(ctx, plan, chain_steps);
     return plan;
