@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -270,28 +271,60 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
         return a.global_shape == b.global_shape;
     };
     std::vector<bool> live; // computed when a shape differs
-    struct Seen {
-        /// Each distinct shape and layout once, with the first read of it.
-        std::vector<std::pair<const TensorLayout*, const InputRead*>> layouts;
-        std::vector<const TensorLayout*> reported; ///< shapes reported (S106)
+    // Per input name: each distinct shape and layout once, with the first read of it, and the
+    // shapes reported (S106), as chains through the reads (`next`, by read position) in one
+    // open-addressing table: a map node and a list per name cost heap blocks per input read.
+    constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    struct Chain {
+        std::uint32_t first = kNone, last = kNone;
     };
-    std::unordered_map<std::string, Seen> seen;
+    struct Seen {
+        std::size_t hash = 0;
+        std::uint32_t read = kNone; ///< a read of this name; kNone: an empty slot
+        Chain layouts, reported;
+    };
+    std::vector<std::uint32_t> next_layout(reads.size(), kNone), next_reported(reads.size(), kNone);
+    std::size_t slots = 16;
+    while (slots < 2 * reads.size())
+        slots *= 2;
+    std::vector<Seen> table(slots);
+    const auto seen_of = [&](const InputRead& r) -> Seen& {
+        const auto h = std::hash<std::string_view>{}(r.key);
+        for (auto at = h & (slots - 1);; at = (at + 1) & (slots - 1)) {
+            auto& e = table[at];
+            if (e.read == kNone) {
+                e.hash = h;
+                e.read = static_cast<std::uint32_t>(&r - reads.data());
+                return e;
+            }
+            if (e.hash == h && reads[e.read].key == r.key) return e;
+        }
+    };
+    const auto append = [](Chain& c, std::vector<std::uint32_t>& next, std::uint32_t r) {
+        if (c.last == kNone)
+            c.first = r;
+        else
+            next[c.last] = r;
+        c.last = r;
+    };
     const auto layout_of = [&](const InputRead& r) -> const TensorLayout& {
         return plan.statements[r.statement].operands[r.operand];
     };
     const auto reported = [&](const Seen& s, const TensorLayout& t) {
-        return std::any_of(s.reported.begin(), s.reported.end(),
-                           [&](const TensorLayout* l) { return same_shape(*l, t); });
+        for (auto q = s.reported.first; q != kNone; q = next_reported[q])
+            if (same_shape(layout_of(reads[q]), t)) return true;
+        return false;
     };
     for (const auto& r : reads) {
         const auto& t = layout_of(r);
-        auto& s = seen[r.key];
+        const auto at = static_cast<std::uint32_t>(&r - reads.data());
+        auto& s = seen_of(r);
         // Another shape than an earlier read: an error where both reads reach an output (a
         // read whose value is overwritten unread is a view of the input's elements that
         // nothing differentiates through).
-        const bool other_shape =
-            std::any_of(s.layouts.begin(), s.layouts.end(),
-                        [&](const auto& e) { return !same_shape(*e.first, t); });
+        bool other_shape = false;
+        for (auto q = s.layouts.first; q != kNone && !other_shape; q = next_layout[q])
+            other_shape = !same_shape(layout_of(reads[q]), t);
         if (other_shape && !reported(s, t)) {
             if (live.empty()) live = reaching_outputs(plan, statements);
             // The first earlier read that reaches an output with another shape, unless one
@@ -308,7 +341,7 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
                     if (!other) other = &q;
                 }
             if (other) {
-                s.reported.push_back(&t);
+                append(s.reported, next_reported, at);
                 const auto& o = layout_of(*other);
                 ctx.diag(Severity::Error, Code::S106, r.ref->range,
                          "input " + r.key + " is read here as " + parser::print(*r.ref) +
@@ -324,13 +357,13 @@ void check_inputs(Context& ctx, const Plan& plan, const std::vector<InputRead>& 
         // is refused already).
         const InputRead* same_shape_read = nullptr; // the first read of this shape
         bool known = false;
-        for (const auto& [l, q] : s.layouts)
-            if (same_shape(*l, t)) {
-                if (!same_shape_read) same_shape_read = q;
-                known |= same_layout(*l, t);
+        for (auto q = s.layouts.first; q != kNone; q = next_layout[q])
+            if (const auto& l = layout_of(reads[q]); same_shape(l, t)) {
+                if (!same_shape_read) same_shape_read = &reads[q];
+                known |= same_layout(l, t);
             }
         if (known) continue;
-        s.layouts.emplace_back(&t, &r);
+        append(s.layouts, next_layout, at);
         if (!same_shape_read || reported(s, t)) continue;
         const auto& was = layout_of(*same_shape_read);
         ctx.diag(Severity::Warning, Code::S217, r.ref->range,
@@ -752,8 +785,11 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         planned_asts.push_back(s);
         last = &plan.statements.back();
     }
-    for (const auto& [k, v] : defined)
-        chain_steps.insert(k);
+    // The names check_repeats reads, only where there is a repeat block (a set node per
+    // defined tensor otherwise, for nothing).
+    if (!plan.repeats.empty())
+        for (const auto& [k, v] : defined)
+            chain_steps.insert(k);
     if (!input_reads.empty()) check_inputs(ctx, plan, input_reads, planned_asts);
     check_repeats(ctx, plan, chain_steps);
     return plan;

@@ -86,6 +86,9 @@ struct Context {
         std::unique_ptr<Value> result;
     };
     std::vector<PrefixMemo> prefix_memo;
+    /// The steps' block of a statement's last unreported run, for the next statement's
+    /// (Evaluator's constructor).
+    std::vector<Step> spare_steps;
     std::size_t prefix_memo_used = 0;
     bool prefix_memo_filling = false;                ///< the first run records
     const std::vector<Step>* prefix_steps = nullptr; ///< the first run's steps, once it is done

@@ -184,6 +184,7 @@ void Evaluator::record_operand(const Value& v) {
 
 std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
     std::vector<int> out;
+    out.reserve(vs.size()); // one block (growing by each id cost one per doubling)
     for (const auto& v : vs)
         out.push_back(v.id);
     return out;
@@ -249,13 +250,21 @@ void Evaluator::group_collective(Value& v, StepKind kind, const std::vector<int>
 }
 
 void Evaluator::group_collective_of(Value& v, StepKind kind, std::span<const int> ks, IndexKey from,
-                                    IndexKey to, const std::string& why) {
+                                    IndexKey to, std::string_view why) {
     const int in = v.id;
     const double local = local_bytes(v);
     std::int64_t n = 1;
     for (int k : ks)
         n *= ctx_.axis_size(k);
-    const std::string label = axes_label(ks);
+    // One axis (most collectives): its label as the context keeps it, not a copy.
+    std::string group_label;
+    std::string_view label;
+    if (ks.size() == 1 && static_cast<std::size_t>(ks.front()) < ctx_.axis_labels_.size()) {
+        label = ctx_.axis_labels_[static_cast<std::size_t>(ks.front())];
+    } else {
+        group_label = axes_label(ks);
+        label = group_label;
+    }
     switch (kind) {
     case StepKind::AllReduce:
         add_collective(kind, ks, v, local, local,
@@ -309,15 +318,15 @@ void Evaluator::add_local(StepKind kind, const Value& v, std::string detail, std
         s.cost.time_s = compute_time(flops, bytes_moved, *ctx_.hw, v.elem_bytes, matrix);
 }
 
-void Evaluator::all_reduce(Value& v, int k, const std::string& why) {
+void Evaluator::all_reduce(Value& v, int k, std::string_view why) {
     group_collective_of(v, StepKind::AllReduce, std::span<const int>(&k, 1), {}, {}, why);
 }
 
-void Evaluator::reduce_scatter(Value& v, int k, IndexKey i, const std::string& why) {
+void Evaluator::reduce_scatter(Value& v, int k, IndexKey i, std::string_view why) {
     group_collective_of(v, StepKind::ReduceScatter, std::span<const int>(&k, 1), {}, i, why);
 }
 
-void Evaluator::all_gather(Value& v, int k, const std::string& why) {
+void Evaluator::all_gather(Value& v, int k, std::string_view why) {
     auto i = v.sharded_on(k);
     if (!i) return;
     auto axes = v.sharding[*i];

@@ -28,9 +28,14 @@ std::string messages_text(const std::vector<std::pair<std::int64_t, std::int64_t
 
 class Evaluator {
 public:
-    Evaluator(Context& ctx, const Defined& defined, std::vector<int> fixed, bool report)
-        : ctx_(ctx), defined_(defined), fixed_(std::move(fixed)), report_(report) {
+    /// `fixed`: the choices, read while it evaluates (the caller's; no copy per run).
+    Evaluator(Context& ctx, const Defined& defined, std::span<const int> fixed, bool report)
+        : ctx_(ctx), defined_(defined), fixed_(fixed), report_(report) {
         // Typical statements stay within these; growing from empty cost a block per doubling.
+        // A run that is not reported takes the steps' block of an earlier one (its steps
+        // leave with the plan otherwise).
+        if (!report_) steps = std::move(ctx.spare_steps);
+        steps.clear();
         steps.reserve(8);
         if (report_) {
             values.reserve(16);
@@ -39,7 +44,9 @@ public:
     }
 
     std::vector<Step> steps;
-    std::vector<ChoicePoint> points;
+    /// A few inline: the search copies them per run.
+    using Points = SmallVec<ChoicePoint, 8>;
+    Points points;
     std::vector<TensorLayout> operands;
     bool fixed_up = false; ///< a fix was needed (the plan is chosen, not implied)
     bool failed = false;   ///< an error stopped the evaluation
@@ -109,11 +116,11 @@ public:
                    double flops = 0, double bytes_moved = 0, bool matrix = false);
 
     /// P -> R on axis k.
-    void all_reduce(Value& v, int k, const std::string& why);
+    void all_reduce(Value& v, int k, std::string_view why);
     /// P -> S(i) on axis k.
-    void reduce_scatter(Value& v, int k, IndexKey i, const std::string& why);
+    void reduce_scatter(Value& v, int k, IndexKey i, std::string_view why);
     /// S -> R on axis k (and every axis minor to it on the same index, which must go too).
-    void all_gather(Value& v, int k, const std::string& why);
+    void all_gather(Value& v, int k, std::string_view why);
     void slice(Value& v, int k, IndexKey i, const std::string& why);
     /// `v` summed over the local chunk of its sharded index `i`: partial over i's axes.
     Value sum_local_chunk(Value v, const IndexId& i);
@@ -128,7 +135,7 @@ public:
                           const IndexId* to, const std::string& why);
     /// The same with the indices as keys (the kind says which of them it reads).
     void group_collective_of(Value& v, StepKind kind, std::span<const int> ks, IndexKey from,
-                             IndexKey to, const std::string& why);
+                             IndexKey to, std::string_view why);
     /// Every device receives its block of the layout `sharding` from one device (`pairs`:
     /// source, destination); none: each keeps part of its own block (a local step).
     void permute(Value& v, const FlatMap<IndexKey, AxisList>& sharding,
@@ -292,7 +299,7 @@ private:
     std::vector<std::unique_ptr<Value>> written_here_;
     Context& ctx_;
     const Defined& defined_;
-    std::vector<int> fixed_;
+    std::span<const int> fixed_;
     bool report_;
     int temps_ = 0;
     int value_count_ = 0;

@@ -11,9 +11,12 @@ namespace shardscope::semantics::detail {
 
 namespace {
 
+/// A run's choices, a few inline (copied per run).
+using Choices = SmallVec<int, 8>;
+
 struct Outcome {
-    std::vector<int> choices;
-    std::vector<ChoicePoint> points;
+    Choices choices;
+    Evaluator::Points points;
     /// The run's steps (moved out of its evaluator: no copy), kept for the words of an
     /// alternative, which are built only for the outcomes listed as one. Empty for the first
     /// run, whose steps its evaluator keeps.
@@ -75,7 +78,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     // the plan, which it is for any statement without choices, it is not run again.
     std::vector<Outcome> outcomes;
     outcomes.reserve(4); // most statements have one choice point or none: one block
-    std::vector<int> choices;
+    Choices choices;
     std::optional<Evaluator> first_ev;
     std::optional<Value> first_result;
     std::vector<std::vector<std::string>> first_chain_cols;
@@ -185,9 +188,10 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
         if (&o != &outcomes.front()) return o.steps;
         return best_is_first ? sp.steps : first_ev->steps;
     };
-    std::vector<const Outcome*> alts;
+    // Pointer lists, a few inline: a heap block each per statement otherwise.
+    SmallVec<const Outcome*, 8> alts;
     if (outcomes.size() > 1) {
-        std::vector<const std::vector<Step>*> seen{&steps_of(*best)};
+        SmallVec<const std::vector<Step>*, 8> seen{&steps_of(*best)};
         for (const auto& o : outcomes) {
             if (!o.ok) continue;
             const auto& steps = steps_of(o);
@@ -228,7 +232,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
                      " (" + format_seconds(sp.cost.time_s) + ")");
     }
     // Uneven shards, once per tensor and layout (a chain's result is often its last operand).
-    std::vector<const TensorLayout*> checked;
+    SmallVec<const TensorLayout*, 8> checked;
     auto check_even = [&](const TensorLayout& t) {
         for (const auto* c : checked)
             if (c->tensor == t.tensor && c->indices == t.indices && c->placements == t.placements &&
@@ -277,6 +281,7 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
 
     for (const auto& v : ev.moved_also)
         sp.also_stored.push_back(v.id);
+    if (outcomes.size() > 1) ctx.spare_steps = std::move(outcomes.back().steps);
     return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
 }
 

@@ -28,10 +28,20 @@ public:
         assign(first, last);
     }
     explicit SmallVec(const std::vector<T>& v) { assign(v.begin(), v.end()); }
-    SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
+    SmallVec(const SmallVec& o) {
+        if (o.size_ <= N) {
+            copy_inline(o);
+            return;
+        }
+        assign(o.begin(), o.end());
+    }
     SmallVec(SmallVec&& o) noexcept { take(o); }
     SmallVec& operator=(const SmallVec& o) {
         if (this != &o) {
+            if (!heap_ && o.size_ <= N) {
+                copy_inline(o);
+                return *this;
+            }
             size_ = 0;
             assign(o.begin(), o.end());
         }
@@ -111,6 +121,14 @@ private:
         for (; first != last; ++first)
             data()[size_++] = *first;
     }
+    /// Every inline slot copied, used or not: a copy of a constant (small) size is a few
+    /// moves, where one of `size_` elements was a loop or a call to memcpy. `o` holds at most
+    /// N (on the heap, its block has room for more than N); this one is inline.
+    void copy_inline(const SmallVec& o) {
+        std::memcpy(static_cast<void*>(inline_), static_cast<const void*>(o.data()),
+                    sizeof inline_);
+        size_ = o.size_;
+    }
     void take(SmallVec& o) {
         size_ = o.size_;
         if (o.heap_) {
@@ -118,13 +136,14 @@ private:
             capacity_ = o.capacity_;
             o.heap_ = nullptr;
             o.capacity_ = N;
-        } else if (size_) {
-            std::memcpy(inline_, o.inline_, size_ * sizeof(T));
+        } else {
+            std::memcpy(static_cast<void*>(inline_), static_cast<const void*>(o.inline_),
+                        sizeof inline_);
         }
         o.size_ = 0;
     }
     void release() {
-        delete[] heap_;
+        if (heap_) delete[] heap_; // most never leave their inline room: no call then
         heap_ = nullptr;
         capacity_ = N;
     }

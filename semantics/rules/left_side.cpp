@@ -66,7 +66,7 @@ void Evaluator::transition(Value& have, const Value& want, const ast::SourceRang
                 other = true;
         }
         if (!other && only >= 0 && !want.sharded_index(only)) {
-            all_reduce(have, only, std::string(reason));
+            all_reduce(have, only, reason);
             return;
         }
     }
@@ -231,7 +231,7 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
             transition(*rhs, *stored, at, "+= adds into " + lhs->name + " as it is stored");
             if (failed) return std::nullopt;
             result_id = rhs->id;
-            return *stored;
+            return stored;
         }
     // The left-hand side states the result's placement.
     transition(*rhs, *lhs, at, "the left-hand side asks for it");
