@@ -153,12 +153,16 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
             eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
     }
     Evaluator& ev = *final_ev;
-    if (!result || ev.failed) return std::nullopt;
+    // Built in place and returned by name (no move: a plan's layouts are inline, and each
+    // move of a StatementPlan copied them element by element).
+    std::optional<Planned> planned;
+    if (!result || ev.failed) return planned;
     // The first run's steps: `ev`'s when it is the reporting run (moved into the plan below),
     // else still its evaluator's.
     const bool best_is_first = best == &outcomes.front();
 
-    StatementPlan sp;
+    planned.emplace();
+    StatementPlan& sp = planned->plan;
     sp.range = s->range;
     sp.source = std::move(source);
     sp.pretty = std::move(pretty);
@@ -282,7 +286,9 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     for (const auto& v : ev.moved_also)
         sp.also_stored.push_back(v.id);
     if (outcomes.size() > 1) ctx.spare_steps = std::move(outcomes.back().steps);
-    return Planned{std::move(sp), std::move(*result), std::move(ev.moved_also)};
+    planned->result = std::move(*result);
+    planned->moved_also = std::move(ev.moved_also);
+    return planned;
 }
 
 } // namespace shardscope::semantics::detail
