@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <compare>
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -38,7 +39,14 @@ public:
     explicit InlineVec(std::size_t n) { resize(n); }
     InlineVec(std::size_t n, const T& x) { resize(n, x); }
     InlineVec(const std::vector<T>& v) { append(v.begin(), v.end()); } // NOLINT: a drop-in
-    InlineVec(const InlineVec& o) { append(o.begin(), o.end()); }
+    InlineVec(const InlineVec& o) {
+        if constexpr (std::is_trivially_copyable_v<T>)
+            if (o.size_ <= N) {
+                copy_inline(o);
+                return;
+            }
+        append(o.begin(), o.end());
+    }
     InlineVec(InlineVec&& o) noexcept(std::is_nothrow_move_constructible_v<T>) { take(o); }
     InlineVec& operator=(const InlineVec& o) {
         if (this != &o) assign(o.begin(), o.end());
@@ -175,10 +183,23 @@ private:
     template <typename It>
     void append(It first, It last) {
         if constexpr (std::is_base_of_v<std::forward_iterator_tag,
-                                        typename std::iterator_traits<It>::iterator_category>)
+                                        typename std::iterator_traits<It>::iterator_category>) {
+            // Room first, then each element made in place: no capacity test per element.
             grow(size_ + static_cast<std::size_t>(std::distance(first, last)));
-        for (; first != last; ++first)
-            emplace_back(*first);
+            T* d = data();
+            for (; first != last; ++first)
+                ::new (static_cast<void*>(d + size_++)) T(*first);
+        } else {
+            for (; first != last; ++first)
+                emplace_back(*first);
+        }
+    }
+    /// A copy of `o` (at most N elements) into this empty, inline one: the whole inline room
+    /// in one copy of constant size, where a loop over the elements cost a test each.
+    void copy_inline(const InlineVec& o) {
+        std::memcpy(static_cast<void*>(inline_), static_cast<const void*>(o.data()),
+                    o.size_ * sizeof(T));
+        size_ = o.size_;
     }
     void take(InlineVec& o) {
         if (o.heap_) {
@@ -187,6 +208,11 @@ private:
             size_ = o.size_;
             o.heap_ = nullptr;
             o.capacity_ = N;
+            o.size_ = 0;
+            return;
+        }
+        if constexpr (std::is_trivially_copyable_v<T>) {
+            copy_inline(o);
             o.size_ = 0;
             return;
         }
