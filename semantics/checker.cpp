@@ -167,14 +167,13 @@ void CheckCache::clear() {
 
 namespace {
 
-/// The plan of statement `s`: the cached one when the statement, the program-wide facts and
-/// the tensors it reads are unchanged (its diagnostics replayed at the new position), else
-/// `plan_statement()`, which is then cached.
+/// The plan of statement `s` into `out`: the cached one when the statement, the program-wide
+/// facts and the tensors it reads are unchanged (its diagnostics replayed at the new
+/// position), else `plan_statement()`'s, which is then cached. False: it cannot be planned.
 template <typename F>
-std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& context,
-                                   const Defined& defined, const ast::Statement& s,
-                                   const std::string& source, const std::string& pretty,
-                                   std::vector<Diagnostic>& diagnostics, F&& plan_statement) {
+bool cached_plan(CheckCache::Impl& cache, const std::string& context, const Defined& defined,
+                 const ast::Statement& s, const std::string& source, const std::string& pretty,
+                 std::vector<Diagnostic>& diagnostics, const PlanOut& out, F&& plan_statement) {
     std::string key = source;
     key += '\0';
     key += pretty;
@@ -194,19 +193,27 @@ std::optional<Planned> cached_plan(CheckCache::Impl& cache, const std::string& c
             d.range = moved(d.range, e.at, s.range);
             diagnostics.push_back(std::move(d));
         }
-        return e.planned;
+        if (!e.planned) return false;
+        out.plan = e.planned->plan;
+        out.result = e.planned->result;
+        out.moved_also = e.planned->moved_also;
+        return true;
     }
     const auto first = diagnostics.size();
-    auto planned = plan_statement();
-    CachedStatement e{
-        context, std::move(reads),
-        planned, {diagnostics.begin() + static_cast<std::ptrdiff_t>(first), diagnostics.end()},
-        s.range, cache.generation};
+    std::optional<Planned> planned;
+    if (plan_statement()) planned = Planned{out.plan, out.result, out.moved_also};
+    const bool ok = planned.has_value();
+    CachedStatement e{context,
+                      std::move(reads),
+                      std::move(planned),
+                      {diagnostics.begin() + static_cast<std::ptrdiff_t>(first), diagnostics.end()},
+                      s.range,
+                      cache.generation};
     const bool positioned =
         std::all_of(e.diagnostics.begin(), e.diagnostics.end(),
                     [&](const Diagnostic& d) { return inside(d.range, s.range); });
     if (positioned) cache.entries.insert_or_assign(std::move(key), std::move(e));
-    return planned;
+    return ok;
 }
 
 } // namespace
@@ -691,24 +698,29 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                 ? std::string(options.text.substr(s->range.offset, s->range.length))
                 : parser::print(*s);
         std::string pretty = parser::print(*s, {true});
-        // Initialized from the planner's return value, not assigned: a plan is large, and an
-        // assignment moved it once more.
-        std::optional<Planned> planned = [&]() -> std::optional<Planned> {
-            if (cache) {
-                auto plan_one = [&] {
-                    return plan_statement(ctx, defined, *s, source, pretty, options,
-                                          plan.diagnostics);
-                };
-                return cached_plan(*cache, context, defined, *s, source, pretty, plan.diagnostics,
-                                   plan_one);
-            }
+        // Planned in place, at the end of the list (room was reserved): a plan's layouts are
+        // inline, and moving it there copied them element by element. Dropped if it fails.
+        StatementPlan& sp = plan.statements.emplace_back();
+        Value result;
+        std::vector<Value> moved_also;
+        const PlanOut out{sp, result, moved_also};
+        if (cache) {
+            auto plan_one = [&] {
+                return plan_statement(ctx, defined, *s, source, pretty, options, plan.diagnostics,
+                                      out);
+            };
+            last_failed = !cached_plan(*cache, context, defined, *s, source, pretty,
+                                       plan.diagnostics, out, plan_one);
+        } else {
             // Without a cache the texts are read no more: the plan takes them.
-            return plan_statement(ctx, defined, *s, std::move(source), std::move(pretty), options,
-                                  plan.diagnostics);
-        }();
-        last_failed = !planned;
-        if (last_failed) continue;
-        StatementPlan& sp = planned->plan;
+            last_failed = !plan_statement(ctx, defined, *s, std::move(source), std::move(pretty),
+                                          options, plan.diagnostics, out);
+        }
+        if (last_failed) {
+            plan.statements.pop_back();
+            continue;
+        }
+        const std::size_t index = plan.statements.size() - 1; // this statement's
         sp.range = s->range;
         if (cache && sp.source != source) sp.source = source; // the planner's, unless cached
         // Ranges nobody gave: one note per statement, each index named once per program.
@@ -749,7 +761,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
             auto note_read = [&](const ast::TensorRef& r, std::size_t operand) {
                 auto k = parser::tensor_key(r.name, r.label);
                 if (!defined.count(k) && operand < sp.operands.size())
-                    input_reads.push_back({std::move(k), &r, plan.statements.size(), operand});
+                    input_reads.push_back({std::move(k), &r, index, operand});
             };
             if (eq) {
                 std::size_t operand = 0;
@@ -775,13 +787,12 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
                      std::string(eq->op == ast::AssignOp::Update ? "':='" : "'+='") + " updates " +
                          key +
                          ", which no earlier statement defines: it is a program input, as written");
-        defined[key] = std::move(planned->result);
-        for (auto& v : planned->moved_also) // a chain of products' other moved factors
+        defined[key] = std::move(result);
+        for (auto& v : moved_also) // a chain of products' other moved factors
             defined[v.name] = std::move(v);
         sp.target = key;
         if (eq) sp.assign = eq->op;
         if (block) sp.repeat = block->count;
-        plan.statements.push_back(std::move(sp));
         planned_asts.push_back(s);
         last = &plan.statements.back();
     }

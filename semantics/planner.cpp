@@ -62,10 +62,9 @@ std::string description_of(const std::vector<Step>& steps) {
 
 } // namespace
 
-std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
-                                      const ast::Statement& statement, std::string source,
-                                      std::string pretty, const CheckOptions& options,
-                                      std::vector<Diagnostic>& diagnostics) {
+bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& statement,
+                    std::string source, std::string pretty, const CheckOptions& options,
+                    std::vector<Diagnostic>& diagnostics, const PlanOut& out) {
     const auto* s = &statement;
     const auto* eq = std::get_if<ast::Equation>(&s->node);
     const auto* ch = std::get_if<ast::Chain>(&s->node);
@@ -153,16 +152,12 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
             eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
     }
     Evaluator& ev = *final_ev;
-    // Built in place and returned by name (no move: a plan's layouts are inline, and each
-    // move of a StatementPlan copied them element by element).
-    std::optional<Planned> planned;
-    if (!result || ev.failed) return planned;
+    if (!result || ev.failed) return false;
     // The first run's steps: `ev`'s when it is the reporting run (moved into the plan below),
     // else still its evaluator's.
     const bool best_is_first = best == &outcomes.front();
 
-    planned.emplace();
-    StatementPlan& sp = planned->plan;
+    StatementPlan& sp = out.plan;
     sp.range = s->range;
     sp.source = std::move(source);
     sp.pretty = std::move(pretty);
@@ -286,9 +281,9 @@ std::optional<Planned> plan_statement(Context& ctx, const Defined& defined,
     for (const auto& v : ev.moved_also)
         sp.also_stored.push_back(v.id);
     if (outcomes.size() > 1) ctx.spare_steps = std::move(outcomes.back().steps);
-    planned->result = std::move(*result);
-    planned->moved_also = std::move(ev.moved_also);
-    return planned;
+    out.result = std::move(*result);
+    out.moved_also = std::move(ev.moved_also);
+    return true;
 }
 
 } // namespace shardscope::semantics::detail

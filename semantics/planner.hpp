@@ -17,11 +17,20 @@ struct Planned {
     std::vector<Value> moved_also; ///< a chain of products' other moved factors, as they end
 };
 
-/// Plans equation or chain `s` given the tensors defined before it (nullopt when it cannot be
-/// planned; the reasons are in the diagnostics). `source` and `pretty` are its text.
-std::optional<Planned> plan_statement(Context& ctx, const Defined& defined, const ast::Statement& s,
-                                      std::string source, std::string pretty,
-                                      const CheckOptions& options,
-                                      std::vector<Diagnostic>& diagnostics);
+/// Where planning a statement writes: its plan in place (in the Plan's list: a plan's layouts
+/// are inline, and each move of one copied them element by element), the value it stores and
+/// a chain of products' other moved factors.
+struct PlanOut {
+    StatementPlan& plan; ///< a default one
+    Value& result;
+    std::vector<Value>& moved_also;
+};
+
+/// Plans equation or chain `s` given the tensors defined before it into `out` (false when it
+/// cannot be planned; the reasons are in the diagnostics, `out` is then to be dropped).
+/// `source` and `pretty` are its text.
+bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& s,
+                    std::string source, std::string pretty, const CheckOptions& options,
+                    std::vector<Diagnostic>& diagnostics, const PlanOut& out);
 
 } // namespace shardscope::semantics::detail
