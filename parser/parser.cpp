@@ -193,7 +193,9 @@ class Converter {
 public:
     Converter(const SourceFile& file, ParseContext& ctx) : file_(file), ctx_(ctx) {}
 
-    ast::SourceRange range(const Node& n) const {
+    /// Inline: a statement positions a few dozen nodes, and the call and the copy of its
+    /// result cost as much as the arithmetic.
+    [[gnu::always_inline]] ast::SourceRange range(const Node& n) const {
         const auto off = offset(n.begin());
         const auto len = static_cast<std::size_t>(n.end() - n.begin());
         // Most nodes lie on the ASCII line of the node before: positioned by arithmetic, as
@@ -233,7 +235,7 @@ private:
     }
 
     /// The range of `len` bytes at `off`, on the ASCII line `line_`.
-    ast::SourceRange on_line(std::size_t off, std::size_t len) const {
+    [[gnu::always_inline]] ast::SourceRange on_line(std::size_t off, std::size_t len) const {
         ast::SourceRange r;
         r.offset = static_cast<std::uint32_t>(off);
         r.length = static_cast<std::uint32_t>(len);
@@ -254,7 +256,10 @@ private:
     /// string's own buffer) costs a third of assign's general replace.
     static void set_text(std::string& s, std::string_view v) {
         s.clear();
-        s.append(v.data(), v.size());
+        if (v.size() == 1) // an index letter, most names: push_back is inline, append a call
+            s.push_back(v[0]);
+        else
+            s.append(v.data(), v.size());
     }
 
     static int count_primes(std::string_view s) {
@@ -416,8 +421,10 @@ private:
                     fail(*c, Code::P203, "tensor '" + t.name + "' has two superscript labels",
                          "keep one label: the label is part of the tensor's name");
                 has_label = true;
-                t.label =
-                    c->is_type<g::label_unicode>() ? script_digits(c->string_view()) : c->string();
+                if (c->is_type<g::label_unicode>())
+                    t.label = script_digits(c->string_view());
+                else
+                    set_text(t.label, c->string_view()); // no temporary string
             } else if (c->is_type<g::sub_list>()) {
                 t.style = ast::IndexStyle::Subscript;
                 t.dims.reserve(c->children.size());

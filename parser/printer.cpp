@@ -159,6 +159,15 @@ void put_dimension(Writer& out, const ast::Dimension& d, bool bracket, bool unic
     out += ')';
 }
 
+/// A dimension that prints as its one letter (`s` in `x_{b_0 s d}`, most of them): written
+/// inline by the subscript list, as the calls through put_dimension and put_index cost more
+/// than the byte.
+const ast::Index* plain_letter(const ast::Dimension& d) {
+    if (d.grouped || d.parts.size() != 1) return nullptr;
+    const ast::Index& ix = d.parts[0];
+    return ix.name.size() == 1 && ix.primes == 0 && !ix.open && ix.axes.empty() ? &ix : nullptr;
+}
+
 /// Subscript lists are compact (`x_{bsd'}`) unless an index carries a mesh axis, is longer
 /// than one letter, or is a group: then indices are separated by spaces (`W_{d r_0 f}`).
 template <typename Dims, typename DimOf>
@@ -176,7 +185,11 @@ void put_subscript_list(Writer& out, const Dims& dims, DimOf&& dim_of, bool unic
     for (const auto& d : dims) {
         if (!first && spaced) out += ' ';
         first = false;
-        put_dimension(out, dim_of(d), false, unicode);
+        const auto& dim = dim_of(d);
+        if (const ast::Index* ix = plain_letter(dim))
+            out += ix->name[0];
+        else
+            put_dimension(out, dim, false, unicode);
     }
     out += '}';
 }
@@ -428,6 +441,22 @@ struct StatementPrinter {
 
 std::string tensor_key(const std::string& name, const std::string& label) {
     if (label.empty()) return name;
+    // Most keys (`W^0`, `W12^1`) fit std::string's inline buffer: gathered here and the string
+    // made once, as the checker asks for a key per tensor read (the Writer cost twice this).
+    const bool braced = label.size() > 1;
+    const std::size_t size = name.size() + label.size() + (braced ? 3 : 1);
+    if (size <= 15) {
+        char buf[15];
+        std::size_t n = 0;
+        for (char c : name)
+            buf[n++] = c;
+        buf[n++] = '^';
+        if (braced) buf[n++] = '{';
+        for (char c : label)
+            buf[n++] = c;
+        if (braced) buf[n++] = '}';
+        return std::string(buf, n);
+    }
     std::string out;
     {
         Writer w(out);

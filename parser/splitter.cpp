@@ -21,15 +21,32 @@ static std::string trim(std::string_view s) {
 
 namespace {
 
-/// The bytes the splitter acts on; every other byte is skipped in a tight loop.
+/// The bytes the splitter stops at; every other byte is skipped in a tight loop. Braces are
+/// not among them: they matter only at a `;` or a caption, and are counted there (a statement
+/// has a dozen, and a stop cost as much as the bytes between two of them).
 struct Special {
     bool at[256] = {};
     constexpr Special() {
-        for (unsigned char c : {'\n', ';', '#', '%', '{', '}', '\\'})
+        for (unsigned char c : {'\n', ';', '#', '%', '\\'})
             at[c] = true;
     }
 };
 constexpr Special kSpecial;
+
+/// The first byte at or after `p` that kSpecial holds, or `end`: four bytes a round, one
+/// bounds test for the four.
+const char* next_special(const char* p, const char* end) {
+    auto special = [](char c) { return kSpecial.at[static_cast<unsigned char>(c)]; };
+    for (; end - p >= 4; p += 4) {
+        if (special(p[0])) return p;
+        if (special(p[1])) return p + 1;
+        if (special(p[2])) return p + 2;
+        if (special(p[3])) return p + 3;
+    }
+    while (p != end && !special(*p))
+        ++p;
+    return p;
+}
 
 } // namespace
 
@@ -46,38 +63,45 @@ std::vector<Piece> split_statements(std::string_view s) {
     }
     out.reserve(2 * lines + 2);
     std::size_t start = 0; // start of the current statement
-    int depth = 0;         // brace depth: separators inside braces belong to the statement
+    // Brace depth: separators inside braces belong to the statement. `depth` counts the braces
+    // before `counted`; those from there on are counted when a `;` or a caption asks.
+    int depth = 0;
+    std::size_t counted = 0;
+    auto depth_at = [&](std::size_t at) {
+        for (; counted < at; ++counted) {
+            if (s[counted] == '{') ++depth;
+            if (s[counted] == '}' && depth > 0) --depth;
+        }
+        return depth;
+    };
     auto end_statement = [&](std::size_t at) {
-        if (at > start) out.push_back({Piece::Kind::Statement, start, at, {}});
+        if (at > start) out.emplace_back(Piece::Kind::Statement, start, at);
     };
     std::size_t i = 0;
     while (i < s.size()) {
-        while (i < s.size() && !kSpecial.at[static_cast<unsigned char>(s[i])])
-            ++i;
+        i = static_cast<std::size_t>(next_special(s.data() + i, end) - s.data());
         if (i == s.size()) break;
         const char c = s[i];
         if (c == '\n') {
             end_statement(i);
-            out.push_back({Piece::Kind::LineEnd, i, i + 1, {}});
-            start = ++i;
+            out.emplace_back(Piece::Kind::LineEnd, i, i + 1);
+            start = counted = ++i;
             depth = 0;
-        } else if (c == ';' && depth == 0) {
-            end_statement(i);
-            start = ++i;
+        } else if (c == ';') {
+            if (depth_at(i) == 0) {
+                end_statement(i);
+                start = i + 1;
+            }
+            counted = ++i;
         } else if (c == '#' || c == '%') {
             end_statement(i);
             std::size_t e = i;
             while (e < s.size() && s[e] != '\n')
                 ++e;
-            out.push_back({Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1))});
-            start = i = e;
-        } else if (c == '{') {
-            ++depth;
-            ++i;
-        } else if (c == '}') {
-            if (depth > 0) --depth;
-            ++i;
-        } else if (c == '\\') {
+            out.emplace_back(Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1)));
+            start = counted = i = e;
+        } else { // '\\'
+            depth_at(i);
             const char n = i + 1 < s.size() ? s[i + 1] : '\0';
             if (n == '\\') { // LaTeX line break: a statement separator
                 end_statement(i);
@@ -105,8 +129,8 @@ std::vector<Piece> split_statements(std::string_view s) {
                     const auto content = trim(s.substr(b + 1, k - b - 2 + (d > 0 ? 1 : 0)));
                     if (d == 0 && !content.empty() && content.front() != '(') {
                         end_statement(i);
-                        out.push_back({Piece::Kind::Comment, i, k, content});
-                        start = i = k;
+                        out.emplace_back(Piece::Kind::Comment, i, k, content);
+                        start = counted = i = k;
                         continue;
                     }
                 }
@@ -114,8 +138,7 @@ std::vector<Piece> split_statements(std::string_view s) {
             } else {
                 i += n == '\0' ? 1 : 2; // an escape such as `\,` `\ ` `\%` `\{`
             }
-        } else {
-            ++i;
+            counted = i; // what the backslash took is not a brace of the statement
         }
     }
     end_statement(s.size());

@@ -2,6 +2,7 @@
 // Every check looks at the AST fields the construct should produce, not only at "no error".
 #include "helpers.hpp"
 #include "parser/json.hpp"
+#include "parser/splitter.hpp"
 
 #include <doctest/doctest.h>
 
@@ -1426,4 +1427,24 @@ TEST_CASE("an inline expectation that fails drops the statement before it") {
     CHECK(r.program.items.empty());
     REQUIRE(r.diagnostics.size() == 1);
     CHECK(r.diagnostics[0].code == "P200");
+}
+
+TEST_CASE("splitter: a separator inside braces, escaped and stray braces, captions") {
+    // The splitter counts braces only where a `;` or a caption asks (parser/splitter.cpp).
+    auto kinds = [](std::string_view text) {
+        std::string k;
+        for (const auto& p : parser::split_statements(text))
+            k += p.kind == parser::Piece::Kind::Statement ? 'S'
+                 : p.kind == parser::Piece::Kind::Comment ? 'C'
+                                                          : 'L';
+        return k;
+    };
+    CHECK(kinds("a_{x;y} = b; c = d") == "SS");   // the first `;` is inside braces
+    CHECK(kinds("a\\{ ; b") == "SS");             // an escaped brace opens nothing
+    CHECK(kinds("a_{b} } ; c") == "SS");          // a stray `}` leaves the depth at zero
+    CHECK(kinds("{\n; b") == "SLS");              // a line end closes every brace
+    CHECK(kinds("x_{\\textrm{a b}} = y") == "S"); // inside braces: no caption
+    CHECK(kinds("\\textrm{a b} x = y") == "CS");
+    CHECK(kinds("a_{x # c\n; b") == "SCLS");
+    CHECK(kinds("a_{x \\\\ b; c") == "SS"); // `\\` separates; the brace stays open
 }
