@@ -75,7 +75,7 @@ std::vector<Piece> split_statements(std::string_view s) {
         return depth;
     };
     auto end_statement = [&](std::size_t at) {
-        if (at > start) out.emplace_back(Piece::Kind::Statement, start, at);
+        if (at > start) out.push_back({Piece::Kind::Statement, start, at, {}});
     };
     std::size_t i = 0;
     while (i < s.size()) {
@@ -84,7 +84,7 @@ std::vector<Piece> split_statements(std::string_view s) {
         const char c = s[i];
         if (c == '\n') {
             end_statement(i);
-            out.emplace_back(Piece::Kind::LineEnd, i, i + 1);
+            out.push_back({Piece::Kind::LineEnd, i, i + 1, {}});
             start = counted = ++i;
             depth = 0;
         } else if (c == ';') {
@@ -98,7 +98,7 @@ std::vector<Piece> split_statements(std::string_view s) {
             std::size_t e = i;
             while (e < s.size() && s[e] != '\n')
                 ++e;
-            out.emplace_back(Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1)));
+            out.push_back({Piece::Kind::Comment, i, e, trim(s.substr(i + 1, e - i - 1))});
             start = counted = i = e;
         } else { // '\\'
             depth_at(i);
@@ -129,7 +129,7 @@ std::vector<Piece> split_statements(std::string_view s) {
                     const auto content = trim(s.substr(b + 1, k - b - 2 + (d > 0 ? 1 : 0)));
                     if (d == 0 && !content.empty() && content.front() != '(') {
                         end_statement(i);
-                        out.emplace_back(Piece::Kind::Comment, i, k, content);
+                        out.push_back({Piece::Kind::Comment, i, k, content});
                         start = counted = i = k;
                         continue;
                     }
