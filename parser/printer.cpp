@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 namespace shardscope::parser {
 
@@ -194,17 +195,20 @@ void put_subscript_list(Writer& out, const Dims& dims, DimOf&& dim_of, bool unic
     out += '}';
 }
 
+/// How a label is written in ASCII: `^0` for one character, `^{10}` otherwise. The one rule
+/// shared by the printer and `tensor_key`.
+std::pair<std::string_view, std::string_view> label_delimiters(std::string_view label) {
+    if (label.size() == 1) return {"^", ""};
+    return {"^{", "}"};
+}
+
 void put_label(Writer& out, const std::string& label, bool unicode) {
     if (label.empty()) return;
     if (unicode && all_digits(label)) return put_script_digits(out, label, kSuperscriptDigits);
-    if (label.size() == 1) {
-        out += '^';
-        out += label;
-        return;
-    }
-    out += "^{";
+    const auto [open, close] = label_delimiters(label);
+    out += open;
     out += label;
-    out += '}';
+    out += close;
 }
 
 std::string label_text(const std::string& label, bool unicode) {
@@ -441,29 +445,24 @@ struct StatementPrinter {
 
 std::string tensor_key(const std::string& name, const std::string& label) {
     if (label.empty()) return name;
+    // Not a structured binding: clang 15 cannot capture one in a lambda.
+    const auto delimiters = label_delimiters(label);
+    const std::string_view open = delimiters.first, close = delimiters.second;
+    const std::size_t size = name.size() + open.size() + label.size() + close.size();
     // Most keys (`W^0`, `W12^1`) fit std::string's inline buffer: gathered here and the string
-    // made once, as the checker asks for a key per tensor read (the Writer cost twice this).
-    const bool braced = label.size() > 1;
-    const std::size_t size = name.size() + label.size() + (braced ? 3 : 1);
-    if (size <= 15) {
-        char buf[15];
-        std::size_t n = 0;
-        for (char c : name)
-            buf[n++] = c;
-        buf[n++] = '^';
-        if (braced) buf[n++] = '{';
-        for (char c : label)
-            buf[n++] = c;
-        if (braced) buf[n++] = '}';
-        return std::string(buf, n);
+    // made once, as the checker asks for a key per tensor read (appends cost twice this).
+    auto write = [&](char* out) {
+        for (std::string_view part : {std::string_view(name), open, std::string_view(label), close})
+            out = std::copy(part.begin(), part.end(), out);
+    };
+    char small[15];
+    if (size <= sizeof small) {
+        write(small);
+        return std::string(small, size);
     }
-    std::string out;
-    {
-        Writer w(out);
-        w += name;
-        put_label(w, label, false);
-    }
-    return out;
+    std::string large(size, '\0');
+    write(large.data());
+    return large;
 }
 
 std::string print(const ast::Expect& e) {
