@@ -22,44 +22,26 @@ void dim_text_into(const ast::Dimension& d, std::string& out) {
         out = d.parts[0].name;
         return;
     }
-    // Sized first, then written in place: an append per piece cost a call each.
-    std::size_t n = d.grouped ? 2 : 0;
+    if (d.grouped) out += '(';
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
         const auto& p = d.parts[i];
-        n += (i ? 1 : 0) + p.name.size() + static_cast<std::size_t>(p.primes);
-        if (p.axes.size() > 1) n += 2 + p.axes.size(); // "_{", the commas, "}"
-        if (p.axes.size() == 1) n += 1;                // "_"
-        for (const auto& a : p.axes)
-            n += a.name.size();
-    }
-    const std::size_t at = out.size();
-    out.resize(at + n);
-    char* w = out.data() + at;
-    const auto put = [&w](const std::string& s) {
-        for (const char c : s)
-            *w++ = c;
-    };
-    if (d.grouped) *w++ = '(';
-    for (std::size_t i = 0; i < d.parts.size(); ++i) {
-        const auto& p = d.parts[i];
-        if (i) *w++ = ' ';
-        put(p.name);
-        for (int q = 0; q < p.primes; ++q)
-            *w++ = '\'';
+        if (i) out += ' ';
+        out += p.name;
+        out.append(static_cast<std::size_t>(p.primes), '\'');
         if (p.axes.empty()) continue;
-        *w++ = '_';
+        out += '_';
         if (p.axes.size() == 1) {
-            put(p.axes[0].name);
+            out += p.axes[0].name;
             continue;
         }
-        *w++ = '{';
+        out += '{';
         for (std::size_t k = 0; k < p.axes.size(); ++k) {
-            if (k) *w++ = ',';
-            put(p.axes[k].name);
+            if (k) out += ',';
+            out += p.axes[k].name;
         }
-        *w++ = '}';
+        out += '}';
     }
-    if (d.grouped) *w++ = ')';
+    if (d.grouped) out += ')';
 }
 
 namespace {
