@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace shardscope;
 using namespace shardscope::test;
@@ -179,4 +181,34 @@ TEST_CASE("S106/S217: every factor a chain of products moves is a read of its in
     REQUIRE_MESSAGE(w, plan_text(layout, p3));
     CHECK(w->range.line == 4u);
     CHECK(w->range.column == 11u);
+}
+
+TEST_CASE("S106/S217 over many inputs, their reads interleaved") {
+    // Fifty inputs, read in rounds so that each input's reads are far apart and the checker's
+    // per-name table holds many names at once: input k is read once (k % 4 == 0), in two
+    // shapes (1: S106 at the second read), in two layouts of one shape (2: S217 at the second),
+    // or in a first shape, a second and the first again (3: S106 at the second read only).
+    const std::vector<std::vector<std::string>> reads_of = {
+        {"{i}"}, {"{i}", "{j}"}, {"{i_0 j}", "{i j_0}"}, {"{i}", "{j}", "{i}"}};
+    std::string src = "mesh 2\ndim i=4 j=8\n";
+    std::uint32_t line = 3;
+    std::vector<std::pair<std::string, std::uint32_t>> expected;
+    for (std::size_t round = 0; round < 3; ++round)
+        for (int k = 0; k < 50; ++k) {
+            const auto& reads = reads_of[static_cast<std::size_t>(k % 4)];
+            if (round >= reads.size()) continue;
+            const auto& dims = reads[round];
+            src += "y" + std::to_string(k) + "r" + std::to_string(round) + "_" + dims + " = x" +
+                   std::to_string(k) + "_" + dims + "\n";
+            if (round == 1) expected.emplace_back(k % 4 == 2 ? "S217" : "S106", line);
+            ++line;
+        }
+    const auto plan = check_text(src);
+    std::vector<std::pair<std::string, std::uint32_t>> found;
+    for (const auto& d : plan.diagnostics)
+        if (d.code == "S106" || d.code == "S217") found.emplace_back(d.code, d.range.line);
+    std::sort(found.begin(), found.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    CHECK_MESSAGE(found == expected, plan_text(src, plan));
+    CHECK(plan.statements.size() == static_cast<std::size_t>(line - 3));
 }
