@@ -314,12 +314,9 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
 
 namespace {
 
-/// "8192×32768".
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    std::string out;
-    for (auto e : shape)
-        out += (out.empty() ? "" : "×") + std::to_string(e);
-    return out.empty() ? "a scalar" : out;
+/// "8192×32768", or "a scalar".
+std::string shape_words(std::span<const std::int64_t> shape) {
+    return shape.empty() ? "a scalar" : semantics::shape_text(shape);
 }
 
 /// Width in code points (× and · are two bytes).
@@ -347,8 +344,8 @@ std::string model_difference(const ComparedFile& a, const ComparedFile& b) {
         const auto it = b.tensors.find(name);
         if (it == b.tensors.end()) return name + " is only in " + a.path;
         if (it->second != shape)
-            return name + " is " + shape_text(shape) + " in " + a.path + " and " +
-                   shape_text(it->second) + " in " + b.path;
+            return name + " is " + shape_words(shape) + " in " + a.path + " and " +
+                   shape_words(it->second) + " in " + b.path;
     }
     for (const auto& [name, shape] : b.tensors)
         if (a.tensors.count(name) == 0) return name + " is only in " + b.path;
@@ -373,7 +370,7 @@ ComparedFile compared_file(const std::string& path, const ast::Program& program,
     for (const auto& s : plan.statements)
         for (const auto& o : s.operands)
             if (!o.tensor.empty() && o.tensor[0] != '%' && defined.count(o.tensor) == 0)
-                f.tensors.emplace(o.tensor, o.global_shape);
+                f.tensors.emplace(o.tensor, o.global_shape.to_vector());
     return f;
 }
 

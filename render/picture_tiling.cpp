@@ -4,6 +4,7 @@
 #include "render/pictures.hpp"
 #include "render/text_tiles.hpp"
 #include "render/timeline.hpp"
+#include "semantics/report.hpp"
 
 #include <algorithm>
 #include <map>
@@ -253,8 +254,8 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     y += line * 1.15f;
     if (!compact) {
         text_clipped(c, {area.x0 + pad, y}, colors::kMuted,
-                     "global " + shape_text(layout.global_shape) + " · local " +
-                         shape_text(layout.local_shape) + " per device",
+                     "global " + semantics::shape_text(layout.global_shape) + " · local " +
+                         semantics::shape_text(layout.local_shape) + " per device",
                      small, maxw);
         y += line;
     }

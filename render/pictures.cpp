@@ -4,6 +4,7 @@
 #include "render/palette.hpp"
 #include "render/stepthrough.hpp"
 #include "render/svg_canvas.hpp"
+#include "semantics/report.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -181,14 +182,6 @@ std::string typeset_index(const std::string& index) {
     return out;
 }
 
-std::string shape_text(std::span<const std::int64_t> shape) {
-    if (shape.empty()) return "scalar";
-    std::string out;
-    for (auto e : shape)
-        out += (out.empty() ? "" : "×") + std::to_string(e);
-    return out;
-}
-
 std::string device_text(std::int64_t id, const std::vector<int>& coords) {
     std::string out = "d" + std::to_string(id) + " (";
     for (std::size_t i = 0; i < coords.size(); ++i)
@@ -238,7 +231,7 @@ std::string holding_text(const TileModel& m, std::int64_t device) {
         for (std::size_t i = 0; i < show; ++i)
             out += (i ? " " : "") + tile_text(m, m.tiles[static_cast<std::size_t>(d->tiles[i])]);
         if (d->tiles.size() > show) out += " … (" + std::to_string(d->tiles.size()) + " tiles)";
-        out += " of " + shape_text(m.global_shape);
+        out += " of " + semantics::shape_text(m.global_shape);
         if (m.panels.size() > 1) {
             // Its slice of the undrawn dimensions (every tile of a device is in one panel).
             out += ", " + m.panels
@@ -333,8 +326,8 @@ std::string device_holding_text(const semantics::Mesh& mesh, const semantics::Te
         }
         out += (out.empty() ? "" : ", ") + dim;
     }
-    out =
-        empty ? "nothing (an empty shard)" : "[" + out + "] of " + shape_text(layout.global_shape);
+    out = empty ? "nothing (an empty shard)"
+                : "[" + out + "] of " + semantics::shape_text(layout.global_shape);
     std::string partial;
     for (std::size_t k = 0; k < layout.placements.size(); ++k)
         if (layout.placements[k].kind == semantics::Placement::Kind::Partial)

@@ -131,9 +131,6 @@ std::string tile_text(const TileModel& model, const Tile& tile);
 /// written (Unicode has subscripts for few letters).
 std::string typeset_index(const std::string& index);
 
-/// "4×8", "scalar".
-std::string shape_text(std::span<const std::int64_t> shape);
-
 /// "d3 (1,1)": a device and its mesh coordinates.
 std::string device_text(std::int64_t id, const std::vector<int>& coords);
 
