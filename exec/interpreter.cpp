@@ -926,7 +926,7 @@ void RankProgram<T>::run_permute(const semantics::StatementPlan& sp, const seman
         recvs.push_back({senders[i], ops_.writable(t), static_cast<std::size_t>(t.size())});
     }
     comm_.world().exchange(sends, recvs, dtype_of<T>());
-    executed_.push_back({st.kind, st.mesh_axes, st.tensor,
+    executed_.push_back({st.kind, st.mesh_axes.to_vector(), st.tensor,
                          static_cast<double>(busiest) * static_cast<double>(sizeof(T))});
     // My new block: what I hold of it, then each received part, placed at its offset. The
     // parts must be disjoint and fill it.
@@ -1014,7 +1014,7 @@ void RankProgram<T>::collective(const semantics::StatementPlan& sp, const semant
         return;
     }
     // One mesh axis, or a group of them (one collective among the product of their devices).
-    const auto& ks = st.mesh_axes;
+    const std::vector<int> ks = st.mesh_axes.to_vector(); // what groups are keyed by
     if (ks.empty()) throw refuse("it names no mesh axis");
     std::string axis_name;
     for (std::size_t i = 0; i < ks.size(); ++i) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 
 namespace shardscope::exec {
@@ -24,7 +25,7 @@ bool ExecReport::passed() const {
 
 namespace {
 
-double elements(const std::vector<std::int64_t>& shape) {
+double elements(std::span<const std::int64_t> shape) {
     double n = 1;
     for (auto e : shape)
         n *= static_cast<double>(e);
@@ -227,7 +228,7 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
             for (const auto& st : sp.steps)
                 if (semantics::is_collective(st.kind))
                     run.collectives.push_back(
-                        {st.kind, st.mesh_axes, st.tensor,
+                        {st.kind, st.mesh_axes.to_vector(), st.tensor,
                          st.cost.bytes_per_device / std::max(st.cost.elem_bytes, 1) *
                              static_cast<double>(sizeof(T))});
         }

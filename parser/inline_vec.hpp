@@ -73,9 +73,9 @@ public:
         release();
     }
 
-    /// A std::vector copy, for the interfaces that take one.
-    operator std::vector<T>() const { return std::vector<T>(this->begin(), this->end()); }
-    std::vector<T> to_vector() const { return *this; }
+    /// A std::vector copy, for the interfaces that take one. Explicit, so that every copy is
+    /// written where it happens (an implicit one hid a copy behind each such call).
+    std::vector<T> to_vector() const { return std::vector<T>(this->begin(), this->end()); }
 
     T* data() { return heap_ ? heap_ : inline_data(); }
     const T* data() const { return heap_ ? heap_ : inline_data(); }

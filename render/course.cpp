@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <span>
 
 namespace shardscope::render {
 
@@ -157,7 +158,7 @@ std::vector<QuizQuestion> quiz_questions(const semantics::Plan& plan, int statem
     // 2. The result's placements.
     const auto& placements = s.result.placements;
     if (!placements.empty()) {
-        auto text = [&](const std::vector<semantics::Placement>& p) {
+        auto text = [&](std::span<const semantics::Placement> p) {
             return "[" + semantics::placements_text(p, &plan.mesh) + "]";
         };
         const int rank = static_cast<int>(s.result.indices.size());

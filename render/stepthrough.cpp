@@ -157,7 +157,7 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics:
         f.title =
             std::to_string(i + 1) + ". " + what + (st.tensor.empty() ? "" : " of " + st.tensor);
         f.explanation = st.text.reason;
-        f.before = st.inputs;
+        f.before = st.inputs.to_vector();
         f.after = st.output;
         // Performed inside the next step: show where its data ends up.
         for (std::size_t j = i + 1; f.after < 0 && j < s.steps.size(); ++j)

@@ -52,7 +52,7 @@ struct Layout {
 Layout layout_of(const TensorLayout& t) {
     Layout l;
     for (const auto& a : t.atoms)
-        l.axes.push_back(a.axes);
+        l.axes.push_back(a.axes.to_vector());
     for (std::size_t k = 0; k < t.placements.size(); ++k)
         if (t.placements[k].kind == Placement::Kind::Partial &&
             t.placements[k].reduce == PartialOp::Sum)
@@ -344,7 +344,7 @@ private:
         const TensorLayout* t = &f.sp->result;
         if (auto it = f.operand.find(&r); it != f.operand.end())
             t = &f.sp->operands[static_cast<std::size_t>(it->second)];
-        return t->global_shape;
+        return t->global_shape.to_vector();
     }
 
     /// Whether occurrence `r` has the shape of gradient `g` (a name read with two shapes is

@@ -101,7 +101,7 @@ std::string alternative_text(const Alternative& a) {
 
 namespace {
 
-std::string indices_text(const std::vector<std::string>& indices) {
+std::string indices_text(std::span<const std::string> indices) {
     std::string out;
     for (const auto& i : indices)
         out += (out.empty() ? "" : " ") + i;

@@ -292,7 +292,7 @@ CandidateCost evaluate(const Plan& plan) {
             if (t.name.empty()) {
                 t.name = name;
                 t.kind = std::string(step_kind_name(st.kind));
-                t.axes = st.mesh_axes;
+                t.axes = st.mesh_axes.to_vector();
             }
             t.count += r;
             t.bytes_per_device += st.cost.bytes_per_device * static_cast<double>(r);

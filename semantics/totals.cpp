@@ -9,12 +9,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <span>
 
 namespace shardscope::semantics {
 
 namespace {
 
-double elements(const std::vector<std::int64_t>& shape) {
+double elements(std::span<const std::int64_t> shape) {
     double n = 1;
     for (auto e : shape)
         n *= static_cast<double>(e);

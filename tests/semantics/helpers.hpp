@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,7 +83,7 @@ inline Checked run(const std::string& src, semantics::CheckOptions options = {})
     return {src, check_text(src, options)};
 }
 
-inline std::string join(const std::vector<std::string>& v) {
+inline std::string join(std::span<const std::string> v) {
     if (v.empty()) return "none";
     std::string out;
     for (const auto& x : v)
@@ -129,7 +130,7 @@ inline const semantics::TensorLayout& operand(const Checked& c, const semantics:
 }
 
 /// "4x1024", or "scalar".
-inline std::string shape(const std::vector<std::int64_t>& v) {
+inline std::string shape(std::span<const std::int64_t> v) {
     std::string out;
     for (auto n : v)
         out += (out.empty() ? "" : "x") + std::to_string(n);
