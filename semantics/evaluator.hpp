@@ -38,7 +38,7 @@ public:
         steps.clear();
         steps.reserve(8);
         if (report_) {
-            values.reserve(16);
+            values.reserve(8);
             operands.reserve(4);
         }
     }
