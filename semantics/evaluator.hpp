@@ -33,10 +33,12 @@ public:
         : ctx_(ctx), defined_(defined), fixed_(fixed), report_(report) {
         // Typical statements stay within these; growing from empty cost a block per doubling.
         // A run that is not reported takes the steps' block of an earlier one (its steps
-        // leave with the plan otherwise).
+        // leave with the plan otherwise). The reported run's blocks stay in the plan, and a
+        // block of several KB costs the allocator several times a small one: of the plan
+        // dump's 505 statements, 452 have 4 steps or fewer and 490 have 8 values or fewer.
         if (!report_) steps = std::move(ctx.spare_steps);
         steps.clear();
-        steps.reserve(8);
+        steps.reserve(report_ ? 4 : 8);
         if (report_) {
             values.reserve(8);
             operands.reserve(4);
