@@ -128,6 +128,19 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
 
 void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,
                                     const ast::SourceRange& at) {
+    // Most products agree already: no index is sharded by two operands over different lists.
+    // Then no index below finds two lists and nothing gathers, so none can later: the scan
+    // of every index for every operand is skipped.
+    bool differ = false;
+    for (std::size_t a = 0; a + 1 < ops.size() && !differ; ++a)
+        for (const auto& [i, list] : ops[a].sharding) {
+            for (std::size_t b = a + 1; b < ops.size() && !differ; ++b)
+                if (auto it = ops[b].sharding.find(i);
+                    it != ops[b].sharding.end() && !(it->second == list))
+                    differ = true;
+            if (differ) break;
+        }
+    if (!differ) return;
     for (const IndexKey i : order) {
         // The distinct lists, as pointers into the operands' shardings (read before any
         // gather below changes them).
