@@ -94,13 +94,12 @@ public:
     int new_value(const Value& v, std::string load = {}, std::string constant = {});
     /// The last step turned value `in` into `v`, a new value.
     void flow(int in, Value& v);
-    /// The last step computes `out` from `ins` with `op`.
-    Step& compute(OpKind op, std::vector<int> ins, Value& out);
+    /// The last step computes `out` from the values `ins` with `op`.
+    Step& compute(OpKind op, const std::vector<Value>& ins, Value& out);
     /// The same with one input.
     Step& compute(OpKind op, int in, Value& out);
     /// A tensor occurrence of the statement, as its value was recorded (reporting runs only).
     void record_operand(const Value& v);
-    static std::vector<int> ids_of(const std::vector<Value>& vs);
 
     // ---- steps ------------------------------------------------------------------------------
 

@@ -354,7 +354,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     moved += local_bytes(out);
     add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
-    compute(OpKind::Einsum, report_ ? ids_of(ops) : std::vector<int>{}, out);
+    compute(OpKind::Einsum, ops, out);
     return out;
 }
 
