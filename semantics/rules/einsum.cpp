@@ -256,11 +256,17 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                                        const ast::SourceRange& at,
                                        const std::vector<bool>& constant) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
-    // The fixes, axis by axis: what the product cannot compute as its operands are.
+    // The fixes, axis by axis: what the product cannot compute as its operands are. The two
+    // for partial operands only where one is (most products have none; no fix makes an
+    // operand partial, so none becomes one on a later axis).
+    const bool partial =
+        std::any_of(ops.begin(), ops.end(), [](const Value& v) { return !v.partial.empty(); });
     for (int k = 0; k < axes; ++k) {
-        reduce_partial_maxes(ops, k, outside, at, constant);
-        // Rule 4: a partial operand may meet only replicated operands.
-        rule4_partial_meets_replicated(ops, k, at);
+        if (partial) {
+            reduce_partial_maxes(ops, k, outside, at, constant);
+            // Rule 4: a partial operand may meet only replicated operands.
+            rule4_partial_meets_replicated(ops, k, at);
+        }
         // Rule 3: two different indices sharded on the same axis.
         keep_one_sharded_index(ops, k, at, "the product");
     }
