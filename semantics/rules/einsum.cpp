@@ -294,9 +294,10 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
     for (int k = 0; k < axes; ++k)
         rule2_kept_or_contracted(ops, k, outside, out);
-    // Rule 1: nothing sharded or partial on an axis (any more) gives R there.
+    // Rule 1: nothing sharded or partial on an axis (any more) gives R there. It can only
+    // take back a partial axis of the result: the others are R or S already.
     for (int k = 0; k < axes; ++k)
-        rule1_replicated(ops, k, out);
+        if (out.partial.has(k)) rule1_replicated(ops, k, out);
     // Rule 2: operands holding a sharded index on fewer axes (or none) slice locally.
     rule2_slice_locally(ops, order, outside, out);
     // Local compute: pairwise contraction, greedily the cheapest pair first.
