@@ -163,31 +163,32 @@ void Evaluator::flow(int in, Value& v) {
     s.output = v.id;
 }
 
-Step& Evaluator::compute(OpKind op, std::vector<int> ins, Value& out) {
+Step& Evaluator::compute(OpKind op, const std::vector<Value>& ins, Value& out) {
     auto& s = steps.back();
     s.op = op;
-    if (report_) s.inputs = std::move(ins); // the data flow serves only the reported plan
+    // The data flow serves only the reported plan; the ids go straight into the step's
+    // inline list (a list of them built first cost a heap block per product).
+    if (report_) {
+        s.inputs.clear();
+        for (const auto& v : ins)
+            s.inputs.push_back(v.id);
+    }
     out.id = new_value(out);
     s.output = out.id;
     return s;
 }
 
 Step& Evaluator::compute(OpKind op, int in, Value& out) {
-    auto& s = compute(op, std::vector<int>{}, out);
-    if (report_) s.inputs = {in};
+    auto& s = steps.back();
+    s.op = op;
+    if (report_) s.inputs = {in}; // the data flow serves only the reported plan
+    out.id = new_value(out);
+    s.output = out.id;
     return s;
 }
 
 void Evaluator::record_operand(const Value& v) {
     if (report_) operands.push_back(values[static_cast<std::size_t>(v.id)].layout);
-}
-
-std::vector<int> Evaluator::ids_of(const std::vector<Value>& vs) {
-    std::vector<int> out;
-    out.reserve(vs.size()); // one block (growing by each id cost one per doubling)
-    for (const auto& v : vs)
-        out.push_back(v.id);
-    return out;
 }
 
 void Evaluator::add_collective(StepKind kind, int k, const Value& v, double group_bytes,

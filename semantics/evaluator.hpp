@@ -33,12 +33,14 @@ public:
         : ctx_(ctx), defined_(defined), fixed_(fixed), report_(report) {
         // Typical statements stay within these; growing from empty cost a block per doubling.
         // A run that is not reported takes the steps' block of an earlier one (its steps
-        // leave with the plan otherwise).
+        // leave with the plan otherwise). The reported run's blocks stay in the plan, and a
+        // block of several KB costs the allocator several times a small one: of the plan
+        // dump's 505 statements, 452 have 4 steps or fewer and 490 have 8 values or fewer.
         if (!report_) steps = std::move(ctx.spare_steps);
         steps.clear();
-        steps.reserve(8);
+        steps.reserve(report_ ? 4 : 8);
         if (report_) {
-            values.reserve(16);
+            values.reserve(8);
             operands.reserve(4);
         }
     }
@@ -92,13 +94,12 @@ public:
     int new_value(const Value& v, std::string load = {}, std::string constant = {});
     /// The last step turned value `in` into `v`, a new value.
     void flow(int in, Value& v);
-    /// The last step computes `out` from `ins` with `op`.
-    Step& compute(OpKind op, std::vector<int> ins, Value& out);
+    /// The last step computes `out` from the values `ins` with `op`.
+    Step& compute(OpKind op, const std::vector<Value>& ins, Value& out);
     /// The same with one input.
     Step& compute(OpKind op, int in, Value& out);
     /// A tensor occurrence of the statement, as its value was recorded (reporting runs only).
     void record_operand(const Value& v);
-    static std::vector<int> ids_of(const std::vector<Value>& vs);
 
     // ---- steps ------------------------------------------------------------------------------
 

@@ -231,29 +231,37 @@ bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& 
                      " (" + format_seconds(sp.cost.time_s) + ")");
     }
     // Uneven shards, once per tensor and layout (a chain's result is often its last operand).
-    SmallVec<const TensorLayout*, 8> checked;
+    // Each dimension's device count comes from one pass over the placements; most layouts
+    // divide evenly, and only an uneven one is compared with those already reported (a
+    // layout equal to an even one is even).
+    SmallVec<const TensorLayout*, 8> reported;
+    SmallVec<std::int64_t, 8> split;
     auto check_even = [&](const TensorLayout& t) {
-        for (const auto* c : checked)
+        const std::size_t dims = t.global_shape.size();
+        split.clear();
+        for (std::size_t d = 0; d < dims; ++d)
+            split.push_back(1);
+        for (std::size_t k = 0; k < t.placements.size(); ++k) {
+            const auto& p = t.placements[k];
+            if (p.kind == Placement::Kind::Shard && p.dim >= 0 &&
+                static_cast<std::size_t>(p.dim) < dims)
+                split[static_cast<std::size_t>(p.dim)] *= ctx.axis_size(static_cast<int>(k));
+        }
+        std::size_t d = 0;
+        while (d < dims && !(split[d] > 1 && t.global_shape[d] % split[d] != 0))
+            ++d;
+        if (d == dims) return;
+        for (const auto* c : reported)
             if (c->tensor == t.tensor && c->indices == t.indices && c->placements == t.placements &&
                 c->global_shape == t.global_shape)
                 return;
-        checked.push_back(&t);
-        for (std::size_t d = 0; d < t.global_shape.size(); ++d) {
-            std::int64_t split = 1;
-            for (std::size_t k = 0; k < t.placements.size(); ++k)
-                if (t.placements[k].kind == Placement::Kind::Shard &&
-                    t.placements[k].dim == static_cast<int>(d))
-                    split *= ctx.axis_size(static_cast<int>(k));
-            if (split > 1 && t.global_shape[d] % split != 0) {
-                ctx.diag(Severity::Warning, Code::S500, s->range,
-                         t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] +
-                             ", " + std::to_string(t.global_shape[d]) + ") does not divide by " +
-                             std::to_string(split) +
-                             " devices: shards are uneven (torch.chunk: the last are smaller)",
-                         "choose a range divisible by " + std::to_string(split));
-                return;
-            }
-        }
+        reported.push_back(&t);
+        ctx.diag(Severity::Warning, Code::S500, s->range,
+                 t.tensor + ": dimension " + std::to_string(d) + " (" + t.indices[d] + ", " +
+                     std::to_string(t.global_shape[d]) + ") does not divide by " +
+                     std::to_string(split[d]) +
+                     " devices: shards are uneven (torch.chunk: the last are smaller)",
+                 "choose a range divisible by " + std::to_string(split[d]));
     };
     check_even(sp.result);
     for (const auto& op : sp.operands)

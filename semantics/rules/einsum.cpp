@@ -128,6 +128,19 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
 
 void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,
                                     const ast::SourceRange& at) {
+    // Most products agree already: no index is sharded by two operands over different lists.
+    // Then no index below finds two lists and nothing gathers, so none can later: the scan
+    // of every index for every operand is skipped.
+    bool differ = false;
+    for (std::size_t a = 0; a + 1 < ops.size() && !differ; ++a)
+        for (const auto& [i, list] : ops[a].sharding) {
+            for (std::size_t b = a + 1; b < ops.size() && !differ; ++b)
+                if (auto it = ops[b].sharding.find(i);
+                    it != ops[b].sharding.end() && !(it->second == list))
+                    differ = true;
+            if (differ) break;
+        }
+    if (!differ) return;
     for (const IndexKey i : order) {
         // The distinct lists, as pointers into the operands' shardings (read before any
         // gather below changes them).
@@ -243,11 +256,17 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                                        const ast::SourceRange& at,
                                        const std::vector<bool>& constant) {
     const int axes = static_cast<int>(ctx_.mesh.axes.size());
-    // The fixes, axis by axis: what the product cannot compute as its operands are.
+    // The fixes, axis by axis: what the product cannot compute as its operands are. The two
+    // for partial operands only where one is (most products have none; no fix makes an
+    // operand partial, so none becomes one on a later axis).
+    const bool partial =
+        std::any_of(ops.begin(), ops.end(), [](const Value& v) { return !v.partial.empty(); });
     for (int k = 0; k < axes; ++k) {
-        reduce_partial_maxes(ops, k, outside, at, constant);
-        // Rule 4: a partial operand may meet only replicated operands.
-        rule4_partial_meets_replicated(ops, k, at);
+        if (partial) {
+            reduce_partial_maxes(ops, k, outside, at, constant);
+            // Rule 4: a partial operand may meet only replicated operands.
+            rule4_partial_meets_replicated(ops, k, at);
+        }
         // Rule 3: two different indices sharded on the same axis.
         keep_one_sharded_index(ops, k, at, "the product");
     }
@@ -275,9 +294,10 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     // Rule 2 (and rule 4's P x R -> P): per axis, the result of the one sharded index.
     for (int k = 0; k < axes; ++k)
         rule2_kept_or_contracted(ops, k, outside, out);
-    // Rule 1: nothing sharded or partial on an axis (any more) gives R there.
+    // Rule 1: nothing sharded or partial on an axis (any more) gives R there. It can only
+    // take back a partial axis of the result: the others are R or S already.
     for (int k = 0; k < axes; ++k)
-        rule1_replicated(ops, k, out);
+        if (out.partial.has(k)) rule1_replicated(ops, k, out);
     // Rule 2: operands holding a sharded index on fewer axes (or none) slice locally.
     rule2_slice_locally(ops, order, outside, out);
     // Local compute: pairwise contraction, greedily the cheapest pair first.
@@ -341,7 +361,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
     }
     moved += local_bytes(out);
     add_local(StepKind::Compute, out, std::move(spec), "local einsum", flops, moved, true);
-    compute(OpKind::Einsum, report_ ? ids_of(ops) : std::vector<int>{}, out);
+    compute(OpKind::Einsum, ops, out);
     return out;
 }
 

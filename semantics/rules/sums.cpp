@@ -103,9 +103,8 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     add_local(StepKind::Compute, out, quotient ? "divide" : "add", "elementwise (local)",
               local_elements(out), moved + local_bytes(out));
     negated.resize(ops.size(), false);
-    compute(quotient ? OpKind::Divide : OpKind::Add, report_ ? ids_of(ops) : std::vector<int>{},
-            out)
-        .negated = quotient ? std::vector<bool>{} : negated;
+    compute(quotient ? OpKind::Divide : OpKind::Add, ops, out).negated =
+        quotient ? std::vector<bool>{} : negated;
     return out;
 }
 

@@ -110,6 +110,48 @@ TEST_CASE("einsum rule 2: one index sharded on an axis") {
     }
 }
 
+TEST_CASE("einsum rule 2: one index, one list of axes (operands that agree skip the scan)") {
+    SUBCASE("lists that differ: one is kept, the other operand gathered (S212 under --strict)") {
+        const std::string src = "mesh 2x2\ndim i=8 j=8\nz_{j} = x_{i_0 j} y_{i_1}\n";
+        const auto c = run(src);
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(s.chosen, c.text());
+        CHECK_MESSAGE(join(collectives_in(c, s)) == "all-gather(1), all-gather(0)", c.text());
+        REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+        CHECK_MESSAGE(s.steps.front().tensor == "y", c.text());
+        CHECK_MESSAGE(s.steps.front().text.reason.find("the mesh axes of i differ") !=
+                          std::string::npos,
+                      c.text());
+        CheckOptions strict;
+        strict.strict = true;
+        const auto c2 = run(src, strict);
+        CHECK_MESSAGE(has_code(c2.plan, "S212", Severity::Error), c2.text());
+    }
+    SUBCASE("a list that is a prefix of the other: a local slice, nothing gathered") {
+        const auto c = run("mesh 2x2\ndim i=8 j=8\nz_{j} = x_{i_{01} j} y_{i_0}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(!s.chosen, c.text());
+        CHECK_MESSAGE(join(collectives_in(c, s)) == "all-reduce(0,1)", c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::Slice, "y") == 1, c.text());
+    }
+    SUBCASE("the same axes in another order: the second operand gathered, then sliced") {
+        const auto c = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{j k} = x_{i_{01} j} y_{i_{10} k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(s.chosen, c.text());
+        CHECK_MESSAGE(join(collectives_in(c, s)) == "all-gather(0), all-gather(1), all-reduce(0,1)",
+                      c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::Slice, "y") == 2, c.text());
+    }
+    SUBCASE("lists that agree: nothing to do") {
+        const auto c = run("mesh 2x2\ndim i=8 j=8 k=8\nz_{j k} = x_{i_{01} j} y_{i_{01} k}\n");
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(!s.chosen, c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::AllGather) == 0, c.text());
+        CHECK_MESSAGE(count_steps(s, StepKind::Slice) == 0, c.text());
+    }
+}
+
 TEST_CASE("einsum rule 3: two different indices sharded on one axis") {
     const std::string src = "mesh 4\ndim i=64 j=64 k=64\nz_{ik} = x_{i_0 j} y_{j_0 k}\n";
     const auto c = run(src);
