@@ -235,6 +235,9 @@ void run_rank(Communicator& comm, const ast::Program&, const semantics::Plan& pl
         run.shown = std::move(shown);
         if (compute && std::string(compute->name()) == "cuda")
             run.device_s = compute->device_seconds() - device_before;
+        run.computes = std::any_of(sp.steps.begin(), sp.steps.end(), [](const auto& st) {
+            return st.kind == semantics::StepKind::Compute;
+        });
         const auto got = assemble(locals, sp.result, result_labels, mesh, run.replica_error);
         const auto& want = reference.at(i);
         // Infinities and NaNs (log 0, x / 0 under --data ints) match where the reference has
@@ -439,7 +442,9 @@ std::string format_exec(const ExecReport& report, const semantics::Plan& plan, b
         }
         out << s.shown;
         char buf[160];
-        if (s.device_s >= 0) {
+        if (s.device_s >= 0 && !s.computes) {
+            out << "  no local compute on the GPU: the statement only moves data\n";
+        } else if (s.device_s >= 0) {
             std::snprintf(buf, sizeof buf,
                           "  local compute on the GPU: %.3f ms (rank 0, CUDA events)\n",
                           s.device_s * 1e3);

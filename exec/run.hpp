@@ -53,6 +53,8 @@ struct StatementRun {
     /// GPU time of rank 0's local compute in this statement (CUDA events, transfers
     /// excluded); < 0 when it did not run on a GPU.
     double device_s = -1;
+    /// The plan has a local compute step (a statement that only redistributes has none).
+    bool computes = false;
 };
 
 struct ExecReport {

@@ -38,7 +38,16 @@ if [ "$gpu" = 1 ] && [ "$cuda" = ON ]; then
     if [ "$emu" = 1 ]; then
         contains "cuda report: on the emulator" "$tmp/out" "on cuda (the tests' host emulator of CUDA)"
     fi
-    contains "cuda: GPU time by CUDA events" "$tmp/out" "local compute on the GPU"
+    contains "cuda: GPU time by CUDA events" "$tmp/out" "  local compute on the GPU: "
+    # A statement that only redistributes says so, instead of timing 0 ms of compute.
+    printf 'mesh 2\ndim i=4 j=4\ny_{ij} = x_{i_0 j}\n' >"$tmp/gather.ein"
+    check "exec --backend cuda, a statement that only moves data" 0 \
+        "$bin" exec --backend cuda --data arange "$tmp/gather.ein"
+    contains "cuda: no compute said" "$tmp/out" "no local compute on the GPU: the statement only moves data"
+    if grep -q "local compute on the GPU: [0-9]" "$tmp/out"; then
+        failed=$((failed + 1))
+        echo "FAIL: a statement without compute timed as GPU compute"
+    else passed=$((passed + 1)); fi
 else
     check "exec --backend cuda without a GPU" 2 "$bin" exec --backend cuda "$tmp/mm.ein"
     contains "cuda: says why" "$tmp/err" "--backend cuda needs an NVIDIA GPU"
