@@ -76,8 +76,17 @@ inline std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const 
 
 double Evaluator::local_elements(const Value& v) const {
     double n = 1;
-    for (const auto& d : v.dims)
+    for (const auto& d : v.dims) {
+        // A dimension of one index (most): its local extent directly, as local_extent
+        // computes it (the saturating product of one factor is the factor).
+        if (d.parts.size() == 1) {
+            const IndexKey p = d.parts.front();
+            const auto r = ctx_.range(p);
+            n *= static_cast<double>(v.sharding.empty() ? r : ceil_div(r, split_count(v, p)));
+            continue;
+        }
         n *= static_cast<double>(local_extent(v, d));
+    }
     return n;
 }
 
