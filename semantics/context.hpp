@@ -365,9 +365,15 @@ struct Value {
     bool has(IndexKey i) const { return dim_of(i) >= 0; }
     /// The written dimension holding index `i`, or -1.
     int dim_of(IndexKey i) const {
-        for (std::size_t d = 0; d < dims.size(); ++d)
-            for (const auto& p : dims[d].parts)
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+            const auto& parts = dims[d].parts;
+            if (parts.size() == 1) { // most dimensions: one index, compared without a loop
+                if (parts.front() == i) return static_cast<int>(d);
+                continue;
+            }
+            for (const auto& p : parts)
                 if (p == i) return static_cast<int>(d);
+        }
         return -1;
     }
     /// The index sharded on axis k, if any.
