@@ -132,12 +132,6 @@ std::string_view step_kind_name(StepKind kind) {
     return "compute";
 }
 
-bool is_collective(StepKind kind) {
-    return kind == StepKind::AllReduce || kind == StepKind::AllGather ||
-           kind == StepKind::ReduceScatter || kind == StepKind::AllToAll ||
-           kind == StepKind::Permute;
-}
-
 std::string collective_text(const Mesh& mesh, StepKind kind, std::span<const int> axes) {
     // Appended into one string: the concatenations of temporaries cost a block each once
     // the text outgrows the inline buffer ("reduce-scatter(dp)").

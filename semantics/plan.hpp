@@ -162,7 +162,12 @@ enum class OpKind {
 };
 
 std::string_view step_kind_name(StepKind kind); ///< "compute", "all-reduce", ...
-bool is_collective(StepKind kind);
+/// Inline: the planner and the executors test every step of every run with it.
+constexpr bool is_collective(StepKind kind) {
+    return kind == StepKind::AllReduce || kind == StepKind::AllGather ||
+           kind == StepKind::ReduceScatter || kind == StepKind::AllToAll ||
+           kind == StepKind::Permute;
+}
 /// "all-reduce(0)", "all-gather(tp)": a collective as plans, expectations and exec name it.
 std::string collective_text(const Mesh& mesh, StepKind kind, std::span<const int> axes);
 
