@@ -126,11 +126,11 @@ namespace g = grammar;
 // Parse-tree nodes kept for the conversion; everything else is transparent.
 using KeptRules = flat::Kept<
     // indices and references
-    g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
-    g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
-    g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group,
-    g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial, g::bracket_list,
-    g::partial_marker, g::tensor_ref, g::chain_target, g::chain_factor,
+    g::tensor_name, g::idx_word, g::primes, g::axes_digits, g::axis_word, g::axes_unicode,
+    g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index, g::bracket_index,
+    g::group_first, g::bracket_group_first, g::group, g::bracket_group, g::sub_list, g::bare_index,
+    g::bare_partial, g::unicode_partial, g::bracket_list, g::partial_marker, g::tensor_ref,
+    g::chain_target, g::chain_factor,
     // expressions
     g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num,
     g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign,
@@ -348,16 +348,20 @@ private:
     /// The index `n` into a default-constructed `ix`.
     void index(const Node& n, ast::Index& ix) const {
         ix.range = range(n);
+        bool named = false;
         for (const auto& c : n.children) {
-            if (c->is_type<g::idx_letter>() || c->is_type<g::idx_word>())
+            if (c->is_type<g::idx_word>()) {
                 set_text(ix.name, c->string_view());
-            else if (c->is_type<g::primes>())
+                named = true;
+            } else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
             else if (c->is_type<g::open_mark>())
                 ix.open = saw_open_ = true;
             else
                 append_axes(*c, ix.axes);
         }
+        // A one-letter name (idx_letter, not kept: most indices) is the index's first byte.
+        if (!named) ix.name.push_back(*n.begin());
         if (ix.open) std::swap(ix.axes, ix.open_axes); // the axes to choose from, not a layout
     }
 
