@@ -353,20 +353,19 @@ private:
     /// The index `n` into a default-constructed `ix`.
     void index(const Node& n, ast::Index& ix) const {
         ix.range = range(n);
-        bool named = false;
+        // A one-letter name (idx_letter, not kept: most indices) is the index's first byte.
+        std::string_view name(n.begin(), 1);
         for (const auto& c : n.children) {
-            if (c->is_type<g::idx_word>()) {
-                set_text(ix.name, c->string_view());
-                named = true;
-            } else if (c->is_type<g::primes>())
+            if (c->is_type<g::idx_word>())
+                name = c->string_view();
+            else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
             else if (c->is_type<g::open_mark>())
                 ix.open = saw_open_ = true;
             else
                 append_axes(*c, ix.axes);
         }
-        // A one-letter name (idx_letter, not kept: most indices) is the index's first byte.
-        if (!named) ix.name.push_back(*n.begin());
+        set_text(ix.name, name);
         if (ix.open) std::swap(ix.axes, ix.open_axes); // the axes to choose from, not a layout
     }
 
