@@ -102,12 +102,13 @@ bool single_digit_axes(const std::vector<ast::AxisRef>& axes) {
 void put_mesh_suffix(Writer& out, const std::vector<ast::AxisRef>& axes, bool bracket,
                      bool unicode) {
     if (axes.empty()) return;
-    if (unicode && single_digit_axes(axes)) {
+    const bool digits = single_digit_axes(axes);
+    if (unicode && digits) {
         for (const auto& a : axes)
             put_script_digits(out, a.name, kSubscriptDigits);
         return;
     }
-    if (axes.size() == 1 && (bracket || single_digit_axes(axes))) {
+    if (axes.size() == 1 && (bracket || digits)) {
         out += '_';
         out += axes[0].name;
         return;
