@@ -394,10 +394,14 @@ struct frac
           not_at<alpha>, sp, need<frac_open>, sp, need<frac_num>, sp, need<brace_close>, sp,
           need<frac_open>, sp, need<frac_den>, sp, need<brace_close>> {};
 
+/// word_factor := call | tensor_ref        (a factor that starts with a letter)
+/// (unknown_call and tensor_ref need a letter, and unknown_latex_call, paren and frac another
+/// first byte: each is tried only where it can match.)
+struct word_factor : sor<seq<at<known_function>, call>, unknown_call, tensor_ref> {};
 /// factor := number | call | tensor_ref | paren | frac
 /// (The kept number and call behind their guards, so that a tensor pushes no failed node.)
-struct factor_body : sor<when<digit, number>, seq<at<known_function>, call>, unknown_call,
-                         unknown_latex_call, tensor_ref, paren, frac> {};
+struct factor_body : sor<when<digit, number>, when<alpha, word_factor>,
+                         seq<at<known_function>, call>, unknown_latex_call, paren, frac> {};
 struct factor : nested<factor_body> {};
 
 /// mul_op := '*' | '·' | '⋅' | '×' | '\cdot' | '\times'

@@ -54,12 +54,17 @@ struct Spelling {
     bool latex = false;
 };
 
+/// ASCII tests, as PEGTL's alpha and alnum (and std::isalpha in the "C" locale the tool runs
+/// in), with no call per byte: they run before every factor and on every tensor's name.
+constexpr bool is_alpha(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+constexpr bool is_alnum(char c) {
+    return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
 /// The function spelling at `p` (`phi`, `\phi`, `\texttt{Soft}`, `φ`).
 Spelling peek_function_spelling(const char* p, const char* end) {
-    // ASCII tests, as std::isalpha in the "C" locale the tool runs in (no call per byte: this
-    // runs before every factor).
-    auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-    auto is_alnum = [&](char c) { return is_alpha(c) || (c >= '0' && c <= '9'); };
     auto word = [&](const char* q) {
         const char* e = q;
         if (e < end && is_alpha(*e))
@@ -126,11 +131,11 @@ namespace g = grammar;
 // Parse-tree nodes kept for the conversion; everything else is transparent.
 using KeptRules = flat::Kept<
     // indices and references
-    g::tensor_name, g::idx_letter, g::idx_word, g::primes, g::axes_digits, g::axis_word,
-    g::axes_unicode, g::axis_letter, g::label_text, g::label_char, g::label_unicode, g::index,
-    g::bracket_index, g::group_first, g::bracket_group_first, g::group, g::bracket_group,
-    g::sub_list, g::bare_index, g::bare_partial, g::unicode_partial, g::bracket_list,
-    g::partial_marker, g::tensor_ref, g::chain_target, g::chain_factor,
+    g::idx_word, g::primes, g::axes_digits, g::axis_word, g::axes_unicode, g::axis_letter,
+    g::label_text, g::label_char, g::label_unicode, g::index, g::bracket_index, g::group_first,
+    g::bracket_group_first, g::group, g::bracket_group, g::sub_list, g::bare_index, g::bare_partial,
+    g::unicode_partial, g::bracket_list, g::partial_marker, g::tensor_ref, g::chain_target,
+    g::chain_factor,
     // expressions
     g::number, g::fn_word, g::latex_fn_word, g::fn_unicode, g::call, g::paren, g::frac, g::frac_num,
     g::frac_den, g::expr, g::rhs, g::arg_expr, g::inner_expr, g::term, g::next_term, g::neg_sign,
@@ -348,9 +353,11 @@ private:
     /// The index `n` into a default-constructed `ix`.
     void index(const Node& n, ast::Index& ix) const {
         ix.range = range(n);
+        // A one-letter name (idx_letter, not kept: most indices) is the index's first byte.
+        std::string_view name(n.begin(), 1);
         for (const auto& c : n.children) {
-            if (c->is_type<g::idx_letter>() || c->is_type<g::idx_word>())
-                set_text(ix.name, c->string_view());
+            if (c->is_type<g::idx_word>())
+                name = c->string_view();
             else if (c->is_type<g::primes>())
                 ix.primes += count_primes(c->string_view());
             else if (c->is_type<g::open_mark>())
@@ -358,6 +365,7 @@ private:
             else
                 append_axes(*c, ix.axes);
         }
+        set_text(ix.name, name);
         if (ix.open) std::swap(ix.axes, ix.open_axes); // the axes to choose from, not a layout
     }
 
@@ -411,12 +419,15 @@ private:
     /// The reference `n` into a default-constructed `t`.
     void tensor_ref(const Node& n, ast::TensorRef& t) const {
         t.range = range(n);
+        // The name (tensor_name, not kept) is the identifier the reference starts with.
+        const char* name_end = n.begin() + 1;
+        while (name_end < n.end() && is_alnum(*name_end))
+            ++name_end;
+        set_text(t.name, {n.begin(), static_cast<std::size_t>(name_end - n.begin())});
         bool has_label = false;
         for (const auto& c : n.children) {
-            if (c->is_type<g::tensor_name>()) {
-                set_text(t.name, c->string_view());
-            } else if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
-                       c->is_type<g::label_unicode>()) {
+            if (c->is_type<g::label_text>() || c->is_type<g::label_char>() ||
+                c->is_type<g::label_unicode>()) {
                 if (has_label)
                     fail(*c, Code::P203, "tensor '" + t.name + "' has two superscript labels",
                          "keep one label: the label is part of the tensor's name");
@@ -1226,7 +1237,14 @@ ParseResult parse(const SourceFile& file, const ParseOptions& options) {
     std::vector<std::size_t> failed_repeats; // offsets of repeat lines with errors
     bool line_has_content = false;
 
-    for (const auto& piece : split_statements(text)) {
+    // An item per statement or comment, mostly (blank lines and inline expectations add a
+    // few): reserved, as growing moved every statement built so far.
+    const auto pieces = split_statements(text);
+    items.reserve(
+        static_cast<std::size_t>(std::count_if(pieces.begin(), pieces.end(), [](const Piece& p) {
+            return p.kind != Piece::Kind::LineEnd;
+        })));
+    for (const auto& piece : pieces) {
         switch (piece.kind) {
         case Piece::Kind::LineEnd:
             if (!line_has_content && !items.empty() &&

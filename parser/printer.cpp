@@ -102,12 +102,13 @@ bool single_digit_axes(const std::vector<ast::AxisRef>& axes) {
 void put_mesh_suffix(Writer& out, const std::vector<ast::AxisRef>& axes, bool bracket,
                      bool unicode) {
     if (axes.empty()) return;
-    if (unicode && single_digit_axes(axes)) {
+    const bool digits = single_digit_axes(axes);
+    if (unicode && digits) {
         for (const auto& a : axes)
             put_script_digits(out, a.name, kSubscriptDigits);
         return;
     }
-    if (axes.size() == 1 && (bracket || single_digit_axes(axes))) {
+    if (axes.size() == 1 && (bracket || digits)) {
         out += '_';
         out += axes[0].name;
         return;
@@ -336,6 +337,18 @@ private:
     bool unicode_;
 };
 
+/// `lhs = rhs` (`:=`, `+=`): into a statement's string, or in place into the program's text
+/// (most statements: no string of their own to make, copy and free). Inline: a call cost the
+/// checker's print(Statement) a dozen instructions a statement.
+[[gnu::always_inline]] inline void put_equation(Writer& out, const ast::Equation& e, bool unicode) {
+    const char* op = e.op == ast::AssignOp::Update       ? " := "
+                     : e.op == ast::AssignOp::Accumulate ? " += "
+                                                         : " = ";
+    put_ref(out, e.lhs, unicode);
+    out += op;
+    ExprPrinter(out, unicode).put(e.rhs);
+}
+
 std::string arrow_text(const ast::ChainStep& step, bool unicode) {
     if (step.expect) return "\\xrightarrow{" + print(*step.expect) + "}";
     if (!step.label.empty()) return "\\xrightarrow{" + step.label + "}";
@@ -414,15 +427,10 @@ struct StatementPrinter {
     }
     std::string operator()(const ast::EndDecl&) const { return "end"; }
     std::string operator()(const ast::Equation& e) const {
-        const char* op = e.op == ast::AssignOp::Update       ? " := "
-                         : e.op == ast::AssignOp::Accumulate ? " += "
-                                                             : " = ";
         std::string out;
         {
             Writer w(out); // the whole statement in one append, most of the time
-            put_ref(w, e.lhs, unicode);
-            w += op;
-            ExprPrinter(w, unicode).put(e.rhs);
+            put_equation(w, e, unicode);
         }
         return out;
     }
@@ -508,7 +516,12 @@ std::string print(const ast::Program& program, PrintOptions o) {
         if (body && !std::holds_alternative<ast::BlankLine>(item)) out += "  ";
         if (st && std::holds_alternative<ast::RepeatDecl>(st->node)) body = true;
         if (const auto* s = std::get_if<ast::Statement>(&item)) {
-            out += print(*s, o);
+            if (const auto* eq = std::get_if<ast::Equation>(&s->node)) {
+                Writer w(out);
+                put_equation(w, *eq, o.unicode);
+            } else {
+                out += print(*s, o);
+            }
             if (!s->comment.empty()) out += "  # " + s->comment;
         } else if (const auto* c = std::get_if<ast::Comment>(&item)) {
             out += c->text.empty() ? "#" : "# " + c->text;

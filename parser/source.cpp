@@ -92,19 +92,29 @@ SourceFile::SourceFile(std::string name, std::string text)
     }
 }
 
+namespace {
+
+/// The index of the line (in `starts`, the lines' first bytes) that holds byte `off`.
+/// Lookups come in source order, so the line of the last one (`hint`), or the line after it
+/// (the next statement's), is the likely answer; a binary search finds any other.
+std::size_t line_index(const std::vector<std::size_t>& starts, std::size_t& hint, std::size_t off) {
+    auto holds = [&](std::size_t idx) {
+        return idx < starts.size() && starts[idx] <= off &&
+               (idx + 1 == starts.size() || off < starts[idx + 1]);
+    };
+    if (holds(hint)) return hint;
+    if (holds(hint + 1)) return ++hint;
+    const auto it = std::upper_bound(starts.begin(), starts.end(), off);
+    return hint = static_cast<std::size_t>(it - starts.begin()) - 1;
+}
+
+} // namespace
+
 ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const {
     offset = std::min(offset, text_.size());
     length = std::min(length, text_.size() - offset);
     auto locate = [&](std::size_t off, std::uint32_t& line, std::uint32_t& col) {
-        // Lookups come in source order, so the line of the last one is the likely answer.
-        std::size_t idx = line_hint_;
-        const bool in_hint = idx < line_starts_.size() && line_starts_[idx] <= off &&
-                             (idx + 1 == line_starts_.size() || off < line_starts_[idx + 1]);
-        if (!in_hint) {
-            auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off);
-            idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
-            line_hint_ = idx;
-        }
+        const std::size_t idx = line_index(line_starts_, line_hint_, off);
         line = static_cast<std::uint32_t>(idx + 1);
         const auto start = line_starts_[idx];
         const auto prefix = line_is_ascii_[idx]
@@ -130,8 +140,7 @@ ast::SourceRange SourceFile::range(std::size_t offset, std::size_t length) const
 
 SourceFile::LineSpan SourceFile::line_span(std::size_t offset) const {
     offset = std::min(offset, text_.size());
-    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-    const auto idx = static_cast<std::size_t>(it - line_starts_.begin()) - 1;
+    const std::size_t idx = line_index(line_starts_, line_hint_, offset);
     LineSpan s;
     s.start = line_starts_[idx];
     s.end = idx + 1 < line_starts_.size() ? line_starts_[idx + 1] - 1 : text_.size();
