@@ -334,6 +334,9 @@ private:
             for (char d : digits)
                 axes.push_back({std::string(1, d), r});
         } else if (n.is_type<g::axis_word>() || n.is_type<g::axis_letter>()) {
+            // Most indices carry one axis: its block reserved, as growing an empty vector
+            // took vector's general (out-of-line) reallocating insert.
+            if (axes.empty()) axes.reserve(1);
             auto& a = axes.emplace_back();
             set_text(a.name, n.string_view());
             a.range = range(n);
