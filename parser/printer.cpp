@@ -151,7 +151,10 @@ void put_index(Writer& out, const ast::Index& ix, bool bracket, bool unicode) {
     put_mesh_suffix(out, ix.axes, bracket, unicode);
 }
 
-void put_dimension(Writer& out, const ast::Dimension& d, bool bracket, bool unicode) {
+/// Inline: the one-index case (all but groups) is a tail call to put_index, and a call of
+/// its own cost more than that.
+[[gnu::always_inline]] inline void put_dimension(Writer& out, const ast::Dimension& d, bool bracket,
+                                                 bool unicode) {
     if (!d.grouped) return put_index(out, d.parts.at(0), bracket, unicode);
     out += '(';
     for (std::size_t i = 0; i < d.parts.size(); ++i) {
