@@ -206,7 +206,8 @@ std::pair<std::string_view, std::string_view> label_delimiters(std::string_view 
     return {"^{", "}"};
 }
 
-void put_label(Writer& out, const std::string& label, bool unicode) {
+/// Inline: every reference asks, and most have no label or a one-digit one.
+[[gnu::always_inline]] inline void put_label(Writer& out, const std::string& label, bool unicode) {
     if (label.empty()) return;
     if (unicode && all_digits(label)) return put_script_digits(out, label, kSuperscriptDigits);
     const auto [open, close] = label_delimiters(label);
