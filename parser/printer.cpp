@@ -76,7 +76,8 @@ void put_script_digits(Writer& out, const std::string& digits, const DigitGlyphs
         out += glyphs[static_cast<std::size_t>(c - '0')];
 }
 
-void put_axes(Writer& out, const std::vector<ast::AxisRef>& axes) {
+/// Inline: most lists are one axis, less than the call cost.
+[[gnu::always_inline]] inline void put_axes(Writer& out, const std::vector<ast::AxisRef>& axes) {
     for (std::size_t i = 0; i < axes.size(); ++i) {
         if (i) out += ',';
         out += axes[i].name;
