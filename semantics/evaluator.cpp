@@ -63,6 +63,13 @@ inline std::int64_t Evaluator::split_count(const Value& v, IndexKey i) const {
 
 // Inline, before local_elements: every value sized goes through it once per dimension.
 inline std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const {
+    // A dimension of one index (most): its extent without a loop (the saturating product of
+    // one factor is the factor).
+    if (d.parts.size() == 1) {
+        const IndexKey p = d.parts.front();
+        const auto r = ctx_.range(p);
+        return v.sharding.empty() ? r : ceil_div(r, split_count(v, p));
+    }
     std::int64_t n = 1;
     if (v.sharding.empty()) {
         for (const auto& p : d.parts)
@@ -76,17 +83,8 @@ inline std::int64_t Evaluator::local_extent(const Value& v, const Dim& d) const 
 
 double Evaluator::local_elements(const Value& v) const {
     double n = 1;
-    for (const auto& d : v.dims) {
-        // A dimension of one index (most): its local extent directly, as local_extent
-        // computes it (the saturating product of one factor is the factor).
-        if (d.parts.size() == 1) {
-            const IndexKey p = d.parts.front();
-            const auto r = ctx_.range(p);
-            n *= static_cast<double>(v.sharding.empty() ? r : ceil_div(r, split_count(v, p)));
-            continue;
-        }
+    for (const auto& d : v.dims)
         n *= static_cast<double>(local_extent(v, d));
-    }
     return n;
 }
 
