@@ -12,6 +12,7 @@
 #include "parser/visit.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -625,6 +626,9 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     std::vector<const ast::Statement*> planned_asts;  // per plan statement
     planned_asts.reserve(planned_count);
     FlatSet<IndexKey> examined; // indices the default-range note has looked at
+    // The same for unprimed one-letter indices (most), by their byte: a bit test instead of
+    // building a key and searching the set for every index of every statement.
+    std::bitset<256> examined_letters;
 
     std::optional<RepeatBlock> block; // the repeat being read
     for (const auto& item : program.items) {
@@ -731,13 +735,19 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         auto note_defaults = [&](const ast::TensorRef& r) {
             for (const auto& d : r.dims)
                 for (const auto& p : d.parts) {
-                    const auto key = key_of(p); // an id is built only for a new index
-                    if (examined.count(key)) continue;
+                    if (p.primes == 0 && p.name.size() == 1) {
+                        const auto bit = static_cast<unsigned char>(p.name.front());
+                        if (examined_letters[bit]) continue;
+                        examined_letters[bit] = true;
+                    } else {
+                        const auto key = key_of(p); // an id is built only for a new index
+                        if (examined.count(key)) continue;
+                        examined.insert(key);
+                    }
                     IndexId id{p.name, p.primes};
                     if ((!ctx.has_range(id) || origin_is_default(ctx, id)) &&
                         ctx.defaulted.insert(id).second)
                         defaulted.push_back(id.text());
-                    examined.insert(key);
                 }
         };
         ast::for_each_ref(*s, note_defaults);
