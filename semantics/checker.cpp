@@ -770,8 +770,15 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
         if (sp.operands.size() > 0) {
             auto note_read = [&](const ast::TensorRef& r, std::size_t operand) {
                 auto k = parser::tensor_key(r.name, r.label);
-                if (!defined.count(k) && operand < sp.operands.size())
-                    input_reads.push_back({std::move(k), &r, index, operand});
+                if (!defined.count(k) && operand < sp.operands.size()) {
+                    // Filled in place: a temporary read moved in cost a string move and its
+                    // destruction per read.
+                    auto& in = input_reads.emplace_back();
+                    in.key = std::move(k);
+                    in.ref = &r;
+                    in.statement = index;
+                    in.operand = operand;
+                }
             };
             if (eq) {
                 std::size_t operand = 0;
