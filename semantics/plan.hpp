@@ -99,6 +99,8 @@ constexpr PartialOp combine_of(ReduceFn fn) {
 /// How a tensor is laid out along one mesh axis (DTensor's placement).
 struct Placement {
     enum class Kind { Replicate, Shard, Partial };
+    /// User-provided, as Step's: a layout's placements are made in place.
+    Placement() {} // NOLINT(modernize-use-equals-default)
     Kind kind = Kind::Replicate;
     int dim = -1;  ///< Shard: the written dimension (0-based), groups count as one
     IndexId index; ///< Shard: the index carrying this axis
@@ -112,6 +114,10 @@ struct Placement {
 /// axes chunks recursively, as DTensor does: torch.chunk over the first axis, then the chunk
 /// over the next.
 struct AtomLayout {
+    /// User-provided, as Step's: a layout's atoms are made in place.
+    AtomLayout() {} // NOLINT(modernize-use-equals-default)
+    AtomLayout(IndexId index, std::int64_t extent, InlineVec<int, 2> axes, int dim = 0)
+        : index(std::move(index)), extent(extent), axes(std::move(axes)), dim(dim) {}
     IndexId index;
     std::int64_t extent = 1;
     InlineVec<int, 2> axes;
@@ -197,6 +203,10 @@ struct StepText {
 /// One ordered step of a statement's plan: what it is (the fields below), what it costs
 /// (`cost`) and its words (`text`).
 struct Step {
+    /// User-provided, so that a step made in place (`emplace_back()`) is not first zeroed
+    /// whole (value-initialisation zero-fills a class whose constructor is implicit): every
+    /// member has its own initialiser, and the inline lists' unused room is never read.
+    Step() {} // NOLINT(modernize-use-equals-default): `= default` would zero-fill again
     StepKind kind = StepKind::Compute;
     InlineVec<int, 2> mesh_axes; ///< the axes the step communicates over (collectives)
     std::string tensor;          ///< what it acts on (a tensor or intermediate name)
@@ -250,6 +260,9 @@ struct Alternative {
 
 /// One value of a statement's data flow: every step writes a new one (single assignment).
 struct ValueInfo {
+    /// User-provided, as Step's: a value is made in place, and zero-filling its layout's
+    /// inline room first cost more than building the layout.
+    ValueInfo() {} // NOLINT(modernize-use-equals-default)
     TensorLayout layout;
     std::string load;     ///< read from the program state: this tensor (earlier result or input)
     std::string constant; ///< a number, as written
@@ -261,6 +274,8 @@ using Assign = ast::AssignOp;
 
 /// The plan of one equation or chain.
 struct StatementPlan {
+    /// User-provided, as Step's: a plan is made in place at the end of the list.
+    StatementPlan() {} // NOLINT(modernize-use-equals-default)
     ast::SourceRange range;
     std::string source; ///< the statement as written
     std::string pretty; ///< canonical Unicode form
