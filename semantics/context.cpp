@@ -4,7 +4,10 @@
 #include "parser/printer.hpp"
 #include "parser/visit.hpp"
 
+#include <algorithm>
 #include <numeric>
+#include <optional>
+#include <tuple>
 
 namespace shardscope::semantics {
 
@@ -172,6 +175,80 @@ void declare(Context& ctx, const ast::Program& program, const CheckOptions& opti
         }
     }
 }
+
+namespace {
+
+/// Small defaults are per index, and a tensor read as x_{s_0 d} and as x_{t d} needs s and t
+/// alike: at the declared sizes they are (or check reports the shapes), but a sharded s took
+/// its axis's size and t the plain small default, so `exec --small` refused (S106) what
+/// check accepts. The indices written at the same position of the same tensor share a
+/// range: one a range was found for gives it to the others (where those found agree), else
+/// all take the least common multiple of their shardings. Indices of splits keep theirs
+/// (their ranges must multiply out).
+void unify_small_ranges(Context& ctx, const ast::Program& program,
+                        const std::map<IndexId, std::vector<IndexId>>& splits) {
+    std::map<IndexId, IndexId> parent; // union-find over index ids
+    auto find = [&](IndexId i) {
+        while (true) {
+            auto it = parent.find(i);
+            if (it == parent.end() || it->second == i) return i;
+            i = it->second;
+        }
+    };
+    auto in_split = [&](const IndexId& i) {
+        for (const auto& [whole, parts] : splits)
+            if (whole == i || std::find(parts.begin(), parts.end(), i) != parts.end()) return true;
+        return false;
+    };
+    // (tensor, rank, position) -> the first index written there: a name read with another
+    // number of dimensions is another view (a later statement may redefine it).
+    std::map<std::tuple<std::string, std::size_t, std::size_t>, IndexId> first;
+    auto visit = [&](const ast::TensorRef& r) {
+        const auto key = parser::tensor_key(r.name, r.label);
+        for (std::size_t d = 0; d < r.dims.size(); ++d) {
+            if (r.dims[d].parts.size() != 1) continue; // a group is its parts' product
+            const auto id = id_of(r.dims[d].parts[0]);
+            if (in_split(id)) continue;
+            parent.emplace(id, id);
+            const auto [at, fresh] = first.emplace(std::tuple{key, r.dims.size(), d}, id);
+            if (fresh) continue;
+            const auto a = find(at->second), b = find(id);
+            if (!(a == b)) parent[b] = a;
+        }
+    };
+    for (const auto& item : program.items)
+        if (const auto* st = std::get_if<ast::Statement>(&item)) ast::for_each_ref(*st, visit);
+    std::map<IndexId, std::vector<IndexId>> classes;
+    for (const auto& [i, p] : parent)
+        classes[find(i)].push_back(i);
+    for (const auto& [root, members] : classes) {
+        if (members.size() < 2) continue;
+        std::optional<std::int64_t> found;
+        bool agree = true;
+        std::int64_t lcm = 1;
+        for (const auto& m : members) {
+            if (ctx.has_range(m)) {
+                agree = agree && (!found || *found == ctx.range(m));
+                found = ctx.range(m);
+            } else if (auto it = ctx.shard_lcm.find({m.name, 0}); it != ctx.shard_lcm.end()) {
+                lcm = std::lcm(lcm, it->second);
+            }
+        }
+        if (!agree) continue; // a conflict of found ranges: reported as at the declared sizes
+        for (const auto& m : members) {
+            if (ctx.has_range(m)) continue;
+            if (found && *found % lcm == 0) {
+                ctx.ranges[m] = *found;
+                // A default still (the default-range note names it), only shared.
+                ctx.range_origin[m] = "default";
+            } else if (!found) {
+                ctx.shard_lcm[{m.name, 0}] = lcm;
+            }
+        }
+    }
+}
+
+} // namespace
 
 void infer_ranges(Context& ctx, const ast::Program& program) {
     // Indices found with a range that no device index gave: they stay so (an origin is given
@@ -378,6 +455,7 @@ void infer_ranges(Context& ctx, const ast::Program& program) {
         // range (or its conflict) there, from the first occurrence on.
         if (splits.empty()) break;
     }
+    if (ctx.small_defaults) unify_small_ranges(ctx, program, splits);
 }
 
 void check_splits(Context& ctx, const ast::Program& program) {
