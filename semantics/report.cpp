@@ -2,6 +2,7 @@
 
 #include "parser/json.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -123,12 +124,18 @@ json layout_json(const TensorLayout& t, bool global) {
 } // namespace
 
 std::string format_tensor_line(const TensorLayout& t, const std::string& role, const Mesh* mesh) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role.c_str(),
-                  t.tensor.c_str(), indices_text(t.indices).c_str(),
-                  placements_text(t.placements, mesh).c_str(), shape_text(t.local_shape).c_str(),
-                  shape_text(t.global_shape).c_str());
-    return buf;
+    // Sized by a first pass: a tensor of many dimensions or a long name made the line longer
+    // than any fixed buffer, and it was cut off, newline and all.
+    const auto indices = indices_text(t.indices), placements = placements_text(t.placements, mesh),
+               local = shape_text(t.local_shape), global = shape_text(t.global_shape);
+    auto print = [&](char* out, std::size_t size) {
+        return std::snprintf(out, size, "  %-8s %-10s %-16s (%s)  local %s of %s\n", role.c_str(),
+                             t.tensor.c_str(), indices.c_str(), placements.c_str(), local.c_str(),
+                             global.c_str());
+    };
+    std::string line(static_cast<std::size_t>(std::max(print(nullptr, 0), 0)), '\0');
+    print(line.data(), line.size() + 1);
+    return line;
 }
 
 std::string shape_text(std::span<const std::int64_t> shape) {

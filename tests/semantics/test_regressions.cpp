@@ -46,3 +46,38 @@ TEST_CASE("fuzz regressions: no crash, runaway output or memory, and the round t
 }
 
 } // namespace shardscope::test
+
+namespace shardscope::test {
+
+TEST_CASE("the text report keeps a tensor line of any length whole") {
+    // 24 indices of range 100000: the lines of x and z are over 1000 bytes; a fixed buffer of
+    // 512 cut them off, newline and all, and ran the next line into them.
+    std::string dims = "dim", idx;
+    for (int i = 0; i < 24; ++i) {
+        dims += " i" + std::to_string(i) + "=100000";
+        idx += " {i" + std::to_string(i) + "}";
+    }
+    const std::string text = "mesh 4\n" + dims + "\nz_{r_0" + idx + "} = x_{r_0" + idx + "}\n";
+    const SourceFile file("long.ein", text);
+    const auto result = parser::parse(file);
+    REQUIRE(result.diagnostics.empty());
+    const auto plan = semantics::check(result.program, {});
+    const auto report = semantics::format_plan(plan, "long.ein");
+    std::istringstream lines(report);
+    std::string line;
+    int whole = 0;
+    while (std::getline(lines, line)) {
+        if (line.rfind("  operand ", 0) != 0 && line.rfind("  result ", 0) != 0) continue;
+        CAPTURE(line);
+        CHECK(line.size() > 512);
+        // One tensor per line, ending with its global shape (24 times 100000).
+        CHECK(line.find(" result ", 10) == std::string::npos);
+        const std::string last = "×100000";
+        REQUIRE(line.size() > last.size());
+        CHECK(line.compare(line.size() - last.size(), last.size(), last) == 0);
+        ++whole;
+    }
+    CHECK(whole == 2);
+}
+
+} // namespace shardscope::test
