@@ -69,6 +69,10 @@ struct Context {
     /// statements, rebuilt in place so that their blocks (dimensions, sharding) are reused.
     std::vector<std::pair<const ast::TensorRef*, std::unique_ptr<Value>>> written_cache;
     std::size_t written_used = 0;
+    /// The entries past the first kWrittenScan, by reference: a statement of thousands of
+    /// occurrences (a generated sum) searched them in order for each, in quadratic time.
+    std::unordered_map<const ast::TensorRef*, std::size_t> written_index;
+    static constexpr std::size_t kWrittenScan = 16;
     /// The search's runs agree up to their first choice point: an expression that the first
     /// run evaluated before any choice point, and finished without one, is evaluated alike
     /// by every other run. The first run (reporting) records each such non-leaf expression:

@@ -10,6 +10,8 @@
 
 #include "parser/visit.hpp"
 
+#include <algorithm>
+
 namespace shardscope::semantics::detail {
 
 void Evaluator::error(Code code, const ast::SourceRange& r, std::string msg, std::string fix) {
@@ -476,18 +478,44 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
     };
     std::vector<Value> ops;
     ops.reserve(operands.size());
+    // Many operands that are no leaves (a sum of thousands of products): each one's siblings'
+    // indices as the union of the indices before it and after it, each union built once.
+    // Collecting every sibling for every operand took time quadratic in their number.
+    constexpr std::size_t kMany = 8;
+    struct Unions {
+        std::vector<IndexSet> after; ///< after[i]: the indices of operands i..
+        IndexSet before;             ///< the indices of the operands before the current one
+    };
+    std::optional<Unions> many; // made only for many operands: most products have two
+    if (operands.size() > kMany &&
+        static_cast<std::size_t>(std::count_if(operands.begin(), operands.end(),
+                                               [&](const auto& x) { return !leaf(x); })) > kMany) {
+        auto& after = many.emplace().after;
+        after.resize(operands.size() + 1);
+        for (std::size_t i = operands.size(); i-- > 0;) {
+            after[i] = after[i + 1];
+            collect(operands[i], after[i]);
+        }
+    }
     for (std::size_t i = 0; i < operands.size(); ++i) {
         if (leaf(operands[i])) {
             auto v = eval(operands[i], outside);
             if (!v) return std::nullopt;
             ops.push_back(std::move(*v));
+            if (many) collect(operands[i], many->before);
             continue;
         }
         // The siblings' indices collected straight into the set it needs (no set per
         // sibling first: most products have one operand that is no leaf).
         IndexSet out = outside;
-        for (std::size_t j = 0; j < operands.size(); ++j)
-            if (j != i) collect(operands[j], out);
+        if (many) {
+            out.insert(many->before.begin(), many->before.end());
+            out.insert(many->after[i + 1].begin(), many->after[i + 1].end());
+            collect(operands[i], many->before);
+        } else {
+            for (std::size_t j = 0; j < operands.size(); ++j)
+                if (j != i) collect(operands[j], out);
+        }
         auto v = eval_shared(operands[i], out);
         if (!v) return std::nullopt;
         ops.push_back(std::move(*v));

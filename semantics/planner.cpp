@@ -70,6 +70,7 @@ bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& 
     const auto* ch = std::get_if<ast::Chain>(&s->node);
     // The occurrences cached are this statement's: no other statement reads them.
     ctx.written_used = 0;
+    if (!ctx.written_index.empty()) ctx.written_index.clear();
     ctx.prefix_memo_used = 0;
     ctx.prefix_steps = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).

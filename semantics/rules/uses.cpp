@@ -13,8 +13,11 @@ namespace shardscope::semantics::detail {
 
 const Value* Evaluator::written(const ast::TensorRef& r) {
     const std::size_t used = ctx_.written_used;
-    for (std::size_t e = 0; e < used; ++e)
+    for (std::size_t e = 0; e < used && e < Context::kWrittenScan; ++e)
         if (ctx_.written_cache[e].first == &r) return ctx_.written_cache[e].second.get();
+    if (used > Context::kWrittenScan)
+        if (const auto it = ctx_.written_index.find(&r); it != ctx_.written_index.end())
+            return ctx_.written_cache[it->second].second.get();
     // written_uncached sets `failed` only when it fails: whether the value is cached is known
     // before it is built. A cached one is built into a spare value of the context.
     if (report_ && !failed) {
@@ -30,6 +33,7 @@ const Value* Evaluator::written(const ast::TensorRef& r) {
         v.id = -1;
         if (!written_uncached(r, v)) return nullptr;
         ref = &r;
+        if (used >= Context::kWrittenScan) ctx_.written_index.emplace(&r, used);
         ctx_.written_used = used + 1;
         return &v;
     }

@@ -117,3 +117,27 @@ TEST_CASE("contraction order: two operands are one pair over the union of their 
     CHECK(r.pairs == Pairs{{0, 1}});
     CHECK(r.flops == 48);
 }
+
+TEST_CASE("contraction order: a product of more than 512 operands is contracted left to right") {
+    // A chain of matrices A_{ab} B_{bc} C_{ca} A_{ab} ... (1000 of them, output empty): left to
+    // right, each pair is the running result (the two indices still needed) times the next
+    // matrix. Cubic in time, the greedy search took seconds at 1600 operands.
+    const std::vector<std::string> cycle = {"ab", "bc", "ca"};
+    std::vector<std::string> names;
+    for (int k = 0; k < 1000; ++k)
+        names.push_back(cycle[static_cast<std::size_t>(k % 3)]);
+    const auto r = contraction_order(operands_of(names), extents_of({{'a', 2}, {'b', 3}, {'c', 5}}),
+                                     set_of(""));
+    REQUIRE(r.pairs.size() == 999);
+    for (const auto& p : r.pairs)
+        CHECK(p == std::pair<std::size_t, std::size_t>{0, 1});
+    // Every index is needed again until the end, so the running result keeps all three and
+    // each pair costs 2 * 2*3*5; the last operand is `ab` (999 % 3 == 0) and after the `ca`
+    // before it only a and b are left: the last pair costs 2 * 2*3.
+    CHECK(r.flops == doctest::Approx(998 * 2 * 2 * 3 * 5 + 2 * 2 * 3));
+    // At the bound the greedy order still runs: a product of 512 is ordered by cost.
+    names.resize(512);
+    const auto g = contraction_order(operands_of(names), extents_of({{'a', 2}, {'b', 3}, {'c', 5}}),
+                                     set_of(""));
+    CHECK(g.pairs.size() == 511);
+}
