@@ -358,11 +358,41 @@ struct partial_marker : seq<sp, one<'{'>, sp, one<'U'>, sp, one<'_'>, sp, need<b
                             sp, need<partial_close>> {};
 
 /// tensor_ref := identifier superscript? (bracket_list | subscript)? superscript? partial_marker?
+/// (The tail after the indices tried only where ref_tail_ahead says it may begin.)
 struct tensor_name : identifier {};
 struct partial_lead : seq<sp, one<'{'>, sp, one<'U'>> {};
+/// Whether a reference's tail (superscript, partial marker) may begin: '^', '{' or a Unicode
+/// superscript after blanks, or a byte that may begin other whitespace. Consumes nothing.
+struct ref_tail_ahead {
+    using rule_t = ref_tail_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        const char* p = in.current();
+        const char* const end = in.end();
+        while (p != end && (*p == ' ' || *p == '\t'))
+            ++p;
+        if (p == end) return false;
+        switch (*p) {
+        case '^':  // a superscript
+        case '{':  // a partial marker
+        case '\\': // LaTeX spacing, or a continuation
+        case '&':
+        case '$':
+        case '\r':
+        case '\xC2': // a no-break space, or a Unicode superscript digit
+        case '\xE2':
+            return true;
+        default:
+            return false;
+        }
+    }
+};
 struct tensor_ref
     : seq<tensor_name, opt<superscript>, opt<sor<seq<sp, when<one<'['>, bracket_list>>, subscript>>,
-          opt<superscript>, opt<when<partial_lead, partial_marker>>> {};
+          opt<ref_tail_ahead, opt<superscript>, opt<when<partial_lead, partial_marker>>>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
@@ -647,8 +677,8 @@ struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect,
 } // namespace shardscope::parser::grammar
 
 // How pegtl::analyze sees the custom rules: `nested<R>` behaves as R, and `known_function`
-// (and `question_ahead`, `index_suffix_ahead`, `byte_ahead`) is a lookahead that consumes
-// nothing.
+// (and `question_ahead`, `index_suffix_ahead`, `ref_tail_ahead`, `byte_ahead`) is a
+// lookahead that consumes nothing.
 namespace tao::pegtl {
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
@@ -659,6 +689,8 @@ struct analyze_traits<Name, shardscope::parser::grammar::question_ahead> : analy
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::index_suffix_ahead>
     : analyze_opt_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::ref_tail_ahead> : analyze_opt_traits<> {};
 template <typename Name, typename F>
 struct analyze_traits<Name, shardscope::parser::grammar::byte_ahead<F>> : analyze_opt_traits<> {};
 // `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.
