@@ -31,45 +31,23 @@ struct Node {
     const char* end = nullptr;
 };
 
-/// The arena, the kept nodes being matched, and the marks of composite rules being matched
-/// (the arena's size at their start). The stacks are arrays with explicit tops: these pushes
-/// run for every rule attempt.
+/// The arena. A rule being matched keeps what it needs (its node's index, or the arena's size
+/// at its start) in its own frame: see builder::control::match.
 struct Tree {
-    using Mark = std::size_t;
     std::vector<Node> nodes; ///< nodes[0] is the root; nodes[size..] are free
     std::size_t size = 0;
-    std::vector<int> open; ///< kept nodes being matched; open[open_top - 1] is the parent
-    std::size_t open_top = 0;
-    std::vector<Mark> marks;
-    std::size_t mark_top = 0;
 
     void reset(const char* begin) {
-        if (nodes.empty()) { // once: the arrays are reused by every statement
+        if (nodes.empty()) // once: the array is reused by every statement
             nodes.resize(256);
-            open.resize(64);
-            marks.resize(256);
-        }
         size = 0;
-        open_top = 0;
-        mark_top = 0;
         push_node({-1, -1, begin, nullptr});
-        push_open(0);
     }
-    [[gnu::always_inline]] int push_node(const Node& n) {
+    [[gnu::always_inline]] std::size_t push_node(const Node& n) {
         if (size == nodes.size()) [[unlikely]]
             grow(nodes);
         nodes[size] = n;
-        return static_cast<int>(size++);
-    }
-    [[gnu::always_inline]] void push_open(int i) {
-        if (open_top == open.size()) [[unlikely]]
-            grow(open);
-        open[open_top++] = i;
-    }
-    [[gnu::always_inline]] void push_mark(const Mark& m) {
-        if (mark_top == marks.size()) [[unlikely]]
-            grow(marks);
-        marks[mark_top++] = m;
+        return size++;
     }
     template <typename T>
     [[gnu::noinline]] static void grow(std::vector<T>& v) {
@@ -156,7 +134,12 @@ Tree& tree_of(T&, Rest&... rest) {
 }
 
 /// The control: builds the flat tree for the rules in `KeptList`, and delegates raise (the
-/// error messages) to `Base`.
+/// error messages) to `Base`. It replaces PEGTL's match for every rule: a kept rule appends
+/// its node and remembers its index in its own frame (closing the node on success, truncating
+/// the arena to it on failure), a rule that marks remembers the arena's size, and every other
+/// rule is matched directly. PEGTL's start/success/failure calls would need stacks of open
+/// nodes and marks for that, pushed and popped on every attempt. What else PEGTL's match does
+/// is for actions (apply, and the rewind marker apply needs), and this parser has none.
 template <typename KeptList, template <typename...> class Base>
 struct builder {
     template <typename Rule>
@@ -167,41 +150,39 @@ struct builder {
             pegtl::parse_tree::internal::is_leaf<8, typename Rule::subs_t,
                                                  KeptList::template selected>;
         // PEGTL disables the control of its internal seq/sor/star...; a composite with kept
-        // rules below must still report failure, or a failed partial match (the last round of
-        // a star) would leave its children attached. parse_tree forces this the same way.
+        // rules below must still truncate on failure, or a failed partial match (the last
+        // round of a star) would leave its children attached. parse_tree forces this the same
+        // way.
         static constexpr bool marks =
             !leaf && !cleans_up_itself<typename Rule::rule_t> &&
             !(is_seq<typename Rule::rule_t> &&
               seq_fails_clean<false, typename Rule::subs_t, KeptList::template selected>::value);
-        static constexpr bool enable = kept >= 0 || marks || Base<Rule>::enable;
 
-        template <typename Input, typename... States>
-        static void start(const Input& in, States&... st) {
-            Tree& t = tree_of(st...);
+        template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+                  template <typename...> class Control, typename Input, typename... States>
+        [[nodiscard]] static bool match(Input& in, States&&... st) {
+            static_assert(std::is_base_of_v<pegtl::nothing<Rule>, Action<Rule>>,
+                          "the flat tree's control matches without actions");
             if constexpr (kept >= 0) {
-                t.push_open(t.push_node({kept, -1, in.current(), nullptr}));
+                Tree& t = tree_of(st...);
+                const std::size_t at = t.push_node({kept, -1, in.current(), nullptr});
+                if (pegtl::internal::match_no_control<Rule, A, M, Action, Control>(in, st...)) {
+                    Node& n = t.nodes[at]; // after the match: the arena may have grown
+                    n.end = in.current();
+                    n.skip = static_cast<int>(t.size);
+                    return true;
+                }
+                t.size = at;
+                return false;
             } else if constexpr (marks) {
-                t.push_mark(t.size);
-            }
-        }
-        template <typename Input, typename... States>
-        static void success(const Input& in, States&... st) {
-            Tree& t = tree_of(st...);
-            if constexpr (kept >= 0) {
-                auto& n = t.nodes[static_cast<std::size_t>(t.open[--t.open_top])];
-                n.end = in.current();
-                n.skip = static_cast<int>(t.size);
-            } else if constexpr (marks) {
-                --t.mark_top;
-            }
-        }
-        template <typename Input, typename... States>
-        static void failure(const Input&, States&... st) {
-            Tree& t = tree_of(st...);
-            if constexpr (kept >= 0) {
-                t.size = static_cast<std::size_t>(t.open[--t.open_top]);
-            } else if constexpr (marks) {
-                t.size = t.marks[--t.mark_top];
+                Tree& t = tree_of(st...);
+                const std::size_t at = t.size;
+                if (pegtl::internal::match_no_control<Rule, A, M, Action, Control>(in, st...))
+                    return true;
+                t.size = at;
+                return false;
+            } else {
+                return pegtl::internal::match_no_control<Rule, A, M, Action, Control>(in, st...);
             }
         }
     };

@@ -1,7 +1,6 @@
 #include "functions.hpp"
 
 #include <array>
-#include <cctype>
 #include <string>
 
 namespace shardscope {
@@ -70,17 +69,25 @@ const FunctionInfo* find_builtin_function(std::string_view spelling) {
 }
 
 std::optional<ast::CollectiveKind> parse_collective_name(std::string_view spelling) {
-    // Compare letters only, case-insensitively: all-reduce = all_reduce = AllReduce.
-    std::string key;
-    for (char c : spelling)
-        if (std::isalpha(static_cast<unsigned char>(c)))
-            key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // Compare letters only, case-insensitively: all-reduce = all_reduce = AllReduce. The
+    // letters are gathered in a buffer of their own (a std::string grown a byte at a time,
+    // through the locale's isalpha and tolower, cost most of an expectation's conversion);
+    // no name has more letters than it holds. ASCII letters, as the "C" locale's isalpha.
+    char key[24];
+    std::size_t n = 0;
+    for (char c : spelling) {
+        const char lower = static_cast<char>(c | 0x20);
+        if (lower < 'a' || lower > 'z') continue;
+        if (n == sizeof key) return std::nullopt;
+        key[n++] = lower;
+    }
+    const std::string_view k(key, n);
     using C = ast::CollectiveKind;
-    if (key == "allreduce") return C::AllReduce;
-    if (key == "allgather") return C::AllGather;
-    if (key == "reducescatter") return C::ReduceScatter;
-    if (key == "alltoall") return C::AllToAll;
-    if (key == "permute" || key == "collectivepermute") return C::Permute;
+    if (k == "allreduce") return C::AllReduce;
+    if (k == "allgather") return C::AllGather;
+    if (k == "reducescatter") return C::ReduceScatter;
+    if (k == "alltoall") return C::AllToAll;
+    if (k == "permute" || k == "collectivepermute") return C::Permute;
     return std::nullopt;
 }
 

@@ -261,13 +261,50 @@ struct brace_close : one<'}'> {};
 /// brace_index := '{' idx_word '}'
 struct brace_index : seq<one<'{'>, sp, idx_word, sp, need<brace_close>> {};
 
+/// Whether an index's name may be followed by more of the index (primes, a mesh subscript):
+/// a prime or a Unicode axis right after it, or a '_' after whitespace (`b_0`, `b _0`). Most
+/// indices end at the next letter, brace or space before a letter: one test instead of
+/// three failed attempts. Conservative (any byte that may begin whitespace other than a
+/// blank says yes); consumes nothing.
+struct index_suffix_ahead {
+    using rule_t = index_suffix_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        const char* p = in.current();
+        const char* const end = in.end();
+        while (p != end && (*p == ' ' || *p == '\t'))
+            ++p;
+        if (p == end) return false;
+        switch (*p) {
+        case '_':  // a mesh subscript
+        case '\'': // a prime (only right after the name: the attempt decides)
+        case '\\': // LaTeX spacing, or a continuation
+        case '&':
+        case '$':
+        case '\r':
+        case '\xC2': // a no-break space, or a Unicode superscript digit
+        case '\xCE':
+        case '\xCF':
+        case '\xE2': // a Unicode prime or subscript digit
+            return true;
+        default:
+            return false;
+        }
+    }
+};
+
 /// index := (idx_letter | brace_index) primes? mesh_sub? primes?
+/// (The suffix tried only where index_suffix_ahead says it may be.)
 struct prime_lead : sor<one<'\''>, utf8_lead> {};
-struct index : seq<sor<idx_letter, brace_index>, opt<when<prime_lead, primes>>, opt<mesh_sub>,
-                   opt<when<prime_lead, primes>>> {};
+struct index
+    : seq<sor<idx_letter, brace_index>, opt<index_suffix_ahead, opt<when<prime_lead, primes>>,
+                                            opt<mesh_sub>, opt<when<prime_lead, primes>>>> {};
 /// bracket_index := idx_word primes? bracket_mesh_sub? primes?
-struct bracket_index : seq<idx_word, opt<when<prime_lead, primes>>, opt<bracket_mesh_sub>,
-                           opt<when<prime_lead, primes>>> {};
+struct bracket_index : seq<idx_word, opt<index_suffix_ahead, opt<when<prime_lead, primes>>,
+                                         opt<bracket_mesh_sub>, opt<when<prime_lead, primes>>>> {};
 
 struct group_close : one<')'> {};
 struct group_first : index {};
@@ -321,11 +358,41 @@ struct partial_marker : seq<sp, one<'{'>, sp, one<'U'>, sp, one<'_'>, sp, need<b
                             sp, need<partial_close>> {};
 
 /// tensor_ref := identifier superscript? (bracket_list | subscript)? superscript? partial_marker?
+/// (The tail after the indices tried only where ref_tail_ahead says it may begin.)
 struct tensor_name : identifier {};
 struct partial_lead : seq<sp, one<'{'>, sp, one<'U'>> {};
+/// Whether a reference's tail (superscript, partial marker) may begin: '^', '{' or a Unicode
+/// superscript after blanks, or a byte that may begin other whitespace. Consumes nothing.
+struct ref_tail_ahead {
+    using rule_t = ref_tail_ahead;
+    using subs_t = empty_list;
+
+    template <apply_mode A, rewind_mode M, template <typename...> class Action,
+              template <typename...> class Control, typename Input, typename... States>
+    static bool match(Input& in, States&&...) {
+        const char* p = in.current();
+        const char* const end = in.end();
+        while (p != end && (*p == ' ' || *p == '\t'))
+            ++p;
+        if (p == end) return false;
+        switch (*p) {
+        case '^':  // a superscript
+        case '{':  // a partial marker
+        case '\\': // LaTeX spacing, or a continuation
+        case '&':
+        case '$':
+        case '\r':
+        case '\xC2': // a no-break space, or a Unicode superscript digit
+        case '\xE2':
+            return true;
+        default:
+            return false;
+        }
+    }
+};
 struct tensor_ref
     : seq<tensor_name, opt<superscript>, opt<sor<seq<sp, when<one<'['>, bracket_list>>, subscript>>,
-          opt<superscript>, opt<when<partial_lead, partial_marker>>> {};
+          opt<ref_tail_ahead, opt<superscript>, opt<when<partial_lead, partial_marker>>>> {};
 
 // ---------------------------------------------------------------------------------------------
 // Expressions.
@@ -610,7 +677,8 @@ struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect,
 } // namespace shardscope::parser::grammar
 
 // How pegtl::analyze sees the custom rules: `nested<R>` behaves as R, and `known_function`
-// (and `question_ahead`, `byte_ahead`) is a lookahead that consumes nothing.
+// (and `question_ahead`, `index_suffix_ahead`, `ref_tail_ahead`, `byte_ahead`) is a
+// lookahead that consumes nothing.
 namespace tao::pegtl {
 template <typename Name, typename R>
 struct analyze_traits<Name, shardscope::parser::grammar::nested<R>> : analyze_seq_traits<R> {};
@@ -618,6 +686,11 @@ template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::question_ahead> : analyze_opt_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::index_suffix_ahead>
+    : analyze_opt_traits<> {};
+template <typename Name>
+struct analyze_traits<Name, shardscope::parser::grammar::ref_tail_ahead> : analyze_opt_traits<> {};
 template <typename Name, typename F>
 struct analyze_traits<Name, shardscope::parser::grammar::byte_ahead<F>> : analyze_opt_traits<> {};
 // `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.

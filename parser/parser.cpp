@@ -326,10 +326,16 @@ private:
 
     /// Axes from one axis node: digits split one axis per digit, a word is one axis.
     void append_axes(const Node& n, std::vector<ast::AxisRef>& axes) const {
-        if (n.is_type<g::axes_digits>() || n.is_type<g::axes_unicode>() ||
-            n.is_type<g::unicode_partial>()) {
-            const auto digits =
-                n.is_type<g::axes_digits>() ? n.string() : script_digits(n.string_view());
+        if (n.is_type<g::axes_digits>()) {
+            // `_0`, `_{01}` (most axes): the digits read in place and their block reserved
+            // (no temporary string, no growing from empty).
+            const auto digits = n.string_view();
+            const auto r = range(n);
+            axes.reserve(axes.size() + digits.size());
+            for (char d : digits)
+                axes.push_back({std::string(1, d), r});
+        } else if (n.is_type<g::axes_unicode>() || n.is_type<g::unicode_partial>()) {
+            const auto digits = script_digits(n.string_view());
             const auto r = range(n);
             for (char d : digits)
                 axes.push_back({std::string(1, d), r});
@@ -839,17 +845,17 @@ private:
 
     ast::DimDecl dim(const Node& n) const {
         ast::DimDecl d;
+        // Reserved and built in place: growing the list moved every binding read so far.
+        d.bindings.reserve(n.children.size());
         for (const auto& b : n.children) {
-            ast::DimBinding binding;
-            ast::Index ix;
+            ast::DimBinding& binding = d.bindings.emplace_back();
+            ast::Index& ix = binding.index;
             ix.range = range(*b);
             for (const auto& c : b->children) {
-                if (c->is_type<g::idx_word>()) ix.name = c->string();
+                if (c->is_type<g::idx_word>()) set_text(ix.name, c->string_view());
                 if (c->is_type<g::primes>()) ix.primes = count_primes(c->string_view());
                 if (c->is_type<g::dim_size>()) binding.size = integer(*c);
             }
-            binding.index = std::move(ix);
-            d.bindings.push_back(std::move(binding));
         }
         return d;
     }
