@@ -91,6 +91,9 @@ int run_check(const CheckOptions& o) {
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
     int total_errors = 0, total_warnings = 0, total_statements = 0;
+    // The text summary counts what the run reports: a diagnostic that fails it (--werror,
+    // --fail-on) is an error there, as in the CI formats.
+    int reported_errors = 0, reported_warnings = 0;
     std::vector<CheckedFile> checked;
     const auto run_start = std::chrono::steady_clock::now();
     for (const auto& path : *files) {
@@ -111,8 +114,12 @@ int run_check(const CheckOptions& o) {
         total_errors += plan.errors();
         total_warnings += plan.warnings();
         total_statements += static_cast<int>(plan.statements.size());
-        for (const auto& d : plan.diagnostics)
+        for (const auto& d : plan.diagnostics) {
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
+            const Severity reported = reported_severity(d, o.werror, o.fail_on);
+            reported_errors += reported == Severity::Error;
+            reported_warnings += reported == Severity::Warning;
+        }
         if (o.compare) {
             compared.push_back(compared_file(path, parsed.program, plan));
             set_hbm(compared.back().totals, hbm);
@@ -142,9 +149,12 @@ int run_check(const CheckOptions& o) {
             if (!plan.statements.empty()) std::cout << semantics::format_totals(step);
             std::cout << std::flush;
         }
-        for (const auto& d : plan.diagnostics)
-            if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
-                std::cerr << format_diagnostic(shown, d, color);
+        for (const auto& d : plan.diagnostics) {
+            if (o.quiet && d.severity == Severity::Note && !fails(d, o.werror, o.fail_on)) continue;
+            Diagnostic reported = d;
+            reported.severity = reported_severity(d, o.werror, o.fail_on);
+            std::cerr << format_diagnostic(shown, reported, color);
+        }
     }
     Comparison comparison;
     if (o.compare) {
@@ -177,18 +187,18 @@ int run_check(const CheckOptions& o) {
             {"failed", rc != kExitOk}};
         std::cout << doc.dump(2) << "\n";
     } else if (format == "github") {
-        std::cout << format_github(checked, o.werror) << std::flush;
+        std::cout << format_github(checked, o.werror, o.fail_on) << std::flush;
     } else if (format == "sarif") {
-        std::cout << format_sarif(checked, o.werror).dump(2) << "\n";
+        std::cout << format_sarif(checked, o.werror, o.fail_on).dump(2) << "\n";
     } else if (format == "junit") {
-        std::cout << format_junit(checked, o.werror) << std::flush;
+        std::cout << format_junit(checked, o.werror, o.fail_on) << std::flush;
     } else {
         if (o.compare)
             std::cout << (o.quiet ? "" : "\n") << format_compare(comparison) << std::flush;
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
                   << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
-                  << total_errors << (total_errors == 1 ? " error, " : " errors, ")
-                  << total_warnings << (total_warnings == 1 ? " warning\n" : " warnings\n");
+                  << reported_errors << (reported_errors == 1 ? " error, " : " errors, ")
+                  << reported_warnings << (reported_warnings == 1 ? " warning\n" : " warnings\n");
     }
     return rc;
 }
