@@ -90,19 +90,21 @@ std::string utf8_problem(const std::string& name, const std::string& text) {
            ": error: the file is not valid UTF-8 (byte " + hex + ")";
 }
 
-std::optional<SourceFile> load_source(const std::string& path) {
+std::optional<SourceFile> load_source(const std::string& path, std::string* why) {
     std::string text;
     if (path == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
-        if (const auto why = read_whole_file(path, text); !why.empty()) {
-            std::cerr << "shardscope: error: " << why << "\n";
+        if (auto problem = read_whole_file(path, text); !problem.empty()) {
+            std::cerr << "shardscope: error: " << problem << "\n";
+            if (why != nullptr) *why = std::move(problem);
             return std::nullopt;
         }
     }
     const std::string name = path == "-" ? "<stdin>" : path;
-    if (const auto why = utf8_problem(name, text); !why.empty()) {
-        std::cerr << why << "\n";
+    if (auto problem = utf8_problem(name, text); !problem.empty()) {
+        std::cerr << problem << "\n";
+        if (why != nullptr) *why = std::move(problem);
         return std::nullopt;
     }
     // A UTF-8 byte order mark is not part of the program.

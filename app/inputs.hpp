@@ -28,8 +28,9 @@ std::string read_whole_file(const std::string& path, std::string& text);
 std::string utf8_problem(const std::string& name, const std::string& text);
 
 /// Reads one file ("-" is standard input). On failure (missing, unreadable, not UTF-8),
-/// returns nullopt after writing a positioned message to stderr.
-std::optional<SourceFile> load_source(const std::string& path);
+/// returns nullopt after writing a positioned message to stderr (and, where `why` is given,
+/// the message without its "shardscope: error: " to *why).
+std::optional<SourceFile> load_source(const std::string& path, std::string* why = nullptr);
 
 /// Whether output on file descriptor `fd` should be coloured (a terminal, NO_COLOR unset).
 bool terminal_color(int fd);

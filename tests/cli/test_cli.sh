@@ -244,6 +244,26 @@ contains "exec refusal message" "$tmp/err" "nothing ran"
 check "exec --json: check errors refused" 1 "$bin" exec --json "$tmp/twice.ein"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and d["diagnostics"][0]["code"]=="S101" and "nothing ran" in d["error"], d' "$tmp/out" &&
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json on check errors"; }
+# --json prints its document whenever nothing runs, whatever the reason (exit codes and
+# messages as without --json).
+notrun() { # notrun NAME TEXT : $tmp/out is exec --json's document for a run that did not run
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and sys.argv[2] in d["error"], d' "$tmp/out" "$2" &&
+        passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: $1: no JSON saying '$2'"; sed 's/^/    /' "$tmp/out" | head -5; }
+}
+check "exec --json of a missing file" 2 "$bin" exec --json "$tmp/no-such.ein"
+contains "exec --json: the message on stderr too" "$tmp/err" "no such file: '$tmp/no-such.ein'"
+notrun "exec --json of a missing file" "no such file: '$tmp/no-such.ein'"
+printf 'mesh 4\ndim i=1000000 j=1000000\nz_{i_0 j} = x_{i_0 j}\n' >"$tmp/huge.ein"
+check "exec --json: the memory refusal" 2 "$bin" exec --json "$tmp/huge.ein"
+contains "exec --json: memory on stderr" "$tmp/err" "of memory but"
+notrun "exec --json: the memory refusal" "declare smaller ranges with 'dim'"
+check "exec --json: --show of a tensor the file lacks" 2 "$bin" exec --json --show nope "$tmp/dt2.ein"
+notrun "exec --json: --show nope" "--show nope: $tmp/dt2.ein has no tensor of that name"
+check "exec --json: a bad --mesh" 2 "$bin" exec --json --mesh 0 "$tmp/dt2.ein"
+contains "exec --json: bad --mesh on stderr" "$tmp/err" "bad --mesh '0'"
+notrun "exec --json: a bad --mesh" "bad --mesh '0'"
+check "exec --json: mpi outside mpirun" 2 "$bin" exec --json --backend mpi "$tmp/dt2.ein"
+notrun "exec --json: mpi outside mpirun" "--backend mpi"
 check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
 # Splits that give an index no single range: errors in check, so exec refuses them too.
 for split in 'split a -> b c\nsplit a -> d e' 'split a -> b c\nsplit b -> a d' 'split a -> a c'; do
