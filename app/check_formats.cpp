@@ -251,6 +251,31 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
     return out.str();
 }
 
+nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool failed) {
+    double time = 0, bytes = 0, flops = 0;
+    int statements = 0, errors = 0, warnings = 0, notes = 0;
+    for (const auto& f : files) {
+        const auto& t = f["totals"];
+        statements += t["statements"].get<int>();
+        errors += t["errors"].get<int>();
+        warnings += t["warnings"].get<int>();
+        notes += t["notes"].get<int>();
+        time += t["time_s"].get<double>();
+        bytes += t["comm_bytes_per_device"].get<double>();
+        flops += t["flops_per_device"].get<double>();
+    }
+    return {{"files", files.size()},
+            {"statements", statements},
+            {"errors", errors},
+            {"warnings", warnings},
+            {"notes", notes},
+            {"time_s", time},
+            {"comm_bytes_per_device", bytes},
+            {"flops_per_device", flops},
+            {"check_time_s", check_time_s},
+            {"failed", failed}};
+}
+
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& t) {
     double time = 0, bytes = 0, flops = 0, memory = 0;
     for (const auto& s : plan.statements) {

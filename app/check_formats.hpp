@@ -64,6 +64,10 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
 /// count every statement StatementPlan::repeat times.
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& program);
 
+/// The "totals" of a whole run (check --format json, grad --json): the `files` array's
+/// per-file totals (plan_totals) summed, the run's wall time and whether it fails.
+nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool failed);
+
 /// The "program" object of plan_totals: the program totals as JSON (schema v1's
 /// program_totals).
 nlohmann::json program_totals_json(const semantics::ProgramTotals& t);

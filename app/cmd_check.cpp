@@ -90,7 +90,7 @@ int run_check(const CheckOptions& o) {
     const bool color = stderr_color();
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
-    int total_errors = 0, total_warnings = 0, total_statements = 0;
+    int total_statements = 0;
     // The text summary counts what the run reports: a diagnostic that fails it (--werror,
     // --fail-on) is an error there, as in the CI formats.
     int reported_errors = 0, reported_warnings = 0;
@@ -111,8 +111,6 @@ int run_check(const CheckOptions& o) {
         semantics::Plan plan = std::move(result.plan);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        total_errors += plan.errors();
-        total_warnings += plan.warnings();
         total_statements += static_cast<int>(plan.statements.size());
         for (const auto& d : plan.diagnostics) {
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
@@ -165,26 +163,10 @@ int run_check(const CheckOptions& o) {
     }
     if (format == "json") {
         if (o.compare) doc["comparison"] = compare_to_json(comparison);
-        double time = 0, bytes = 0, flops = 0;
-        int notes = 0;
-        for (const auto& f : doc["files"]) {
-            time += f["totals"]["time_s"].get<double>();
-            bytes += f["totals"]["comm_bytes_per_device"].get<double>();
-            flops += f["totals"]["flops_per_device"].get<double>();
-            notes += f["totals"]["notes"].get<int>();
-        }
-        doc["totals"] = {
-            {"files", files->size()},
-            {"statements", total_statements},
-            {"errors", total_errors},
-            {"warnings", total_warnings},
-            {"notes", notes},
-            {"time_s", time},
-            {"comm_bytes_per_device", bytes},
-            {"flops_per_device", flops},
-            {"check_time_s",
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count()},
-            {"failed", rc != kExitOk}};
+        doc["totals"] = run_totals(
+            doc["files"],
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(),
+            rc != kExitOk);
         std::cout << doc.dump(2) << "\n";
     } else if (format == "github") {
         std::cout << format_github(checked, o.werror, o.fail_on) << std::flush;

@@ -81,6 +81,23 @@ doc = json.load(open(sys.argv[2])); jsonschema.validate(doc, json.load(open(sys.
 assert doc["totals"]["errors"] == 1 and doc["totals"]["failed"], doc["totals"]
 ' "$root/docs/check-json-v1.schema.json" "$tmp/out"
 
+# grad --json follows check's schema: the file's totals and the run's (check's code).
+check "grad --json" 0 "$bin" grad --json "$root/samples/megatron_mlp.ein"
+cp "$tmp/out" "$tmp/grad.json"
+check "grad --json with an error" 1 "$bin" grad --json --wrt nope "$root/samples/megatron_mlp.ein"
+pyok "grad --json matches schema v1, with totals" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+for path in sys.argv[2:]:
+    jsonschema.validate(json.load(open(path)), schema)
+doc = json.load(open(sys.argv[2]))
+f = doc["files"][0]; t = doc["totals"]
+assert t["files"] == 1 and t["statements"] == len(f["statements"]) == f["totals"]["statements"] > 0, t
+assert abs(t["time_s"] - sum(s["cost"]["time_s"] for s in f["statements"])) < 1e-9 * max(1, t["time_s"]), t
+assert not t["failed"] and all(s["wrt"] for s in f["statements"]), t
+bad = json.load(open(sys.argv[3]))["totals"]
+assert bad["failed"] and bad["errors"] == 1, bad
+' "$root/docs/check-json-v1.schema.json" "$tmp/grad.json" "$tmp/out"
 check "sarif of every sample" 0 "$bin" check --format sarif "$root/samples"
 cp "$tmp/out" "$tmp/samples.sarif"
 check "sarif with errors" 1 "$bin" check --format sarif "$tmp/bad.ein"
