@@ -11,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +30,22 @@ bool wanted_in_directory(const std::string& path) {
     std::string text;
     if (!read_whole_file(path, text).empty()) return false;
     return read_as_document(path, text) && contains_notation(extract_notation(path, text));
+}
+
+/// Reads `in` to its end into `text`; false (and `text` cut) where it holds more than
+/// kMaxInputBytes: a device or pipe may never end.
+bool read_capped(std::istream& in, std::string& text) {
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        if (text.size() + static_cast<std::size_t>(in.gcount()) > kMaxInputBytes) return false;
+        text.append(buf, static_cast<std::size_t>(in.gcount()));
+    }
+    return true;
+}
+
+std::string too_large(const std::string& name) {
+    return "'" + name + "' is larger than " + std::to_string(kMaxInputBytes >> 20) +
+           " MiB: shardscope reads notation files and documents up to that size";
 }
 
 } // namespace
@@ -72,10 +86,10 @@ std::string read_whole_file(const std::string& path, std::string& text) {
     if (fs::is_directory(path, ec)) return "'" + path + "' is a directory";
     std::ifstream in(path, std::ios::binary);
     if (!in) return "cannot open '" + path + "' for reading";
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    std::string read;
+    if (!read_capped(in, read)) return too_large(path);
     if (in.bad()) return "failed reading '" + path + "'";
-    text = ss.str();
+    text = std::move(read);
     return {};
 }
 
@@ -93,7 +107,12 @@ std::string utf8_problem(const std::string& name, const std::string& text) {
 std::optional<SourceFile> load_source(const std::string& path, std::string* why) {
     std::string text;
     if (path == "-") {
-        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        if (!read_capped(std::cin, text)) {
+            auto problem = too_large("<stdin>");
+            std::cerr << "shardscope: error: " << problem << "\n";
+            if (why != nullptr) *why = std::move(problem);
+            return std::nullopt;
+        }
     } else {
         if (auto problem = read_whole_file(path, text); !problem.empty()) {
             std::cerr << "shardscope: error: " << problem << "\n";

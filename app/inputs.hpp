@@ -4,6 +4,7 @@
 
 #include "parser/source.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -14,13 +15,17 @@ namespace shardscope::app {
 /// Exit codes shared by every command.
 enum ExitCode : int { kExitOk = 0, kExitInputErrors = 1, kExitUsage = 2 };
 
+/// The most an input file (or standard input) may hold: no notation is near it, and reading
+/// an endless input (/dev/zero, `yes |`) must end with a message, not exhaust memory.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20; // 256 MiB
+
 /// Expands directories (recursively, sorted) into their .ein files. On failure, returns
 /// nullopt after writing a message to stderr.
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths);
 
 /// Reads the whole file at `path` into `text`. Returns the reason it could not ("no such file:
-/// 'P'", "'P' is a directory", "cannot open 'P' for reading", "failed reading 'P'"), or an
-/// empty string.
+/// 'P'", "'P' is a directory", "cannot open 'P' for reading", "failed reading 'P'", "'P' is
+/// larger than 256 MiB ..." (kMaxInputBytes)), or an empty string.
 std::string read_whole_file(const std::string& path, std::string& text);
 
 /// Where `text` (the file `name`) is not UTF-8: "NAME:LINE:COLUMN: error: the file is not

@@ -107,6 +107,11 @@ assert first["name"] == "r" and first["axes"] == ["0"], first
 PY
 
 # ---- check -----------------------------------------------------------------------------
+# An endless input ends with a message at the size cap (256 MiB), not with memory exhausted.
+check "check of an endless file" 2 timeout 60 "$bin" check /dev/zero
+contains "endless file: says why" "$tmp/err" "shardscope: error: '/dev/zero' is larger than 256 MiB"
+check "check of an endless stdin" 2 timeout 60 "$bin" check - </dev/zero
+contains "endless stdin: says why" "$tmp/err" "'<stdin>' is larger than 256 MiB"
 check "check all samples" 0 "$bin" check "$root/samples"
 contains "check summary" "$tmp/err" "0 errors"
 contains "check shows placements" "$tmp/out" "(S(1))"
