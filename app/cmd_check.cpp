@@ -29,7 +29,7 @@ namespace {
 struct CheckOptions {
     std::vector<std::string> files;
     bool json = false;
-    std::string format = "text";
+    std::string format; ///< empty: not given (text, or json with --json)
     bool strict = false;
     bool quiet = false;
     bool werror = false;
@@ -64,7 +64,13 @@ int run_check(const CheckOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
-    const std::string format = o.json ? "json" : o.format;
+    if (o.json && !o.format.empty() && o.format != "json") {
+        std::cerr << "shardscope: error: --json is --format json: it cannot be combined with "
+                     "--format "
+                  << o.format << "\n";
+        return kExitUsage;
+    }
+    const std::string format = o.json ? "json" : o.format.empty() ? "text" : o.format;
     if (o.compare && format != "text" && format != "json") {
         std::cerr << "shardscope: error: --compare prints a table (text) or JSON, not --format "
                   << format << "\n";
@@ -217,7 +223,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
         "--strict", opts->strict,
         "Every implicit redistribution or chosen fix is an error: collectives must follow "
         "from the statement as written, or be written explicitly");
-    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd->add_flag("--quiet,-q", opts->quiet, "Print only errors and warnings");
     cmd->add_flag("--compare", opts->compare,
                   "Compare the files as strategies: after checking each, a side-by-side table "

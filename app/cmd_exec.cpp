@@ -334,7 +334,8 @@ void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
                    "placement; repeat it, or NAME,NAME, for several")
         ->delimiter(',')
         ->type_name("NAME");
-    cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd.add_flag("--small", o.small,
                  "Ignore the dim declarations and run at small ranges that every sharding "
                  "divides (where a plan's choices depend on sizes, they may differ)");

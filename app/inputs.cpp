@@ -194,6 +194,14 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
     return ok;
 }
 
+std::string mesh_value_problem(const std::string& mesh) {
+    if (!mesh.empty()) return {};
+    // The message mesh_option_ok gives a blank value.
+    Diagnostic d;
+    frontend::parse_mesh_spec(mesh, &d);
+    return "bad --mesh '': " + d.message + (d.code.empty() ? "" : " [" + d.code + "]");
+}
+
 bool mesh_option_ok(const std::string& mesh, std::ostream& err) {
     if (mesh.empty()) return true;
     Diagnostic d;

@@ -47,7 +47,12 @@ inline bool stderr_color() {
 /// link, to the file it names; a device or pipe (`/dev/null`, a FIFO) is written in place.
 bool write_file_atomically(const std::string& path, const std::string& text);
 
-/// Whether a `--mesh` option is empty or a valid spec; if not, says so on `err`.
+/// Whether a `--mesh` option is empty (not given) or a valid spec; if not, says so on `err`.
 bool mesh_option_ok(const std::string& mesh, std::ostream& err);
+
+/// The --mesh options' CLI11 check: an empty value given (`--mesh ''`, an unset variable) is
+/// an error, as a blank one is in mesh_option_ok, not "no --mesh". Empty: the value is not
+/// empty (mesh_option_ok judges it).
+std::string mesh_value_problem(const std::string& mesh);
 
 } // namespace shardscope::app

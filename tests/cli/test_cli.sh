@@ -112,6 +112,15 @@ check "check of an endless file" 2 timeout 60 "$bin" check /dev/zero
 contains "endless file: says why" "$tmp/err" "shardscope: error: '/dev/zero' is larger than 256 MiB"
 check "check of an endless stdin" 2 timeout 60 "$bin" check - </dev/zero
 contains "endless stdin: says why" "$tmp/err" "'<stdin>' is larger than 256 MiB"
+# An empty --mesh is a usage error, as a blank one is (not "no --mesh").
+for cmd in check grad "export --to latex" exec; do
+    # shellcheck disable=SC2086 # the command and its options are words
+    check "$cmd --mesh ''" 2 "$bin" $cmd --mesh '' "$root/samples/megatron_mlp.ein"
+    contains "$cmd --mesh '': says why" "$tmp/err" "bad --mesh '': "
+    # shellcheck disable=SC2086
+    check "$cmd --mesh '  '" 2 "$bin" $cmd --mesh '  ' "$root/samples/megatron_mlp.ein"
+    contains "$cmd --mesh '  ': says why" "$tmp/err" "bad --mesh '  ': "
+done
 check "check all samples" 0 "$bin" check "$root/samples"
 contains "check summary" "$tmp/err" "0 errors"
 contains "check shows placements" "$tmp/out" "(S(1))"

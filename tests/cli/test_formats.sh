@@ -232,6 +232,10 @@ check "--fail-on another code passes" 0 "$bin" check -q --fail-on S000 "$tmp/one
 check "--fail-on a malformed code" 2 "$bin" check --fail-on bogus "$tmp/one.ein"
 contains "--fail-on says what a code is" "$tmp/err" "expected a diagnostic code such as S301"
 check "unknown format" 2 "$bin" check --format xml "$tmp/one.ein"
+check "--json with another --format" 2 "$bin" check --json --format sarif "$tmp/one.ein"
+contains "--json with --format sarif: says why" "$tmp/err" "--json is --format json: it cannot be combined with --format sarif"
+if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: --json --format sarif printed something"; else passed=$((passed + 1)); fi
+check "--json with --format json" 0 "$bin" check --json --format json "$tmp/one.ein"
 check "one statement" 0 "$bin" check -q "$tmp/one.ein"
 contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 0 errors"
 echo "$passed passed, $failed failed"
