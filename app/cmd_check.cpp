@@ -149,7 +149,8 @@ int run_check(const CheckOptions& o) {
                              read_whole_file(path, raw).empty() && read_as_document(path, raw))
             shown = SourceFile(path, std::move(raw));
         if (!o.quiet) {
-            std::cout << semantics::format_plan(plan, path, out_color);
+            // Named as the diagnostics name it (<stdin> for -).
+            std::cout << semantics::format_plan(plan, shown_source->name(), out_color);
             if (!plan.statements.empty()) std::cout << semantics::format_totals(step);
             std::cout << std::flush;
         }

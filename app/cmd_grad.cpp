@@ -66,7 +66,7 @@ int run_grad(const GradCliOptions& o) {
     } else {
         const bool color = stderr_color();
         if (o.plan)
-            std::cout << semantics::format_gradient_plans(result, o.file, terminal_color(1))
+            std::cout << semantics::format_gradient_plans(result, source->name(), terminal_color(1))
                       << std::flush;
         else
             std::cout << result.text << std::flush;

@@ -118,7 +118,7 @@ int run_plan(const PlanCliOptions& o) {
         const bool color = stderr_color();
         for (const auto& d : parsed.diagnostics)
             std::cerr << format_diagnostic(*source, d, color);
-        std::cerr << o.file << ": error: the file does not parse; nothing was searched\n";
+        std::cerr << source->name() << ": error: the file does not parse; nothing was searched\n";
         return kExitInputErrors;
     }
     // A count on stderr where it is a terminal, at most ten times a second.
@@ -147,7 +147,7 @@ int run_plan(const PlanCliOptions& o) {
             if (p.range.line > 0)
                 std::cerr << format_diagnostic(*source, p, stderr_color());
             else
-                std::cerr << o.file << ": error: " << p.message << "\n";
+                std::cerr << source->name() << ": error: " << p.message << "\n";
             if (!p.fix.empty() && p.range.line == 0) std::cerr << "    fix: " << p.fix << "\n";
         }
         // An option naming something the file lacks is a usage error; a file without
@@ -159,7 +159,7 @@ int run_plan(const PlanCliOptions& o) {
     if (o.json)
         std::cout << semantics::search_to_json(result, o.file, o.top).dump(2) << "\n";
     else
-        std::cout << semantics::format_search(result, o.file, o.top) << std::flush;
+        std::cout << semantics::format_search(result, source->name(), o.top) << std::flush;
     if (result.interrupted) {
         std::cerr << "shardscope: interrupted after " << result.checked
                   << " checks; the ranking covers those\n";
@@ -173,12 +173,12 @@ int run_plan(const PlanCliOptions& o) {
         for (const auto& a : result.searched_axes)
             axes += (axes.empty() ? "" : ", ") + a;
         if (all_uneven)
-            std::cerr << o.file << ": error: no factorization of " << so.devices << " devices over "
-                      << axes
+            std::cerr << source->name() << ": error: no factorization of " << so.devices
+                      << " devices over " << axes
                       << " divides the ranges sharded over them (see above); try another "
                          "device count\n";
         else
-            std::cerr << o.file << ": error: no mesh of " << so.devices
+            std::cerr << source->name() << ": error: no mesh of " << so.devices
                       << " devices is left: every one was pruned (see above)\n";
         return kExitInputErrors;
     }

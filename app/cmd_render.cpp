@@ -233,12 +233,6 @@ int run_render(const RenderOptions& o) {
                                                        &problem, o.scale, o.tight);
             return write_drawing(bytes, problem, "steps", o.output, "nothing written");
         }
-        std::error_code ec;
-        std::filesystem::create_directories(o.frames, ec);
-        if (ec || !std::filesystem::is_directory(o.frames)) {
-            std::cerr << "shardscope: error: cannot make the folder " << o.frames << "\n";
-            return kExitUsage;
-        }
         const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
         const auto shots = render::step_sequence(checked.plan, s);
         int number = 0;
@@ -252,6 +246,16 @@ int run_render(const RenderOptions& o) {
             if (const int rc = draw_bytes(checked.plan, *view, one, svg, o, path, bytes, problem);
                 rc != kExitOk)
                 return rc;
+            // The folder is made once the first frame is drawn: a series that cannot be drawn
+            // (PNG without a display) leaves no new folders behind.
+            if (number == 1 && problem.empty()) {
+                std::error_code ec;
+                std::filesystem::create_directories(o.frames, ec);
+                if (ec || !std::filesystem::is_directory(o.frames)) {
+                    std::cerr << "shardscope: error: cannot make the folder " << o.frames << "\n";
+                    return kExitUsage;
+                }
+            }
             if (const int rc = write_drawing(bytes, problem, "steps", path, "stopped at " + path);
                 rc != kExitOk)
                 return rc;

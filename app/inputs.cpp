@@ -51,6 +51,12 @@ std::string too_large(const std::string& name) {
 } // namespace
 
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths) {
+    // A second - would read an input already at its end: an empty file counted twice.
+    if (std::count(paths.begin(), paths.end(), "-") > 1) {
+        std::cerr << "shardscope: error: standard input (-) is named more than once: it can be "
+                     "read only once\n";
+        return std::nullopt;
+    }
     std::vector<std::string> out;
     for (const auto& p : paths) {
         std::error_code ec;

@@ -121,6 +121,14 @@ for cmd in check grad "export --to latex" exec; do
     check "$cmd --mesh '  '" 2 "$bin" $cmd --mesh '  ' "$root/samples/megatron_mlp.ein"
     contains "$cmd --mesh '  ': says why" "$tmp/err" "bad --mesh '  ': "
 done
+# Standard input is <stdin> in plans' headers as in diagnostics, and is read once.
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} y_{k_0}\nq = foo(x_{i})\n' >"$tmp/stdin.ein"
+check "check - with an error" 1 "$bin" check - <"$tmp/stdin.ein"
+contains "stdin: the plan's header" "$tmp/out" "<stdin>:3: z_{i} = "
+contains "stdin: the diagnostic" "$tmp/err" "<stdin>:4:5: error: unknown function 'foo'"
+if grep -q '^-:' "$tmp/out"; then failed=$((failed + 1)); echo "FAIL: stdin named - in a header"; else passed=$((passed + 1)); fi
+check "check - - refused" 2 "$bin" check - - <"$tmp/stdin.ein"
+contains "check - -: says why" "$tmp/err" "standard input (-) is named more than once"
 check "check all samples" 0 "$bin" check "$root/samples"
 contains "check summary" "$tmp/err" "0 errors"
 contains "check shows placements" "$tmp/out" "(S(1))"

@@ -100,7 +100,9 @@ expect "neither -o nor --frames" 2 'give one of them' -- render "$samples/fsdp_t
 expect "--frames bad format" 2 "--format is png or svg, not 'gif'" -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s3" --format gif
 printf 'x' >"$tmp/afile"
 expect "--frames into a file" 2 'cannot make the folder' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/afile" --format svg
-expect "--frames png without a display" 2 'no display.*xvfb-run|built without the GUI' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s4"
+expect "--frames png without a display" 2 'no display.*xvfb-run|built without the GUI' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s4/new/dir"
+# Nothing drawn, nothing made: no folders left behind.
+[ -e "$tmp/s4" ] && { echo "FAIL: --frames without a display made $tmp/s4"; fails=$((fails + 1)); }
 
 # The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
 # `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
