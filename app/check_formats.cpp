@@ -67,18 +67,6 @@ std::string text_with_fix(const Diagnostic& d) {
     return d.fix.empty() ? d.message : d.message + " (fix: " + d.fix + ")";
 }
 
-const char* level(const Diagnostic& d, bool werror) {
-    switch (d.severity) {
-    case Severity::Error:
-        return "error";
-    case Severity::Warning:
-        return werror ? "error" : "warning";
-    case Severity::Note:
-        return "note";
-    }
-    return "note";
-}
-
 } // namespace
 
 bool fails(const Diagnostic& d, bool werror, const std::vector<std::string>& fail_on) {
@@ -87,11 +75,36 @@ bool fails(const Diagnostic& d, bool werror, const std::vector<std::string>& fai
     return std::find(fail_on.begin(), fail_on.end(), d.code) != fail_on.end();
 }
 
-std::string format_github(const std::vector<CheckedFile>& files, bool werror) {
+Severity reported_severity(const Diagnostic& d, bool werror,
+                           const std::vector<std::string>& fail_on) {
+    return fails(d, werror, fail_on) ? Severity::Error : d.severity;
+}
+
+namespace {
+
+// A diagnostic that fails the run is an error in every format, whatever its severity.
+const char* level(const Diagnostic& d, bool werror, const std::vector<std::string>& fail_on) {
+    switch (reported_severity(d, werror, fail_on)) {
+    case Severity::Error:
+        return "error";
+    case Severity::Warning:
+        return "warning";
+    case Severity::Note:
+        return "note";
+    }
+    return "note";
+}
+
+} // namespace
+
+std::string format_github(const std::vector<CheckedFile>& files, bool werror,
+                          const std::vector<std::string>& fail_on) {
     std::string out;
     for (const auto& f : files)
         for (const auto& d : f.plan.diagnostics) {
-            const std::string kind = d.severity == Severity::Note ? "notice" : level(d, werror);
+            const std::string kind = reported_severity(d, werror, fail_on) == Severity::Note
+                                         ? "notice"
+                                         : level(d, werror, fail_on);
             out += "::" + kind + " file=" + escape_property(f.path);
             if (d.range.line > 0) {
                 out += ",line=" + std::to_string(d.range.line);
@@ -106,7 +119,8 @@ std::string format_github(const std::vector<CheckedFile>& files, bool werror) {
     return out;
 }
 
-nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) {
+nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror,
+                            const std::vector<std::string>& fail_on) {
     using nlohmann::json;
     std::map<std::string, std::size_t> rule_index;
     json rules = json::array();
@@ -134,7 +148,7 @@ nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) 
             location["region"] = region;
             json result = {{"ruleId", d.code},
                            {"ruleIndex", it->second},
-                           {"level", level(d, werror)},
+                           {"level", level(d, werror, fail_on)},
                            {"message", {{"text", text_with_fix(d)}}},
                            {"locations", json::array({{{"physicalLocation", location}}})}};
             results.push_back(result);
@@ -149,7 +163,8 @@ nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror) 
                                    {"results", results}}})}};
 }
 
-std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
+std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
+                         const std::vector<std::string>& fail_on) {
     struct Case {
         std::string name;
         std::uint32_t first = 0, last = 0;
@@ -198,9 +213,9 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
             for (const auto* d : c.diags) {
                 const std::string line = f.path + ":" + std::to_string(d->range.line) + ":" +
                                          std::to_string(d->range.column) + ": " +
-                                         level(*d, werror) + ": " + text_with_fix(*d) + " [" +
-                                         d->code + "]\n";
-                if (fails(*d, werror, {})) {
+                                         level(*d, werror, fail_on) + ": " + text_with_fix(*d) +
+                                         " [" + d->code + "]\n";
+                if (fails(*d, werror, fail_on)) {
                     if (first_failure == nullptr) first_failure = d;
                     failure_text += line;
                 } else {
@@ -234,6 +249,31 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror) {
         << all_failures << "\" errors=\"0\" time=\"" << seconds << "\">\n"
         << suites.str() << "</testsuites>\n";
     return out.str();
+}
+
+nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool failed) {
+    double time = 0, bytes = 0, flops = 0;
+    int statements = 0, errors = 0, warnings = 0, notes = 0;
+    for (const auto& f : files) {
+        const auto& t = f["totals"];
+        statements += t["statements"].get<int>();
+        errors += t["errors"].get<int>();
+        warnings += t["warnings"].get<int>();
+        notes += t["notes"].get<int>();
+        time += t["time_s"].get<double>();
+        bytes += t["comm_bytes_per_device"].get<double>();
+        flops += t["flops_per_device"].get<double>();
+    }
+    return {{"files", files.size()},
+            {"statements", statements},
+            {"errors", errors},
+            {"warnings", warnings},
+            {"notes", notes},
+            {"time_s", time},
+            {"comm_bytes_per_device", bytes},
+            {"flops_per_device", flops},
+            {"check_time_s", check_time_s},
+            {"failed", failed}};
 }
 
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& t) {

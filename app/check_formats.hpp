@@ -35,17 +35,27 @@ struct CheckedFile {
 /// whose code is in `fail_on`.
 bool fails(const Diagnostic& d, bool werror, const std::vector<std::string>& fail_on);
 
+/// The severity a diagnostic is reported with: an error where it fails the run (`fails`),
+/// else its own. Every format (and the text summary) reports that one.
+Severity reported_severity(const Diagnostic& d, bool werror,
+                           const std::vector<std::string>& fail_on);
+
 /// GitHub Actions workflow commands, one line per diagnostic:
 /// "::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=CODE::message" (notes as
-/// ::notice; with `werror`, warnings as ::error).
-std::string format_github(const std::vector<CheckedFile>& files, bool werror);
+/// ::notice; with `werror` warnings, and diagnostics whose code is in `fail_on`, as ::error).
+std::string format_github(const std::vector<CheckedFile>& files, bool werror,
+                          const std::vector<std::string>& fail_on);
 
-/// A SARIF 2.1.0 log: one run, a rule per diagnostic code, a result per diagnostic.
-nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror);
+/// A SARIF 2.1.0 log: one run, a rule per diagnostic code, a result per diagnostic (level
+/// "error" for those that fail the run).
+nlohmann::json format_sarif(const std::vector<CheckedFile>& files, bool werror,
+                            const std::vector<std::string>& fail_on);
 
 /// JUnit XML: a test suite per file, a test case per statement and per `expect` line (and
-/// one per diagnostic outside them); errors (and, with `werror`, warnings) are failures.
-std::string format_junit(const std::vector<CheckedFile>& files, bool werror);
+/// one per diagnostic outside them); the diagnostics that fail the run (errors; with
+/// `werror`, warnings; codes in `fail_on`) are failures.
+std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
+                         const std::vector<std::string>& fail_on);
 
 /// A program's totals for `check --format json`: statements, errors, warnings, notes, and the
 /// sums over its statements of time, bytes sent and flops per device (and the largest
@@ -53,6 +63,10 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror);
 /// breakdown, bytes per collective kind, FLOPs, MFU, peak memory and whether it fits), which
 /// count every statement StatementPlan::repeat times.
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& program);
+
+/// The "totals" of a whole run (check --format json, grad --json): the `files` array's
+/// per-file totals (plan_totals) summed, the run's wall time and whether it fails.
+nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool failed);
 
 /// The "program" object of plan_totals: the program totals as JSON (schema v1's
 /// program_totals).

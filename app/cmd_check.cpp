@@ -29,7 +29,7 @@ namespace {
 struct CheckOptions {
     std::vector<std::string> files;
     bool json = false;
-    std::string format = "text";
+    std::string format; ///< empty: not given (text, or json with --json)
     bool strict = false;
     bool quiet = false;
     bool werror = false;
@@ -64,7 +64,13 @@ int run_check(const CheckOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto files = expand_inputs(o.files);
     if (!files) return kExitUsage;
-    const std::string format = o.json ? "json" : o.format;
+    if (o.json && !o.format.empty() && o.format != "json") {
+        std::cerr << "shardscope: error: --json is --format json: it cannot be combined with "
+                     "--format "
+                  << o.format << "\n";
+        return kExitUsage;
+    }
+    const std::string format = o.json ? "json" : o.format.empty() ? "text" : o.format;
     if (o.compare && format != "text" && format != "json") {
         std::cerr << "shardscope: error: --compare prints a table (text) or JSON, not --format "
                   << format << "\n";
@@ -90,7 +96,10 @@ int run_check(const CheckOptions& o) {
     const bool color = stderr_color();
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
-    int total_errors = 0, total_warnings = 0, total_statements = 0;
+    int total_statements = 0;
+    // The text summary counts what the run reports: a diagnostic that fails it (--werror,
+    // --fail-on) is an error there, as in the CI formats.
+    int reported_errors = 0, reported_warnings = 0;
     std::vector<CheckedFile> checked;
     const auto run_start = std::chrono::steady_clock::now();
     for (const auto& path : *files) {
@@ -108,11 +117,13 @@ int run_check(const CheckOptions& o) {
         semantics::Plan plan = std::move(result.plan);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        total_errors += plan.errors();
-        total_warnings += plan.warnings();
         total_statements += static_cast<int>(plan.statements.size());
-        for (const auto& d : plan.diagnostics)
+        for (const auto& d : plan.diagnostics) {
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
+            const Severity reported = reported_severity(d, o.werror, o.fail_on);
+            reported_errors += reported == Severity::Error;
+            reported_warnings += reported == Severity::Warning;
+        }
         if (o.compare) {
             compared.push_back(compared_file(path, parsed.program, plan));
             set_hbm(compared.back().totals, hbm);
@@ -138,13 +149,17 @@ int run_check(const CheckOptions& o) {
                              read_whole_file(path, raw).empty() && read_as_document(path, raw))
             shown = SourceFile(path, std::move(raw));
         if (!o.quiet) {
-            std::cout << semantics::format_plan(plan, path, out_color);
+            // Named as the diagnostics name it (<stdin> for -).
+            std::cout << semantics::format_plan(plan, shown_source->name(), out_color);
             if (!plan.statements.empty()) std::cout << semantics::format_totals(step);
             std::cout << std::flush;
         }
-        for (const auto& d : plan.diagnostics)
-            if (!o.quiet || d.severity != Severity::Note || fails(d, o.werror, o.fail_on))
-                std::cerr << format_diagnostic(shown, d, color);
+        for (const auto& d : plan.diagnostics) {
+            if (o.quiet && d.severity == Severity::Note && !fails(d, o.werror, o.fail_on)) continue;
+            Diagnostic reported = d;
+            reported.severity = reported_severity(d, o.werror, o.fail_on);
+            std::cerr << format_diagnostic(shown, reported, color);
+        }
     }
     Comparison comparison;
     if (o.compare) {
@@ -155,40 +170,24 @@ int run_check(const CheckOptions& o) {
     }
     if (format == "json") {
         if (o.compare) doc["comparison"] = compare_to_json(comparison);
-        double time = 0, bytes = 0, flops = 0;
-        int notes = 0;
-        for (const auto& f : doc["files"]) {
-            time += f["totals"]["time_s"].get<double>();
-            bytes += f["totals"]["comm_bytes_per_device"].get<double>();
-            flops += f["totals"]["flops_per_device"].get<double>();
-            notes += f["totals"]["notes"].get<int>();
-        }
-        doc["totals"] = {
-            {"files", files->size()},
-            {"statements", total_statements},
-            {"errors", total_errors},
-            {"warnings", total_warnings},
-            {"notes", notes},
-            {"time_s", time},
-            {"comm_bytes_per_device", bytes},
-            {"flops_per_device", flops},
-            {"check_time_s",
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count()},
-            {"failed", rc != kExitOk}};
+        doc["totals"] = run_totals(
+            doc["files"],
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(),
+            rc != kExitOk);
         std::cout << doc.dump(2) << "\n";
     } else if (format == "github") {
-        std::cout << format_github(checked, o.werror) << std::flush;
+        std::cout << format_github(checked, o.werror, o.fail_on) << std::flush;
     } else if (format == "sarif") {
-        std::cout << format_sarif(checked, o.werror).dump(2) << "\n";
+        std::cout << format_sarif(checked, o.werror, o.fail_on).dump(2) << "\n";
     } else if (format == "junit") {
-        std::cout << format_junit(checked, o.werror) << std::flush;
+        std::cout << format_junit(checked, o.werror, o.fail_on) << std::flush;
     } else {
         if (o.compare)
             std::cout << (o.quiet ? "" : "\n") << format_compare(comparison) << std::flush;
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
                   << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
-                  << total_errors << (total_errors == 1 ? " error, " : " errors, ")
-                  << total_warnings << (total_warnings == 1 ? " warning\n" : " warnings\n");
+                  << reported_errors << (reported_errors == 1 ? " error, " : " errors, ")
+                  << reported_warnings << (reported_warnings == 1 ? " warning\n" : " warnings\n");
     }
     return rc;
 }
@@ -225,7 +224,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
         "--strict", opts->strict,
         "Every implicit redistribution or chosen fix is an error: collectives must follow "
         "from the statement as written, or be written explicitly");
-    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd->add_flag("--quiet,-q", opts->quiet, "Print only errors and warnings");
     cmd->add_flag("--compare", opts->compare,
                   "Compare the files as strategies: after checking each, a side-by-side table "

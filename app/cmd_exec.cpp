@@ -27,6 +27,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <system_error>
 
 namespace shardscope::app {
@@ -88,6 +89,14 @@ std::string not_run_json(const std::vector<Diagnostic>& diagnostics, const std::
     return doc.dump(2) + "\n";
 }
 
+/// The message of a "shardscope: error: WHY\n..." text: WHY.
+std::string first_line_of_error(const std::string& text) {
+    const std::string prefix = "shardscope: error: ";
+    std::string line = text.substr(0, text.find('\n'));
+    if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+    return line;
+}
+
 } // namespace
 
 int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOutput& io) {
@@ -107,19 +116,27 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
     eo.show = o.show;
     // One process per rank under mpirun (mpi, nccl).
     const bool mpi = eo.backend == exec::Backend::Mpi || eo.backend == exec::Backend::Nccl;
-    if (!mesh_option_ok(o.mesh, err)) return kExitUsage;
+    const bool speaks = reporting_process(mpi);
+    // Nothing runs: why on stderr (one write: under mpirun, other ranks' reports must not land
+    // inside it) and, with --json, as the document's error (the guide promises it always).
+    const auto refuse = [&](const std::string& why) {
+        err << "shardscope: error: " + why + "\n";
+        if (o.json && speaks) out << not_run_json({}, why) << std::flush;
+        return kExitUsage;
+    };
+    if (std::ostringstream why; !mesh_option_ok(o.mesh, why)) {
+        err << why.str();
+        if (o.json && speaks) out << not_run_json({}, first_line_of_error(why.str())) << std::flush;
+        return kExitUsage;
+    }
     if (eo.backend == exec::Backend::Cuda || eo.backend == exec::Backend::Nccl) {
         const auto gpus = exec::probe_gpus();
-        if (gpus.devices == 0) {
-            err << "shardscope: error: --backend " << o.backend
-                << " needs an NVIDIA GPU: " << gpus.problem
-                << " (--backend sim runs the ranks as threads on the CPU)\n";
-            return kExitUsage;
-        }
+        if (gpus.devices == 0)
+            return refuse("--backend " + o.backend + " needs an NVIDIA GPU: " + gpus.problem +
+                          " (--backend sim runs the ranks as threads on the CPU)");
     }
     auto parsed = parser::parse(source);
     const bool color = io.err_color;
-    const bool speaks = reporting_process(mpi);
     if (parsed.has_errors()) {
         if (!speaks) return kSilentRankExit;
         for (const auto& d : parsed.diagnostics)
@@ -153,15 +170,12 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
             std::string list;
             for (const auto& t : tensors)
                 list += (list.empty() ? "" : ", ") + t;
-            err << "shardscope: error: --show " << name << ": " << file
-                << " has no tensor of that name (it has " << list << ")\n";
-            return kExitUsage;
+            return refuse("--show " + name + ": " + file + " has no tensor of that name (it has " +
+                          list + ")");
         }
-    if (plan.mesh.device_count() > 4096) {
-        err << "shardscope: error: the mesh has " << plan.mesh.device_count()
-            << " devices; exec runs at most 4096 ranks\n";
-        return kExitUsage;
-    }
+    if (plan.mesh.device_count() > 4096)
+        return refuse("the mesh has " + std::to_string(plan.mesh.device_count()) +
+                      " devices; exec runs at most 4096 ranks");
     if (mpi) {
         // Every rank sees the same numbers, so every rank stops here alike; rank 0 says why.
         const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -170,20 +184,17 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
             // One write: mpirun's own report of the other ranks' exits must not land inside it.
             const auto n = std::to_string(plan.mesh.device_count());
             if (!speaks) return kSilentRankExit;
-            err << "shardscope: error: the mesh of " + file + " has " + n +
-                       " devices but mpirun started " + size + " ranks: run 'mpirun -np " + n +
-                       " shardscope exec --backend " + o.backend + " " + file + "'\n";
-            return kExitUsage;
+            return refuse("the mesh of " + file + " has " + n + " devices but mpirun started " +
+                          size + " ranks: run 'mpirun -np " + n + " shardscope exec --backend " +
+                          o.backend + " " + file + "'");
         }
     }
     const double need = exec::estimate_bytes(plan, eo);
     const double have = available_bytes();
-    if (have > 0 && need > 0.8 * have) {
-        err << "shardscope: error: this run needs about " << semantics::format_bytes(need)
-            << " of memory but " << semantics::format_bytes(have)
-            << " is available; declare smaller ranges with 'dim'\n";
-        return kExitUsage;
-    }
+    if (have > 0 && need > 0.8 * have)
+        return refuse("this run needs about " + semantics::format_bytes(need) + " of memory but " +
+                      semantics::format_bytes(have) +
+                      " is available; declare smaller ranges with 'dim'");
     // Progress on stderr, for runs longer than a second, when stderr is a terminal.
     const auto start = std::chrono::steady_clock::now();
     bool drew = false;
@@ -223,6 +234,7 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         // The host's limits cannot run it (address space for OpenBLAS under ulimit -v).
         if (drew) std::fprintf(stderr, "\n");
         err << "shardscope: error: " << e.what() << "\n";
+        if (o.json) out << not_run_json({}, e.what()) << std::flush;
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::system_error& e) {
@@ -230,17 +242,23 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
         if (drew) std::fprintf(stderr, "\n");
         if (e.code() != std::errc::resource_unavailable_try_again) {
             err << "shardscope: error: " << e.what() << "\n";
+            if (o.json) out << not_run_json({}, e.what()) << std::flush;
             if (mpi) exec::abort_mpi(kExitInputErrors);
             return kExitInputErrors;
         }
-        err << "shardscope: error: out of memory: cannot start a thread (" << e.what()
-            << "); under a memory limit, raise it with ulimit -v, or run fewer ranks\n";
+        const std::string why = std::string("out of memory: cannot start a thread (") + e.what() +
+                                "); under a memory limit, raise it with ulimit -v, or run "
+                                "fewer ranks";
+        err << "shardscope: error: " << why << "\n";
+        if (o.json) out << not_run_json({}, why) << std::flush;
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::bad_alloc&) {
         if (drew) std::fprintf(stderr, "\n");
-        err << "shardscope: error: out of memory (an allocation failed; under a memory limit, "
-               "raise it with ulimit -v, or run smaller sizes)\n";
+        const std::string why = "out of memory (an allocation failed; under a memory limit, "
+                                "raise it with ulimit -v, or run smaller sizes)";
+        err << "shardscope: error: " << why << "\n";
+        if (o.json) out << not_run_json({}, why) << std::flush;
         if (mpi) exec::abort_mpi(kExitUsage);
         return kExitUsage;
     } catch (const std::exception& e) {
@@ -255,37 +273,37 @@ int exec_source(const SourceFile& source, const ExecCliOptions& o, const ExecOut
 namespace {
 
 int run_exec(const ExecCliOptions& o, const std::string& file) {
+    // Nothing runs: why on stderr and, with --json, as the document's error.
+    const auto refuse = [&](const std::string& why) {
+        std::cerr << "shardscope: error: " << why << "\n";
+        if (o.json) std::cout << not_run_json({}, why) << std::flush;
+        return kExitUsage;
+    };
     const bool per_process = o.backend == "mpi" || o.backend == "nccl";
-    if (per_process && !exec::mpi_available()) {
-        std::cerr << "shardscope: error: this shardscope was built without MPI (install "
-                     "libopenmpi-dev and rebuild)\n";
-        return kExitUsage;
-    }
-    if (o.backend == "nccl" && !exec::nccl_built()) {
-        std::cerr << "shardscope: error: this shardscope was built without NCCL"
-                  << (exec::cuda_built() ? " (--backend cuda runs the ranks on this process's GPUs)"
-                                         : " or CUDA (nvcc was not found when it was configured)")
-                  << "\n";
-        return kExitUsage;
-    }
+    if (per_process && !exec::mpi_available())
+        return refuse("this shardscope was built without MPI (install libopenmpi-dev and "
+                      "rebuild)");
+    if (o.backend == "nccl" && !exec::nccl_built())
+        return refuse(std::string("this shardscope was built without NCCL") +
+                      (exec::cuda_built()
+                           ? " (--backend cuda runs the ranks on this process's GPUs)"
+                           : " or CUDA (nvcc was not found when it was configured)"));
     if (per_process) {
         // MPI is a plugin, loaded here (exec/backend_plugins.hpp): its libraries may be missing.
         const std::string why = exec::load_mpi_backend();
-        if (!why.empty()) {
-            std::cerr << "shardscope: error: --backend " << o.backend << ": " << why << "\n";
-            return kExitUsage;
-        }
+        if (!why.empty()) return refuse("--backend " + o.backend + ": " + why);
     }
-    if (per_process && !exec::launched_by_mpirun()) {
-        std::cerr << "shardscope: error: --backend " << o.backend
-                  << " runs one process per rank: start it as 'mpirun -np N shardscope exec "
-                     "--backend "
-                  << o.backend << " " << file << "'\n";
+    if (per_process && !exec::launched_by_mpirun())
+        return refuse("--backend " + o.backend +
+                      " runs one process per rank: start it as 'mpirun -np N shardscope exec "
+                      "--backend " +
+                      o.backend + " " + file + "'");
+    std::string why;
+    auto source = load_source(file, &why);
+    if (!source) {
+        if (o.json) std::cout << not_run_json({}, why) << std::flush;
         return kExitUsage;
     }
-    if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
-    auto source = load_source(file);
-    if (!source) return kExitUsage;
     return exec_source(*source, o, {std::cout, std::cerr, terminal_color(1), stderr_color(), true});
 }
 
@@ -316,7 +334,8 @@ void add_exec_options(CLI::App& cmd, ExecCliOptions& o) {
                    "placement; repeat it, or NAME,NAME, for several")
         ->delimiter(',')
         ->type_name("NAME");
-    cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd.add_option("--mesh", o.mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd.add_flag("--small", o.small,
                  "Ignore the dim declarations and run at small ranges that every sharding "
                  "divides (where a plan's choices depend on sizes, they may differ)");

@@ -88,7 +88,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--small", opts->small,
                   "Ignore the dim declarations (small ranges, as exec --small): scripts that run "
                   "in seconds on CPU devices");
-    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd->callback([opts, &exit_code] { exit_code = run_export(*opts); });
 }
 

@@ -21,6 +21,17 @@ struct FmtOptions {
     bool check = false;
 };
 
+/// `text` with CRLF line endings (the printer writes LF).
+std::string with_crlf(const std::string& text) {
+    std::string out;
+    out.reserve(text.size() + text.size() / 16);
+    for (const char c : text) {
+        if (c == '\n') out += '\r';
+        out += c;
+    }
+    return out;
+}
+
 /// fmt --check / --write of a Markdown document's ```ein blocks; -1 where `path` is not read
 /// as a document.
 int fmt_document(const std::string& path, const FmtOptions& o) {
@@ -33,12 +44,18 @@ int fmt_document(const std::string& path, const FmtOptions& o) {
     const auto doc = extract_notation(path, raw);
     std::string rewritten = raw;
     int rc = kExitOk;
+    // The printer writes LF; a CRLF document gets its blocks back in CRLF, or a rewrite would
+    // leave mixed line endings (and --check would find every block non-canonical).
+    const std::size_t first_break = raw.find('\n');
+    const bool crlf =
+        first_break != std::string::npos && first_break > 0 && raw[first_break - 1] == '\r';
     // Last block first, so that earlier offsets stay valid while rewriting.
     for (auto it = doc.fences.rbegin(); it != doc.fences.rend(); ++it) {
         const std::string block = raw.substr(it->begin, it->end - it->begin);
         const auto parsed = parser::parse(SourceFile(path, block));
         if (parsed.has_errors()) continue; // reported with the whole document's parse
-        const auto canonical = parser::print(parsed.program, {o.unicode});
+        auto canonical = parser::print(parsed.program, {o.unicode});
+        if (crlf) canonical = with_crlf(canonical);
         if (canonical == block) continue;
         if (o.check) {
             std::cout << path << ":" << it->first_line

@@ -1,4 +1,5 @@
 // `shardscope grad`: the backward statements of a program, in the notation, checked.
+#include "check_formats.hpp"
 #include "commands.hpp"
 #include "frontend/gradients.hpp"
 #include "frontend/mesh_spec.hpp"
@@ -6,7 +7,9 @@
 
 #include "semantics/checker.hpp"
 #include "semantics/grad.hpp"
+#include "semantics/totals.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -23,6 +26,21 @@ struct GradCliOptions {
     std::string mesh;
 };
 
+/// The derived statements' plan, as gradients_to_json lists them (the derived statements
+/// that have a plan, and the derivation's diagnostics): what the file's totals sum. The same
+/// as semantics/grad.cpp's backward_plan, which semantics does not export.
+semantics::Plan derived_plan(const semantics::GradResult& result) {
+    semantics::Plan plan = result.plan;
+    plan.statements.clear();
+    plan.repeats.clear();
+    plan.diagnostics = result.diagnostics;
+    for (const auto& s : result.statements)
+        if (s.plan_index >= 0)
+            plan.statements.push_back(
+                result.plan.statements[static_cast<std::size_t>(s.plan_index)]);
+    return plan;
+}
+
 int run_grad(const GradCliOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(o.file);
@@ -32,16 +50,23 @@ int run_grad(const GradCliOptions& o) {
     if (!o.mesh.empty()) go.check.mesh = frontend::parse_mesh_spec(o.mesh);
     go.check.small_defaults = o.small;
     go.check.ignore_dims = o.small;
+    const auto start = std::chrono::steady_clock::now();
     const auto result = frontend::derive_gradients(*source, go);
     const SourceFile shown(source->name(), result.text.empty() ? source->text() : result.text);
     if (o.json) {
-        nlohmann::json doc = {{"version", 1},
-                              {"files", {semantics::gradients_to_json(result, o.file)}}};
+        // check --json's schema: the file's totals and the run's, as check computes them.
+        auto file = semantics::gradients_to_json(result, o.file);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        file["totals"] = plan_totals(derived_plan(result), semantics::program_totals(result.plan));
+        file["totals"]["check_time_s"] = seconds;
+        nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array({file})}};
+        doc["totals"] = run_totals(doc["files"], seconds, result.errors() > 0);
         std::cout << doc.dump(2) << "\n";
     } else {
         const bool color = stderr_color();
         if (o.plan)
-            std::cout << semantics::format_gradient_plans(result, o.file, terminal_color(1))
+            std::cout << semantics::format_gradient_plans(result, source->name(), terminal_color(1))
                       << std::flush;
         else
             std::cout << result.text << std::flush;
@@ -77,7 +102,8 @@ void add_grad_command(CLI::App& app, int& exit_code) {
     cmd->add_flag("--small", opts->small,
                   "Ignore the dim declarations (small ranges, as exec --small): the output "
                   "then runs under 'shardscope exec --small'");
-    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4");
+    cmd->add_option("--mesh", opts->mesh, "Override the mesh: 4, 2x4, or dp=2,tp=4")
+        ->check([](const std::string& v) { return mesh_value_problem(v); });
     cmd->callback([opts, &exit_code] { exit_code = run_grad(*opts); });
 }
 

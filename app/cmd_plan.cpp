@@ -23,6 +23,7 @@ struct PlanCliOptions {
     std::string hbm;
     std::string hw;
     std::string axes;
+    bool axes_given = false; ///< --axes was given (perhaps empty)
     std::size_t top = 3;
     bool json = false;
 };
@@ -92,6 +93,20 @@ int run_plan(const PlanCliOptions& o) {
     }
     so.hardware = o.hw;
     so.axes = split_list(o.axes);
+    // Given, --axes names at least one axis, each once (an empty value would mean every axis,
+    // the opposite of what it says).
+    if (o.axes_given && so.axes.empty()) {
+        std::cerr << "shardscope: error: --axes '" << o.axes
+                  << "' names no axis: give mesh axes such as dp,tp, or leave out --axes to "
+                     "size every axis\n";
+        return kExitUsage;
+    }
+    for (auto it = so.axes.begin(); it != so.axes.end(); ++it)
+        if (std::find(so.axes.begin(), it, *it) != it) {
+            std::cerr << "shardscope: error: --axes '" << o.axes << "' names " << *it
+                      << " twice: name each axis once\n";
+            return kExitUsage;
+        }
     if (o.top < 1) {
         std::cerr << "shardscope: error: --top must be at least 1\n";
         return kExitUsage;
@@ -103,7 +118,7 @@ int run_plan(const PlanCliOptions& o) {
         const bool color = stderr_color();
         for (const auto& d : parsed.diagnostics)
             std::cerr << format_diagnostic(*source, d, color);
-        std::cerr << o.file << ": error: the file does not parse; nothing was searched\n";
+        std::cerr << source->name() << ": error: the file does not parse; nothing was searched\n";
         return kExitInputErrors;
     }
     // A count on stderr where it is a terminal, at most ten times a second.
@@ -132,7 +147,7 @@ int run_plan(const PlanCliOptions& o) {
             if (p.range.line > 0)
                 std::cerr << format_diagnostic(*source, p, stderr_color());
             else
-                std::cerr << o.file << ": error: " << p.message << "\n";
+                std::cerr << source->name() << ": error: " << p.message << "\n";
             if (!p.fix.empty() && p.range.line == 0) std::cerr << "    fix: " << p.fix << "\n";
         }
         // An option naming something the file lacks is a usage error; a file without
@@ -144,7 +159,7 @@ int run_plan(const PlanCliOptions& o) {
     if (o.json)
         std::cout << semantics::search_to_json(result, o.file, o.top).dump(2) << "\n";
     else
-        std::cout << semantics::format_search(result, o.file, o.top) << std::flush;
+        std::cout << semantics::format_search(result, source->name(), o.top) << std::flush;
     if (result.interrupted) {
         std::cerr << "shardscope: interrupted after " << result.checked
                   << " checks; the ranking covers those\n";
@@ -158,12 +173,12 @@ int run_plan(const PlanCliOptions& o) {
         for (const auto& a : result.searched_axes)
             axes += (axes.empty() ? "" : ", ") + a;
         if (all_uneven)
-            std::cerr << o.file << ": error: no factorization of " << so.devices << " devices over "
-                      << axes
+            std::cerr << source->name() << ": error: no factorization of " << so.devices
+                      << " devices over " << axes
                       << " divides the ranges sharded over them (see above); try another "
                          "device count\n";
         else
-            std::cerr << o.file << ": error: no mesh of " << so.devices
+            std::cerr << source->name() << ": error: no mesh of " << so.devices
                       << " devices is left: every one was pruned (see above)\n";
         return kExitInputErrors;
     }
@@ -186,7 +201,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                     "A hardware preset (a100, a100-40gb, h100, tpu-v5e) instead of the file's");
     cmd->add_option("--top", opts->top, "How many candidates to show side by side (default 3)");
     cmd->add_option("--axes", opts->axes,
-                    "Only these axes may be larger than 1 (dp,tp); default: every mesh axis");
+                    "Only these axes may be larger than 1 (dp,tp); default: every mesh axis")
+        ->each([opts](const std::string&) { opts->axes_given = true; });
     cmd->add_flag("--json", opts->json, "Print the result as JSON");
     cmd->callback([opts, &exit_code] { exit_code = run_plan(*opts); });
 }

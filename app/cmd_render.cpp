@@ -12,10 +12,12 @@
 #include "render/gui/offscreen.hpp"
 #endif
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <system_error>
 
 namespace shardscope::app {
 
@@ -231,12 +233,6 @@ int run_render(const RenderOptions& o) {
                                                        &problem, o.scale, o.tight);
             return write_drawing(bytes, problem, "steps", o.output, "nothing written");
         }
-        std::error_code ec;
-        std::filesystem::create_directories(o.frames, ec);
-        if (ec || !std::filesystem::is_directory(o.frames)) {
-            std::cerr << "shardscope: error: cannot make the folder " << o.frames << "\n";
-            return kExitUsage;
-        }
         const auto& s = checked.plan.statements.at(static_cast<std::size_t>(sel->statement));
         const auto shots = render::step_sequence(checked.plan, s);
         int number = 0;
@@ -250,6 +246,16 @@ int run_render(const RenderOptions& o) {
             if (const int rc = draw_bytes(checked.plan, *view, one, svg, o, path, bytes, problem);
                 rc != kExitOk)
                 return rc;
+            // The folder is made once the first frame is drawn: a series that cannot be drawn
+            // (PNG without a display) leaves no new folders behind.
+            if (number == 1 && problem.empty()) {
+                std::error_code ec;
+                std::filesystem::create_directories(o.frames, ec);
+                if (ec || !std::filesystem::is_directory(o.frames)) {
+                    std::cerr << "shardscope: error: cannot make the folder " << o.frames << "\n";
+                    return kExitUsage;
+                }
+            }
             if (const int rc = write_drawing(bytes, problem, "steps", path, "stopped at " + path);
                 rc != kExitOk)
                 return rc;
@@ -298,8 +304,18 @@ void add_render_command(CLI::App& app, int& exit_code) {
                     "... (the pictures --animate plays, in order; one line each on stdout: the "
                     "file, its frame and message step)");
     cmd->add_option("--format", opts->format, "--frames: png (default) or svg");
-    cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)");
-    cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)");
+    // -1 is "not given" inside: a negative value must not pass for that.
+    const auto dimension = [](const std::string& v) -> std::string {
+        int d = -1;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (ec != std::errc() || end != v.data() + v.size() || d < 0)
+            return "expected a dimension: 0, 1, ... (0-based), not '" + v + "'";
+        return "";
+    };
+    cmd->add_option("--rows", opts->rows, "tiling: the dimension drawn as rows (0-based)")
+        ->check(dimension);
+    cmd->add_option("--cols", opts->cols, "tiling: the dimension drawn as columns (0-based)")
+        ->check(dimension);
     cmd->add_option("--scale", opts->scale,
                     "Draw the picture this much larger, text included (0.25 to 8; default 1)")
         ->check(CLI::Range(0.25, 8.0));

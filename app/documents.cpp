@@ -164,9 +164,12 @@ private:
         std::size_t kept_from = math_ != Math::None ? from : std::string::npos;
         while (k < to) {
             if (math_ == Math::None) {
-                if (in_[k] == '\\' && k + 1 < to && in_[k + 1] == '$') {
+                if (in_[k] == '\\' && k + 1 < to && (in_[k + 1] == '$' || in_[k + 1] == '`')) {
                     blank(k, k + 2);
                     k += 2;
+                } else if (const std::size_t n = markdown_ ? code_span_length(k, to) : 0) {
+                    blank(k, k + n); // `$$` in inline code is prose, not a display
+                    k += n;
                 } else if (in_[k] == '%' && !markdown_) {
                     blank(k, to); // a LaTeX comment
                     k = to;
@@ -213,6 +216,31 @@ private:
             keep(kept_from, to);
             note_mesh(kept_from, to);
         }
+    }
+
+    /// At `k`, a Markdown code span: a run of N backticks up to the next run of exactly N
+    /// (CommonMark). Only spans closed on the same line are seen (a span over a line break
+    /// is rare in prose); an unclosed run is literal backticks. Returns the length of the
+    /// span, or of the unclosed run (so that it is skipped whole), 0 if no backtick.
+    std::size_t code_span_length(std::size_t k, std::size_t to) const {
+        if (in_[k] != '`') return 0;
+        const auto run_end = [&](std::size_t j) {
+            while (j < to && in_[j] == '`')
+                ++j;
+            return j;
+        };
+        const std::size_t open_end = run_end(k);
+        const std::size_t n = open_end - k;
+        for (std::size_t j = open_end; j < to;) {
+            if (in_[j] != '`') {
+                ++j;
+                continue;
+            }
+            const std::size_t close_end = run_end(j);
+            if (close_end - j == n) return close_end - k;
+            j = close_end;
+        }
+        return n;
     }
 
     /// At `k`, \begin{ENV} of a notation environment: writes the parser's \begin{align}

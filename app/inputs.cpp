@@ -11,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,9 +32,31 @@ bool wanted_in_directory(const std::string& path) {
     return read_as_document(path, text) && contains_notation(extract_notation(path, text));
 }
 
+/// Reads `in` to its end into `text`; false (and `text` cut) where it holds more than
+/// kMaxInputBytes: a device or pipe may never end.
+bool read_capped(std::istream& in, std::string& text) {
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        if (text.size() + static_cast<std::size_t>(in.gcount()) > kMaxInputBytes) return false;
+        text.append(buf, static_cast<std::size_t>(in.gcount()));
+    }
+    return true;
+}
+
+std::string too_large(const std::string& name) {
+    return "'" + name + "' is larger than " + std::to_string(kMaxInputBytes >> 20) +
+           " MiB: shardscope reads notation files and documents up to that size";
+}
+
 } // namespace
 
 std::optional<std::vector<std::string>> expand_inputs(const std::vector<std::string>& paths) {
+    // A second - would read an input already at its end: an empty file counted twice.
+    if (std::count(paths.begin(), paths.end(), "-") > 1) {
+        std::cerr << "shardscope: error: standard input (-) is named more than once: it can be "
+                     "read only once\n";
+        return std::nullopt;
+    }
     std::vector<std::string> out;
     for (const auto& p : paths) {
         std::error_code ec;
@@ -72,10 +92,10 @@ std::string read_whole_file(const std::string& path, std::string& text) {
     if (fs::is_directory(path, ec)) return "'" + path + "' is a directory";
     std::ifstream in(path, std::ios::binary);
     if (!in) return "cannot open '" + path + "' for reading";
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    std::string read;
+    if (!read_capped(in, read)) return too_large(path);
     if (in.bad()) return "failed reading '" + path + "'";
-    text = ss.str();
+    text = std::move(read);
     return {};
 }
 
@@ -90,19 +110,26 @@ std::string utf8_problem(const std::string& name, const std::string& text) {
            ": error: the file is not valid UTF-8 (byte " + hex + ")";
 }
 
-std::optional<SourceFile> load_source(const std::string& path) {
+std::optional<SourceFile> load_source(const std::string& path, std::string* why) {
     std::string text;
     if (path == "-") {
-        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        if (!read_capped(std::cin, text)) {
+            auto problem = too_large("<stdin>");
+            std::cerr << "shardscope: error: " << problem << "\n";
+            if (why != nullptr) *why = std::move(problem);
+            return std::nullopt;
+        }
     } else {
-        if (const auto why = read_whole_file(path, text); !why.empty()) {
-            std::cerr << "shardscope: error: " << why << "\n";
+        if (auto problem = read_whole_file(path, text); !problem.empty()) {
+            std::cerr << "shardscope: error: " << problem << "\n";
+            if (why != nullptr) *why = std::move(problem);
             return std::nullopt;
         }
     }
     const std::string name = path == "-" ? "<stdin>" : path;
-    if (const auto why = utf8_problem(name, text); !why.empty()) {
-        std::cerr << why << "\n";
+    if (auto problem = utf8_problem(name, text); !problem.empty()) {
+        std::cerr << problem << "\n";
+        if (why != nullptr) *why = std::move(problem);
         return std::nullopt;
     }
     // A UTF-8 byte order mark is not part of the program.
@@ -171,6 +198,14 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
     ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;
     if (!ok) std::remove(tmp.c_str());
     return ok;
+}
+
+std::string mesh_value_problem(const std::string& mesh) {
+    if (!mesh.empty()) return {};
+    // The message mesh_option_ok gives a blank value.
+    Diagnostic d;
+    frontend::parse_mesh_spec(mesh, &d);
+    return "bad --mesh '': " + d.message + (d.code.empty() ? "" : " [" + d.code + "]");
 }
 
 bool mesh_option_ok(const std::string& mesh, std::ostream& err) {

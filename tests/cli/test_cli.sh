@@ -107,6 +107,28 @@ assert first["name"] == "r" and first["axes"] == ["0"], first
 PY
 
 # ---- check -----------------------------------------------------------------------------
+# An endless input ends with a message at the size cap (256 MiB), not with memory exhausted.
+check "check of an endless file" 2 timeout 60 "$bin" check /dev/zero
+contains "endless file: says why" "$tmp/err" "shardscope: error: '/dev/zero' is larger than 256 MiB"
+check "check of an endless stdin" 2 timeout 60 "$bin" check - </dev/zero
+contains "endless stdin: says why" "$tmp/err" "'<stdin>' is larger than 256 MiB"
+# An empty --mesh is a usage error, as a blank one is (not "no --mesh").
+for cmd in check grad "export --to latex" exec; do
+    # shellcheck disable=SC2086 # the command and its options are words
+    check "$cmd --mesh ''" 2 "$bin" $cmd --mesh '' "$root/samples/megatron_mlp.ein"
+    contains "$cmd --mesh '': says why" "$tmp/err" "bad --mesh '': "
+    # shellcheck disable=SC2086
+    check "$cmd --mesh '  '" 2 "$bin" $cmd --mesh '  ' "$root/samples/megatron_mlp.ein"
+    contains "$cmd --mesh '  ': says why" "$tmp/err" "bad --mesh '  ': "
+done
+# Standard input is <stdin> in plans' headers as in diagnostics, and is read once.
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} y_{k_0}\nq = foo(x_{i})\n' >"$tmp/stdin.ein"
+check "check - with an error" 1 "$bin" check - <"$tmp/stdin.ein"
+contains "stdin: the plan's header" "$tmp/out" "<stdin>:3: z_{i} = "
+contains "stdin: the diagnostic" "$tmp/err" "<stdin>:4:5: error: unknown function 'foo'"
+if grep -q '^-:' "$tmp/out"; then failed=$((failed + 1)); echo "FAIL: stdin named - in a header"; else passed=$((passed + 1)); fi
+check "check - - refused" 2 "$bin" check - - <"$tmp/stdin.ein"
+contains "check - -: says why" "$tmp/err" "standard input (-) is named more than once"
 check "check all samples" 0 "$bin" check "$root/samples"
 contains "check summary" "$tmp/err" "0 errors"
 contains "check shows placements" "$tmp/out" "(S(1))"
@@ -244,6 +266,26 @@ contains "exec refusal message" "$tmp/err" "nothing ran"
 check "exec --json: check errors refused" 1 "$bin" exec --json "$tmp/twice.ein"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and d["diagnostics"][0]["code"]=="S101" and "nothing ran" in d["error"], d' "$tmp/out" &&
     passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: exec --json on check errors"; }
+# --json prints its document whenever nothing runs, whatever the reason (exit codes and
+# messages as without --json).
+notrun() { # notrun NAME TEXT : $tmp/out is exec --json's document for a run that did not run
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["passed"] and not d["ran"] and d["statements"]==[] and sys.argv[2] in d["error"], d' "$tmp/out" "$2" &&
+        passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: $1: no JSON saying '$2'"; sed 's/^/    /' "$tmp/out" | head -5; }
+}
+check "exec --json of a missing file" 2 "$bin" exec --json "$tmp/no-such.ein"
+contains "exec --json: the message on stderr too" "$tmp/err" "no such file: '$tmp/no-such.ein'"
+notrun "exec --json of a missing file" "no such file: '$tmp/no-such.ein'"
+printf 'mesh 4\ndim i=1000000 j=1000000\nz_{i_0 j} = x_{i_0 j}\n' >"$tmp/huge.ein"
+check "exec --json: the memory refusal" 2 "$bin" exec --json "$tmp/huge.ein"
+contains "exec --json: memory on stderr" "$tmp/err" "of memory but"
+notrun "exec --json: the memory refusal" "declare smaller ranges with 'dim'"
+check "exec --json: --show of a tensor the file lacks" 2 "$bin" exec --json --show nope "$tmp/dt2.ein"
+notrun "exec --json: --show nope" "--show nope: $tmp/dt2.ein has no tensor of that name"
+check "exec --json: a bad --mesh" 2 "$bin" exec --json --mesh 0 "$tmp/dt2.ein"
+contains "exec --json: bad --mesh on stderr" "$tmp/err" "bad --mesh '0'"
+notrun "exec --json: a bad --mesh" "bad --mesh '0'"
+check "exec --json: mpi outside mpirun" 2 "$bin" exec --json --backend mpi "$tmp/dt2.ein"
+notrun "exec --json: mpi outside mpirun" "--backend mpi"
 check "exec: syntax errors refused" 1 "$bin" exec "$tmp/bad.ein"
 # Splits that give an index no single range: errors in check, so exec refuses them too.
 for split in 'split a -> b c\nsplit a -> d e' 'split a -> b c\nsplit b -> a d' 'split a -> a c'; do

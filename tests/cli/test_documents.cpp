@@ -115,6 +115,40 @@ TEST_CASE("documents: $$ displays in Markdown; maths without a mesh is not notat
     CHECK(lines(with_mesh.text)[1] == "mesh 2");
 }
 
+TEST_CASE("documents: $$ in inline code is prose, not a display") {
+    SUBCASE("a code span's $$ neither opens nor closes a display") {
+        const auto doc =
+            extract_notation("p.md", "In bash, `$$` is the PID and `echo $$` prints it.\n"
+                                     "Use `$$ ... $$` for display maths, ``a ` $$ b`` too.\n");
+        CHECK(doc.math_regions == 0);
+        CHECK(trimmed(lines(doc.text)[0]).empty());
+        CHECK(trimmed(lines(doc.text)[1]).empty());
+    }
+    SUBCASE("a display after a code span on the same line keeps its columns") {
+        const auto doc = extract_notation("p.md", "`$$` then $$ y = x $$\n");
+        REQUIRE(doc.math.size() == 1u);
+        CHECK(doc.math[0].column == 11u);
+        CHECK(lines(doc.text)[0] == "             y = x   ");
+    }
+    SUBCASE("an unclosed backtick run is literal: the $$ after it is maths") {
+        const auto doc = extract_notation("p.md", "a `` b $$ y = x $$\n");
+        CHECK(doc.math_regions == 1);
+    }
+    SUBCASE("an escaped backtick opens no span") {
+        const auto doc = extract_notation("p.md", "\\` $$ y = x $$ `\n");
+        CHECK(doc.math_regions == 1);
+    }
+    SUBCASE("inside a display, backticks are the display's") {
+        const auto doc = extract_notation("p.md", "$$\nmesh 2\n`y` = x\n$$\n");
+        CHECK(doc.math_regions == 1);
+        CHECK(lines(doc.text)[2] == "`y` = x");
+    }
+    SUBCASE("LaTeX has no code spans") {
+        const auto doc = extract_notation("p.tex", "\\documentclass{article}\n`$$ y = x $$`\n");
+        CHECK(doc.math_regions == 1);
+    }
+}
+
 TEST_CASE("documents: an unclosed fence keeps its notation to the end") {
     const auto doc = extract_notation("u.md", "```ein\nmesh 2\ny = x\n");
     REQUIRE(doc.fences.size() == 1);

@@ -101,6 +101,44 @@ if cmp -s "$tmp/maths.md" "$tmp/maths_before.md"; then passed=$((passed + 1)); e
 printf '\\documentclass{article}\n\\begin{document}\n\\begin{equation} w = foo(z_{i}) \\end{equation}\n\\end{document}\n' >"$tmp/bad.tex"
 check "fmt --check of a paper whose maths has a syntax error" 1 "$bin" fmt --check "$tmp/bad.tex"
 contains "the error at the paper's line and column" "$tmp/err" "bad.tex:3:22: error: unknown function 'foo'"
+# `$$` in inline code is prose (bash's PID, a sentence about display maths): no display opens.
+cat >"$tmp/pid.md" <<'MD'
+# Shell notes
+
+```ein
+mesh 4
+dim i=8
+y_{i} = x_{i}
+```
+
+In bash, `$$` is the PID and `echo $$` prints it.
+Use `$$ ... $$` for display maths.
+MD
+check "\$\$ in inline code opens no maths" 0 "$bin" check -q "$tmp/pid.md"
+contains "only the block's statement" "$tmp/err" "1 file, 1 statement: 0 errors, 0 warnings"
+check "fmt --check of it" 0 "$bin" fmt --check "$tmp/pid.md"
+if grep -q "maths left as written" "$tmp/err"; then
+    failed=$((failed + 1)); echo "FAIL: fmt saw maths in inline code"; sed 's/^/    /' "$tmp/err"
+else passed=$((passed + 1)); fi
+# fmt --write of a CRLF document keeps CRLF in the rewritten block: no mixed line endings.
+printf '# CRLF
+
+```ein
+mesh 4
+dim i=8
+y_{i}   =   x_{i}
+```
+prose
+' >"$tmp/crlf.md"
+check "fmt --check of a CRLF document not in canonical form" 1 "$bin" fmt --check "$tmp/crlf.md"
+check "fmt --write of it" 0 "$bin" fmt --write "$tmp/crlf.md"
+contains "the statement was rewritten" "$tmp/crlf.md" "y_{i} = x_{i}"
+if [ "$(grep -c $'\r$' "$tmp/crlf.md")" -eq "$(wc -l <"$tmp/crlf.md")" ]; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1)); echo "FAIL: fmt --write left lines without CRLF"; od -c "$tmp/crlf.md" | head -20
+fi
+check "then it is canonical" 0 "$bin" fmt --check "$tmp/crlf.md"
 check "render of a document" 0 "$bin" render "$tmp/docs/design.md" -o "$tmp/d.svg"
 [ -s "$tmp/d.svg" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: no SVG"; }
 echo "$passed passed, $failed failed"

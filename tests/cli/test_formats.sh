@@ -81,6 +81,23 @@ doc = json.load(open(sys.argv[2])); jsonschema.validate(doc, json.load(open(sys.
 assert doc["totals"]["errors"] == 1 and doc["totals"]["failed"], doc["totals"]
 ' "$root/docs/check-json-v1.schema.json" "$tmp/out"
 
+# grad --json follows check's schema: the file's totals and the run's (check's code).
+check "grad --json" 0 "$bin" grad --json "$root/samples/megatron_mlp.ein"
+cp "$tmp/out" "$tmp/grad.json"
+check "grad --json with an error" 1 "$bin" grad --json --wrt nope "$root/samples/megatron_mlp.ein"
+pyok "grad --json matches schema v1, with totals" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+for path in sys.argv[2:]:
+    jsonschema.validate(json.load(open(path)), schema)
+doc = json.load(open(sys.argv[2]))
+f = doc["files"][0]; t = doc["totals"]
+assert t["files"] == 1 and t["statements"] == len(f["statements"]) == f["totals"]["statements"] > 0, t
+assert abs(t["time_s"] - sum(s["cost"]["time_s"] for s in f["statements"])) < 1e-9 * max(1, t["time_s"]), t
+assert not t["failed"] and all(s["wrt"] for s in f["statements"]), t
+bad = json.load(open(sys.argv[3]))["totals"]
+assert bad["failed"] and bad["errors"] == 1, bad
+' "$root/docs/check-json-v1.schema.json" "$tmp/grad.json" "$tmp/out"
 check "sarif of every sample" 0 "$bin" check --format sarif "$root/samples"
 cp "$tmp/out" "$tmp/samples.sarif"
 check "sarif with errors" 1 "$bin" check --format sarif "$tmp/bad.ein"
@@ -181,10 +198,44 @@ fi
 if [ -n "$note" ]; then
     check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S000,$note" "$tmp/warn.ein"
 fi
+# A --fail-on code fails the run in every format, as --werror's warnings do: a failure, not
+# a note that exits 1 unexplained.
+printf 'mesh 4\nz = x_{r_0 e} y_{r_0 e}\n' >"$tmp/note.ein"
+check "the note passes" 0 "$bin" check --format json "$tmp/note.ein"
+pyok "the file gives note S501" 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["code"] for x in d["files"][0]["diagnostics"] if x["severity"]=="note"]==["S501"], d' "$tmp/out"
+check "--fail-on the note: junit" 1 "$bin" check --fail-on S501 --format junit "$tmp/note.ein"
+pyok "junit: the note is a failure" '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.get("failures") == "1", ET.tostring(root)
+f = root.find("testsuite").find("testcase").find("failure")
+assert f is not None and f.get("type") == "S501" and "error:" in f.text, ET.tostring(root)
+' "$tmp/out"
+check "--fail-on the note: github" 1 "$bin" check --fail-on S501 --format github "$tmp/note.ein"
+contains "github: ::error" "$tmp/out" "::error file=$tmp/note.ein,"
+if grep -q "::notice" "$tmp/out"; then failed=$((failed + 1)); echo "FAIL: github: still ::notice"; else passed=$((passed + 1)); fi
+check "--fail-on the note: sarif" 1 "$bin" check --fail-on S501 --format sarif "$tmp/note.ein"
+pyok "sarif: level error" 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]["results"]; assert [(x["ruleId"],x["level"]) for x in r]==[("S501","error")], r' "$tmp/out"
+check "--fail-on the note: text" 1 "$bin" check -q --fail-on S501 "$tmp/note.ein"
+contains "text: reported as an error" "$tmp/err" "error: "
+contains "text: the summary counts it" "$tmp/err" "1 file, 1 statement: 1 error, 0 warnings"
+check "--fail-on the note: json" 1 "$bin" check --fail-on S501 --format json "$tmp/note.ein"
+pyok "json: failed" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["failed"], d["totals"]' "$tmp/out"
+if [ -n "$warning" ]; then
+    check "--werror: text summary counts the warning as an error" 1 "$bin" check -q --werror "$tmp/warn.ein"
+    contains "--werror summary" "$tmp/err" "0 warnings"
+    if grep -q ": 0 errors" "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: --werror summary says 0 errors"; else passed=$((passed + 1)); fi
+    check "--werror: junit failure" 1 "$bin" check --werror --format junit "$tmp/warn.ein"
+    pyok "junit: the warning is a failure" 'import sys, xml.etree.ElementTree as ET; r=ET.parse(sys.argv[1]).getroot(); assert int(r.get("failures")) >= 1, ET.tostring(r)' "$tmp/out"
+fi
 check "--fail-on another code passes" 0 "$bin" check -q --fail-on S000 "$tmp/one.ein"
 check "--fail-on a malformed code" 2 "$bin" check --fail-on bogus "$tmp/one.ein"
 contains "--fail-on says what a code is" "$tmp/err" "expected a diagnostic code such as S301"
 check "unknown format" 2 "$bin" check --format xml "$tmp/one.ein"
+check "--json with another --format" 2 "$bin" check --json --format sarif "$tmp/one.ein"
+contains "--json with --format sarif: says why" "$tmp/err" "--json is --format json: it cannot be combined with --format sarif"
+if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: --json --format sarif printed something"; else passed=$((passed + 1)); fi
+check "--json with --format json" 0 "$bin" check --json --format json "$tmp/one.ein"
 check "one statement" 0 "$bin" check -q "$tmp/one.ein"
 contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 0 errors"
 echo "$passed passed, $failed failed"

@@ -31,6 +31,10 @@ contains "unknown preset message" "$tmp/err" "unknown hardware preset 'z80'"
 check "unknown axis" 2 "$bin" plan "$sample" --devices 8 --axes dp,ep
 contains "unknown axis message" "$tmp/err" "--axes names 'ep', which the mesh does not declare"
 check "missing file" 2 "$bin" plan "$tmp/nope.ein" --devices 8
+check "an axis named twice" 2 "$bin" plan "$sample" --devices 8 --axes dp,dp
+contains "an axis named twice: says so" "$tmp/err" "--axes 'dp,dp' names dp twice: name each axis once"
+check "--axes naming no axis" 2 "$bin" plan "$sample" --devices 8 --axes ''
+contains "--axes '': says so" "$tmp/err" "--axes '' names no axis"
 
 printf 'dim i=8\ny = x_{i} z_{i}\n' >"$tmp/nomesh.ein"
 check "no mesh axes" 1 "$bin" plan "$tmp/nomesh.ein" --devices 8

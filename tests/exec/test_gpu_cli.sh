@@ -53,6 +53,8 @@ else
     contains "cuda: says why" "$tmp/err" "--backend cuda needs an NVIDIA GPU"
     contains "cuda: suggests sim" "$tmp/err" "--backend sim"
     check "exec --backend cuda --json without a GPU" 2 "$bin" exec --backend cuda --json "$tmp/mm.ein"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["ran"] and "--backend cuda needs an NVIDIA GPU" in d["error"], d' "$tmp/out" &&
+        passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: cuda --json without a GPU: no JSON"; }
     if [ "$cuda" = ON ]; then
         contains "cuda: the driver's reason" "$tmp/err" "no usable NVIDIA GPU"
     else

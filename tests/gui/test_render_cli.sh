@@ -49,6 +49,10 @@ expect "bad extension" 2 'must end in \.svg or \.png' -- render "$samples/placem
 expect "bad view" 2 "unknown view 'pie'" -- render "$samples/placements_2x2.ein" --view pie -o "$tmp/a.svg"
 expect "unwritable output" 2 'cannot write' -- render "$samples/placements_2x2.ein" -o "$tmp/no/such/dir/a.svg"
 expect "bad drawn dimension" 2 'has 4 dimensions: --rows and --cols take 0 to 3' -- render "$samples/placements_2x2.ein" --tensor W^SS --rows 0 --cols 7 -o "$tmp/a.svg"
+# -1 means "not given" inside: a negative value is refused, not ignored or misreported.
+expect "negative --rows" 2 "rows: expected a dimension: 0, 1, ... \(0-based\), not '-2'" -- render "$samples/placements_2x2.ein" --tensor W^SS --rows -2 -o "$tmp/a.svg"
+expect "negative --rows and --cols" 2 "expected a dimension: 0, 1, ... \(0-based\), not '-[23]'" -- render "$samples/placements_2x2.ein" --tensor W^SS --rows -2 --cols -3 -o "$tmp/a.svg"
+expect "negative --cols" 2 "cols: expected a dimension: 0, 1, ... \(0-based\), not '-3'" -- render "$samples/placements_2x2.ein" --tensor W^SS --rows 0 --cols -3 -o "$tmp/a.svg"
 expect "statement 0" 2 'statement: Value 0 not in range 1' -- render "$samples/placements_2x2.ein" --statement 0 -o "$tmp/a.svg"
 expect "empty tensor name" 2 "tensor: a tensor name, not ''" -- render "$samples/placements_2x2.ein" --tensor '' -o "$tmp/a.svg"
 expect "step out of range" 2 'statement 1 has [0-9]+ frames: --step takes 0 to [0-9]+' -- render "$samples/placements_2x2.ein" --view steps --step 99 -o "$tmp/a.svg"
@@ -96,7 +100,9 @@ expect "neither -o nor --frames" 2 'give one of them' -- render "$samples/fsdp_t
 expect "--frames bad format" 2 "--format is png or svg, not 'gif'" -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s3" --format gif
 printf 'x' >"$tmp/afile"
 expect "--frames into a file" 2 'cannot make the folder' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/afile" --format svg
-expect "--frames png without a display" 2 'no display.*xvfb-run|built without the GUI' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s4"
+expect "--frames png without a display" 2 'no display.*xvfb-run|built without the GUI' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s4/new/dir"
+# Nothing drawn, nothing made: no folders left behind.
+[ -e "$tmp/s4" ] && { echo "FAIL: --frames without a display made $tmp/s4"; fails=$((fails + 1)); }
 
 # The GUI's verify runs what `exec --small` runs: every sample, and an index declared with
 # `dim` and sharded over device groups of different sizes (s_{sp} and s_{sp,tp}: at small
