@@ -26,21 +26,6 @@ struct GradCliOptions {
     std::string mesh;
 };
 
-/// The derived statements' plan, as gradients_to_json lists them (the derived statements
-/// that have a plan, and the derivation's diagnostics): what the file's totals sum. The same
-/// as semantics/grad.cpp's backward_plan, which semantics does not export.
-semantics::Plan derived_plan(const semantics::GradResult& result) {
-    semantics::Plan plan = result.plan;
-    plan.statements.clear();
-    plan.repeats.clear();
-    plan.diagnostics = result.diagnostics;
-    for (const auto& s : result.statements)
-        if (s.plan_index >= 0)
-            plan.statements.push_back(
-                result.plan.statements[static_cast<std::size_t>(s.plan_index)]);
-    return plan;
-}
-
 int run_grad(const GradCliOptions& o) {
     if (!mesh_option_ok(o.mesh, std::cerr)) return kExitUsage;
     auto source = load_source(o.file);
@@ -58,7 +43,8 @@ int run_grad(const GradCliOptions& o) {
         auto file = semantics::gradients_to_json(result, o.file);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        file["totals"] = plan_totals(derived_plan(result), semantics::program_totals(result.plan));
+        file["totals"] =
+            plan_totals(semantics::backward_plan(result), semantics::program_totals(result.plan));
         file["totals"]["check_time_s"] = seconds;
         nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array({file})}};
         doc["totals"] = run_totals(doc["files"], seconds, result.errors() > 0);

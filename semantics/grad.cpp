@@ -1254,8 +1254,6 @@ ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
     return t;
 }
 
-namespace {
-
 Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt) {
     Plan p = r.plan;
     p.statements.clear();
@@ -1268,8 +1266,6 @@ Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt) {
     }
     return p;
 }
-
-} // namespace
 
 std::string derived_text(const GradResult& result) {
     std::size_t pos = 0;

@@ -115,6 +115,9 @@ ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
 /// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
 /// shows after the program it already has.
 std::string derived_text(const GradResult& result);
+/// The derived statements' plans as one Plan (the forward's mesh and settings, the gradient
+/// run's diagnostics); each statement's `wrt` appended to `wrt` when given.
+Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt = nullptr);
 
 /// The derived statements' plans as text (format_plan of the derived part).
 std::string format_gradient_plans(const GradResult& result, const std::string& path,
