@@ -261,13 +261,12 @@ struct brace_close : one<'}'> {};
 /// brace_index := '{' idx_word '}'
 struct brace_index : seq<one<'{'>, sp, idx_word, sp, need<brace_close>> {};
 
-/// Whether an index's name may be followed by more of the index (primes, a mesh subscript):
-/// a prime or a Unicode axis right after it, or a '_' after whitespace (`b_0`, `b _0`). Most
-/// indices end at the next letter, brace or space before a letter: one test instead of
-/// three failed attempts. Conservative (any byte that may begin whitespace other than a
-/// blank says yes); consumes nothing.
-struct index_suffix_ahead {
-    using rule_t = index_suffix_ahead;
+/// A lookahead that consumes nothing: whether, after blanks (spaces, tabs), the next byte is
+/// one that `Starts::begins` accepts. The guards below say where an optional part may begin,
+/// one test instead of several failed attempts.
+template <typename Starts>
+struct ahead_after_blanks {
+    using rule_t = ahead_after_blanks;
     using subs_t = empty_list;
 
     template <apply_mode A, rewind_mode M, template <typename...> class Action,
@@ -277,8 +276,18 @@ struct index_suffix_ahead {
         const char* const end = in.end();
         while (p != end && (*p == ' ' || *p == '\t'))
             ++p;
-        if (p == end) return false;
-        switch (*p) {
+        return p != end && Starts::begins(*p);
+    }
+};
+
+/// Whether an index's name may be followed by more of the index (primes, a mesh subscript):
+/// a prime or a Unicode axis right after it, or a '_' after whitespace (`b_0`, `b _0`). Most
+/// indices end at the next letter, brace or space before a letter: one test instead of
+/// three failed attempts. Conservative (any byte that may begin whitespace other than a
+/// blank says yes).
+struct index_suffix_start {
+    static constexpr bool begins(char c) {
+        switch (c) {
         case '_':  // a mesh subscript
         case '\'': // a prime (only right after the name: the attempt decides)
         case '\\': // LaTeX spacing, or a continuation
@@ -295,6 +304,7 @@ struct index_suffix_ahead {
         }
     }
 };
+using index_suffix_ahead = ahead_after_blanks<index_suffix_start>;
 
 /// index := (idx_letter | brace_index) primes? mesh_sub? primes?
 /// (The suffix tried only where index_suffix_ahead says it may be.)
@@ -362,20 +372,10 @@ struct partial_marker : seq<sp, one<'{'>, sp, one<'U'>, sp, one<'_'>, sp, need<b
 struct tensor_name : identifier {};
 struct partial_lead : seq<sp, one<'{'>, sp, one<'U'>> {};
 /// Whether a reference's tail (superscript, partial marker) may begin: '^', '{' or a Unicode
-/// superscript after blanks, or a byte that may begin other whitespace. Consumes nothing.
-struct ref_tail_ahead {
-    using rule_t = ref_tail_ahead;
-    using subs_t = empty_list;
-
-    template <apply_mode A, rewind_mode M, template <typename...> class Action,
-              template <typename...> class Control, typename Input, typename... States>
-    static bool match(Input& in, States&&...) {
-        const char* p = in.current();
-        const char* const end = in.end();
-        while (p != end && (*p == ' ' || *p == '\t'))
-            ++p;
-        if (p == end) return false;
-        switch (*p) {
+/// superscript after blanks, or a byte that may begin other whitespace.
+struct ref_tail_start {
+    static constexpr bool begins(char c) {
+        switch (c) {
         case '^':  // a superscript
         case '{':  // a partial marker
         case '\\': // LaTeX spacing, or a continuation
@@ -390,6 +390,7 @@ struct ref_tail_ahead {
         }
     }
 };
+using ref_tail_ahead = ahead_after_blanks<ref_tail_start>;
 struct tensor_ref
     : seq<tensor_name, opt<superscript>, opt<sor<seq<sp, when<one<'['>, bracket_list>>, subscript>>,
           opt<ref_tail_ahead, opt<superscript>, opt<when<partial_lead, partial_marker>>>> {};
@@ -677,7 +678,7 @@ struct chunk : seq<sp, sor<eof, seq<need<statement_body>, sp, opt<inline_expect,
 } // namespace shardscope::parser::grammar
 
 // How pegtl::analyze sees the custom rules: `nested<R>` behaves as R, and `known_function`
-// (and `question_ahead`, `index_suffix_ahead`, `ref_tail_ahead`, `byte_ahead`) is a
+// (and `question_ahead`, `ahead_after_blanks`, `byte_ahead`) is a
 // lookahead that consumes nothing.
 namespace tao::pegtl {
 template <typename Name, typename R>
@@ -686,11 +687,9 @@ template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::known_function> : analyze_opt_traits<> {};
 template <typename Name>
 struct analyze_traits<Name, shardscope::parser::grammar::question_ahead> : analyze_opt_traits<> {};
-template <typename Name>
-struct analyze_traits<Name, shardscope::parser::grammar::index_suffix_ahead>
+template <typename Name, typename S>
+struct analyze_traits<Name, shardscope::parser::grammar::ahead_after_blanks<S>>
     : analyze_opt_traits<> {};
-template <typename Name>
-struct analyze_traits<Name, shardscope::parser::grammar::ref_tail_ahead> : analyze_opt_traits<> {};
 template <typename Name, typename F>
 struct analyze_traits<Name, shardscope::parser::grammar::byte_ahead<F>> : analyze_opt_traits<> {};
 // `ws` consumes a byte or more when it succeeds; `sp` may consume nothing.
