@@ -222,7 +222,7 @@ private:
     /// (CommonMark). Only spans closed on the same line are seen (a span over a line break
     /// is rare in prose); an unclosed run is literal backticks. Returns the length of the
     /// span, or of the unclosed run (so that it is skipped whole), 0 if no backtick.
-    std::size_t code_span_length(std::size_t k, std::size_t to) const {
+    std::size_t code_span_length(std::size_t k, std::size_t to) {
         if (in_[k] != '`') return 0;
         const auto run_end = [&](std::size_t j) {
             while (j < to && in_[j] == '`')
@@ -231,6 +231,14 @@ private:
         };
         const std::size_t open_end = run_end(k);
         const std::size_t n = open_end - k;
+        // A run length found unclosed on this line stays so for every later run of that
+        // length (its search covered theirs): without the memo, a line of many unclosed runs
+        // was searched to its end once per run.
+        if (unclosed_line_ != to) {
+            unclosed_line_ = to;
+            unclosed_.clear();
+        }
+        if (n < unclosed_.size() && unclosed_[n]) return n;
         for (std::size_t j = open_end; j < to;) {
             if (in_[j] != '`') {
                 ++j;
@@ -240,6 +248,8 @@ private:
             if (close_end - j == n) return close_end - k;
             j = close_end;
         }
+        if (unclosed_.size() <= n) unclosed_.resize(n + 1);
+        unclosed_[n] = true;
         return n;
     }
 
@@ -265,6 +275,8 @@ private:
 
     const std::string& in_;
     bool markdown_;
+    std::size_t unclosed_line_ = std::string::npos; ///< the line end unclosed_ is for
+    std::vector<bool> unclosed_; ///< backtick run lengths without a closing run on that line
     ExtractedNotation out_;
     Fence fence_state_ = Fence::None;
     char fence_char_ = '`';

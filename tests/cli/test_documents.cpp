@@ -134,6 +134,21 @@ TEST_CASE("documents: $$ in inline code is prose, not a display") {
         const auto doc = extract_notation("p.md", "a `` b $$ y = x $$\n");
         CHECK(doc.math_regions == 1);
     }
+    SUBCASE("a run length unclosed on one line may close on the next") {
+        const auto doc = extract_notation("p.md", "a `` b\n``$$`` $$ y = x $$\n");
+        REQUIRE(doc.math.size() == 1u);
+        CHECK(doc.math[0].line == 2u);
+        CHECK(doc.math[0].column == 8u);
+    }
+    SUBCASE("many unclosed runs on one line: each literal, the display after them read") {
+        // Runs of 1 to 300 backticks, none closed (each length once): searched once per
+        // length, not to the line's end once per run.
+        std::string line;
+        for (int n = 1; n <= 300; ++n)
+            line += std::string(static_cast<std::size_t>(n), '`') + " ";
+        const auto doc = extract_notation("p.md", line + "$$ y = x $$\n");
+        CHECK(doc.math_regions == 1);
+    }
     SUBCASE("an escaped backtick opens no span") {
         const auto doc = extract_notation("p.md", "\\` $$ y = x $$ `\n");
         CHECK(doc.math_regions == 1);
