@@ -112,7 +112,9 @@ double two_stream_makespan(const Plan& plan) {
             run(i++);
             continue;
         }
-        const auto [a, b] = run_of(plan, i);
+        // Not a structured binding: clang 14 cannot capture one in a lambda.
+        const auto block = run_of(plan, i);
+        const int a = block.first, b = block.second;
         streams.repeat(r, [&] {
             for (int j = a; j <= b; ++j)
                 run(j);
