@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <set>
 #include <span>
 
 namespace shardscope::semantics {
 
 namespace {
+
+constexpr int kMaxCount = std::numeric_limits<int>::max(); ///< collectives of a kind per step
 
 double elements(std::span<const std::int64_t> shape) {
     double n = 1;
@@ -174,7 +177,9 @@ ProgramTotals program_totals(const Plan& plan) {
                 auto& k = kinds[st.kind];
                 k.kind = st.kind;
                 k.bytes += r * st.cost.bytes_per_device;
-                k.count += static_cast<int>(r);
+                // Saturated: a repeat count may be any 63-bit number (UBSan: 10^12 layers).
+                k.count = static_cast<int>(
+                    std::min(static_cast<double>(k.count) + r, static_cast<double>(kMaxCount)));
                 // The buffer a collective fills: its output block (the gathered or received
                 // data), or its input where the output is written by the next step.
                 double buffer = 0;
