@@ -166,6 +166,7 @@ namespace shardscope {
     X(S403, Error, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "`plan`: the open dimensions allow more than 65536 assignments per mesh, too many to enumerate") \
     X(S500, Warning, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "a range does not divide by its shard count: uneven shards") \
     X(S501, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "indices with no declared range got a default") \
+    X(S502, Error, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "sizes beyond what the cost model can count: a statement's (or the program's) time, FLOPs, bytes or memory per device past 1e300") \
     X(S999, Note, "Expectations (S3xx), plans (S4xx), sizes (S5xx)", "statements, or the whole program, not checked because of syntax errors") \
     X(G000, Note, "Gradients (Gxxx, `shardscope grad`)", "no gradients: the program has syntax or check errors") \
     X(G001, Error, "Gradients (Gxxx, `shardscope grad`)", "`--wrt NAME`: the program has no such tensor") \

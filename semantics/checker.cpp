@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -227,6 +228,61 @@ struct InputRead {
     const ast::TensorRef* ref;
     std::size_t statement; ///< in Plan::statements
     std::size_t operand;   ///< in its StatementPlan::operands
+};
+
+/// The largest count the cost model reports (S502): a double holds up to 1.8e308, and the
+/// program totals add counts up and multiply them (training memory, repetitions), so a
+/// margin is kept. Past it a count would print as `inf` (JSON `null`) or NaN.
+constexpr double kMaxCount = 1e300;
+bool countable(double x) {
+    return x >= -kMaxCount && x <= kMaxCount; // false for NaN and infinity
+}
+
+/// "inf", "NaN", else "1.23e+301"
+std::string count_text(double x) {
+    if (x != x) return "NaN";
+    if (x > kMaxCount * 1e8 || x < -kMaxCount * 1e8) return x > 0 ? "infinity" : "-infinity";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", x);
+    return text;
+}
+
+/// The program's counts so far, summed as the totals sum them, for S502.
+struct RunningCounts {
+    double time_s = 0, flops = 0, bytes = 0, memory = 0;
+    /// What the cost model cannot count once `sp` runs `repeat` times per step more: the
+    /// statement's first count past kMaxCount ("FLOPs per device") and that count, or, when
+    /// none is, the program's sum's (`program_wide`); {} when all are countable, and then the
+    /// sums include `sp`. Each step's counts are at most the statement's sums (none is
+    /// negative; a NaN spreads).
+    std::pair<std::string_view, double> add(const StatementPlan& sp, double repeat,
+                                            bool& program_wide) {
+        const double own[4] = {sp.cost.time_s * repeat, sp.cost.flops_per_device * repeat,
+                               sp.cost.comm_bytes_per_device * repeat,
+                               sp.cost.memory_bytes_per_device};
+        const double sum[4] = {time_s + own[0], flops + own[1], bytes + own[2], memory + own[3]};
+        bool alternatives = true;
+        for (const auto& a : sp.alternatives)
+            alternatives &= countable(a.time_s * repeat);
+        // Sums of non-negative counts: a countable sum has countable parts (a NaN fails).
+        if (alternatives && countable(sum[0]) && countable(sum[1]) && countable(sum[2]) &&
+            countable(sum[3])) {
+            time_s = sum[0], flops = sum[1], bytes = sum[2], memory = sum[3];
+            return {};
+        }
+        static constexpr std::string_view names[4] = {"time", "FLOPs per device",
+                                                      "bytes sent per device", "memory per device"};
+        program_wide = false;
+        for (int k = 0; k < 4; ++k)
+            if (!countable(own[k])) return {names[k], own[k]};
+        for (const auto& a : sp.alternatives)
+            if (!countable(a.time_s * repeat))
+                return {"an alternative plan's time", a.time_s * repeat};
+        program_wide = true;
+        for (int k = 0; k < 4; ++k)
+            if (!countable(sum[k])) return {k == 0 ? "time per step" : names[k], sum[k]};
+        return {}; // not reached: one of the above is past kMaxCount
+    }
 };
 
 /// "line 3, column 5"
@@ -631,6 +687,7 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
     std::bitset<256> examined_letters;
 
     std::optional<RepeatBlock> block; // the repeat being read
+    RunningCounts counts;             // the program's, for S502
     for (const auto& item : program.items) {
         const auto* s = std::get_if<ast::Statement>(&item);
         if (!s) continue;
@@ -719,6 +776,25 @@ Plan check_program(const ast::Program& program, const CheckOptions& options,
             // Without a cache the texts are read no more: the plan takes them.
             last_failed = !plan_statement(ctx, defined, *s, std::move(source), std::move(pretty),
                                           options, plan.diagnostics, out);
+        }
+        // Sizes the cost model cannot count (ranges that multiply out past a double): no
+        // plan, as for any other statement in error, so that nothing prints inf or NaN.
+        if (!last_failed) {
+            const double repeat = block ? static_cast<double>(block->count) : 1.0;
+            bool program_wide = false;
+            const auto [what, count] = counts.add(sp, repeat, program_wide);
+            if (!what.empty()) {
+                last_failed = true;
+                ctx.diag(Severity::Error, Code::S502, s->range,
+                         std::string(program_wide ? "the program's " : "this statement's ") +
+                             std::string(what) + ": " + count_text(count) +
+                             (program_wide ? " with this statement" : "") +
+                             (repeat > 1 ? " (repeated " + std::to_string(block->count) + " times)"
+                                         : std::string()) +
+                             ", past what the cost model counts (1e300)",
+                         "declare smaller ranges ('dim'): its indices' ranges multiply out "
+                         "past what a double holds");
+            }
         }
         if (last_failed) {
             plan.statements.pop_back();

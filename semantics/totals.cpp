@@ -350,8 +350,9 @@ std::string format_totals(const ProgramTotals& t) {
                format_bytes(m.optimizer);
     out +=
         " + activations " + format_bytes(m.activations) + " + buffers " + format_bytes(m.buffers);
-    std::snprintf(buf, sizeof buf, " (%.0f%%)",
-                  t.hbm_bytes > 0 ? 100 * m.total() / t.hbm_bytes : 0);
+    // Whole percents; a thousand and more in three digits (not a 300-digit number).
+    const double percent = t.hbm_bytes > 0 ? 100 * m.total() / t.hbm_bytes : 0;
+    std::snprintf(buf, sizeof buf, percent < 1000 ? " (%.0f%%)" : " (%.3g%%)", percent);
     out += (t.fits ? ": fits in " : ": does NOT fit in ") + format_bytes(t.hbm_bytes) + " HBM" +
            buf + "\n";
     for (const auto& p : t.pipelines)

@@ -5,10 +5,12 @@
 // Every check prints the plan (plan_text) when it fails.
 #include "frontend/mesh_spec.hpp"
 #include "helpers.hpp"
+#include "semantics/totals.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -473,6 +475,69 @@ TEST_CASE("diagnostics: split products beyond int64 are errors, not wrapped or s
         CHECK(d.code == "S004");
         CHECK(d.message.find("does not multiply out (more than 9223372036854775807)") !=
               std::string::npos);
+    }
+}
+
+TEST_CASE("S502: sizes past what the cost model counts are an error, never inf or NaN") {
+    // `count` one-letter indices of range `range`: y_{a_0 b} sums x over the others, so its
+    // FLOPs and the input's bytes are the product of all the ranges.
+    auto program = [](int count, const std::string& range) {
+        std::string dims = "dim";
+        for (int k = 0; k < count; ++k)
+            dims += std::string(" ") + static_cast<char>('a' + k) + "=" + range;
+        return "mesh 2\n" + dims + "\n";
+    };
+    auto statement = [](const std::string& result, const std::string& input, int count) {
+        std::string indices;
+        for (int k = 0; k < count; ++k)
+            indices += std::string(k ? " " : "") + static_cast<char>('a' + k);
+        return result + "_{a_0 b} = " + input + "_{" + indices + "}\n";
+    };
+    SUBCASE("22 ranges of 9.2e18 multiply past a double: this statement's time is infinite") {
+        const auto c = run(program(22, "9200000000000000000") + statement("y", "x", 22));
+        REQUIRE_MESSAGE(c.plan.errors() == 1, c.text());
+        CHECK(c.plan.statements.empty()); // no plan: nothing left to print inf or NaN
+        const auto& d = c.plan.diagnostics.front();
+        CHECK(d.code == "S502");
+        CHECK(d.range.line == 3);
+        CHECK_MESSAGE(d.message.find("this statement's time: infinity") != std::string::npos,
+                      d.message);
+    }
+    SUBCASE("16 ranges of 5e18 are countable (1.5e299 FLOPs), and every count is finite") {
+        const auto c = run(program(16, "5000000000000000000") + statement("y", "x", 16));
+        REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+        REQUIRE(c.plan.statements.size() == 1);
+        const auto& cost = c.plan.statements.front().cost;
+        CHECK(cost.flops_per_device > 1e299);
+        CHECK(std::isfinite(cost.time_s));
+        CHECK(std::isfinite(cost.memory_bytes_per_device));
+        // The totals' memory line prints its percentage of HBM in three digits.
+        const auto totals = semantics::format_totals(semantics::program_totals(c.plan));
+        CHECK_MESSAGE(totals.find("HBM (7.63e+290%)") != std::string::npos, totals);
+    }
+    SUBCASE("the same repeated a million times: the statement's FLOPs per step are past it") {
+        const auto c = run(program(16, "5000000000000000000") + "repeat l=1000000\n" +
+                           statement("y", "x", 16) + "end\n");
+        REQUIRE_MESSAGE(c.plan.errors() == 1, c.text());
+        const auto& d = c.plan.diagnostics.front();
+        CHECK(d.code == "S502");
+        CHECK_MESSAGE(d.message.find("FLOPs per device: 1.53e+305 (repeated 1000000 times)") !=
+                          std::string::npos,
+                      d.message);
+    }
+    SUBCASE("two such statements: the program's memory is past it at the second") {
+        const auto c = run(program(16, "5000000000000000000") + statement("y", "x", 16) +
+                           statement("w", "v", 16));
+        REQUIRE_MESSAGE(c.plan.errors() == 1, c.text());
+        REQUIRE(c.plan.statements.size() == 1); // the first is planned
+        const auto& d = c.plan.diagnostics.front();
+        CHECK(d.code == "S502");
+        CHECK(d.range.line == 4);
+        CHECK_MESSAGE(d.message.find("the program's memory per device") != std::string::npos,
+                      d.message);
+        const auto t = semantics::program_totals(c.plan);
+        CHECK(std::isfinite(t.step_s));
+        CHECK(std::isfinite(t.memory.total()));
     }
 }
 
