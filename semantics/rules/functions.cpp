@@ -27,14 +27,16 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
     const auto elems = local_elements(v);
     const auto steps_at_elems = steps.size(); // no step since: `v` is as `elems` counted it
     // The result takes over the argument's layout (`v` is not used after it).
+    // A step since (a reduction of a partial input, a softmax's all-gather) may have changed
+    // the local block: the function then runs on the new one, FLOPs and bytes alike.
     auto finish = [&](const std::string& detail, OpKind op = OpKind::Function) {
         const int in = v.id;
-        const double moved =
-            2 * (steps.size() == steps_at_elems ? elems * v.elem_bytes : local_bytes(v));
+        const double n = steps.size() == steps_at_elems ? elems : local_elements(v);
+        const double moved = 2 * n * v.elem_bytes;
         Value out = std::move(v);
         out.name = temp_name();
         add_local(StepKind::Compute, out, report_ ? detail : std::string(),
-                  report_ ? cat(c.function, " (local)") : std::string(), elems, moved);
+                  report_ ? cat(c.function, " (local)") : std::string(), n, moved);
         auto& s = compute(op, in, out);
         s.function = c.function;
         if (op == OpKind::Softmax) s.index = id_of(c.indices[0]);
@@ -94,8 +96,8 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
             gone.insert(key_of(i));
         }
         Value out = without(v, gone, op);
-        add_local(StepKind::Compute, out, c.function, c.function + " over the local shard", elems,
-                  local_bytes(v));
+        add_local(StepKind::Compute, out, c.function, c.function + " over the local shard",
+                  steps.size() == steps_at_elems ? elems : local_elements(v), local_bytes(v));
         compute(OpKind::Reduce, v.id, out).reduce = reduce_fn_of(c.function);
         return out;
     }

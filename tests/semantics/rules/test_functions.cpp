@@ -186,6 +186,40 @@ TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather
 
 namespace shardscope::test {
 
+TEST_CASE("softmax after its all-gather costs one flop per gathered element (NOTATION 8)") {
+    // The softmax step's FLOPs and time are of the block it runs on: the whole row after the
+    // all-gather, a quarter of it with the statistics all-reduced. Its FLOPs once counted
+    // the block before the gather.
+    auto softmax_step = [](const Checked& c, const StatementPlan& s) {
+        const auto it = std::find_if(s.steps.begin(), s.steps.end(), [](const auto& st) {
+            return st.op == semantics::OpKind::Softmax;
+        });
+        REQUIRE_MESSAGE(it != s.steps.end(), c.text());
+        return *it;
+    };
+    SUBCASE("gathered: 64 x 4096 elements") {
+        const auto c = run("mesh 4\ndim m=64 n=4096\ns_{m n} = softmax_n(X_{m n_0})\n");
+        const auto& s = stmt(c, "s");
+        REQUIRE_MESSAGE(cols(c, s) == "all-gather(0)", c.text());
+        const auto step = softmax_step(c, s);
+        CHECK_MESSAGE(step.cost.flops_per_device == rel(64.0 * 4096), c.text());
+        CHECK_MESSAGE(s.cost.flops_per_device == rel(64.0 * 4096), c.text());
+    }
+    SUBCASE("gathered over both axes of a 2x2 mesh: 4 x 12 elements") {
+        const auto c = run("mesh 2x2\ndim m=4 n=12\ns_{m n} = softmax_n(X_{m n_{01}})\n");
+        const auto& s = stmt(c, "s");
+        const auto step = softmax_step(c, s);
+        CHECK_MESSAGE(step.cost.flops_per_device == rel(48), c.text());
+    }
+    SUBCASE("statistics all-reduced: the local quarter of each row") {
+        const auto c = run("mesh 4\ndim s=1024 v=65536\np_{s v_0} = softmax_v(z_{s v_0})\n");
+        const auto& s = stmt(c, "p");
+        REQUIRE_MESSAGE(cols(c, s) == "all-reduce(0), all-reduce(0)", c.text());
+        CHECK_MESSAGE(softmax_step(c, s).cost.flops_per_device == rel(1024.0 * 65536 / 4),
+                      c.text());
+    }
+}
+
 TEST_CASE("diagnostics: a partial input to a non-linear function (S214)") {
     const std::string src = "mesh 4\ny_{i} = relu(x_{i k_0} w_{k_0})\n";
     SUBCASE("a note, and the implied all-reduce") {
