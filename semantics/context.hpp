@@ -357,7 +357,8 @@ struct Value {
     FlatMap<IndexKey, AxisList> sharding; ///< index -> mesh axes, major to minor
     PartialAxes partial;                  ///< per mesh axis: P(sum), P(max) or not partial
     int elem_bytes = 4;
-    int id = -1; ///< the value of the statement's data flow (StatementPlan::values)
+    int id = -1;         ///< the value of the statement's data flow (StatementPlan::values)
+    bool number = false; ///< a number as written (weakly typed: promoted_bytes)
     bool operator==(const Value&) const = default;
 
     IndexSet indices() const {

@@ -526,6 +526,7 @@ std::optional<std::vector<Value>> Evaluator::eval_operands(const std::vector<ast
 std::optional<Value> Evaluator::eval_node(const ast::Number& n, const ast::Expr&, const IndexSet&) {
     Value v;
     v.name = "scalar";
+    v.number = true;
     v.elem_bytes = ctx_.dtype_bytes;
     v.id = new_value(v, {}, n.text);
     return v;

@@ -82,6 +82,16 @@ public:
     std::int64_t local_extent(const Value& v, const Dim& d) const;
     double local_elements(const Value& v) const;
     double local_bytes(const Value& v) const { return local_elements(v) * v.elem_bytes; }
+    /// The element size of an operation's result: the widest of its operands' (type
+    /// promotion, as torch and JAX: bf16 times f32 is f32, in either order). Numbers are
+    /// weakly typed, as in JAX, and do not widen it; the program's type where every operand
+    /// is one.
+    int promoted_bytes(const std::vector<Value>& ops) const {
+        int bytes = 0;
+        for (const auto& v : ops)
+            if (!v.number) bytes = std::max(bytes, v.elem_bytes);
+        return bytes > 0 ? bytes : ctx_.dtype_bytes;
+    }
 
     TensorLayout layout(const Value& v) const;
     /// The same into `t`, which is empty.

@@ -278,7 +278,7 @@ std::optional<Value> Evaluator::einsum(std::vector<Value>& ops, const IndexSet& 
                 if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
     Value out;
     out.name = temp_name();
-    out.elem_bytes = ops.empty() ? ctx_.dtype_bytes : ops.front().elem_bytes;
+    out.elem_bytes = promoted_bytes(ops);
     out.dims.reserve(order.size());
     for (const IndexKey i : order)
         if (outside.count(i)) {

@@ -84,7 +84,7 @@ std::optional<Value> Evaluator::combine(std::vector<Value>& ops, bool quotient,
     }
     Value out;
     out.name = temp_name();
-    out.elem_bytes = ops.front().elem_bytes;
+    out.elem_bytes = promoted_bytes(ops);
     IndexSet seen;
     for (const auto& v : ops) {
         for (const auto& d : v.dims)

@@ -410,3 +410,29 @@ TEST_CASE("the search replays the operands its first run evaluated before any ch
                   c.text());
     CHECK_MESSAGE(a.time_s == doctest::Approx(0.00032746362714446565).epsilon(1e-12), c.text());
 }
+
+TEST_CASE("mixed element types: a result takes the widest operand's, in any order") {
+    // All-reduce of c = 256 elements over 4 devices: 2 · 3/4 · 256 · bytes per device. The
+    // product of a bf16 and an f32 tensor is f32 (type promotion, as torch and JAX), whichever
+    // is written first; it once took its first operand's type.
+    const std::string program = "mesh 4\ndim e=1024 c=256\ntensor x : bf16\ntensor p : bf16\n";
+    auto all_reduce_of = [](const Checked& c, const StatementPlan& s) {
+        const auto it = std::find_if(s.steps.begin(), s.steps.end(),
+                                     [](const auto& st) { return st.kind == StepKind::AllReduce; });
+        REQUIRE_MESSAGE(it != s.steps.end(), c.text());
+        return *it;
+    };
+    const auto c = run(program + "w_{c} = y_{r_0 e} x_{c r_0 e}\nv_{c} = x_{c r_0 e} y_{r_0 e}\n" +
+                       "a_{c} = p_{c}{U_0} + q_{c}{U_0}\nb_{c} = q_{c}{U_0} + p_{c}{U_0}\n" +
+                       "u_{c} = 2 x_{c r_0 e}\n");
+    for (const char* f32 : {"w", "v", "a", "b"}) {
+        CAPTURE(f32);
+        const auto step = all_reduce_of(c, stmt(c, f32));
+        CHECK_MESSAGE(step.cost.elem_bytes == 4, c.text());
+        CHECK_MESSAGE(step.cost.bytes_per_device == rel(2 * 0.75 * 256 * 4), c.text());
+    }
+    // A number is weakly typed (as in JAX): 2 times a bf16 tensor stays bf16.
+    const auto step = all_reduce_of(c, stmt(c, "u"));
+    CHECK_MESSAGE(step.cost.elem_bytes == 2, c.text());
+    CHECK_MESSAGE(step.cost.bytes_per_device == rel(2 * 0.75 * 256 * 2), c.text());
+}
