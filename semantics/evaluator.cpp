@@ -415,7 +415,8 @@ std::optional<Value> Evaluator::eval_shared(const ast::Expr& e, const IndexSet& 
     if (std::holds_alternative<ast::TensorRef>(e.node) ||
         std::holds_alternative<ast::Number>(e.node) || !points.empty())
         return visit();
-    if (!report_ && ctx_.prefix_steps)
+    // A run that gathers (FSDP) evaluates every expression holding an occurrence otherwise.
+    if (!report_ && ctx_.prefix_steps && !gather_contracted)
         for (std::size_t at = 0; at < ctx_.prefix_memo_used; ++at)
             if (const auto& m = ctx_.prefix_memo[at];
                 m.expr == &e && m.steps_begin == steps.size() && m.temps_before == temps_ &&

@@ -58,6 +58,14 @@ public:
     /// A chain of products: the factors it moves besides its result, as they end (issue 19).
     std::vector<Value> moved_also;
 
+    // FSDP, "gather the weights instead of all-reducing activations" (NOTATION.md section 8):
+    // the plan in which every tensor occurrence sharded on an index that the statement
+    // contracts (an index its left-hand side lacks) is all-gathered over those axes at its
+    // use. The planner runs it as one more outcome of an implied equation when a lower bound
+    // of its time beats the plan's.
+    /// This run gathers so (an equation's run; the planner sets it).
+    bool gather_contracted = false;
+
     // ---- diagnostics (only on the reporting run) --------------------------------------------
 
     void error(Code code, const ast::SourceRange& r, std::string msg, std::string fix = {});
@@ -306,6 +314,10 @@ public:
                                std::vector<std::vector<std::string>>& step_collectives);
 
 private:
+    /// FSDP at the use of occurrence `v`: all-gathers its contracted indices.
+    void fsdp_use(Value& v);
+    /// The left-hand side's indices while an equation is evaluated; null otherwise.
+    const IndexSet* lhs_indices_ = nullptr;
     /// Occurrences computed on runs that may not fill the context's cache.
     std::vector<std::unique_ptr<Value>> written_here_;
     Context& ctx_;

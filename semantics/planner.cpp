@@ -3,6 +3,7 @@
 #include "planner.hpp"
 
 #include "evaluator.hpp"
+#include "redistribute.hpp"
 #include "report.hpp"
 
 #include <algorithm>
@@ -24,6 +25,7 @@ struct Outcome {
     double time_s = 0;
     bool ok = false;
     bool fixed_up = false;
+    bool gathers_contracted = false; ///< the FSDP outcome (Evaluator::gather_contracted)
 };
 
 /// Whether two plans move the same: the same collectives (kind and axes) of the same tensors,
@@ -58,6 +60,110 @@ std::string description_of(const std::vector<Step>& steps) {
             out += st.text.reason;
         }
     return out.empty() ? "no communication" : out;
+}
+
+/// FSDP's gathers (Evaluator::fsdp_use) priced from the operands as read: in each, every
+/// index sharded on mesh axes that `kept` (the left-hand side) lacks, in IndexKey order (the
+/// sharding's), its axes minor to major, each step's bytes from the block before it; priced
+/// as group_collective_of prices an all-gather. False when nothing is gathered.
+bool fsdp_gather_time(const Context& ctx, const std::vector<TensorLayout>& operands,
+                      const Value& kept, double& time) {
+    auto price = [&](int k, std::int64_t n, double local) {
+        const double bytes =
+            collective_bytes(StepKind::AllGather, n, local * static_cast<double>(n), local);
+        time += collective_timing(StepKind::AllGather, n, bytes,
+                                  group_link(ctx.links, std::span<const int>(&k, 1)))
+                    .time_s;
+    };
+    bool any = false;
+    struct Contracted {
+        IndexKey key;
+        std::size_t atom;
+    };
+    SmallVec<Contracted, 4> contracted;
+    SmallVec<std::int64_t, 8> split; // the devices each atom is split over, as the gathers go
+    for (const auto& op : operands) {
+        contracted.clear();
+        for (std::size_t a = 0; a < op.atoms.size(); ++a)
+            if (!op.atoms[a].axes.empty()) {
+                const IndexKey key(op.atoms[a].index);
+                if (!kept.has(key)) contracted.push_back({key, a});
+            }
+        if (contracted.empty()) continue;
+        any = true;
+        const double elem_bytes = ctx.bytes_of(op.tensor);
+        // One index over one axis (most): one step, from the block as read (its local shape).
+        if (contracted.size() == 1 && op.atoms[contracted[0].atom].axes.size() == 1) {
+            const int k = op.atoms[contracted[0].atom].axes[0];
+            const std::int64_t n = ctx.axis_size(k);
+            if (n == 1) continue; // over one device nothing moves (add_collective)
+            double local = elem_bytes;
+            for (const auto e : op.local_shape)
+                local *= static_cast<double>(e);
+            price(k, n, local);
+            continue;
+        }
+        std::sort(contracted.begin(), contracted.end(),
+                  [](const auto& x, const auto& y) { return x.key < y.key; });
+        split.clear();
+        for (const auto& atom : op.atoms) {
+            std::int64_t n = 1;
+            for (int k : atom.axes)
+                n *= ctx.axis_size(k);
+            split.push_back(n);
+        }
+        for (const auto& c : contracted) {
+            const auto& axes = op.atoms[c.atom].axes;
+            for (std::size_t keep = axes.size(); keep-- > 0;) {
+                const int k = axes[keep];
+                const std::int64_t n = ctx.axis_size(k);
+                if (n == 1) continue;
+                double local = elem_bytes; // as local_extent: each atom's ceiling
+                for (std::size_t b = 0; b < op.atoms.size(); ++b)
+                    local *= static_cast<double>(op.atoms[b].extent / split[b] +
+                                                 (op.atoms[b].extent % split[b] != 0));
+                price(k, n, local);
+                split[c.atom] /= n;
+            }
+        }
+    }
+    return any;
+}
+
+/// FSDP, "gather the weights instead of all-reducing activations" (NOTATION.md section 8):
+/// one more alternative to an implied equation, whose first (reporting) run `first` gave
+/// `result` in `time_s`. Run only where it may be cheaper: a lower bound of its time is its
+/// gathers and the first run's compute steps, which it repeats on blocks at least as large
+/// (it only unshards). It has no choice points: those come of contractions over sharded
+/// indices, which it gathers first.
+std::optional<Outcome> fsdp_outcome(Context& ctx, const Defined& defined, const ast::Equation& eq,
+                                    const ast::SourceRange& at, const Evaluator& first,
+                                    const Value& result, double time_s) {
+    double bound = 0;
+    for (const auto& st : first.steps)
+        if (st.kind == StepKind::Compute) bound += st.cost.time_s;
+    if (!(bound < time_s) || !fsdp_gather_time(ctx, first.operands, result, bound) ||
+        !(bound < time_s))
+        return std::nullopt;
+    std::vector<Diagnostic> scratch; // an unreported run reports nothing; as the search's
+    auto* saved = ctx.diagnostics;
+    ctx.diagnostics = &scratch;
+    const Choices none{};
+    Evaluator ev(ctx, defined, none, false);
+    ev.gather_contracted = true;
+    const bool ok = ev.equation(eq, at).has_value() && !ev.failed;
+    ctx.diagnostics = saved;
+    if (!ok) return std::nullopt;
+    Outcome o;
+    o.points = std::move(ev.points);
+    o.choices.resize(o.points.size(), 0);
+    o.ok = true;
+    o.fixed_up = ev.fixed_up;
+    for (const auto& st : ev.steps)
+        o.time_s += st.cost.time_s;
+    o.steps = std::move(ev.steps);
+    o.gathers_contracted = true;
+    return o;
 }
 
 } // namespace
@@ -124,12 +230,16 @@ bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& 
         choices[static_cast<std::size_t>(pos)]++;
         choices.resize(static_cast<std::size_t>(pos) + 1);
     }
+    const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
+    if (eq && implied && first_ev && first_result)
+        if (auto fsdp = fsdp_outcome(ctx, defined, *eq, s->range, *first_ev, *first_result,
+                                     outcomes.front().time_s))
+            outcomes.push_back(std::move(*fsdp));
     // The plan: alternatives off, cheapest fix.
     // An implied statement (computable as written) keeps the plan its notation implies;
     // a statement that needs a fix gets the cheapest legal plan of all.
     Outcome* best = nullptr;
     // Under --strict the plan is the statement as written, errors and all.
-    const bool implied = outcomes.front().ok && !outcomes.front().fixed_up;
     if (implied || ctx.strict) {
         best = &outcomes.front();
     } else {
@@ -149,6 +259,7 @@ bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& 
                            std::make_move_iterator(first_diags.end()));
     } else {
         final_ev.emplace(ctx, defined, best->choices, true);
+        final_ev->gather_contracted = best->gathers_contracted; // never, as implied ones only
         result =
             eq ? final_ev->equation(*eq, s->range) : final_ev->chain(*ch, s->range, chain_cols);
     }

@@ -209,7 +209,9 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     const Value* lhs = written(eq.lhs);
     if (!lhs) return std::nullopt;
     IndexSet outside = lhs->indices();
+    lhs_indices_ = &outside; // for fsdp_use, while the right-hand side is evaluated
     auto rhs = eval(eq.rhs, outside);
+    lhs_indices_ = nullptr;
     if (!rhs) return std::nullopt;
     for (const auto& i : outside)
         if (!rhs->has(i)) {

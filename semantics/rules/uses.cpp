@@ -184,7 +184,22 @@ std::optional<Value> Evaluator::use(const ast::TensorRef& r) {
 
 std::optional<Value> Evaluator::eval_node(const ast::TensorRef& r, const ast::Expr&,
                                           const IndexSet&) {
-    return use(r);
+    auto v = use(r);
+    if (v && gather_contracted && lhs_indices_ && !v->sharding.empty()) fsdp_use(*v);
+    return v;
+}
+
+void Evaluator::fsdp_use(Value& v) {
+    SmallVec<IndexKey, 4> contracted; // sharded, and absent from the left-hand side
+    for (const auto& [i, axes] : v.sharding)
+        if (!lhs_indices_->count(i)) contracted.push_back(i);
+    // Each index in turn (the sharding's order), its axes minor to major: plan_statement's
+    // bound prices the gathers in this order (fsdp_gather_time).
+    for (const IndexKey i : contracted)
+        if (const auto it = v.sharding.find(i); it != v.sharding.end())
+            all_gather(v, it->second.front(),
+                       "gathered at its use, before the contraction, rather than the result "
+                       "reduced after (FSDP, for a weight)");
 }
 
 } // namespace shardscope::semantics::detail

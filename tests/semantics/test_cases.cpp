@@ -198,6 +198,94 @@ TEST_CASE("Megatron MLP: the implied all-reduce is kept, a cheaper weight gather
     }
 }
 
+TEST_CASE("FSDP alternative: the weights gathered at their use, priced as the program that "
+          "gathers them first (NOTATION.md section 8)") {
+    // The same plan written out: each weight gathered by a statement of its own, then the
+    // MLP on the gathered weights. Its total time is what the FSDP alternative must cost.
+    auto mlp = [](const std::string& mesh, const std::string& dims, const std::string& x) {
+        return mesh + "\n" + dims + "\nz_{" + x +
+               " s d} = W^1_{d r_{tp} f} phi(W^0_{r_{tp} f e} x_{" + x + " s e})\n";
+    };
+    auto written_out = [](const std::string& mesh, const std::string& dims, const std::string& x) {
+        return mesh + "\n" + dims +
+               "\nA_{r f e} = W^0_{r_{tp} f e}\nB_{d r f} = W^1_{d r_{tp} f}\n" + "z_{" + x +
+               " s d} = B_{d r f} phi(A_{r f e} x_{" + x + " s e})\n";
+    };
+    auto total = [](const Plan& p) {
+        double t = 0;
+        for (const auto& st : p.statements)
+            t += st.cost.time_s;
+        return t;
+    };
+    auto fsdp_of = [](const StatementPlan& s) -> const semantics::Alternative* {
+        for (const auto& a : s.alternatives)
+            if (a.description.find("FSDP") != std::string::npos) return &a;
+        return nullptr;
+    };
+    SUBCASE("the QA case: 226 us against the all-reduce's 381 us, noted (S400)") {
+        const auto c = run(mlp("mesh tp=4", "dim b=64 s=4096 d=64 f=32 e=64 r=4", "b"));
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(tp)", c.text()); // implied: kept
+        const auto* fsdp = fsdp_of(s);
+        REQUIRE_MESSAGE(fsdp != nullptr, c.text());
+        CHECK_MESSAGE(join(fsdp->collectives) == "all-gather(tp), all-gather(tp)", c.text());
+        CHECK_MESSAGE(fsdp->description.find("all-gather W^1") != std::string::npos, c.text());
+        CHECK_MESSAGE(fsdp->description.find("all-gather W^0") != std::string::npos, c.text());
+        const auto out = run(written_out("mesh tp=4", "dim b=64 s=4096 d=64 f=32 e=64 r=4", "b"));
+        REQUIRE_MESSAGE(out.plan.errors() == 0, out.text());
+        CHECK_MESSAGE(fsdp->time_s == rel(total(out.plan)), c.text() << out.text());
+        CHECK_MESSAGE(&s.alternatives.front() == fsdp, c.text()); // the cheapest
+        CHECK_MESSAGE(has_code(c.plan, "S400"), c.text());
+    }
+    SUBCASE("random sizes: listed exactly when it may be cheaper, at the written-out price") {
+        // Listed when cheaper than the plan (the planner's bound never hides a cheaper one);
+        // when listed, at the written-out program's time. A 2-D mesh gathers over tp only.
+        std::mt19937 rng(20261127);
+        auto pow2 = [&](int lo, int hi) {
+            return std::to_string(1 << std::uniform_int_distribution<int>(lo, hi)(rng));
+        };
+        int listed = 0, cheaper = 0;
+        for (int trial = 0; trial < 60; ++trial) {
+            const bool two_d = trial % 2 == 1;
+            const std::string tp = pow2(1, 3);
+            const std::string mesh = two_d ? "mesh dp=2 tp=" + tp : "mesh tp=" + tp;
+            const std::string x = two_d ? "b_{dp}" : "b";
+            const std::string dims = "dim b=" + pow2(0, 6) + " s=" + pow2(0, 12) +
+                                     " d=" + pow2(4, 12) + " f=" + pow2(4, 12) +
+                                     " e=" + pow2(4, 12) + " r=" + tp;
+            const auto c = run(mlp(mesh, dims, x));
+            const auto out = run(written_out(mesh, dims, x));
+            REQUIRE_MESSAGE(c.plan.errors() == 0, c.text());
+            REQUIRE_MESSAGE(out.plan.errors() == 0, out.text());
+            const auto& s = stmt(c, "z");
+            const double fsdp_time = total(out.plan);
+            const auto* fsdp = fsdp_of(s);
+            if (fsdp_time < s.cost.time_s) {
+                ++cheaper;
+                CHECK_MESSAGE(fsdp != nullptr, c.text() << out.text());
+                CHECK_MESSAGE(has_code(c.plan, "S400"), c.text());
+            }
+            if (fsdp) {
+                ++listed;
+                CHECK_MESSAGE(fsdp->time_s == rel(fsdp_time), c.text() << out.text());
+            }
+        }
+        // Both kinds of sizes occur (the test would prove nothing otherwise).
+        CHECK(cheaper > 0);
+        CHECK(cheaper < 60);
+        CHECK(listed >= cheaper);
+    }
+    SUBCASE("issue 20's statement: the weights' gathers alone cost more, so it is not run") {
+        const auto c =
+            run(mlp("mesh dp=4 tp=8", "dim b=8 s=256 d=1024 f=1024 e=1024 r=8", "b_{dp}"));
+        const auto& s = stmt(c, "z");
+        CHECK_MESSAGE(fsdp_of(s) == nullptr, c.text());
+        const auto out =
+            run(written_out("mesh dp=4 tp=8", "dim b=8 s=256 d=1024 f=1024 e=1024 r=8", "b_{dp}"));
+        CHECK_MESSAGE(total(out.plan) > s.cost.time_s, c.text() << out.text());
+    }
+}
+
 // =============================================================================================
 // (c) DTensor (PyTorch's test_matrix_ops / test_redistribute), translated to the notation.
 // x is (i, j), y is (j, k); Shard(0) of x is i_0, Shard(1) of y is k_0, and so on.
