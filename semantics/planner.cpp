@@ -65,9 +65,10 @@ std::string description_of(const std::vector<Step>& steps) {
 /// FSDP's gathers (Evaluator::fsdp_use) priced from the operands as read: in each, every
 /// index sharded on mesh axes that `kept` (the left-hand side) lacks, in IndexKey order (the
 /// sharding's), its axes minor to major, each step's bytes from the block before it; priced
-/// as group_collective_of prices an all-gather. False when nothing is gathered.
+/// as group_collective_of prices an all-gather. False when nothing is gathered. Stops once
+/// `time` reaches `limit` (the rest would only add to it).
 bool fsdp_gather_time(const Context& ctx, const std::vector<TensorLayout>& operands,
-                      const Value& kept, double& time) {
+                      const Value& kept, double& time, double limit) {
     auto price = [&](int k, std::int64_t n, double local) {
         const double bytes =
             collective_bytes(StepKind::AllGather, n, local * static_cast<double>(n), local);
@@ -83,6 +84,7 @@ bool fsdp_gather_time(const Context& ctx, const std::vector<TensorLayout>& opera
     SmallVec<Contracted, 4> contracted;
     SmallVec<std::int64_t, 8> split; // the devices each atom is split over, as the gathers go
     for (const auto& op : operands) {
+        if (time >= limit) break;
         contracted.clear();
         for (std::size_t a = 0; a < op.atoms.size(); ++a)
             if (!op.atoms[a].axes.empty()) {
@@ -142,7 +144,7 @@ std::optional<Outcome> fsdp_outcome(Context& ctx, const Defined& defined, const 
     double bound = 0;
     for (const auto& st : first.steps)
         if (st.kind == StepKind::Compute) bound += st.cost.time_s;
-    if (!(bound < time_s) || !fsdp_gather_time(ctx, first.operands, result, bound) ||
+    if (!(bound < time_s) || !fsdp_gather_time(ctx, first.operands, result, bound, time_s) ||
         !(bound < time_s))
         return std::nullopt;
     std::vector<Diagnostic> scratch; // an unreported run reports nothing; as the search's
