@@ -110,10 +110,27 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
     }
     if (partials.empty() || (partials.size() <= 1 && !any_sharded)) return;
     fixed_up = true;
+    // The same partial value twice (`C C`, both reads of C in one layout, or one
+    // intermediate) is reduced once: the other operand reads the reduced value.
+    std::vector<Value> original; // the partial operands as they came
+    original.reserve(partials.size());
+    for (const std::size_t p : partials)
+        original.push_back(ops[p]);
+    auto same = [](const Value& a, const Value& b) {
+        return a.name == b.name && a.dims == b.dims && a.sharding == b.sharding &&
+               a.partial == b.partial;
+    };
     // Keep one partial operand when nothing on k is sharded (P x R -> P).
     const std::size_t first = any_sharded ? 0 : 1;
     for (std::size_t q = first; q < partials.size(); ++q) {
         auto& v = ops[partials[q]];
+        std::size_t earlier = first;
+        while (earlier < q && !same(original[earlier], original[q]))
+            ++earlier;
+        if (earlier < q) {
+            v = ops[partials[earlier]];
+            continue;
+        }
         const bool can_scatter = any_sharded && v.has(*any_sharded);
         const int c = choose(can_scatter ? 2 : 1, false);
         const std::string why =
@@ -124,6 +141,12 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
             all_reduce(v, k, why);
         partial_needs_reduction(v, k, at, "before this product");
     }
+    if (first == 1)
+        for (std::size_t q = 1; q < partials.size(); ++q)
+            if (same(original[0], original[q])) {
+                ops[partials[0]] = ops[partials[q]];
+                break;
+            }
 }
 
 void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,

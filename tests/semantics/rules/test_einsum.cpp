@@ -250,6 +250,31 @@ TEST_CASE("einsum rule 4: a partial operand may meet only replicated operands") 
             ar |= join(a.collectives) == "all-reduce(0)";
         CHECK_MESSAGE(ar, c.text());
     }
+    SUBCASE("the same partial value twice (C C): reduced once, both operands read it") {
+        // Keeping one C partial would all-reduce the product too: two all-reduces of the same
+        // size where one does.
+        const auto c = run("mesh 4\ndim m=64 n=64\nq_{mn} = C_{mn}{U_0} C_{mn}{U_0}\n"
+                           "r_{mn}{U_0} = C_{mn}{U_0} C_{mn}{U_0} C_{mn}{U_0}\n");
+        const auto& s = stmt(c, "q");
+        CHECK_MESSAGE(cols(c, s) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(pl(s.result) == "R", c.text());
+        const auto compute = std::find_if(s.steps.begin(), s.steps.end(), [](const auto& st) {
+            return st.kind == StepKind::Compute;
+        });
+        REQUIRE_MESSAGE(compute != s.steps.end(), c.text());
+        REQUIRE_MESSAGE(compute->inputs.size() == 2, c.text());
+        CHECK_MESSAGE(compute->inputs[0] == compute->inputs[1], c.text()); // one reduced value
+        CHECK_MESSAGE(compute->inputs[0] == s.steps.front().output, c.text());
+        // Three reads, a partial result: the one all-reduce feeds all three (the complete
+        // product is made partial locally, keep-one), not two all-reduces as before.
+        const auto& t = stmt(c, "r");
+        CHECK_MESSAGE(cols(c, t) == "all-reduce(0)", c.text());
+        CHECK_MESSAGE(pl(t.result) == "P(sum)", c.text());
+    }
+    SUBCASE("two different partial tensors are each reduced as before") {
+        const auto c = run("mesh 4\ndim m=64 n=64\nq_{mn} = C_{mn}{U_0} D_{mn}{U_0}\n");
+        CHECK_MESSAGE(cols(c, stmt(c, "q")) == "all-reduce(0), all-reduce(0)", c.text());
+    }
     SUBCASE("partial on one axis, sharded on another: fine") {
         const auto c =
             run("mesh 2x2\ndim i=64 j=64 k=64\nz_{i_1 k}{U_0} = p_{i_1 j}{U_0} w_{jk}\n");
