@@ -115,8 +115,22 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
         const auto along = key_of(c.indices[0]);
         if (auto it = v.sharding.find(along); it != v.sharding.end()) {
             fixed_up = true;
-            const int choice = choose(2, false);
-            if (choice == 0) {
+            // The third kind of fix moves the axis to another index, whole rows then local:
+            // an all-to-all onto each dimension of one unsharded index (sharded along one
+            // axis only). One choice each.
+            SmallVec<IndexKey, 8> onto;
+            if (it->second.size() == 1)
+                for (const auto& d : v.dims)
+                    if (d.parts.size() == 1 && !(d.parts.front() == along) &&
+                        !v.sharding.count(d.parts.front()))
+                        onto.push_back(d.parts.front());
+            const int choice = choose(2 + static_cast<int>(onto.size()), false);
+            if (choice >= 2) {
+                const int k = it->second.front();
+                group_collective_of(v, StepKind::AllToAll, std::span<const int>(&k, 1), along,
+                                    onto[static_cast<std::size_t>(choice - 2)],
+                                    "softmax along sharded " + along.text() + " needs whole rows");
+            } else if (choice == 0) {
                 // Two small all-reduces of the row statistics per axis: every maximum first,
                 // then every sum (the softmax step runs them in that order).
                 Value stats = v;

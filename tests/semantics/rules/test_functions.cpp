@@ -186,6 +186,38 @@ TEST_CASE("softmax along a sharded index: two small all-reduces or an all-gather
 
 namespace shardscope::test {
 
+TEST_CASE("softmax along a sharded index: an all-to-all onto another index when rows are "
+          "wanted sharded") {
+    SUBCASE("rows sharded on the left: one all-to-all (n to m), a quarter of the gather") {
+        const auto c = run("mesh 4\ndim m=64 n=4096\ns_{m_0 n} = softmax_n(Y_{m n_0})\n");
+        const auto& s = stmt(c, "s");
+        CHECK_MESSAGE(s.chosen, c.text());
+        CHECK_MESSAGE(cols(c, s) == "all-to-all(0)", c.text());
+        CHECK_MESSAGE(pl(s.result) == "S(0)", c.text());
+        // (n-1)/n of the local block: 3/4 · 64 · 1024 · 4 bytes.
+        CHECK_MESSAGE(s.cost.comm_bytes_per_device == rel(0.75 * 64 * 1024 * 4), c.text());
+        REQUIRE_MESSAGE(!s.steps.empty(), c.text());
+        CHECK_MESSAGE(s.steps.front().from_index.name == "n", c.text());
+        CHECK_MESSAGE(s.steps.front().to_index.name == "m", c.text());
+        bool gather = false;
+        for (const auto& a : s.alternatives) {
+            gather |= join(a.collectives) == "all-gather(0)";
+            CHECK_MESSAGE(a.time_s > s.cost.time_s, c.text());
+        }
+        CHECK_MESSAGE(gather, c.text());
+    }
+    SUBCASE("the axis kept on the index: the all-gather still wins (two all-to-alls else)") {
+        const auto c = run("mesh 4\ndim m=64 n=4096\ns_{m n_0} = softmax_n(Y_{m n_0})\n");
+        CHECK_MESSAGE(cols(c, stmt(c, "s")) == "all-gather(0)", c.text());
+    }
+    SUBCASE("no other index to move onto: the two choices as before") {
+        const auto c = run("mesh 4\ndim n=4096\ns_{n} = softmax_n(Y_{n_0})\n");
+        const auto& s = stmt(c, "s");
+        CHECK_MESSAGE(cols(c, s) == "all-gather(0)", c.text());
+        CHECK_MESSAGE(s.alternatives.size() == 1, c.text());
+    }
+}
+
 TEST_CASE("softmax after its all-gather costs one flop per gathered element (NOTATION 8)") {
     // The softmax step's FLOPs and time are of the block it runs on: the whole row after the
     // all-gather, a quarter of it with the statistics all-reduced. Its FLOPs once counted
