@@ -434,18 +434,27 @@ private:
             e.node);
     }
 
-    /// For each operand of a product or sum: `outside` plus what its siblings mention.
+    /// For each operand of a product or sum: `outside` plus what its siblings mention. The
+    /// siblings' indices as the union of those before the operand and those after it, each
+    /// union built once: collecting every sibling for every operand was quadratic in their
+    /// number (a product of hundreds of factors).
     static std::vector<IndexSet> operand_outsides(const std::vector<ast::Expr>& ops,
                                                   const IndexSet& outside) {
-        std::vector<IndexSet> idx;
-        for (const auto& o : ops)
-            idx.push_back(indices_of(o));
+        const std::size_t n = ops.size();
+        std::vector<IndexSet> after(n + 1); // after[i]: the indices of operands i..
+        for (std::size_t i = n; i-- > 0;) {
+            after[i] = indices_of(ops[i]);
+            after[i].insert(after[i + 1].begin(), after[i + 1].end());
+        }
         std::vector<IndexSet> out;
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            IndexSet s = outside;
-            for (std::size_t j = 0; j < ops.size(); ++j)
-                if (j != i) s.insert(idx[j].begin(), idx[j].end());
+        out.reserve(n);
+        IndexSet before = outside; // `outside` and the indices of the operands before i
+        for (std::size_t i = 0; i < n; ++i) {
+            IndexSet s = before;
+            s.insert(after[i + 1].begin(), after[i + 1].end());
             out.push_back(std::move(s));
+            const auto mine = indices_of(ops[i]);
+            before.insert(mine.begin(), mine.end());
         }
         return out;
     }
