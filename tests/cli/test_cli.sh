@@ -355,6 +355,13 @@ check "export torch" 0 "$bin" export --to torch --small "$tmp/lin.ein"
 contains "export torch placements" "$tmp/out" "[Shard(1)]"
 check "export: bad target" 2 "$bin" export --to tf "$tmp/lin.ein"
 check "export: syntax error" 1 "$bin" export --to latex "$tmp/bad.ein"
+# 53 indices: check accepts them, einsum has 52 letters; the refusal points at the statement.
+idx53="$(printf '%s ' {a..z} {a..z}\' "a''")"
+printf 'mesh 2\n\ny_{%s} = x_{%s}\n' "$idx53" "$idx53" >"$tmp/idx53.ein"
+check "check: 53 indices" 0 "$bin" check -q "$tmp/idx53.ein"
+check "export: 53 indices refused" 1 "$bin" export --to jax "$tmp/idx53.ein"
+contains "export: 53 indices at the statement" "$tmp/err" "idx53.ein:3:1: error: a statement with more than 52 indices cannot be an einsum"
+contains "export: 53 indices, nothing exported" "$tmp/err" "idx53.ein cannot be exported to jax; nothing exported"
 
 # codes: the table of diagnostic codes; one code's row; an unknown code is a usage error.
 check "codes" 0 "$bin" codes
