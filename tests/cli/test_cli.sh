@@ -297,6 +297,12 @@ done
 printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
 check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"
 contains "memory figure" "$tmp/err" "of memory but"
+# Thousands of indices at --small sizes (2 each): past a double; S502 stops it in check, so
+# exec never estimates its memory as "inf GB" (QA, before S502).
+python3 -c "import sys; i=' '.join([c + \"'\" * p for p in range(77) for c in 'abcdefghijklmnopqrstuvwxyz'][:2000]); open(sys.argv[1], 'w').write('mesh 2\\ny_{%s} = x_{%s}\\n' % (i, i))" "$tmp/indices.ein"
+check "exec --small: thousands of indices refused" 1 "$bin" exec --small "$tmp/indices.ein"
+contains "exec --small: thousands of indices, S502" "$tmp/err" "[S502]"
+if grep -q 'inf GB' "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: exec printed inf GB"; else passed=$((passed + 1)); fi
 check "exec: bad --data" 2 "$bin" exec --data nope "$tmp/dt.ein"
 check "exec: missing file" 2 "$bin" exec "$tmp/nope.ein"
 check "exec --backend mpi without mpirun" 2 "$bin" exec --backend mpi "$tmp/dt.ein"
