@@ -60,6 +60,19 @@ int run_export(const ExportCliOptions& o) {
     std::string text;
     try {
         text = codegen::export_program(parsed.program, plan, *target, eo);
+    } catch (const codegen::ExportError& e) {
+        // A statement the target cannot express: at its place, as check's diagnostics are.
+        if (e.range.line == 0) {
+            std::cerr << "shardscope: error: " << e.what() << "\n";
+        } else {
+            Diagnostic d;
+            d.range = e.range;
+            d.message = e.what();
+            std::cerr << format_diagnostic(*source, d, color);
+            std::cerr << "shardscope: error: " << o.file << " cannot be exported to " << o.to
+                      << "; nothing exported\n";
+        }
+        return kExitInputErrors;
     } catch (const std::exception& e) {
         std::cerr << "shardscope: error: " << e.what() << "\n";
         return kExitInputErrors;

@@ -30,6 +30,7 @@ struct RenderOptions {
     std::string tensor;
     int statement = 0;
     int step = 0;
+    bool step_given = false; ///< --step was written (0 is also its default)
     int substep = 0;
     int rows = -1, cols = -1;
     float scale = 1;
@@ -116,6 +117,13 @@ int run_render(const RenderOptions& o) {
     if ((series || o.animate) && o.view != "steps") {
         std::cerr << "shardscope: error: " << (series ? "--frames" : "--animate")
                   << " exports the step-through: it needs --view steps\n";
+        return kExitUsage;
+    }
+    // Like --frames: a frame of the step-through means nothing in another view, and the
+    // option would be ignored without a word.
+    if (o.step_given && o.view != "steps") {
+        std::cerr << "shardscope: error: --step picks a frame of the step-through: it needs "
+                     "--view steps\n";
         return kExitUsage;
     }
     if (series && o.animate) {
@@ -289,7 +297,7 @@ void add_render_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--tensor", opts->tensor,
                     "The tensor to tile (default: the statement's result)")
         ->check([](const std::string& s) { return s.empty() ? "a tensor name, not ''" : ""; });
-    cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
+    auto* step = cmd->add_option("--step", opts->step, "steps view: the frame (0: the inputs)");
     cmd->add_option("--message", opts->substep,
                     "steps view, a collective's frame: its K-th message step (who sends which "
                     "block to whom)")
@@ -320,7 +328,10 @@ void add_render_command(CLI::App& app, int& exit_code) {
                     "Draw the picture this much larger, text included (0.25 to 8; default 1)")
         ->check(CLI::Range(0.25, 8.0));
     cmd->add_flag("--tight", opts->tight, "Crop the picture to what is drawn (8 px margin)");
-    cmd->callback([opts, &exit_code] { exit_code = run_render(*opts); });
+    cmd->callback([opts, step, &exit_code] {
+        opts->step_given = step->count() > 0;
+        exit_code = run_render(*opts);
+    });
 }
 
 } // namespace shardscope::app

@@ -23,9 +23,14 @@ struct ExportOptions {
     std::string command; ///< the command that made it (header comment)
 };
 
-/// Thrown when the plan does not describe the program (not every statement planned).
+/// Thrown when the plan does not describe the program (not every statement planned), or a
+/// statement has no form in the target; `range` is then that statement's (line 0: none), so
+/// the caller can report it at its place like any diagnostic.
 struct ExportError : std::runtime_error {
     using std::runtime_error::runtime_error;
+    ExportError(const std::string& message, const ast::SourceRange& at)
+        : std::runtime_error(message), range(at) {}
+    ast::SourceRange range;
 };
 
 /// `plan` must be check(program) without errors.

@@ -188,12 +188,14 @@ namespace {
 /// One letter per index of the statement, for einsum specs.
 class Letters {
 public:
+    explicit Letters(const ast::SourceRange& statement) : statement_(statement) {}
     std::string of(const IndexId& i) {
         auto it = map_.find(i);
         if (it != map_.end()) return it->second;
         static const std::string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
         if (map_.size() >= alphabet.size())
-            throw ExportError("a statement with more than 52 indices cannot be an einsum");
+            throw ExportError("a statement with more than 52 indices cannot be an einsum",
+                              statement_);
         auto l = std::string(1, alphabet[map_.size()]);
         map_[i] = l;
         return l;
@@ -206,6 +208,7 @@ public:
     }
 
 private:
+    ast::SourceRange statement_; ///< where an error points
     std::map<IndexId, std::string> map_;
 };
 
@@ -217,7 +220,7 @@ std::string var(int id) {
 
 std::string python_steps(const semantics::Plan& plan, const semantics::StatementPlan& sp,
                          Backend backend, const std::string& indent) {
-    Letters L;
+    Letters L(sp.range);
     for (const auto& v : sp.values)
         L.of(v.layout);
     L.of(sp.result);

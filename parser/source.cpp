@@ -189,6 +189,26 @@ ShownLine shown_line(std::string_view line, std::uint32_t column) {
     return s;
 }
 
+/// `text` with its control bytes (tab kept) as the Unicode control pictures, U+2400 + byte and
+/// U+2421 for DEL: raw, a NUL or an escape would reach the terminal. One code point each, so
+/// the caret's columns stay the line's.
+std::string visible_controls(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c >= 0x20 && c != 0x7f) || c == '\t') {
+            out += ch;
+            continue;
+        }
+        const unsigned picture = c == 0x7f ? 0x2421u : 0x2400u + c;
+        out += static_cast<char>(0xE0 | (picture >> 12));
+        out += static_cast<char>(0x80 | ((picture >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (picture & 0x3F));
+    }
+    return out;
+}
+
 } // namespace
 
 std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool color) {
@@ -229,7 +249,7 @@ std::string format_diagnostic(const SourceFile& file, const Diagnostic& d, bool 
         width = std::max(1L, width);
         // A long line is shown as a window of it around the column, its cut ends marked "...".
         const ShownLine shown = shown_line(line, d.range.column);
-        const std::string_view text = shown.text;
+        const std::string text = visible_controls(shown.text);
         width = std::min(width, std::max(1L, shown.last_column + 1 - shown.column));
         // Tabs keep their width in the caret line so the caret stays under the column.
         std::string caret;

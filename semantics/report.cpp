@@ -12,7 +12,7 @@ using nlohmann::json;
 
 std::string format_seconds(double s) {
     char buf[32];
-    if (s == 0) return "0";
+    if (s == 0) return "0 s"; // a unit, as every other time has
     if (s >= 1)
         std::snprintf(buf, sizeof buf, "%.3g s", s);
     else if (s >= 1e-3)

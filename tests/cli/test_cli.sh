@@ -297,6 +297,12 @@ done
 printf 'mesh 4\ndim b=65536 s=65536 d=65536\ny_{bsd} = x_{b_0 s d}\n' >"$tmp/huge.ein"
 check "exec: too large for memory is refused up front" 2 "$bin" exec "$tmp/huge.ein"
 contains "memory figure" "$tmp/err" "of memory but"
+# Thousands of indices at --small sizes (2 each): past a double; S502 stops it in check, so
+# exec never estimates its memory as "inf GB" (QA, before S502).
+python3 -c "import sys; i=' '.join([c + \"'\" * p for p in range(77) for c in 'abcdefghijklmnopqrstuvwxyz'][:2000]); open(sys.argv[1], 'w').write('mesh 2\\ny_{%s} = x_{%s}\\n' % (i, i))" "$tmp/indices.ein"
+check "exec --small: thousands of indices refused" 1 "$bin" exec --small "$tmp/indices.ein"
+contains "exec --small: thousands of indices, S502" "$tmp/err" "[S502]"
+if grep -q 'inf GB' "$tmp/err"; then failed=$((failed + 1)); echo "FAIL: exec printed inf GB"; else passed=$((passed + 1)); fi
 check "exec: bad --data" 2 "$bin" exec --data nope "$tmp/dt.ein"
 check "exec: missing file" 2 "$bin" exec "$tmp/nope.ein"
 check "exec --backend mpi without mpirun" 2 "$bin" exec --backend mpi "$tmp/dt.ein"
@@ -355,6 +361,13 @@ check "export torch" 0 "$bin" export --to torch --small "$tmp/lin.ein"
 contains "export torch placements" "$tmp/out" "[Shard(1)]"
 check "export: bad target" 2 "$bin" export --to tf "$tmp/lin.ein"
 check "export: syntax error" 1 "$bin" export --to latex "$tmp/bad.ein"
+# 53 indices: check accepts them, einsum has 52 letters; the refusal points at the statement.
+idx53="$(printf '%s ' {a..z} {a..z}\' "a''")"
+printf 'mesh 2\n\ny_{%s} = x_{%s}\n' "$idx53" "$idx53" >"$tmp/idx53.ein"
+check "check: 53 indices" 0 "$bin" check -q "$tmp/idx53.ein"
+check "export: 53 indices refused" 1 "$bin" export --to jax "$tmp/idx53.ein"
+contains "export: 53 indices at the statement" "$tmp/err" "idx53.ein:3:1: error: a statement with more than 52 indices cannot be an einsum"
+contains "export: 53 indices, nothing exported" "$tmp/err" "idx53.ein cannot be exported to jax; nothing exported"
 
 # codes: the table of diagnostic codes; one code's row; an unknown code is a usage error.
 check "codes" 0 "$bin" codes

@@ -197,6 +197,29 @@ TEST_CASE("Python exports: a chain of products stores every factor it moves") {
     }
 }
 
+TEST_CASE("Python exports: a statement past 52 indices is refused at its place") {
+    // 53 indices: a..z, a'..z', a''; einsum has one letter per index and 52 letters.
+    std::string idx;
+    for (const char* primes : {"", "'", "''"})
+        for (char c = 'a'; c <= 'z'; ++c) {
+            if (primes == std::string("''") && c > 'a') break;
+            idx += std::string(idx.empty() ? "" : " ") + c + primes;
+        }
+    const auto c = check_text("t.ein", "mesh 2\n\ny_{" + idx + "} = x_{" + idx + "}\n", true);
+    REQUIRE(c.plan.errors() == 0);
+    for (const bool jax : {true, false}) {
+        try {
+            (void)(jax ? codegen::export_jax(c.parsed.program, c.plan)
+                       : codegen::export_torch(c.parsed.program, c.plan));
+            FAIL("exported a statement of 53 indices");
+        } catch (const codegen::ExportError& e) {
+            CHECK(std::string(e.what()).find("more than 52 indices") != std::string::npos);
+            CHECK(e.range.line == 3);
+            CHECK(e.range.column == 1);
+        }
+    }
+}
+
 TEST_CASE("Python exports: a chain of products in a repeat block stores B in each layer's tape") {
     const auto c = check_text("t.ein", kChainInRepeat, false);
     INFO(c.diagnostics);

@@ -93,6 +93,9 @@ n_anim=$(grep -c '<animate ' "$tmp/anim.svg")
 n_files=$(find "$tmp/series" -name 'frame-*.svg' | wc -l)
 [ "$n_anim" -eq "$n_files" ] || { echo "FAIL: --frames wrote $n_files files, --animate has $n_anim pictures"; fails=$((fails + 1)); }
 grep -q 'reduce-scatter ring step 1 of 3' "$tmp/series/frame-004.svg" || { echo "FAIL: frame-004.svg is not the all-reduce's first message step"; fails=$((fails + 1)); }
+expect "--step needs steps" 2 '--step picks a frame of the step-through: it needs --view steps' -- render "$samples/fsdp_tp.ein" --step 2 -o "$tmp/step.svg"
+expect "--step 0 needs steps too" 2 'it needs --view steps' -- render "$samples/fsdp_tp.ein" --view plan --step 0 -o "$tmp/step.svg"
+[ -e "$tmp/step.svg" ] && { echo "FAIL: --step without the steps view wrote a picture"; fails=$((fails + 1)); }
 expect "--animate needs steps" 2 '--animate exports the step-through: it needs --view steps' -- render "$samples/fsdp_tp.ein" --animate -o "$tmp/a.svg"
 expect "--animate needs svg" 2 'must end in \.svg' -- render "$samples/fsdp_tp.ein" --view steps --animate -o "$tmp/a.png"
 expect "--frames and -o" 2 'give one of them' -- render "$samples/fsdp_tp.ein" --view steps --frames "$tmp/s2" -o "$tmp/a.svg"

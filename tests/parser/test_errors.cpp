@@ -372,6 +372,31 @@ TEST_CASE("format_diagnostic: exact output") {
     }
 }
 
+TEST_CASE("format_diagnostic: control bytes are shown as symbols, the caret under its column") {
+    SUBCASE("a NUL in the parsed line") {
+        const auto r = parse_text(std::string("y = a\0b", 7));
+        REQUIRE(!r.diagnostics.empty());
+        SourceFile file("test.ein", std::string("y = a\0b", 7));
+        const auto out = format_diagnostic(file, r.diagnostics[0]);
+        CHECK(out.find('\0') == std::string::npos);
+        CHECK(out.find("    y = a\u2400b\n") != std::string::npos);
+    }
+    SUBCASE("NUL, ESC, CR and DEL before the column") {
+        // Columns 2 to 5 are control bytes; the diagnostic points at column 7, the 'b'.
+        const std::string text("a\0\x1b\r\x7f b = c\n", 12);
+        SourceFile file("test.ein", text);
+        Diagnostic d;
+        d.code = "P999";
+        d.message = "m";
+        d.range.line = d.range.end_line = 1;
+        d.range.column = 7;
+        d.range.end_column = 8;
+        CHECK(format_diagnostic(file, d) == "test.ein:1:7: error: m [P999]\n"
+                                            "    a\u2400\u241b\u240d\u2421 b = c\n"
+                                            "          ^\n");
+    }
+}
+
 // =============================================================================================
 // Recovery
 

@@ -81,3 +81,9 @@ TEST_CASE("the text report keeps a tensor line of any length whole") {
 }
 
 } // namespace shardscope::test
+
+TEST_CASE("a zero time prints with its unit, as every other time does") {
+    // QA: "time 0", "exposed communication 0" read as a count, not a duration.
+    CHECK(shardscope::semantics::format_seconds(0) == "0 s");
+    CHECK(shardscope::semantics::format_seconds(2e-9) == "2 ns");
+}
