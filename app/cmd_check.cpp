@@ -96,7 +96,7 @@ int run_check(const CheckOptions& o) {
     const bool color = stderr_color();
     const bool out_color = terminal_color(1);
     nlohmann::json doc = {{"version", 1}, {"files", nlohmann::json::array()}};
-    int total_statements = 0;
+    int total_statements = 0, unplanned = 0; // equations and chains; those without a plan
     // The text summary counts what the run reports: a diagnostic that fails it (--werror,
     // --fail-on) is an error there, as in the CI formats.
     int reported_errors = 0, reported_warnings = 0;
@@ -117,7 +117,16 @@ int run_check(const CheckOptions& o) {
         semantics::Plan plan = std::move(result.plan);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        total_statements += static_cast<int>(plan.statements.size());
+        // Every equation and chain that parsed, and how many of them got no plan (an error
+        // stopped them): "0 statements" read as an empty file where all of them failed.
+        int written = 0;
+        for (const auto& item : parsed.program.items)
+            if (const auto* st = std::get_if<ast::Statement>(&item))
+                written += std::holds_alternative<ast::Equation>(st->node) ||
+                           std::holds_alternative<ast::Chain>(st->node);
+        const int planned = static_cast<int>(plan.statements.size());
+        total_statements += std::max(written, planned);
+        unplanned += std::max(written - planned, 0);
         for (const auto& d : plan.diagnostics) {
             if (fails(d, o.werror, o.fail_on)) rc = kExitInputErrors;
             const Severity reported = reported_severity(d, o.werror, o.fail_on);
@@ -185,7 +194,9 @@ int run_check(const CheckOptions& o) {
         if (o.compare)
             std::cout << (o.quiet ? "" : "\n") << format_compare(comparison) << std::flush;
         std::cerr << files->size() << (files->size() == 1 ? " file, " : " files, ")
-                  << total_statements << (total_statements == 1 ? " statement: " : " statements: ")
+                  << total_statements << (total_statements == 1 ? " statement" : " statements")
+                  << (unplanned > 0 ? " (" + std::to_string(unplanned) + " not planned): "
+                                    : std::string(": "))
                   << reported_errors << (reported_errors == 1 ? " error, " : " errors, ")
                   << reported_warnings << (reported_warnings == 1 ? " warning\n" : " warnings\n");
     }

@@ -59,11 +59,7 @@ int run_grad(const GradCliOptions& o) {
         for (const auto& d : result.diagnostics)
             if (d.severity != Severity::Note || o.plan)
                 std::cerr << format_diagnostic(shown, d, color);
-        std::string names;
-        for (const auto& [w, g] : result.gradients)
-            names += (names.empty() ? "" : ", ") + g + " of " + w;
-        std::cerr << result.statements.size() << " derived statements"
-                  << (names.empty() ? "" : " (" + names + ")") << ": " << result.errors()
+        std::cerr << semantics::derived_summary(result) << ": " << result.errors()
                   << (result.errors() == 1 ? " error\n" : " errors\n");
     }
     return result.errors() > 0 ? kExitInputErrors : kExitOk;

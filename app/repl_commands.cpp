@@ -254,11 +254,7 @@ Answer Session::grad(const std::vector<std::string>& wrt) const {
     std::string out = semantics::derived_text(result);
     for (const auto& d : result.diagnostics)
         if (d.severity != Severity::Note) out += format_diagnostic(shown, d, options_.color);
-    std::string names;
-    for (const auto& [w, g] : result.gradients)
-        names += (names.empty() ? "" : ", ") + g + " of " + w;
-    out += plural(result.statements.size(), "derived statement", "derived statements") +
-           (names.empty() ? "" : " (" + names + ")") + "; :save and 'shardscope grad FILE' " +
+    out += semantics::derived_summary(result) + "; :save and 'shardscope grad FILE' " +
            "write the whole program\n";
     return {out, result.errors() > 0};
 }

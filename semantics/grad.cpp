@@ -1285,6 +1285,21 @@ std::string derived_text(const GradResult& result) {
     return pos == std::string::npos ? std::string() : result.text.substr(pos);
 }
 
+std::string derived_summary(const GradResult& result, std::size_t named) {
+    const std::size_t n = result.statements.size();
+    std::string out = std::to_string(n) + (n == 1 ? " derived statement" : " derived statements");
+    std::string names;
+    std::size_t listed = 0;
+    for (const auto& [w, g] : result.gradients) {
+        if (listed == named) break;
+        names += (names.empty() ? "" : ", ") + g + " of " + w;
+        ++listed;
+    }
+    if (result.gradients.size() > listed)
+        names += ", and " + std::to_string(result.gradients.size() - listed) + " more";
+    return names.empty() ? out : out + " (" + names + ")";
+}
+
 std::string format_gradient_plans(const GradResult& result, const std::string& path, bool color) {
     return format_plan(backward_plan(result, nullptr), path, color);
 }

@@ -115,6 +115,10 @@ ProgramTotals step_totals(const ast::Program& program, const Plan& plan,
 /// The derived part of GradResult::text only (from backward_line): what the REPL's `:grad`
 /// shows after the program it already has.
 std::string derived_text(const GradResult& result);
+/// The summary of a derivation: "2 derived statements (gW of W, gx of x)", the gradients
+/// named up to `named` of them and then counted ("..., and 392 more"): a product of hundreds
+/// of factors has hundreds of gradients.
+std::string derived_summary(const GradResult& result, std::size_t named = 8);
 /// The derived statements' plans as one Plan (the forward's mesh and settings, the gradient
 /// run's diagnostics); each statement's `wrt` appended to `wrt` when given.
 Plan backward_plan(const GradResult& r, std::vector<std::string>* wrt = nullptr);

@@ -238,5 +238,10 @@ if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: --json --format s
 check "--json with --format json" 0 "$bin" check --json --format json "$tmp/one.ein"
 check "one statement" 0 "$bin" check -q "$tmp/one.ein"
 contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 0 errors"
+# Statements an error stops are counted too, and said to have no plan (the summary read
+# "0 statements" for a file whose one statement failed).
+printf 'mesh 4\nz_{i} = x_{i j_0}\nw_{k} = y_{k}\nv_{q_0} = u_{q_0 q_0}\n' >"$tmp/failing.ein"
+check "a statement in error" 1 "$bin" check -q "$tmp/failing.ein"
+contains "statements in error counted, not planned" "$tmp/err" "1 file, 3 statements (1 not planned): 1 error"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
