@@ -110,25 +110,33 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
     }
     if (partials.empty() || (partials.size() <= 1 && !any_sharded)) return;
     fixed_up = true;
+    // Keep one partial operand when nothing on k is sharded (P x R -> P).
+    const std::size_t first = any_sharded ? 0 : 1;
     // The same partial value twice (`C C`, both reads of C in one layout, or one
-    // intermediate) is reduced once: the other operand reads the reduced value.
-    std::vector<Value> original; // the partial operands as they came
-    original.reserve(partials.size());
-    for (const std::size_t p : partials)
-        original.push_back(ops[p]);
-    auto same = [](const Value& a, const Value& b) {
+    // intermediate) is reduced once: the other operand reads the reduced value. twin[q]: the
+    // first operand from `first` on equal to the q-th as they came (q itself when none before
+    // it); kept_twin: the first equal to the kept one (none: partials.size()).
+    auto same = [&](std::size_t p, std::size_t q) {
+        const Value& a = ops[partials[p]];
+        const Value& b = ops[partials[q]];
         return a.name == b.name && a.dims == b.dims && a.sharding == b.sharding &&
                a.partial == b.partial;
     };
-    // Keep one partial operand when nothing on k is sharded (P x R -> P).
-    const std::size_t first = any_sharded ? 0 : 1;
+    SmallVec<std::size_t, 8> twin;
+    for (std::size_t q = 0; q < partials.size(); ++q) {
+        std::size_t p = first;
+        while (p < q && !same(p, q))
+            ++p;
+        twin.push_back(p < q ? p : q);
+    }
+    std::size_t kept_twin = partials.size();
+    if (first == 1)
+        for (std::size_t q = 1; q < partials.size() && kept_twin == partials.size(); ++q)
+            if (same(0, q)) kept_twin = q;
     for (std::size_t q = first; q < partials.size(); ++q) {
         auto& v = ops[partials[q]];
-        std::size_t earlier = first;
-        while (earlier < q && !same(original[earlier], original[q]))
-            ++earlier;
-        if (earlier < q) {
-            v = ops[partials[earlier]];
+        if (twin[q] != q) { // reduced already, as its twin
+            v = ops[partials[twin[q]]];
             continue;
         }
         const bool can_scatter = any_sharded && v.has(*any_sharded);
@@ -141,12 +149,7 @@ void Evaluator::rule4_partial_meets_replicated(std::vector<Value>& ops, int k,
             all_reduce(v, k, why);
         partial_needs_reduction(v, k, at, "before this product");
     }
-    if (first == 1)
-        for (std::size_t q = 1; q < partials.size(); ++q)
-            if (same(original[0], original[q])) {
-                ops[partials[0]] = ops[partials[q]];
-                break;
-            }
+    if (kept_twin < partials.size()) ops[partials[0]] = ops[partials[kept_twin]];
 }
 
 void Evaluator::rule2_one_axis_list(std::vector<Value>& ops, const IndexOrder& order,

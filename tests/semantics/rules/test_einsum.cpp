@@ -271,6 +271,14 @@ TEST_CASE("einsum rule 4: a partial operand may meet only replicated operands") 
         CHECK_MESSAGE(cols(c, t) == "all-reduce(0)", c.text());
         CHECK_MESSAGE(pl(t.result) == "P(sum)", c.text());
     }
+    SUBCASE("C C next to a sharded operand: one reduce-scatter, read by both") {
+        const auto c =
+            run("mesh 4\ndim m=64 n=64\nq_{m_0 n} = C_{mn}{U_0} C_{mn}{U_0} x_{m_0 n}\n");
+        const auto& s = stmt(c, "q");
+        CHECK_MESSAGE(cols(c, s) == "reduce-scatter(0)", c.text());
+        for (const auto& a : s.alternatives)
+            CHECK_MESSAGE(join(a.collectives) == "all-reduce(0)", c.text()); // one, not two
+    }
     SUBCASE("two different partial tensors are each reduced as before") {
         const auto c = run("mesh 4\ndim m=64 n=64\nq_{mn} = C_{mn}{U_0} D_{mn}{U_0}\n");
         CHECK_MESSAGE(cols(c, stmt(c, "q")) == "all-reduce(0), all-reduce(0)", c.text());
