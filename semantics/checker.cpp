@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -238,10 +239,10 @@ bool countable(double x) {
     return x >= -kMaxCount && x <= kMaxCount; // false for NaN and infinity
 }
 
-/// "inf", "NaN", else "1.23e+301"
+/// "infinity", "NaN", else "1.23e+301"
 std::string count_text(double x) {
-    if (x != x) return "NaN";
-    if (x > kMaxCount * 1e8 || x < -kMaxCount * 1e8) return x > 0 ? "infinity" : "-infinity";
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "infinity" : "-infinity";
     char text[32];
     std::snprintf(text, sizeof text, "%.3g", x);
     return text;

@@ -222,11 +222,10 @@ void Evaluator::add_collective(StepKind kind, std::span<const int> ks, const Val
                         ", which has size 1: nothing moves (" + reason + ")";
         return;
     }
-    s.cost.bytes_per_device = collective_bytes(kind, n, group_bytes, local);
-    const auto timing =
-        collective_timing(kind, n, s.cost.bytes_per_device, group_link(ctx_.links, ks));
-    s.cost.time_s = timing.time_s;
-    s.cost.protocol = timing.protocol;
+    const auto priced = price_collective(ctx_.links, kind, ks, n, group_bytes, local);
+    s.cost.bytes_per_device = priced.bytes;
+    s.cost.time_s = priced.timing.time_s;
+    s.cost.protocol = priced.timing.protocol;
     s.text.reason = std::move(reason);
 }
 

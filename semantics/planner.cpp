@@ -65,16 +65,14 @@ std::string description_of(const std::vector<Step>& steps) {
 /// FSDP's gathers (Evaluator::fsdp_use) priced from the operands as read: in each, every
 /// index sharded on mesh axes that `kept` (the left-hand side) lacks, in IndexKey order (the
 /// sharding's), its axes minor to major, each step's bytes from the block before it; priced
-/// as group_collective_of prices an all-gather. False when nothing is gathered. Stops once
-/// `time` reaches `limit` (the rest would only add to it).
+/// by price_collective, as the run's all-gather steps are. False when nothing is gathered.
+/// Stops once `time` reaches `limit` (the rest would only add to it).
 bool fsdp_gather_time(const Context& ctx, const std::vector<TensorLayout>& operands,
                       const Value& kept, double& time, double limit) {
     auto price = [&](int k, std::int64_t n, double local) {
-        const double bytes =
-            collective_bytes(StepKind::AllGather, n, local * static_cast<double>(n), local);
-        time += collective_timing(StepKind::AllGather, n, bytes,
-                                  group_link(ctx.links, std::span<const int>(&k, 1)))
-                    .time_s;
+        time += price_collective(ctx.links, StepKind::AllGather, std::span<const int>(&k, 1), n,
+                                 local * static_cast<double>(n), local)
+                    .timing.time_s;
     };
     bool any = false;
     struct Contracted {

@@ -93,6 +93,21 @@ inline Link group_link(const std::vector<Link>& links, const std::vector<int>& a
     return group_link(links, std::span<const int>(axes));
 }
 
+/// A collective over `axes` (`n` devices in all) as a plan's step prices it: the bytes each
+/// device sends (collective_bytes) and their time on the group's link.
+struct PricedCollective {
+    double bytes = 0;
+    CollectiveTime timing;
+};
+inline PricedCollective price_collective(const std::vector<Link>& links, StepKind kind,
+                                         std::span<const int> axes, std::int64_t n,
+                                         double group_bytes, double local_bytes) {
+    PricedCollective out;
+    out.bytes = collective_bytes(kind, n, group_bytes, local_bytes);
+    out.timing = collective_timing(kind, n, out.bytes, group_link(links, axes));
+    return out;
+}
+
 /// The cheapest sequence of moves from `from` to `to` (by estimated time, then fewer steps,
 /// then fewer bytes), each priced. `preferred`, when every move of it applies and it reaches
 /// `to`, wins ties (the order the checker always printed). Where the search gives up (more
