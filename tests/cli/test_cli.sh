@@ -260,6 +260,13 @@ check "exec: random data, f64" 0 "$bin" exec --dtype f64 --seed 7 "$root/samples
 contains "f64 tolerance stated" "$tmp/out" "relative error <= 1e-10"
 check "exec: a chosen fix runs and verifies" 0 "$bin" exec "$tmp/rule3.ein" --mesh 2
 contains "the chosen all-gather ran" "$tmp/out" "ran: all-gather(0) W"
+# --small plans at sizes of its own: the expect lines are left to check, and it says so.
+check "exec --small with expect lines" 0 "$bin" exec --small "$root/samples/dot_product.ein"
+contains "exec --small names the expectations it skips" "$tmp/err" "4 expect lines were not checked: --small plans at other sizes"
+check "exec at the declared sizes checks them" 0 "$bin" exec "$root/samples/dot_product.ein"
+if grep -q 'expect line' "$tmp/err"; then
+    failed=$((failed + 1)); echo "FAIL: exec without --small notes skipped expectations"
+else passed=$((passed + 1)); fi
 printf 'mesh 2\nz_{i_0 j_0} = x_{ij}\n' >"$tmp/twice.ein"
 check "exec: check errors refused" 1 "$bin" exec "$tmp/twice.ein"
 contains "exec refusal message" "$tmp/err" "nothing ran"
