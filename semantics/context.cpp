@@ -221,13 +221,25 @@ void unify_small_ranges(Context& ctx, const ast::Program& program,
     std::map<IndexId, std::vector<IndexId>> classes;
     for (const auto& [i, p] : parent)
         classes[find(i)].push_back(i);
+    // An index whose `dim` line was ignored and that is sharded took its device group's size
+    // (a device index): check accepted it with its declared range, so it is as free as an
+    // undeclared one here, only a multiple of that size.
+    auto ignored_device_index = [&](const IndexId& m) {
+        if (!ctx.ignored_dims.count(m) && !ctx.ignored_dims.count({m.name, 0})) return false;
+        const auto o = ctx.range_origin.find(m);
+        return o != ctx.range_origin.end() && o->second.rfind("device index", 0) == 0;
+    };
     for (const auto& [root, members] : classes) {
         if (members.size() < 2) continue;
         std::optional<std::int64_t> found;
         bool agree = true;
         std::int64_t lcm = 1;
+        bool device_indices = false;
         for (const auto& m : members) {
-            if (ctx.has_range(m)) {
+            if (ignored_device_index(m)) {
+                lcm = std::lcm(lcm, ctx.range(m));
+                device_indices = true;
+            } else if (ctx.has_range(m)) {
                 agree = agree && (!found || *found == ctx.range(m));
                 found = ctx.range(m);
             } else if (auto it = ctx.shard_lcm.find({m.name, 0}); it != ctx.shard_lcm.end()) {
@@ -236,10 +248,15 @@ void unify_small_ranges(Context& ctx, const ast::Program& program,
         }
         if (!agree) continue; // a conflict of found ranges: reported as at the declared sizes
         for (const auto& m : members) {
-            if (ctx.has_range(m)) continue;
+            const bool device_index = ignored_device_index(m);
+            if (ctx.has_range(m) && !device_index) continue;
             if (found && *found % lcm == 0) {
                 ctx.ranges[m] = *found;
                 // A default still (the default-range note names it), only shared.
+                ctx.range_origin[m] = "default";
+            } else if (!found && device_indices) {
+                // The undeclared default, twice the group sizes' multiple, for all of them.
+                ctx.ranges[m] = 2 * lcm;
                 ctx.range_origin[m] = "default";
             } else if (!found) {
                 ctx.shard_lcm[{m.name, 0}] = lcm;

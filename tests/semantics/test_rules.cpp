@@ -613,7 +613,11 @@ TEST_CASE("small sizes: an input read with other indices at the same place keeps
     small.small_defaults = true;
     small.ignore_dims = true;
     for (const std::string src : {"mesh 4\ndim s=64 t=64 d=32\na_{s_0 t} = x_{s_0 d} x_{t d}\n",
-                                  "mesh 4\ndim j=8 k=8\ny_{j} = x_{j_0}\nw = x_{k} v_{k}\n"}) {
+                                  "mesh 4\ndim j=8 k=8\ny_{j} = x_{j_0}\nw = x_{k} v_{k}\n",
+                                  // Both sharded, over groups of 2 and of 4 devices: each
+                                  // took its group's size (2 and 4).
+                                  "mesh 2x2\ndim i=8 j=8 k=8\na = x_{i j} u_{i j_1}\n"
+                                  "b = x_{i k} v_{i k_{01}}\n"}) {
         CAPTURE(src);
         const auto plan = check_text(src);
         REQUIRE_MESSAGE(plan.errors() == 0, plan_text(src, plan));
