@@ -337,6 +337,7 @@ nlohmann::json program_totals_json(const semantics::ProgramTotals& t) {
             {"comm_bytes_per_device", t.comm_bytes},
             {"comm_bytes_by_kind", by_kind},
             {"flops_per_device", t.flops},
+            {"model_flops_per_device", t.model_flops},
             {"peak_flops_per_s", t.peak_flops},
             {"mfu", t.mfu},
             {"memory",

@@ -316,6 +316,14 @@ public:
 private:
     /// FSDP at the use of occurrence `v`: all-gathers its contracted indices.
     void fsdp_use(Value& v);
+    /// The left-hand side's sharded indices that every occurrence on the right holds whole,
+    /// over mesh axes that nothing on the right uses: slicing them at the uses computes only
+    /// the blocks the result keeps (the statement as written computes all and slices after).
+    /// Filled by equation() before the right-hand side is evaluated.
+    void plan_early_slices(const ast::Expr& rhs, const Value& lhs);
+    /// Slices occurrence `v` as plan_early_slices found.
+    void slice_early(Value& v);
+    std::vector<std::pair<IndexKey, AxisList>> early_slices_;
     /// The left-hand side's indices while an equation is evaluated; null otherwise.
     const IndexSet* lhs_indices_ = nullptr;
     /// Occurrences computed on runs that may not fill the context's cache.

@@ -126,7 +126,7 @@ void apply_pipeline(const Plan& plan, ProgramTotals& t) {
         t.comm_bytes += send_bytes;
     }
     t.memory.activations *= in_flight_share;
-    t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.flops / (t.step_s * t.peak_flops) : 0;
+    t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.model_flops / (t.step_s * t.peak_flops) : 0;
     t.fits = t.memory.total() <= t.hbm_bytes;
 }
 

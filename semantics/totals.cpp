@@ -16,6 +16,28 @@ namespace shardscope::semantics {
 
 namespace {
 
+/// How many devices compute the same block in a compute step: the product of the mesh axes
+/// on which every input is replicated (neither sharded nor partial), where the devices along
+/// the axis hold the same inputs and so do the same work. Model FLOPs count it once.
+/// A pipelined block's statements skip its axis: its stages hold other layers, not copies.
+double copies_computing(const Mesh& mesh, const StatementPlan& s, const Step& st,
+                        int pipeline_axis) {
+    if (st.inputs.empty()) return 1;
+    double copies = 1;
+    for (std::size_t k = 0; k < mesh.axes.size(); ++k) {
+        if (static_cast<int>(k) == pipeline_axis) continue;
+        bool replicated = true;
+        for (int v : st.inputs) {
+            if (v < 0 || v >= static_cast<int>(s.values.size())) return 1;
+            const auto& placements = s.values[static_cast<std::size_t>(v)].layout.placements;
+            if (k < placements.size() && placements[k].kind != Placement::Kind::Replicate)
+                replicated = false;
+        }
+        if (replicated) copies *= static_cast<double>(mesh.axes[k].size);
+    }
+    return copies;
+}
+
 constexpr int kMaxCount = std::numeric_limits<int>::max(); ///< collectives of a kind per step
 
 double elements(std::span<const std::int64_t> shape) {
@@ -138,13 +160,27 @@ double overlap_time(const Plan& plan, std::size_t first, std::size_t last, std::
     return streams.makespan();
 }
 
+namespace {
+
+/// The totals of a plan whose blocks are not pipelined; `blocks`: the repeat blocks as written
+/// (a pipelined plan's, before stage_plan took their axes).
+ProgramTotals flat_totals(const Plan& plan, const std::vector<RepeatBlock>& blocks);
+
+} // namespace
+
 ProgramTotals program_totals(const Plan& plan) {
-    const Training& training = plan.training;
     if (is_pipelined(plan)) { // per device: its stage's layers, then the schedule (pipeline.hpp)
-        auto t = program_totals(stage_plan(plan));
+        auto t = flat_totals(stage_plan(plan), plan.repeats);
         apply_pipeline(plan, t);
         return t;
     }
+    return flat_totals(plan, plan.repeats);
+}
+
+namespace {
+
+ProgramTotals flat_totals(const Plan& plan, const std::vector<RepeatBlock>& blocks) {
+    const Training& training = plan.training;
     ProgramTotals t;
     t.training = training.train;
     const Hardware* hw = find_hardware(plan.hardware);
@@ -171,6 +207,11 @@ ProgramTotals program_totals(const Plan& plan) {
     for (int i = 0; i < n; ++i) {
         const auto& s = plan.statements[static_cast<std::size_t>(i)];
         const double r = static_cast<double>(std::max<std::int64_t>(s.repeat, 0));
+        int pipeline_axis = -1;
+        for (const auto& b : blocks)
+            if (b.pipelined() && static_cast<std::size_t>(i) >= b.first &&
+                static_cast<std::size_t>(i) < b.last)
+                pipeline_axis = b.axis;
         for (const auto& st : s.steps) {
             if (is_collective(st.kind)) {
                 comm_one[static_cast<std::size_t>(i)] += st.cost.time_s;
@@ -195,6 +236,8 @@ ProgramTotals program_totals(const Plan& plan) {
             } else {
                 compute_one[static_cast<std::size_t>(i)] += st.cost.time_s;
                 t.flops += r * st.cost.flops_per_device;
+                t.model_flops += r * st.cost.flops_per_device /
+                                 copies_computing(plan.mesh, s, st, pipeline_axis);
             }
         }
         t.compute_s += r * compute_one[static_cast<std::size_t>(i)];
@@ -314,10 +357,12 @@ ProgramTotals program_totals(const Plan& plan) {
     t.exposed_s = std::max(0.0, two_stream_makespan(plan) + t.recompute_s - t.compute_s);
     t.step_s = t.compute_s + t.exposed_s;
     t.serial_s = t.compute_s + t.comm_s;
-    t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.flops / (t.step_s * t.peak_flops) : 0;
+    t.mfu = t.step_s > 0 && t.peak_flops > 0 ? t.model_flops / (t.step_s * t.peak_flops) : 0;
     t.fits = t.memory.total() <= t.hbm_bytes;
     return t;
 }
+
+} // namespace
 
 std::string format_totals(const ProgramTotals& t) {
     char buf[160];
@@ -341,8 +386,12 @@ std::string format_totals(const ProgramTotals& t) {
     }
     out += "\n";
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * t.mfu);
-    out += "  compute  " + format_flops(t.flops) + ", MFU " + buf + " of " +
-           format_flops(t.peak_flops) + "/s\n";
+    out += "  compute  " + format_flops(t.flops);
+    // MFU counts work that devices repeat on the same inputs once: say so where some is.
+    if (t.model_flops < t.flops * 0.9999)
+        out += " (" + format_flops(t.model_flops) +
+               " counted once: the rest repeats on devices that hold the same inputs)";
+    out += ", MFU " + std::string(buf) + " of " + format_flops(t.peak_flops) + "/s\n";
     const auto& m = t.memory;
     out += "  memory   " + format_bytes(m.total()) + " = weights " + format_bytes(m.weights);
     if (t.training)

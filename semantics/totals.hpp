@@ -61,9 +61,12 @@ struct ProgramTotals {
     // Traffic and work.
     std::vector<KindBytes> bytes_by_kind; ///< collectives that occur, in StepKind order
     double comm_bytes = 0;                ///< their sum
-    double flops = 0;                     ///< model FLOPs per device (recomputation excluded)
-    double peak_flops = 0;                ///< the preset's peak for the program's type
-    double mfu = 0;                       ///< flops / (step_s · peak_flops)
+    double flops = 0;                     ///< FLOPs each device computes (recomputation excluded)
+    /// The program's FLOPs per device counted once: work that several devices repeat on the
+    /// same inputs (replicated over a mesh axis) counts once among them. MFU's numerator.
+    double model_flops = 0;
+    double peak_flops = 0; ///< the preset's peak for the program's type
+    double mfu = 0;        ///< model_flops / (step_s · peak_flops)
     // Memory.
     MemoryBreakdown memory;
     double hbm_bytes = 0; ///< the preset's HBM per device

@@ -210,8 +210,12 @@ std::optional<Value> Evaluator::equation(const ast::Equation& eq, const ast::Sou
     if (!lhs) return std::nullopt;
     IndexSet outside = lhs->indices();
     lhs_indices_ = &outside; // for fsdp_use, while the right-hand side is evaluated
+    // `+=` reads the stored layout, not the left-hand side's: it is left as written.
+    if (!lhs->sharding.empty() && eq.op != ast::AssignOp::Accumulate)
+        plan_early_slices(eq.rhs, *lhs);
     auto rhs = eval(eq.rhs, outside);
     lhs_indices_ = nullptr;
+    early_slices_.clear();
     if (!rhs) return std::nullopt;
     for (const auto& i : outside)
         if (!rhs->has(i)) {

@@ -9,6 +9,9 @@
 
 #include "parser/printer.hpp"
 
+#include <algorithm>
+#include <functional>
+
 namespace shardscope::semantics::detail {
 
 const Value* Evaluator::written(const ast::TensorRef& r) {
@@ -186,7 +189,100 @@ std::optional<Value> Evaluator::eval_node(const ast::TensorRef& r, const ast::Ex
                                           const IndexSet&) {
     auto v = use(r);
     if (v && gather_contracted && lhs_indices_ && !v->sharding.empty()) fsdp_use(*v);
+    if (v && !early_slices_.empty()) slice_early(*v);
     return v;
+}
+
+void Evaluator::plan_early_slices(const ast::Expr& rhs, const Value& lhs) {
+    early_slices_.clear();
+    // A single occurrence is sliced by the left-hand side's transition alike: nothing to save.
+    if (std::holds_alternative<ast::TensorRef>(rhs.node)) return;
+    for (const auto& [i, axes] : lhs.sharding) {
+        const int d = lhs.dim_of(i);
+        if (d < 0 || lhs.dims[static_cast<std::size_t>(d)].parts.size() != 1) continue;
+        early_slices_.push_back({i, axes});
+    }
+    if (early_slices_.empty()) return;
+    // Mesh axes the right-hand side uses (as written, or as an earlier statement stored a
+    // tensor it reads) rule a candidate out, as does an index sharded, grouped or normalised
+    // along there: slicing must commute with everything between the uses and the result.
+    auto drop_axis = [&](int k) {
+        std::erase_if(early_slices_, [&](const auto& c) {
+            return std::find(c.second.begin(), c.second.end(), k) != c.second.end();
+        });
+    };
+    auto drop_index = [&](IndexKey i) {
+        std::erase_if(early_slices_, [&](const auto& c) { return c.first == i; });
+    };
+    auto drop_axes_of = [&](const ast::AxisRef& a) {
+        for (int k : ctx_.resolve_axis(a, false))
+            drop_axis(k);
+    };
+    // Two passes: the subscripts as written first (most candidates end there, a sharded
+    // operand holding the index), then the stored layouts and the functions, which cost a
+    // name each.
+    std::function<void(const ast::Expr&, bool)> walk = [&](const ast::Expr& e, bool stored) {
+        if (early_slices_.empty()) return;
+        if (const auto* r = std::get_if<ast::TensorRef>(&e.node)) {
+            if (!stored) {
+                for (const auto& dim : r->dims)
+                    for (const auto& p : dim.parts) {
+                        if (!p.axes.empty() || dim.parts.size() != 1) drop_index(key_of(p));
+                        for (const auto& a : p.axes)
+                            drop_axes_of(a);
+                    }
+                for (const auto& a : r->partial_axes)
+                    drop_axes_of(a);
+                return;
+            }
+            if (defined_.empty()) return;
+            const auto it = defined_.find(parser::tensor_key(r->name, r->label));
+            if (it == defined_.end()) return;
+            // Inherited by position (use): the stored sharding's axes, and its indices'
+            // positions, as this occurrence names them.
+            const Value& def = it->second;
+            for (std::size_t d = 0; d < def.dims.size(); ++d)
+                for (const auto& part : def.dims[d].parts)
+                    if (const auto sh = def.sharding.find(part); sh != def.sharding.end()) {
+                        for (int k : sh->second)
+                            drop_axis(k);
+                        if (d < r->dims.size())
+                            for (const auto& p : r->dims[d].parts)
+                                drop_index(key_of(p));
+                    }
+            for (const auto& [k, op] : def.partial)
+                drop_axis(k);
+        } else if (const auto* c = std::get_if<ast::Call>(&e.node)) {
+            if (stored) {
+                if (ctx_.function_kind(c->function) == ast::FunctionKind::Collective)
+                    early_slices_.clear();
+                for (const auto& i : c->indices)
+                    drop_index(key_of(i));
+            }
+            walk(*c->arg, stored);
+        } else if (const auto* p = std::get_if<ast::Product>(&e.node)) {
+            for (const auto& f : p->factors)
+                walk(f, stored);
+        } else if (const auto* q = std::get_if<ast::Quotient>(&e.node)) {
+            walk(*q->num, stored);
+            walk(*q->den, stored);
+        } else if (const auto* sum = std::get_if<ast::Sum>(&e.node)) {
+            for (const auto& t : sum->terms)
+                walk(t, stored);
+        }
+    };
+    walk(rhs, false);
+    walk(rhs, true);
+}
+
+void Evaluator::slice_early(Value& v) {
+    for (const auto& [i, axes] : early_slices_) {
+        if (!v.has(i) || v.sharding.find(i) != v.sharding.end()) continue;
+        for (int k : axes)
+            slice(v, k, i,
+                  "the left-hand side keeps only this block, so only it is computed (sliced "
+                  "before the compute, not after)");
+    }
 }
 
 void Evaluator::fsdp_use(Value& v) {

@@ -772,3 +772,56 @@ TEST_CASE("collectives_of: a statement's collectives are its collective steps, a
     CHECK(semantics::collectives_of(c.plan.mesh, {gather, compute, reduce}) ==
           std::vector<std::string>{"all-gather(dp)", "all-reduce(dp,tp)"});
 }
+
+TEST_CASE("a replicated product into a sharded result is sliced before the compute") {
+    // As XLA compiles it: each device computes the block the left-hand side keeps (the
+    // statement as written would compute all of it and slice after, 4x the FLOPs).
+    const std::string src = "mesh 4\ndim b=4096 d=4096 e=4096\ndtype bf16\n"
+                            "y_{b_0 e} = x_{b d} W_{d e}\n";
+    const auto plan = check_text(src);
+    REQUIRE_MESSAGE(plan.errors() == 0, plan_text(src, plan));
+    const auto& sp = plan.statements.at(0);
+    CHECK_MESSAGE(sp.cost.flops_per_device == doctest::Approx(2.0 * 1024 * 4096 * 4096),
+                  plan_text(src, plan));
+    CHECK(sp.cost.comm_bytes_per_device == 0);
+    REQUIRE(sp.steps.size() >= 2);
+    CHECK(sp.steps.front().kind == semantics::StepKind::Slice);
+    CHECK(sp.steps.front().tensor == "x");
+    CHECK_FALSE(sp.chosen);
+    SUBCASE("not where slicing early would change what is computed or moved") {
+        for (const std::string other : {
+                 // normalised along b: every row of b is needed
+                 "y_{b_0 v} = softmax_b(x_{b v})\n",
+                 // axis 0 is used on the right: the reduce-scatter stays
+                 "y_{b_0 e} = x_{b d} W_{d_0 e}\n",
+                 // b is sharded (over axis 1) on the right already
+                 "y_{b_{0} e} = x_{b_1 d} W_{d e}\n",
+                 // a tensor stored earlier on axis 0 is read
+                 "h_{b e_0} = x_{b e_0}\ny_{b_0 e} = h_{b e} W_{e e'}\n",
+             }) {
+            const std::string text = "mesh 4x2\ndim b=64 d=64 e=64 e'=64 v=64\n" + other;
+            CAPTURE(text);
+            const auto p = check_text(text);
+            for (const auto& st : p.statements.back().steps)
+                CHECK_MESSAGE(st.text.reason.find("sliced before the compute") == std::string::npos,
+                              plan_text(text, p));
+        }
+    }
+}
+
+TEST_CASE("MFU counts work repeated on devices holding the same inputs once") {
+    // Four devices computing the same replicated product do a quarter of a model's work each.
+    const std::string head = "mesh 4\ndim b=4096 d=4096 e=4096\ndtype bf16\n";
+    const auto replicated =
+        semantics::program_totals(check_text(head + "y_{b e} = x_{b d} W_{d e}\n"));
+    const auto sharded =
+        semantics::program_totals(check_text(head + "y_{b_0 e} = x_{b_0 d} W_{d e}\n"));
+    CHECK(replicated.flops == doctest::Approx(4 * sharded.flops));
+    CHECK(replicated.model_flops == doctest::Approx(sharded.model_flops));
+    CHECK(replicated.mfu == doctest::Approx(sharded.mfu / 4).epsilon(0.01));
+    // A pipeline's stages hold other layers: not copies (samples/pipeline.ein's layout).
+    const auto pipe = semantics::program_totals(
+        check_text("mesh dp=2 pp=4\ndim b=64 d=1024\nrepeat l_{pp}=8\n  h_{b_{dp} d} = "
+                   "h_{b_{dp} d'} W_{d' d}\nend\n"));
+    CHECK(pipe.model_flops == doctest::Approx(pipe.flops));
+}
