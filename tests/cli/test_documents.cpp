@@ -2,6 +2,7 @@
 // what is blanked, and that every kept character stays at its line and column.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "app/documents.hpp"
+#include "app/inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -169,6 +170,17 @@ TEST_CASE("documents: an unclosed fence keeps its notation to the end") {
     REQUIRE(doc.fences.size() == 1);
     CHECK(doc.fences[0].end == std::string("```ein\nmesh 2\ny = x\n").size());
     CHECK(lines(doc.text)[2] == "y = x");
+}
+
+TEST_CASE("inputs: a byte order mark at the start of a line is one space") {
+    using shardscope::app::byte_order_marks_as_spaces;
+    std::string text = "\xEF\xBB\xBFw = foo(x)\n\xEF\xBB\xBFy = x\nz = a\xEF\xBB\xBF\n";
+    byte_order_marks_as_spaces(text);
+    // Inside a line it is a character like another (the parser says what it makes of it).
+    CHECK(text == " w = foo(x)\n y = x\nz = a\xEF\xBB\xBF\n");
+    std::string none = "y = x\n";
+    byte_order_marks_as_spaces(none);
+    CHECK(none == "y = x\n");
 }
 
 // Not documents, but the same binary: the reviewer-facing helpers of check's text output.
