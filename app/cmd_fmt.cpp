@@ -51,7 +51,10 @@ int fmt_document(const std::string& path, const FmtOptions& o) {
         first_break != std::string::npos && first_break > 0 && raw[first_break - 1] == '\r';
     // Last block first, so that earlier offsets stay valid while rewriting.
     for (auto it = doc.fences.rbegin(); it != doc.fences.rend(); ++it) {
-        const std::string block = raw.substr(it->begin, it->end - it->begin);
+        // A block indented with its list item is compared without that indentation and
+        // written back with it, so the document keeps its structure.
+        std::string block = fence_content(raw, *it);
+        byte_order_marks_as_spaces(block);
         const auto parsed = parser::parse(SourceFile(path, block));
         if (parsed.has_errors()) continue; // reported with the whole document's parse
         auto canonical = parser::print(parsed.program, {o.unicode});
@@ -62,7 +65,8 @@ int fmt_document(const std::string& path, const FmtOptions& o) {
                       << ": the ```ein block is not in canonical form\n";
             rc = kExitInputErrors;
         }
-        rewritten.replace(it->begin, it->end - it->begin, canonical);
+        rewritten.replace(it->begin, it->end - it->begin,
+                          indent_fence_content(canonical, it->indent));
     }
     // LaTeX maths is notation typeset by its author (spacing, \quad, \textrm captions,
     // line breaks): fmt parses it (its syntax errors are reported with the document's

@@ -24,6 +24,20 @@ bool starts_at(const std::string& text, std::size_t i, const char* what) {
     return i + n <= text.size() && text.compare(i, n, what) == 0;
 }
 
+/// The end of the indentation of the line at `k` (ending at `to`): at most `max` spaces, after
+/// a byte order mark, which Markdown readers drop (counting it would indent a rewritten
+/// block by one); `columns` gets the spaces' count.
+std::size_t skip_indent(const std::string& text, std::size_t k, std::size_t to, std::uint32_t max,
+                        std::uint32_t& columns) {
+    columns = 0;
+    if (starts_at(text, k, "\xEF\xBB\xBF") && k + 3 <= to) k += 3;
+    while (k < to && text[k] == ' ' && columns < max) {
+        ++k;
+        ++columns;
+    }
+    return k;
+}
+
 /// The math environments read as notation, and what the parser is given for their
 /// delimiters: \begin{align} and \end{align} are the parser's own; the others become those
 /// (padded with spaces to the same width), $$ becomes spaces.
@@ -48,7 +62,9 @@ public:
                     fence_state_ = fence->ein ? Fence::Ein : Fence::Other;
                     fence_char_ = fence->ch;
                     fence_len_ = fence->len;
-                    if (fence->ein) out_.fences.push_back({line_end + 1, line_end + 1, line_ + 1});
+                    if (fence->ein)
+                        out_.fences.push_back(
+                            {line_end + 1, line_end + 1, line_ + 1, fence->indent});
                     i = next_line(line_end);
                     continue;
                 }
@@ -85,6 +101,7 @@ private:
         char ch;
         std::size_t len;
         bool ein;
+        std::uint32_t indent;
     };
 
     std::size_t next_line(std::size_t line_end) {
@@ -120,12 +137,11 @@ private:
             out_.declares_mesh = true;
     }
 
+    /// CommonMark 0.30 section 4.5: a fence opens after at most 3 spaces; a 4th makes the
+    /// line an indented code block (or a paragraph's continuation), never notation.
     std::optional<Open> fence_open(std::size_t from, std::size_t to) const {
-        std::size_t k = from, indent = 0;
-        while (k < to && in_[k] == ' ' && indent < 4) {
-            ++k;
-            ++indent;
-        }
+        std::uint32_t indent = 0;
+        std::size_t k = skip_indent(in_, from, to, 3, indent);
         if (k >= to || (in_[k] != '`' && in_[k] != '~')) return std::nullopt;
         const char ch = in_[k];
         std::size_t n = 0;
@@ -140,13 +156,13 @@ private:
         while (w < to && !std::isspace(static_cast<unsigned char>(in_[w])) && in_[w] != '{')
             ++w;
         const std::string info = in_.substr(k, w - k);
-        return Open{ch, n, info == "ein" || info == "{ein}" || info == ".ein"};
+        return Open{ch, n, info == "ein" || info == "{ein}" || info == ".ein", indent};
     }
 
+    /// A closing fence is indented at most 3 spaces too, whatever the opening's indent.
     bool fence_close(std::size_t from, std::size_t to) const {
-        std::size_t k = from;
-        while (k < to && in_[k] == ' ' && k - from < 4)
-            ++k;
+        std::uint32_t indent = 0;
+        std::size_t k = skip_indent(in_, from, to, 3, indent);
         std::size_t n = 0;
         while (k < to && in_[k] == fence_char_) {
             ++k;
@@ -301,6 +317,34 @@ bool read_as_document(const std::string& path, const std::string& text) {
 
 ExtractedNotation extract_notation(const std::string& path, const std::string& text) {
     return Extractor(text, !ends_with(path, ".tex")).run();
+}
+
+std::string fence_content(const std::string& document, const FencedBlock& fence) {
+    std::string out;
+    out.reserve(fence.end - fence.begin);
+    for (std::size_t i = fence.begin; i < fence.end;) {
+        const std::size_t line_end = std::min(document.find('\n', i), fence.end);
+        std::uint32_t columns = 0;
+        const std::size_t k = skip_indent(document, i, line_end, fence.indent, columns);
+        out.append(document, k, line_end - k);
+        if (line_end < fence.end) out += '\n';
+        i = line_end + 1;
+    }
+    return out;
+}
+
+std::string indent_fence_content(const std::string& content, std::uint32_t indent) {
+    std::string out;
+    out.reserve(content.size() + content.size() / 8);
+    for (std::size_t i = 0; i < content.size();) {
+        const std::size_t line_end = std::min(content.find('\n', i), content.size());
+        // A blank line stays empty: trailing spaces would be noise (CommonMark reads both).
+        if (line_end > i && !(line_end == i + 1 && content[i] == '\r')) out.append(indent, ' ');
+        out.append(content, i, line_end - i);
+        if (line_end < content.size()) out += '\n';
+        i = line_end + 1;
+    }
+    return out;
 }
 
 bool contains_notation(const ExtractedNotation& doc) {

@@ -25,7 +25,16 @@ bool read_as_document(const std::string& path, const std::string& text);
 struct FencedBlock {
     std::size_t begin = 0, end = 0; ///< byte range of its content in the document
     std::uint32_t first_line = 0;   ///< 1-based line of its first content line
+    std::uint32_t indent = 0;       ///< spaces before its opening fence (0-3)
 };
+
+/// The content of `fence` in `document` as CommonMark reads it: up to `fence.indent` spaces
+/// removed from the start of each line (a fence in a list item is indented with its item).
+std::string fence_content(const std::string& document, const FencedBlock& fence);
+
+/// `content` written back into a fence indented `indent` spaces: each line that is not
+/// empty gets them in front.
+std::string indent_fence_content(const std::string& content, std::uint32_t indent);
 
 /// One math environment of a document (`$$`, \begin{align}, align*, equation, equation*).
 struct MathRegion {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,6 +111,23 @@ std::string utf8_problem(const std::string& name, const std::string& text) {
            ": error: the file is not valid UTF-8 (byte " + hex + ")";
 }
 
+void byte_order_marks_as_spaces(std::string& text) {
+    static constexpr std::string_view kMark = "\xEF\xBB\xBF";
+    std::size_t k = text.find(kMark);
+    if (k == std::string::npos) return;
+    std::string out;
+    out.reserve(text.size());
+    std::size_t copied = 0;
+    for (; k != std::string::npos; k = text.find(kMark, k + kMark.size())) {
+        if (k != 0 && text[k - 1] != '\n') continue; // inside a line: a character like another
+        out.append(text, copied, k - copied);
+        out += ' ';
+        copied = k + kMark.size();
+    }
+    out.append(text, copied);
+    text = std::move(out);
+}
+
 std::optional<SourceFile> load_source(const std::string& path, std::string* why) {
     std::string text;
     if (path == "-") {
@@ -132,10 +150,10 @@ std::optional<SourceFile> load_source(const std::string& path, std::string* why)
         if (why != nullptr) *why = std::move(problem);
         return std::nullopt;
     }
-    // A UTF-8 byte order mark is not part of the program.
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.replace(0, 3, "   ");
-    // A Markdown or LaTeX document: its notation, at the document's lines and columns.
+    // A Markdown or LaTeX document: its notation, at the document's lines and columns. Taken
+    // before the marks become spaces, so that check finds the fences fmt finds in the file.
     if (path != "-" && read_as_document(path, text)) text = extract_notation(path, text).text;
+    byte_order_marks_as_spaces(text);
     return SourceFile(name, std::move(text));
 }
 

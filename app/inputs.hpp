@@ -32,6 +32,10 @@ std::string read_whole_file(const std::string& path, std::string& text);
 /// valid UTF-8 (byte 0xFF)"; an empty string where it is.
 std::string utf8_problem(const std::string& name, const std::string& text);
 
+/// Replaces a UTF-8 byte order mark at the start of each line of `text` by one space: the
+/// mark is read as a space (docs/reference.md), one column as in the file.
+void byte_order_marks_as_spaces(std::string& text);
+
 /// Reads one file ("-" is standard input). On failure (missing, unreadable, not UTF-8),
 /// returns nullopt after writing a positioned message to stderr (and, where `why` is given,
 /// the message without its "shardscope: error: " to *why).

@@ -2,6 +2,7 @@
 // what is blanked, and that every kept character stays at its line and column.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "app/documents.hpp"
+#include "app/inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -169,6 +170,77 @@ TEST_CASE("documents: an unclosed fence keeps its notation to the end") {
     REQUIRE(doc.fences.size() == 1);
     CHECK(doc.fences[0].end == std::string("```ein\nmesh 2\ny = x\n").size());
     CHECK(lines(doc.text)[2] == "y = x");
+}
+
+TEST_CASE("documents: a fence indented 1-3 spaces is read without its indentation") {
+    using shardscope::app::fence_content;
+    using shardscope::app::indent_fence_content;
+    const std::string md = "- item:\n"
+                           "\n"
+                           "  ```ein\n"
+                           "  mesh 4\n"
+                           "\n"
+                           "    z = x_{r_0 e} y_{r_0 e}\n"
+                           " expect none\n"
+                           "   ```\n" // a closing fence may be indented up to 3 spaces
+                           "- next\n";
+    const auto doc = extract_notation("li.md", md);
+    REQUIRE(doc.fences.size() == 1);
+    CHECK(doc.fences[0].indent == 2);
+    CHECK(doc.fences[0].first_line == 4);
+    // The extracted text keeps the document's columns for diagnostics.
+    const auto l = lines(doc.text);
+    CHECK(l[3] == "  mesh 4");
+    CHECK(l[5] == "    z = x_{r_0 e} y_{r_0 e}");
+    CHECK(trimmed(l[7]).empty());
+    // Up to 2 spaces come off each line, fewer where a line has fewer.
+    const std::string content = fence_content(md, doc.fences[0]);
+    CHECK(content == "mesh 4\n\n  z = x_{r_0 e} y_{r_0 e}\nexpect none\n");
+    // Written back: the indentation in front of every line but the blank ones.
+    CHECK(indent_fence_content("mesh 4\n\nz = x\n", 2) == "  mesh 4\n\n  z = x\n");
+    CHECK(indent_fence_content("mesh 4\r\n\r\nz = x\r\n", 3) == "   mesh 4\r\n\r\n   z = x\r\n");
+    CHECK(indent_fence_content("mesh 4\n", 0) == "mesh 4\n");
+}
+
+TEST_CASE("documents: four spaces make an indented code block, not a fence") {
+    const std::string md = "Code:\n"
+                           "\n"
+                           "    ```ein\n"
+                           "    w = foo(x)\n"
+                           "    ```\n";
+    const auto doc = extract_notation("c.md", md);
+    CHECK(doc.fences.empty());
+    for (const auto& l : lines(doc.text))
+        CHECK(trimmed(l).empty());
+    CHECK_FALSE(contains_notation(doc));
+    SUBCASE("nor a closing fence: a line indented 4 inside a block is its content") {
+        const std::string open = "```ein\nmesh 2\n    ```\ny = x\n```\n";
+        const auto d = extract_notation("o.md", open);
+        REQUIRE(d.fences.size() == 1);
+        CHECK(shardscope::app::fence_content(open, d.fences[0]) == "mesh 2\n    ```\ny = x\n");
+    }
+}
+
+TEST_CASE("documents: a byte order mark is no part of a fence's indentation") {
+    const std::string md = "\xEF\xBB\xBF```ein\nmesh 4\n```\n";
+    const auto doc = extract_notation("b.md", md);
+    REQUIRE(doc.fences.size() == 1);
+    CHECK(doc.fences[0].indent == 0);
+    CHECK(shardscope::app::fence_content(md, doc.fences[0]) == "mesh 4\n");
+    const auto three = extract_notation("b3.md", "\xEF\xBB\xBF   ```ein\n   mesh 4\n```\n");
+    REQUIRE(three.fences.size() == 1);
+    CHECK(three.fences[0].indent == 3);
+}
+
+TEST_CASE("inputs: a byte order mark at the start of a line is one space") {
+    using shardscope::app::byte_order_marks_as_spaces;
+    std::string text = "\xEF\xBB\xBFw = foo(x)\n\xEF\xBB\xBFy = x\nz = a\xEF\xBB\xBF\n";
+    byte_order_marks_as_spaces(text);
+    // Inside a line it is a character like another (the parser says what it makes of it).
+    CHECK(text == " w = foo(x)\n y = x\nz = a\xEF\xBB\xBF\n");
+    std::string none = "y = x\n";
+    byte_order_marks_as_spaces(none);
+    CHECK(none == "y = x\n");
 }
 
 // Not documents, but the same binary: the reviewer-facing helpers of check's text output.

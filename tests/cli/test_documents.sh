@@ -141,5 +141,78 @@ fi
 check "then it is canonical" 0 "$bin" fmt --check "$tmp/crlf.md"
 check "render of a document" 0 "$bin" render "$tmp/docs/design.md" -o "$tmp/d.svg"
 [ -s "$tmp/d.svg" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: no SVG"; }
+# A fence indented with its list item (CommonMark 0.30, 4.5: up to 3 spaces, removed from
+# each content line): read without the indentation, written back with it.
+cat >"$tmp/li.md" <<'MD'
+- item:
+
+  ```ein
+  mesh 4
+  z = x_{r_0 e} y_{r_0 e}
+  ```
+- next
+MD
+cp "$tmp/li.md" "$tmp/li_before.md"
+check "fmt --check of a canonical block in a list item" 0 "$bin" fmt --check "$tmp/li.md"
+check "fmt --write of it changes nothing" 0 "$bin" fmt --write "$tmp/li.md"
+if cmp -s "$tmp/li.md" "$tmp/li_before.md"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: fmt --write changed a canonical indented block"; diff "$tmp/li_before.md" "$tmp/li.md"; fi
+cat >"$tmp/li3.md" <<'MD'
+1. step
+
+   ~~~ein
+     mesh 4
+
+   z   =   x_{r_0 e}    y_{r_0 e}
+  expect   all-reduce(0)
+   ~~~
+2. done
+MD
+check "fmt --check of a non-canonical block indented 3" 1 "$bin" fmt --check "$tmp/li3.md"
+contains "it names the block" "$tmp/out" "li3.md:4: the \`\`\`ein block is not in canonical form"
+check "fmt --write of it" 0 "$bin" fmt --write "$tmp/li3.md"
+cat >"$tmp/li3_want.md" <<'MD'
+1. step
+
+   ~~~ein
+   mesh 4
+
+   z = x_{r_0 e} y_{r_0 e}
+   expect all-reduce(0)
+   ~~~
+2. done
+MD
+if cmp -s "$tmp/li3.md" "$tmp/li3_want.md"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: fmt --write did not keep the block's indentation"; diff "$tmp/li3_want.md" "$tmp/li3.md"; fi
+check "then it is canonical" 0 "$bin" fmt --check "$tmp/li3.md"
+printf -- '- item:\r\n\r\n  ```ein\r\n  mesh 4\r\n  z   = x_{r_0 e} y_{r_0 e}\r\n  ```\r\n' >"$tmp/li_crlf.md"
+check "fmt --write of an indented block in a CRLF document" 0 "$bin" fmt --write "$tmp/li_crlf.md"
+printf -- '- item:\r\n\r\n  ```ein\r\n  mesh 4\r\n  z = x_{r_0 e} y_{r_0 e}\r\n  ```\r\n' >"$tmp/li_crlf_want.md"
+if cmp -s "$tmp/li_crlf.md" "$tmp/li_crlf_want.md"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: indented CRLF block"; od -c "$tmp/li_crlf.md" | head -20; fi
+# check's diagnostics in an indented block point at the document's columns.
+printf -- '- item:\n\n  ```ein\n  mesh 4\n  w = foo(x)\n  ```\n' >"$tmp/li_bad.md"
+check "check of an error in an indented block" 1 "$bin" check -q "$tmp/li_bad.md"
+contains "at the document's line and column" "$tmp/err" "li_bad.md:5:7: error: unknown function 'foo' [P108]"
+check "github format of it" 1 "$bin" check --format github "$tmp/li_bad.md"
+contains "github column" "$tmp/out" "line=5,col=7"
+# Four spaces make an indented code block, not a fence: nothing in it is notation.
+cat >"$tmp/code4.md" <<'MD'
+# An indented code block
+
+    ```ein
+    mesh 4
+    w = foo(x)
+    ```
+MD
+cp "$tmp/code4.md" "$tmp/code4_before.md"
+check "check ignores a \`\`\`ein indented 4 spaces" 0 "$bin" check -q "$tmp/code4.md"
+contains "no statement read" "$tmp/err" "1 file, 0 statements: 0 errors"
+check "fmt --check ignores it" 0 "$bin" fmt --check "$tmp/code4.md"
+check "fmt --write leaves it" 0 "$bin" fmt --write "$tmp/code4.md"
+if cmp -s "$tmp/code4.md" "$tmp/code4_before.md"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: fmt --write changed an indented code block"; fi
+check "render finds nothing to draw in it" 2 "$bin" render "$tmp/code4.md" -o "$tmp/c4.svg"
+contains "not the code's error" "$tmp/err" "code4.md: the program has no statement to draw"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -243,5 +243,21 @@ contains "1 statement, singular" "$tmp/err" "1 file, 1 statement: 0 errors"
 printf 'mesh 4\nz_{i} = x_{i j_0}\nw_{k} = y_{k}\nv_{q_0} = u_{q_0 q_0}\n' >"$tmp/failing.ein"
 check "a statement in error" 1 "$bin" check -q "$tmp/failing.ein"
 contains "statements in error counted, not planned" "$tmp/err" "1 file, 3 statements (1 not planned): 1 error"
+# A byte order mark is read as a space (docs/reference.md): one column, in every format,
+# at the start of the file and of any other line.
+printf '\xef\xbb\xbfw = foo(x)\n\xef\xbb\xbfv = bar(x)\n' >"$tmp/bom.ein"
+check "text: a byte order mark is one column" 1 "$bin" check -q "$tmp/bom.ein"
+contains "first line" "$tmp/err" "bom.ein:1:6: error: unknown function 'foo'"
+contains "second line" "$tmp/err" "bom.ein:2:6: error: unknown function 'bar'"
+check "github: the same column" 1 "$bin" check --format github "$tmp/bom.ein"
+contains "github col" "$tmp/out" "line=1,col=6,endLine=1,endColumn=9"
+check "sarif: the same column" 1 "$bin" check --format sarif "$tmp/bom.ein"
+pyok "sarif startColumn" '
+import json, sys
+cols = sorted((r["locations"][0]["physicalLocation"]["region"]["startLine"],
+               r["locations"][0]["physicalLocation"]["region"]["startColumn"])
+              for r in json.load(open(sys.argv[1]))["runs"][0]["results"] if r["ruleId"] == "P108")
+assert cols == [(1, 6), (2, 6)], cols
+' "$tmp/out"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
