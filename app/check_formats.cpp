@@ -276,6 +276,34 @@ nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool
             {"failed", failed}};
 }
 
+nlohmann::json file_json(const semantics::Plan& plan, const std::string& path,
+                         const semantics::ProgramTotals& program, bool werror,
+                         const std::vector<std::string>& fail_on) {
+    nlohmann::json file = semantics::plan_to_json(plan, path);
+    file["totals"] = plan_totals(plan, program);
+    // The run fails on them, so JSON says error as every other format does (docs/guide.md);
+    // own_severity lets a tool still tell a --werror warning from an error of its own.
+    int errors = 0, warnings = 0, notes = 0;
+    auto& diags = file["diagnostics"];
+    for (std::size_t i = 0; i < plan.diagnostics.size(); ++i) {
+        const auto& d = plan.diagnostics[i];
+        const Severity reported = reported_severity(d, werror, fail_on);
+        if (reported != d.severity) {
+            diags[i]["severity"] = severity_name(reported);
+            diags[i]["own_severity"] = severity_name(d.severity);
+        }
+        errors += reported == Severity::Error;
+        warnings += reported == Severity::Warning;
+        notes += reported == Severity::Note;
+    }
+    file["errors"] = errors;
+    file["warnings"] = warnings;
+    file["totals"]["errors"] = errors;
+    file["totals"]["warnings"] = warnings;
+    file["totals"]["notes"] = notes;
+    return file;
+}
+
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& t) {
     double time = 0, bytes = 0, flops = 0, memory = 0;
     for (const auto& s : plan.statements) {

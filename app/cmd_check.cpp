@@ -140,8 +140,7 @@ int run_check(const CheckOptions& o) {
         auto step = semantics::step_totals(parsed.program, plan, co);
         set_hbm(step, hbm);
         if (format == "json") {
-            auto file = semantics::plan_to_json(plan, path);
-            file["totals"] = plan_totals(plan, step);
+            auto file = file_json(plan, path, step, o.werror, o.fail_on);
             file["totals"]["check_time_s"] = seconds;
             doc["files"].push_back(std::move(file));
             continue;

@@ -220,7 +220,46 @@ check "--fail-on the note: text" 1 "$bin" check -q --fail-on S501 "$tmp/note.ein
 contains "text: reported as an error" "$tmp/err" "error: "
 contains "text: the summary counts it" "$tmp/err" "1 file, 1 statement: 1 error, 0 warnings"
 check "--fail-on the note: json" 1 "$bin" check --fail-on S501 --format json "$tmp/note.ein"
-pyok "json: failed" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["failed"], d["totals"]' "$tmp/out"
+# JSON reports it as an error too (it said "note" with errors 0 and failed true), counted so,
+# its own severity kept.
+pyok "json: the note is an error, counted as one" '
+import json, sys, jsonschema
+d = json.load(open(sys.argv[2])); jsonschema.validate(d, json.load(open(sys.argv[1])))
+f = d["files"][0]; t = d["totals"]
+assert [(x["code"], x["severity"], x.get("own_severity")) for x in f["diagnostics"]] == [("S501", "error", "note")], f["diagnostics"]
+assert f["errors"] == f["totals"]["errors"] == t["errors"] == 1, (f["errors"], f["totals"], t)
+assert f["totals"]["notes"] == t["notes"] == 0 and t["failed"], t
+' "$root/docs/check-json-v1.schema.json" "$tmp/out"
+# QA's file: a warning on each statement; --werror makes them errors in JSON as elsewhere.
+printf 'mesh 4\ndim i=8 k=8\na_{i} = x_{i k_0} u_{k_0}\nb_{i} = x_{i_0 k} u_{k}\n' >"$tmp/twowarn.ein"
+check "json: warnings pass" 0 "$bin" check --format json "$tmp/twowarn.ein"
+cp "$tmp/out" "$tmp/twowarn.json"
+check "--werror: json" 1 "$bin" check --werror --format json "$tmp/twowarn.ein"
+pyok "json: --werror warnings are errors, counted as errors" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+plain = json.load(open(sys.argv[2])); werror = json.load(open(sys.argv[3]))
+jsonschema.validate(werror, schema)
+pd = plain["files"][0]["diagnostics"]; wd = werror["files"][0]["diagnostics"]
+warns = [x for x in pd if x["severity"] == "warning"]
+assert warns and all("own_severity" not in x for x in pd), pd
+assert [x["code"] for x in wd] == [x["code"] for x in pd], wd
+for p, w in zip(pd, wd):
+    if p["severity"] == "warning":
+        assert (w["severity"], w["own_severity"]) == ("error", "warning"), w
+    else:
+        assert w == p, (p, w)
+f = werror["files"][0]; t = werror["totals"]
+want = plain["totals"]["errors"] + len(warns)
+assert f["errors"] == f["totals"]["errors"] == t["errors"] == want, (f["errors"], f["totals"], t)
+assert f["warnings"] == f["totals"]["warnings"] == t["warnings"] == 0 and t["failed"], t
+assert t["notes"] == plain["totals"]["notes"] and not plain["totals"]["failed"], t
+d = json.loads(json.dumps(werror)); d["files"][0]["diagnostics"][0]["own_severity"] = "error"
+try:
+    jsonschema.validate(d, schema); raise SystemExit("schema accepted own_severity error")
+except jsonschema.ValidationError:
+    pass
+' "$root/docs/check-json-v1.schema.json" "$tmp/twowarn.json" "$tmp/out"
 if [ -n "$warning" ]; then
     check "--werror: text summary counts the warning as an error" 1 "$bin" check -q --werror "$tmp/warn.ein"
     contains "--werror summary" "$tmp/err" "0 warnings"
