@@ -196,7 +196,7 @@ else
     failed=$((failed + 1)); echo "FAIL: $tmp/warn.ein gave no warning ($codes)"
 fi
 if [ -n "$note" ]; then
-    check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S000,$note" "$tmp/warn.ein"
+    check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S001,$note" "$tmp/warn.ein"
 fi
 # A --fail-on code fails the run in every format, as --werror's warnings do: a failure, not
 # a note that exits 1 unexplained.
@@ -267,7 +267,14 @@ if [ -n "$warning" ]; then
     check "--werror: junit failure" 1 "$bin" check --werror --format junit "$tmp/warn.ein"
     pyok "junit: the warning is a failure" 'import sys, xml.etree.ElementTree as ET; r=ET.parse(sys.argv[1]).getroot(); assert int(r.get("failures")) >= 1, ET.tostring(r)' "$tmp/out"
 fi
-check "--fail-on another code passes" 0 "$bin" check -q --fail-on S000 "$tmp/one.ein"
+check "--fail-on another code passes" 0 "$bin" check -q --fail-on S001 "$tmp/one.ein"
+# A well-formed code that no diagnostic has is a usage error: a misspelt gate failed nothing.
+check "--fail-on a code that does not exist" 2 "$bin" check --fail-on S998 "$tmp/one.ein"
+contains "--fail-on names the unknown code" "$tmp/err" "no diagnostic code 'S998'"
+contains "--fail-on suggests the nearest code" "$tmp/err" "did you mean S999?"
+if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: --fail-on S998 printed a check"; else passed=$((passed + 1)); fi
+check "--fail-on an unknown code among known ones" 2 "$bin" check --fail-on S501,S12345678 "$tmp/note.ein"
+contains "--fail-on names it, no suggestion" "$tmp/err" "no diagnostic code 'S12345678' (shardscope codes lists them)"
 check "--fail-on a malformed code" 2 "$bin" check --fail-on bogus "$tmp/one.ein"
 contains "--fail-on says what a code is" "$tmp/err" "expected a diagnostic code such as S301"
 check "unknown format" 2 "$bin" check --format xml "$tmp/one.ein"
