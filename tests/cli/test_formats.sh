@@ -162,6 +162,24 @@ assert any(c.get("name") == "line 4: expect all-reduce(0)" for c in bad.findall(
 assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} y_{k_0}" for c in bad.findall("testcase"))
 ' "$tmp/out" "$tmp/bad.xml" "$root/samples/bracket_form.ein"
 
+# Newlines in attribute values (a file name, a statement continued with \) as character
+# references: an XML parser turns raw ones into spaces.
+nl_path="$tmp/new
+line.ein"
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} \\\n    y_{k_0}\nexpect all-reduce(0)\nq = foo(x_{i})\n' >"$nl_path"
+check "junit of a file whose name has a newline" 1 "$bin" check --format junit "$nl_path"
+pyok "junit: newlines in attributes survive parsing" '
+import sys, xml.etree.ElementTree as ET
+raw = open(sys.argv[1]).read()
+assert "&#10;" in raw, raw
+suite = ET.fromstring(raw).find("testsuite")
+path = sys.argv[2]
+assert suite.get("name") == path, repr(suite.get("name"))
+cases = suite.findall("testcase")
+assert all(c.get("file") == path and c.get("classname") == path for c in cases), [c.get("file") for c in cases]
+assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} \\\n    y_{k_0}" for c in cases), [c.get("name") for c in cases]
+' "$tmp/out" "$nl_path"
+
 check "github annotations" 1 "$bin" check --format github "$tmp/bad.ein"
 contains "github error line" "$tmp/out" "::error file=$tmp/bad.ein,line=5,col=5,endLine=5,endColumn=8,title=shardscope P108::[P108] unknown function 'foo'"
 check "github of a clean file" 0 "$bin" check --format github "$tmp/one.ein"
