@@ -63,6 +63,23 @@ std::string path_uri(const std::string& path) {
     return out;
 }
 
+/// An XML attribute value: a parser turns a raw newline, carriage return or tab in one into a
+/// space (XML 1.0, attribute-value normalisation), so they go as character references.
+std::string xml_attribute(const std::string& s) {
+    std::string out;
+    for (char c : xml_escape(s)) {
+        if (c == '\n')
+            out += "&#10;";
+        else if (c == '\r')
+            out += "&#13;";
+        else if (c == '\t')
+            out += "&#9;";
+        else
+            out += c;
+    }
+    return out;
+}
+
 std::string text_with_fix(const Diagnostic& d) {
     return d.fix.empty() ? d.message : d.message + " (fix: " + d.fix + ")";
 }
@@ -205,8 +222,8 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
         int failures = 0;
         std::ostringstream body;
         for (const auto& c : cases) {
-            body << "    <testcase classname=\"" << xml_escape(f.path) << "\" name=\""
-                 << xml_escape(c.name) << "\" file=\"" << xml_escape(f.path) << "\" line=\""
+            body << "    <testcase classname=\"" << xml_attribute(f.path) << "\" name=\""
+                 << xml_attribute(c.name) << "\" file=\"" << xml_attribute(f.path) << "\" line=\""
                  << c.first << "\">\n";
             std::string failure_text, output;
             const Diagnostic* first_failure = nullptr;
@@ -225,7 +242,7 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
             if (first_failure != nullptr) {
                 ++failures;
                 body << "      <failure type=\"" << first_failure->code << "\" message=\""
-                     << xml_escape(first_failure->message) << "\">" << xml_escape(failure_text)
+                     << xml_attribute(first_failure->message) << "\">" << xml_escape(failure_text)
                      << "</failure>\n";
             }
             if (!output.empty())
@@ -237,7 +254,7 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
         all_seconds += f.seconds;
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%.6f", f.seconds);
-        suites << "  <testsuite name=\"" << xml_escape(f.path) << "\" tests=\"" << cases.size()
+        suites << "  <testsuite name=\"" << xml_attribute(f.path) << "\" tests=\"" << cases.size()
                << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"0\" time=\"" << seconds
                << "\">\n"
                << body.str() << "  </testsuite>\n";
@@ -274,6 +291,34 @@ nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool
             {"flops_per_device", flops},
             {"check_time_s", check_time_s},
             {"failed", failed}};
+}
+
+nlohmann::json file_json(const semantics::Plan& plan, const std::string& path,
+                         const semantics::ProgramTotals& program, bool werror,
+                         const std::vector<std::string>& fail_on) {
+    nlohmann::json file = semantics::plan_to_json(plan, path);
+    file["totals"] = plan_totals(plan, program);
+    // The run fails on them, so JSON says error as every other format does (docs/guide.md);
+    // own_severity lets a tool still tell a --werror warning from an error of its own.
+    int errors = 0, warnings = 0, notes = 0;
+    auto& diags = file["diagnostics"];
+    for (std::size_t i = 0; i < plan.diagnostics.size(); ++i) {
+        const auto& d = plan.diagnostics[i];
+        const Severity reported = reported_severity(d, werror, fail_on);
+        if (reported != d.severity) {
+            diags[i]["severity"] = severity_name(reported);
+            diags[i]["own_severity"] = severity_name(d.severity);
+        }
+        errors += reported == Severity::Error;
+        warnings += reported == Severity::Warning;
+        notes += reported == Severity::Note;
+    }
+    file["errors"] = errors;
+    file["warnings"] = warnings;
+    file["totals"]["errors"] = errors;
+    file["totals"]["warnings"] = warnings;
+    file["totals"]["notes"] = notes;
+    return file;
 }
 
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& t) {

@@ -64,6 +64,14 @@ std::string format_junit(const std::vector<CheckedFile>& files, bool werror,
 /// count every statement StatementPlan::repeat times.
 nlohmann::json plan_totals(const semantics::Plan& plan, const semantics::ProgramTotals& program);
 
+/// One file of `check --format json`: semantics::plan_to_json with its totals (plan_totals),
+/// each diagnostic at its reported severity (`reported_severity`), counted at it in the file's
+/// and its totals' errors, warnings and notes; a diagnostic so raised keeps its own severity
+/// in "own_severity".
+nlohmann::json file_json(const semantics::Plan& plan, const std::string& path,
+                         const semantics::ProgramTotals& program, bool werror,
+                         const std::vector<std::string>& fail_on);
+
 /// The "totals" of a whole run (check --format json, grad --json): the `files` array's
 /// per-file totals (plan_totals) summed, the run's wall time and whether it fails.
 nlohmann::json run_totals(const nlohmann::json& files, double check_time_s, bool failed);

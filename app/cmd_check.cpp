@@ -6,6 +6,7 @@
 #include "frontend/mesh_spec.hpp"
 #include "inputs.hpp"
 
+#include "parser/diagnostic_codes.hpp"
 #include "parser/json.hpp"
 #include "parser/parser.hpp"
 #include "parser/suggest.hpp"
@@ -21,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace shardscope::app {
 
@@ -140,8 +142,7 @@ int run_check(const CheckOptions& o) {
         auto step = semantics::step_totals(parsed.program, plan, co);
         set_hbm(step, hbm);
         if (format == "json") {
-            auto file = semantics::plan_to_json(plan, path);
-            file["totals"] = plan_totals(plan, step);
+            auto file = file_json(plan, path, step, o.werror, o.fail_on);
             file["totals"]["check_time_s"] = seconds;
             doc["files"].push_back(std::move(file));
             continue;
@@ -229,7 +230,16 @@ void add_check_command(CLI::App& app, int& exit_code) {
             const bool ok = c.size() >= 2 && std::isupper(static_cast<unsigned char>(c[0])) &&
                             std::all_of(c.begin() + 1, c.end(),
                                         [](unsigned char ch) { return std::isdigit(ch); });
-            return ok ? "" : "expected a diagnostic code such as S301, not '" + c + "'";
+            if (!ok) return "expected a diagnostic code such as S301, not '" + c + "'";
+            if (find_code(c) != nullptr) return "";
+            // No diagnostic carries it, so a misspelt gate would pass every file.
+            std::vector<std::string_view> names;
+            for (const auto& k : diagnostic_codes())
+                names.push_back(k.name);
+            const std::string near = closest_name(c, names);
+            return "no diagnostic code '" + c + "'" +
+                   (near.empty() ? std::string() : ": did you mean " + near + "?") +
+                   " (shardscope codes lists them)";
         });
     cmd->add_flag(
         "--strict", opts->strict,

@@ -162,6 +162,24 @@ assert any(c.get("name") == "line 4: expect all-reduce(0)" for c in bad.findall(
 assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} y_{k_0}" for c in bad.findall("testcase"))
 ' "$tmp/out" "$tmp/bad.xml" "$root/samples/bracket_form.ein"
 
+# Newlines in attribute values (a file name, a statement continued with \) as character
+# references: an XML parser turns raw ones into spaces.
+nl_path="$tmp/new
+line.ein"
+printf 'mesh 4\ndim i=8 k=8\nz_{i} = x_{i k_0} \\\n    y_{k_0}\nexpect all-reduce(0)\nq = foo(x_{i})\n' >"$nl_path"
+check "junit of a file whose name has a newline" 1 "$bin" check --format junit "$nl_path"
+pyok "junit: newlines in attributes survive parsing" '
+import sys, xml.etree.ElementTree as ET
+raw = open(sys.argv[1]).read()
+assert "&#10;" in raw, raw
+suite = ET.fromstring(raw).find("testsuite")
+path = sys.argv[2]
+assert suite.get("name") == path, repr(suite.get("name"))
+cases = suite.findall("testcase")
+assert all(c.get("file") == path and c.get("classname") == path for c in cases), [c.get("file") for c in cases]
+assert any(c.get("name") == "line 3: z_{i} = x_{i k_0} \\\n    y_{k_0}" for c in cases), [c.get("name") for c in cases]
+' "$tmp/out" "$nl_path"
+
 check "github annotations" 1 "$bin" check --format github "$tmp/bad.ein"
 contains "github error line" "$tmp/out" "::error file=$tmp/bad.ein,line=5,col=5,endLine=5,endColumn=8,title=shardscope P108::[P108] unknown function 'foo'"
 check "github of a clean file" 0 "$bin" check --format github "$tmp/one.ein"
@@ -196,7 +214,7 @@ else
     failed=$((failed + 1)); echo "FAIL: $tmp/warn.ein gave no warning ($codes)"
 fi
 if [ -n "$note" ]; then
-    check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S000,$note" "$tmp/warn.ein"
+    check "--fail-on a note's code" 1 "$bin" check -q --fail-on "S001,$note" "$tmp/warn.ein"
 fi
 # A --fail-on code fails the run in every format, as --werror's warnings do: a failure, not
 # a note that exits 1 unexplained.
@@ -220,7 +238,46 @@ check "--fail-on the note: text" 1 "$bin" check -q --fail-on S501 "$tmp/note.ein
 contains "text: reported as an error" "$tmp/err" "error: "
 contains "text: the summary counts it" "$tmp/err" "1 file, 1 statement: 1 error, 0 warnings"
 check "--fail-on the note: json" 1 "$bin" check --fail-on S501 --format json "$tmp/note.ein"
-pyok "json: failed" 'import json,sys; d=json.load(open(sys.argv[1])); assert d["totals"]["failed"], d["totals"]' "$tmp/out"
+# JSON reports it as an error too (it said "note" with errors 0 and failed true), counted so,
+# its own severity kept.
+pyok "json: the note is an error, counted as one" '
+import json, sys, jsonschema
+d = json.load(open(sys.argv[2])); jsonschema.validate(d, json.load(open(sys.argv[1])))
+f = d["files"][0]; t = d["totals"]
+assert [(x["code"], x["severity"], x.get("own_severity")) for x in f["diagnostics"]] == [("S501", "error", "note")], f["diagnostics"]
+assert f["errors"] == f["totals"]["errors"] == t["errors"] == 1, (f["errors"], f["totals"], t)
+assert f["totals"]["notes"] == t["notes"] == 0 and t["failed"], t
+' "$root/docs/check-json-v1.schema.json" "$tmp/out"
+# QA's file: a warning on each statement; --werror makes them errors in JSON as elsewhere.
+printf 'mesh 4\ndim i=8 k=8\na_{i} = x_{i k_0} u_{k_0}\nb_{i} = x_{i_0 k} u_{k}\n' >"$tmp/twowarn.ein"
+check "json: warnings pass" 0 "$bin" check --format json "$tmp/twowarn.ein"
+cp "$tmp/out" "$tmp/twowarn.json"
+check "--werror: json" 1 "$bin" check --werror --format json "$tmp/twowarn.ein"
+pyok "json: --werror warnings are errors, counted as errors" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+plain = json.load(open(sys.argv[2])); werror = json.load(open(sys.argv[3]))
+jsonschema.validate(werror, schema)
+pd = plain["files"][0]["diagnostics"]; wd = werror["files"][0]["diagnostics"]
+warns = [x for x in pd if x["severity"] == "warning"]
+assert warns and all("own_severity" not in x for x in pd), pd
+assert [x["code"] for x in wd] == [x["code"] for x in pd], wd
+for p, w in zip(pd, wd):
+    if p["severity"] == "warning":
+        assert (w["severity"], w["own_severity"]) == ("error", "warning"), w
+    else:
+        assert w == p, (p, w)
+f = werror["files"][0]; t = werror["totals"]
+want = plain["totals"]["errors"] + len(warns)
+assert f["errors"] == f["totals"]["errors"] == t["errors"] == want, (f["errors"], f["totals"], t)
+assert f["warnings"] == f["totals"]["warnings"] == t["warnings"] == 0 and t["failed"], t
+assert t["notes"] == plain["totals"]["notes"] and not plain["totals"]["failed"], t
+d = json.loads(json.dumps(werror)); d["files"][0]["diagnostics"][0]["own_severity"] = "error"
+try:
+    jsonschema.validate(d, schema); raise SystemExit("schema accepted own_severity error")
+except jsonschema.ValidationError:
+    pass
+' "$root/docs/check-json-v1.schema.json" "$tmp/twowarn.json" "$tmp/out"
 if [ -n "$warning" ]; then
     check "--werror: text summary counts the warning as an error" 1 "$bin" check -q --werror "$tmp/warn.ein"
     contains "--werror summary" "$tmp/err" "0 warnings"
@@ -228,7 +285,14 @@ if [ -n "$warning" ]; then
     check "--werror: junit failure" 1 "$bin" check --werror --format junit "$tmp/warn.ein"
     pyok "junit: the warning is a failure" 'import sys, xml.etree.ElementTree as ET; r=ET.parse(sys.argv[1]).getroot(); assert int(r.get("failures")) >= 1, ET.tostring(r)' "$tmp/out"
 fi
-check "--fail-on another code passes" 0 "$bin" check -q --fail-on S000 "$tmp/one.ein"
+check "--fail-on another code passes" 0 "$bin" check -q --fail-on S001 "$tmp/one.ein"
+# A well-formed code that no diagnostic has is a usage error: a misspelt gate failed nothing.
+check "--fail-on a code that does not exist" 2 "$bin" check --fail-on S998 "$tmp/one.ein"
+contains "--fail-on names the unknown code" "$tmp/err" "no diagnostic code 'S998'"
+contains "--fail-on suggests the nearest code" "$tmp/err" "did you mean S999?"
+if [ -s "$tmp/out" ]; then failed=$((failed + 1)); echo "FAIL: --fail-on S998 printed a check"; else passed=$((passed + 1)); fi
+check "--fail-on an unknown code among known ones" 2 "$bin" check --fail-on S501,S12345678 "$tmp/note.ein"
+contains "--fail-on names it, no suggestion" "$tmp/err" "no diagnostic code 'S12345678' (shardscope codes lists them)"
 check "--fail-on a malformed code" 2 "$bin" check --fail-on bogus "$tmp/one.ein"
 contains "--fail-on says what a code is" "$tmp/err" "expected a diagnostic code such as S301"
 check "unknown format" 2 "$bin" check --format xml "$tmp/one.ein"
