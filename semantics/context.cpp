@@ -234,33 +234,50 @@ void unify_small_ranges(Context& ctx, const ast::Program& program,
         std::optional<std::int64_t> found;
         bool agree = true;
         std::int64_t lcm = 1;
-        bool device_indices = false;
         for (const auto& m : members) {
-            if (ignored_device_index(m)) {
-                lcm = std::lcm(lcm, ctx.range(m));
-                device_indices = true;
-            } else if (ctx.has_range(m)) {
+            if (ctx.has_range(m)) {
                 agree = agree && (!found || *found == ctx.range(m));
                 found = ctx.range(m);
             } else if (auto it = ctx.shard_lcm.find({m.name, 0}); it != ctx.shard_lcm.end()) {
                 lcm = std::lcm(lcm, it->second);
             }
         }
-        if (!agree) continue; // a conflict of found ranges: reported as at the declared sizes
-        for (const auto& m : members) {
-            const bool device_index = ignored_device_index(m);
-            if (ctx.has_range(m) && !device_index) continue;
-            if (found && *found % lcm == 0) {
-                ctx.ranges[m] = *found;
-                // A default still (the default-range note names it), only shared.
-                ctx.range_origin[m] = "default";
-            } else if (!found && device_indices) {
-                // The undeclared default, twice the group sizes' multiple, for all of them.
-                ctx.ranges[m] = 2 * lcm;
-                ctx.range_origin[m] = "default";
-            } else if (!found) {
-                ctx.shard_lcm[{m.name, 0}] = lcm;
+        if (agree) {
+            for (const auto& m : members) {
+                if (ctx.has_range(m)) continue;
+                if (found && *found % lcm == 0) {
+                    ctx.ranges[m] = *found;
+                    // A default still (the default-range note names it), only shared.
+                    ctx.range_origin[m] = "default";
+                } else if (!found) {
+                    ctx.shard_lcm[{m.name, 0}] = lcm;
+                }
             }
+            continue;
+        }
+        // Found ranges that conflict. Where the conflict is between device indices whose dim
+        // lines were ignored (x_{i j}, j_1 and x_{i k}, k_{01}: 2 and 4), they take one range
+        // that each group size divides, the other ranges' if they have one; any other conflict
+        // is reported as at the declared sizes.
+        std::optional<std::int64_t> fixed;
+        bool fixed_agree = true;
+        std::int64_t group = 1;
+        for (const auto& m : members) {
+            if (ignored_device_index(m)) {
+                group = std::lcm(group, ctx.range(m));
+            } else if (ctx.has_range(m)) {
+                fixed_agree = fixed_agree && (!fixed || *fixed == ctx.range(m));
+                fixed = ctx.range(m);
+            } else if (auto it = ctx.shard_lcm.find({m.name, 0}); it != ctx.shard_lcm.end()) {
+                group = std::lcm(group, it->second);
+            }
+        }
+        const std::int64_t target = fixed.value_or(group);
+        if (!fixed_agree || target % group != 0) continue;
+        for (const auto& m : members) {
+            if (ctx.has_range(m) && !ignored_device_index(m)) continue;
+            ctx.ranges[m] = target;
+            ctx.range_origin[m] = "default";
         }
     }
 }

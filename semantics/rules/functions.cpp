@@ -113,7 +113,15 @@ std::optional<Value> Evaluator::eval_node(const ast::Call& c, const ast::Expr& e
             return std::nullopt;
         }
         const auto along = key_of(c.indices[0]);
-        if (auto it = v.sharding.find(along); it != v.sharding.end()) {
+        // Sharded over axes of size 1 only, every device holds whole rows: nothing to fix.
+        auto split_over = [&](const AxisList& ks) {
+            std::int64_t n = 1;
+            for (int k : ks)
+                n *= ctx_.axis_size(k);
+            return n;
+        };
+        if (auto it = v.sharding.find(along);
+            it != v.sharding.end() && split_over(it->second) > 1) {
             fixed_up = true;
             // The third kind of fix moves the axis to another index, whole rows then local:
             // an all-to-all onto each dimension of one unsharded index (sharded along one
