@@ -245,7 +245,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     for (const auto& p : layout.placements)
         placements += (placements.empty() ? "" : ", ") + p.text();
     std::string idx;
-    for (const auto& i : layout.indices)
+    for (const auto& i : m.indices) // as this layout shards them (layout_indices)
         idx += (idx.empty() ? "" : " ") + typeset_index(i);
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
                  layout.tensor + "_{" + idx + "}   (" +

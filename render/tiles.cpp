@@ -455,6 +455,8 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
                 std::sort(t.holders.begin(), t.holders.end());
                 out.tiles.push_back(std::move(t));
             }
+    // Every index as this layout shards it (index_text.cpp), not as the statement wrote it.
+    name_indices(out, mesh, layout);
     return out;
 }
 

@@ -143,6 +143,20 @@ std::vector<int> replicated_axes(const TileModel& model, const Tile& tile);
 /// "(r c)", "seq_X" -> "seq".
 std::string logical_index(const std::string& index);
 
+/// The written indices of `layout` with the mesh-axis subscripts of its own atoms (the axes
+/// each index is sharded over in this layout, AtomLayout::axes), not those of the text it was
+/// read from: an intermediate value of a redistribution keeps the indices as the statement
+/// writes them (`j_0` while it is still `S(0)` along i), so "i_0 j" is what it holds.
+/// Written as the checker writes a dimension: `i_0`, `f_tp`, `b_{dp,tp}`, `(r_0 c)`.
+/// A dimension without atoms keeps its text.
+std::vector<std::string> layout_indices(const semantics::Mesh& mesh,
+                                        const semantics::TensorLayout& layout);
+
+/// Sets `model`'s indices, and those of its drawn and undrawn dimensions, to
+/// layout_indices(mesh, layout): what tile_model does last.
+void name_indices(TileModel& model, const semantics::Mesh& mesh,
+                  const semantics::TensorLayout& layout);
+
 /// Which written dimensions to draw.
 struct Drawn {
     int row = -1; ///< -1: the default (rank - 2)

@@ -552,3 +552,37 @@ TEST_CASE("every sample draws every view as SVG") {
             }
     }
 }
+
+namespace {
+
+/// How many texts of a recording start with `prefix`.
+int starting_with(const test::RecordingCanvas& c, const std::string& prefix) {
+    int n = 0;
+    for (const auto& t : c.texts)
+        n += t.text.rfind(prefix, 0) == 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("QA: a redistributed value's tile title writes its own layout's subscripts") {
+    // y is read as y_{i j_0}, but until the all-to-all it is still S(0) along i: its tiles
+    // are cut along i, and so must its title and captions say (y_{i₀ j}, not y_{i j₀}).
+    const auto c = test::run("mesh 4\ndim i=8 j=8\ny_{i_0 j} = x_{i_0 j}\nz_{i j_0} = y_{i j_0}\n");
+    for (int frame : {0, 1}) {
+        CAPTURE(frame);
+        test::RecordingCanvas rec;
+        draw_step(rec, {0, 0, 1100, 560}, c.plan, 1, frame);
+        CHECK(rec.has_text("y_{i₀ j}   (S(0))"));
+        CHECK_FALSE(rec.has_text("y_{i j₀}   (S(0))"));
+        CHECK(starting_with(rec, "rows: i₀ (8, 4 pieces)   columns: j (8, 1 piece)") == 1);
+        if (frame == 1)
+            CHECK(starting_with(rec, "rows: i (8, 1 piece)   columns: j₀ (8, 4 pieces)") == 1);
+    }
+    // The 2x2 gather: x_{i_0 j_1} before, x_{i j} after.
+    const auto g = test::run("mesh 2x2\ndim i=8 j=8\nx_{i_0 j_1} -> x_{i j}\n");
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, g.plan, 0, 1);
+    CHECK(rec.has_text("x_{i₀ j₁}   (S(0), S(1))"));
+    CHECK_FALSE(rec.has_text("x_{i j}   (S(0), S(1))"));
+}
