@@ -108,6 +108,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
     const auto xs = cut_spans(m.col, grid.width());
     const auto ys = cut_spans(m.row, grid.height());
     const bool partial = !m.partial.empty();
+    const std::string mark = partial_mark(m.partial); // Σ, or max for P(max)
     const std::size_t per_panel = static_cast<std::size_t>(m.rows() * m.cols());
     const auto first = m.tiles.begin() + static_cast<std::ptrdiff_t>(per_panel) * panel;
     const auto last = first + static_cast<std::ptrdiff_t>(per_panel);
@@ -154,7 +155,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                 if (partial) c.fill_rect(b, {255, 255, 255, 210});
                 c.text({b.x0 + 3, b.y0 + 1}, partial ? colors::kText : fg, e, size);
             };
-            label(band(0), tile_holders_label(h) + (partial ? " Σ" : ""), font);
+            label(band(0), tile_holders_label(h) + (partial ? " " + mark : ""), font);
             if (lines == 3) {
                 std::string middle;
                 if (!replicated.empty()) middle = "replicated over " + axes_text(m, replicated);
@@ -162,7 +163,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                     std::vector<int> axes;
                     for (const auto& p : m.partial)
                         axes.push_back(p.axis);
-                    middle += std::string(middle.empty() ? "" : " · ") + "Σ partial over " +
+                    middle += std::string(middle.empty() ? "" : " · ") + mark + " partial over " +
                               axes_text(m, axes);
                 }
                 label(band(1), middle, small);
@@ -187,7 +188,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                 const auto* dt = m.device(d);
                 tip += "\n  " + device_text(d, dt ? dt->coords : std::vector<int>{});
             }
-            if (partial) tip += "\nΣ each holds a partial sum";
+            if (partial) tip += "\n" + mark + " each holds a partial " + partial_whole(m.partial);
             c.tip(r, tip);
         }
     }
@@ -295,7 +296,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         y += line;
     }
     if (!m.partial.empty()) {
-        std::string p = "Σ partial over mesh axis";
+        std::string p = partial_mark(m.partial) + " partial over mesh axis";
         for (const auto& a : m.partial)
             p += " " + a.name + " (" + a.reduce + ")";
         p += ": every holder has a part still to be reduced";
@@ -340,17 +341,18 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         std::string text;
     };
     std::vector<Explained> explained;
+    std::vector<int> partial_axes;
+    for (const auto& p : m.partial)
+        partial_axes.push_back(p.axis);
     for (const auto& [mask, axes] : tints)
         explained.push_back({Swatch::Tint, replicated_color(mask),
                              "replicated over " + axes_text(m, axes) +
                                  ": every listed device holds the whole block"});
     if (!m.partial.empty()) {
-        std::vector<int> axes;
-        for (const auto& p : m.partial)
-            axes.push_back(p.axis);
         explained.push_back({Swatch::Hatch, colors::kBackground,
-                             "hatched, Σ: partial over " + axes_text(m, axes) +
-                                 ": each holder has a part of the sum, still to be reduced"});
+                             "hatched, " + partial_mark(m.partial) + ": partial over " +
+                                 axes_text(m, partial_axes) + ": each holder has a part of the " +
+                                 partial_whole(m.partial) + ", still to be reduced"});
     }
     if (std::any_of(m.tiles.begin(), m.tiles.end(),
                     [](const Tile& t) { return t.holders.empty(); }))

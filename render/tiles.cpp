@@ -270,6 +270,25 @@ std::string logical_index(const std::string& index) {
     return out;
 }
 
+namespace {
+std::pair<bool, bool> sum_max(const std::vector<PartialAxis>& partial) {
+    bool sum = false, max = false;
+    for (const auto& p : partial)
+        (p.reduce == "max" ? max : sum) = true;
+    return {sum, max};
+}
+} // namespace
+
+std::string partial_mark(const std::vector<PartialAxis>& partial) {
+    const auto [sum, max] = sum_max(partial);
+    return sum && max ? "Σ/max" : max ? "max" : sum ? "Σ" : "";
+}
+
+std::string partial_whole(const std::vector<PartialAxis>& partial) {
+    const auto [sum, max] = sum_max(partial);
+    return sum && max ? "sum or max" : max ? "max" : "sum";
+}
+
 std::vector<int> replicated_axes(const TileModel& m, const Tile& t) {
     std::vector<int> out;
     if (t.holders.size() < 2) return out;

@@ -82,6 +82,12 @@ struct PartialAxis {
     std::string reduce = "sum"; ///< "sum" or "max"
 };
 
+/// How the pictures mark a partial tensor, by its reduce ops: "Σ" (sum), "max", or "Σ/max"
+/// when some axes sum and others take the max; "" when not partial.
+std::string partial_mark(const std::vector<PartialAxis>& partial);
+/// What its parts are parts of: "sum", "max", "sum or max".
+std::string partial_whole(const std::vector<PartialAxis>& partial);
+
 /// One small multiple: a slice of the sharded undrawn dimensions.
 struct Panel {
     /// Per sharded undrawn dimension (in the order of TileModel::others with shards > 1): the

@@ -369,3 +369,12 @@ TEST_CASE("QA: a layout's indices carry the mesh axes of its own atoms, not the 
     CHECK(joined(render::layout_indices(two.plan.mesh, two.plan.statements.at(0).result)) ==
           "[i][j_{0,1}]");
 }
+
+TEST_CASE("QA: partial marks by reduce op") {
+    CHECK(render::partial_mark({}).empty());
+    CHECK(render::partial_mark({{0, "0", "sum"}}) == "Σ");
+    CHECK(render::partial_mark({{0, "0", "max"}}) == "max");
+    CHECK(render::partial_mark({{0, "0", "sum"}, {1, "1", "max"}}) == "Σ/max");
+    CHECK(render::partial_whole({{0, "0", "max"}}) == "max");
+    CHECK(render::partial_whole({{0, "0", "sum"}}) == "sum");
+}
