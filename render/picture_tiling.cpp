@@ -224,6 +224,25 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
 
 } // namespace
 
+std::string tiling_title(const Canvas& c, const std::string& name, const std::string& indices,
+                         const std::string& placements, float size, float max_width) {
+    const std::string sub = "_{" + indices + "}", tail = "   (" + placements + ")";
+    auto width = [&](const std::string& s) { return c.text_size(s, size).x; };
+    if (max_width <= 0 || width(name + sub + tail) <= max_width) return name + sub + tail;
+    // The name shortened to what is left beside the indices and the placements (at least its
+    // first letter and "…").
+    // (elide takes a width <= 0 for no limit: each is tested first.)
+    const float for_name = max_width - width(sub + tail);
+    const std::string short_name = for_name > 0 ? elide(c, name, size, for_name) : "";
+    if (!short_name.empty()) return short_name + sub + tail;
+    // Then the indices too, after a name of a letter.
+    const std::string first = elide(c, name, size, width("W…"));
+    const float for_head = max_width - width(tail);
+    const std::string head = for_head > 0 ? elide(c, first + sub, size, for_head) : "";
+    if (!head.empty()) return head + tail;
+    return elide(c, name + sub + tail, size, max_width);
+}
+
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                  const semantics::TensorLayout& layout, Drawn drawn, float font, bool compact,
                  std::int64_t highlight) {
@@ -249,8 +268,8 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     for (const auto& i : m.indices) // as this layout shards them (layout_indices)
         idx += (idx.empty() ? "" : " ") + typeset_index(i);
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
-                 layout.tensor + "_{" + idx + "}   (" +
-                     (placements.empty() ? "scalar mesh" : placements) + ")",
+                 tiling_title(c, layout.tensor, idx,
+                              placements.empty() ? "scalar mesh" : placements, font * 1.15f, maxw),
                  font * 1.15f, maxw);
     y += line * 1.15f;
     if (!compact) {

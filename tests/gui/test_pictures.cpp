@@ -702,3 +702,33 @@ TEST_CASE("QA: a computation's frame names what it gives: a scalar, the statemen
     CHECK(starting_with(rec, "P_{") == 1);
     CHECK(starting_with(rec, "%") == 0);
 }
+
+TEST_CASE("QA: a long tensor name is shortened before its placements are") {
+    const auto c =
+        test::run(std::string("mesh dataparallelaxis=2 tensorparallelaxis=4\n") +
+                  "dim batch=64 hidden=4096 ffn=16384\n"
+                  "OutputActivationsOfTheVeryLongLayerName[batch_{dataparallelaxis}, "
+                  "ffn_{tensorparallelaxis}] = "
+                  "InputActivationsWithAVeryLongName[batch_{dataparallelaxis}, hidden] "
+                  "WeightMatrixOfTheFirstProjection[hidden, ffn_{tensorparallelaxis}]\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 820, 620}, c.plan.mesh, t, default_drawn(t));
+    std::string texts;
+    for (const auto& x : rec.texts)
+        texts += x.text + "\n";
+    CHECK_MESSAGE(starting_with(rec, "OutputActivations") == 1, texts);
+    bool whole = false;
+    for (const auto& x : rec.texts)
+        whole = whole || (x.text.rfind("Output", 0) == 0 && x.text.ends_with("   (S(0), S(1))") &&
+                          x.text.find("…") != std::string::npos);
+    CHECK(whole);
+    // The function: the name first, then the indices; the placements kept whole.
+    test::RecordingCanvas m;
+    const float size = 10, cw = mono_text_width("x", size);
+    CHECK(tiling_title(m, "name", "i j", "S(0)", size, 100 * cw) == "name_{i j}   (S(0))");
+    CHECK(tiling_title(m, "averyverylongname", "i j", "S(0)", size, 24.5f * cw) ==
+          "averyver…_{i j}   (S(0))");
+    CHECK(tiling_title(m, "averyverylongname", "iiiiiiiiii jjjjjjjjjj", "S(0)", size, 24.5f * cw) ==
+          "a…_{iiiiiiiiii…   (S(0))");
+}
