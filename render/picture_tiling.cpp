@@ -158,7 +158,10 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
             label(band(0), tile_holders_label(h) + (partial ? " " + mark : ""), font);
             if (lines == 3) {
                 std::string middle;
-                if (!replicated.empty()) middle = "replicated over " + axes_text(m, replicated);
+                // On a partial tensor the holders are copies along these axes only.
+                if (!replicated.empty())
+                    middle =
+                        (partial ? "copies over " : "replicated over ") + axes_text(m, replicated);
                 if (partial) {
                     std::vector<int> axes;
                     for (const auto& p : m.partial)
@@ -177,7 +180,9 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
         }
         if (c.wants_tip(r)) {
             std::string tip = m.tensor + " " + tile_text(m, t);
-            if (!replicated.empty()) tip += "\nreplicated over " + axes_text(m, replicated);
+            if (!replicated.empty())
+                tip +=
+                    (partial ? "\ncopies over " : "\nreplicated over ") + axes_text(m, replicated);
             tip += "\nheld by:";
             std::size_t shown = 0;
             for (auto d : h) {
@@ -364,9 +369,16 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     for (const auto& p : m.partial)
         partial_axes.push_back(p.axis);
     for (const auto& [mask, axes] : tints)
+        // On a partial tensor the holders are copies only along the replicated axes: along a
+        // partial axis each holds a different part.
         explained.push_back({Swatch::Tint, replicated_color(mask),
-                             "replicated over " + axes_text(m, axes) +
-                                 ": every listed device holds the whole block"});
+                             partial_axes.empty()
+                                 ? "replicated over " + axes_text(m, axes) +
+                                       ": every listed device holds the whole block"
+                                 : "copies over " + axes_text(m, axes) + ", partial over " +
+                                       axes_text(m, partial_axes) +
+                                       ": listed devices differing only along " +
+                                       axes_text(m, axes) + " hold the same values"});
     if (!m.partial.empty()) {
         explained.push_back({Swatch::Hatch, colors::kBackground,
                              "hatched, " + partial_mark(m.partial) + ": partial over " +

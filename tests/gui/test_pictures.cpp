@@ -732,3 +732,17 @@ TEST_CASE("QA: a long tensor name is shortened before its placements are") {
     CHECK(tiling_title(m, "averyverylongname", "iiiiiiiiii jjjjjjjjjj", "S(0)", size, 24.5f * cw) ==
           "a…_{iiiiiiiiii…   (S(0))");
 }
+
+TEST_CASE("QA: a tile both copied and partial is not said to hold the same values") {
+    const auto c = test::run("mesh 2x2\ndim i=8 k=8\nz_{i}{U_0} = x_{i k_0} y_{k_0}\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 800, 600}, c.plan.mesh, t, default_drawn(t));
+    CHECK_FALSE(rec.has_text("every listed device holds the whole block"));
+    CHECK_FALSE(rec.has_text("replicated over"));
+    CHECK(rec.has_text("copies over 1, partial over 0: listed devices differing only along 1 "
+                       "hold the same values"));
+    for (const auto& x : rec.texts) // the legend line whole, not elided
+        if (x.text.rfind("copies over 1, partial over 0", 0) == 0)
+            CHECK(x.text.find("…") == std::string::npos);
+}
