@@ -404,13 +404,23 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         explained.push_back({Swatch::None, colors::kText,
                              "one panel per slice of the undrawn sharded dimensions: a device "
                              "is in exactly one"});
-    if (n > 64)
-        explained.push_back(
-            {Swatch::None, colors::kMuted,
-             mesh.axes.size() >= 2
-                 ? "device colours: hue by the leading mesh axes, lightness by the last; "
-                   "hover a tile for its devices"
-                 : "device colours: one hue per device; hover a tile for its devices"});
+    if (n > 64) {
+        // Where to read a tile's devices: hovering it (window, SVG); a PNG has no hover.
+        const std::string colours = mesh.axes.size() >= 2
+                                        ? "device colours: hue by the leading mesh axes, "
+                                          "lightness by the last"
+                                        : "device colours: one hue per device";
+        if (c.shows_tips()) {
+            explained.push_back(
+                {Swatch::None, colors::kMuted, colours + "; hover a tile for its devices"});
+        } else {
+            explained.push_back({Swatch::None, colors::kMuted,
+                                 colours + " (the mesh view, --view mesh, shows each)"});
+            explained.push_back({Swatch::None, colors::kMuted,
+                                 "a tile's devices: hover it in the SVG (-o X.svg) or in the "
+                                 "window (shardscope gui)"});
+        }
+    }
     if (!compact) legend_h += line * static_cast<float>(explained.size());
 
     // The panels (one per slice of the undrawn sharded dimensions), each a grid with room for

@@ -746,3 +746,14 @@ TEST_CASE("QA: a tile both copied and partial is not said to hold the same value
         if (x.text.rfind("copies over 1, partial over 0", 0) == 0)
             CHECK(x.text.find("…") == std::string::npos);
 }
+
+TEST_CASE("QA: a PNG of a large mesh does not say hover") {
+    const auto c = test::run("mesh 128\ndim i=1024 j=64\ny_{i_0 j} = x_{i_0 j}\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas png; // no hover texts: as the PNG's canvas
+    draw_tiling(png, {0, 0, 900, 700}, c.plan.mesh, t, default_drawn(t));
+    CHECK_FALSE(png.has_text("hover a tile for its devices"));
+    CHECK(png.has_text("a tile's devices: hover it in the SVG (-o X.svg)"));
+    const auto svg = render_svg(c.plan, View::Tiling, Selection{});
+    CHECK(svg.find("hover a tile for its devices") != std::string::npos);
+}
