@@ -31,6 +31,9 @@ public:
         (void)r;
         return false;
     }
+    /// Whether hover texts can be read at all: in the window and in SVG, not in PNG. A
+    /// picture says "hover ..." only where this holds.
+    virtual bool shows_tips() const { return false; }
     /// The hover text of `r` (a tooltip in the window, <title> in SVG).
     virtual void tip(const Rect& r, std::string_view text) {
         (void)r;

@@ -123,8 +123,8 @@ namespace {
 /// below them from sender to receiver, labelled with its block.
 void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan,
                         const Schedule& sched, int substep, float font,
-                        const semantics::TensorLayout* input,
-                        const semantics::TensorLayout* output) {
+                        const semantics::TensorLayout* input, const semantics::TensorLayout* output,
+                        const std::string& output_name) {
     const float pad = 8, small = font * 0.85f, line = font * 1.45f;
     const auto& st = sched.steps[static_cast<std::size_t>(substep - 1)];
     float y = area.y0;
@@ -132,11 +132,9 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
     y += line;
     const auto n = static_cast<int>(sched.group.size());
     std::string note;
-    // A permute whose receivers have several senders: each arrow carries part of a block.
-    bool several = false;
-    for (std::size_t i = 0; i < st.transfers.size() && !several; ++i)
-        for (std::size_t j = 0; j < i; ++j)
-            several = several || st.transfers[j].to == st.transfers[i].to;
+    // A permute whose messages carry part of the receiver's new block (it has several
+    // senders, or holds part of it already).
+    const bool several = sched.parts;
     if (sched.rotation) {
         note = "the devices in mesh order; each arrow: the sender's block, which is the "
                "receiver's block after the step";
@@ -198,38 +196,26 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
         const auto of = text.find(" of ");
         return of == std::string::npos ? text : text.substr(0, of);
     };
-    // The part `from` sends `to`, per written dimension, when each has one atom in both
-    // layouts (else empty: the label then names both blocks).
-    auto part_text = [&](std::int64_t from, std::int64_t to) -> std::string {
-        if (!input || input->atoms.size() != input->indices.size() ||
-            output->atoms.size() != output->indices.size() ||
-            input->atoms.size() != output->atoms.size())
-            return {};
-        const auto cf = coords_of(from), ct = coords_of(to);
-        std::string out = "[";
-        for (std::size_t a = 0; a < output->atoms.size(); ++a) {
-            const auto& i = input->atoms[a];
-            const auto& o = output->atoms[a];
-            if (i.dim != static_cast<int>(a) || o.dim != static_cast<int>(a)) return {};
-            const auto r = semantics::atom_range(i.extent, i.axes, sizes, cf);
-            const auto w = semantics::atom_range(o.extent, o.axes, sizes, ct);
-            const auto begin = std::max(r.begin, w.begin);
-            out += (a ? ", " : "") + std::to_string(begin) + ":" +
-                   std::to_string(std::max(begin, std::min(r.end, w.end)));
-        }
-        return out + "]";
+    auto ranges_text = [](const std::vector<semantics::Range>& r) {
+        std::string out;
+        for (const auto& x : r)
+            out +=
+                (out.empty() ? "" : ", ") + std::to_string(x.begin) + ":" + std::to_string(x.end);
+        return "[" + out + "]";
     };
-    // A permute's message is labelled with what it carries: the receiver's new block, or the
-    // part of it that the sender holds.
-    auto permute_label = [&](std::int64_t from, std::int64_t to) {
+    // A permute's message is labelled with what it carries (Transfer::part: the sender's block
+    // within the receiver's new block): the receiver's whole new block, or that part of it.
+    auto permute_label = [&](const Transfer& m) {
+        const std::int64_t from = m.from, to = m.to;
         if (sched.rotation && input)
             return "its block " + block_text(*input, from) + " of " + input->tensor + ", d" +
                    std::to_string(to) + "'s block after the step";
         const std::string block = "d" + std::to_string(to) + "'s block " + block_text(*output, to);
-        if (!several) return block + " of " + output->tensor;
-        const auto part = part_text(from, to);
-        if (!part.empty()) return part + " of " + output->tensor + ", its part of " + block;
-        return "the part of " + block + " of " + output->tensor + " that it holds (" +
+        if (!m.part.empty() && m.part == m.target) return block + " of " + output_name;
+        if (!m.part.empty())
+            return ranges_text(m.part) + " of " + output_name + ", its part of " + block;
+        if (!several) return block + " of " + output_name;
+        return "the part of " + block + " of " + output_name + " that it holds (" +
                (input ? block_text(*input, from) : std::string("?")) + ")";
     };
     for (std::size_t t = 0; t < st.transfers.size(); ++t) {
@@ -246,7 +232,10 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
         // labels are longer than the gap between neighbours); a ring's name their block.
         const std::string label = sched.permute
                                       ? "#" + std::to_string(t + 1)
-                                      : "block " + std::to_string(m.block) + (m.reduce ? " Σ" : "");
+                                      : "block " + std::to_string(m.block) +
+                                            (!m.reduce                                    ? ""
+                                             : sched.combine == semantics::PartialOp::Max ? " max"
+                                                                                          : " Σ");
         c.text({std::min(ax, bx) + 4, dy - small - 1}, colors::kText, label, small);
     }
     if (sched.permute) {
@@ -255,7 +244,7 @@ void draw_schedule_step(Canvas& c, const Rect& area, const semantics::Plan& plan
             const auto& m = st.transfers[t];
             std::string text = "#" + std::to_string(t + 1) + ": d" + std::to_string(m.from) +
                                " → d" + std::to_string(m.to);
-            if (output) text += " sends " + permute_label(m.from, m.to);
+            if (output) text += " sends " + permute_label(m);
             text_clipped(c, {area.x0 + pad, ly}, colors::kText, text, small,
                          area.width() - 2 * pad);
             ly += line;
@@ -288,22 +277,18 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
         y += line;
     }
     if (substep > 0 && f.collective) {
-        const auto sched =
-            collective_schedule(plan.mesh, s->steps[static_cast<std::size_t>(f.step)]);
+        const auto sched = collective_schedule(plan, *s, f.step);
         if (!sched.steps.empty()) {
-            const auto& step = s->steps[static_cast<std::size_t>(f.step)];
-            const semantics::TensorLayout* output =
-                f.after >= 0 && f.after < static_cast<int>(s->values.size())
-                    ? &s->values[static_cast<std::size_t>(f.after)].layout
-                    : nullptr;
-            const semantics::TensorLayout* input =
-                !step.inputs.empty() && step.inputs[0] >= 0 &&
-                        step.inputs[0] < static_cast<int>(s->values.size())
-                    ? &s->values[static_cast<std::size_t>(step.inputs[0])].layout
-                    : nullptr;
+            const semantics::TensorLayout* output = step_output(*s, f.step);
+            // The value the step writes, under its name in the plan (value_name).
+            std::string output_name = output ? output->tensor : std::string();
+            for (std::size_t v = 0; v < s->values.size(); ++v)
+                if (output == &s->values[v].layout)
+                    output_name = value_name(*s, static_cast<int>(v));
+            const semantics::TensorLayout* input = step_input(*s, f.step);
             draw_schedule_step(c, {area.x0, y, area.x1, area.y1}, plan, sched,
                                std::min(substep, static_cast<int>(sched.steps.size())), font, input,
-                               output);
+                               output, output_name);
             return;
         }
     }
@@ -335,9 +320,15 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
     };
     // Text no larger than the frame allows: the tiles keep most of the room.
     const float sub = std::clamp(std::min(w, area.y1 - y) / 18.0f, 9.0f, font * 0.8f);
+    // Each value under its name in the plan: the stored one as the statement's target.
+    auto named = [&](int v) {
+        auto l = s->values[static_cast<std::size_t>(v)].layout;
+        l.tensor = value_name(*s, v);
+        return l;
+    };
     float x = area.x0 + pad;
     for (int v : before) {
-        const auto& l = s->values[static_cast<std::size_t>(v)].layout;
+        const auto l = named(v);
         draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
         x += w;
     }
@@ -350,7 +341,7 @@ void draw_step(Canvas& c, const Rect& area, const semantics::Plan& plan, int sta
                   3);
             x += arrow_w;
         }
-        const auto& l = s->values[static_cast<std::size_t>(f.after)].layout;
+        const auto l = named(f.after);
         draw_tiling(c, {x, y, x + w, area.y1 - pad}, plan.mesh, l, drawn_for(l), sub, true);
     }
 }

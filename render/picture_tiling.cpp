@@ -108,6 +108,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
     const auto xs = cut_spans(m.col, grid.width());
     const auto ys = cut_spans(m.row, grid.height());
     const bool partial = !m.partial.empty();
+    const std::string mark = partial_mark(m.partial); // Σ, or max for P(max)
     const std::size_t per_panel = static_cast<std::size_t>(m.rows() * m.cols());
     const auto first = m.tiles.begin() + static_cast<std::ptrdiff_t>(per_panel) * panel;
     const auto last = first + static_cast<std::ptrdiff_t>(per_panel);
@@ -154,15 +155,18 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                 if (partial) c.fill_rect(b, {255, 255, 255, 210});
                 c.text({b.x0 + 3, b.y0 + 1}, partial ? colors::kText : fg, e, size);
             };
-            label(band(0), tile_holders_label(h) + (partial ? " Σ" : ""), font);
+            label(band(0), tile_holders_label(h) + (partial ? " " + mark : ""), font);
             if (lines == 3) {
                 std::string middle;
-                if (!replicated.empty()) middle = "replicated over " + axes_text(m, replicated);
+                // On a partial tensor the holders are copies along these axes only.
+                if (!replicated.empty())
+                    middle =
+                        (partial ? "copies over " : "replicated over ") + axes_text(m, replicated);
                 if (partial) {
                     std::vector<int> axes;
                     for (const auto& p : m.partial)
                         axes.push_back(p.axis);
-                    middle += std::string(middle.empty() ? "" : " · ") + "Σ partial over " +
+                    middle += std::string(middle.empty() ? "" : " · ") + mark + " partial over " +
                               axes_text(m, axes);
                 }
                 label(band(1), middle, small);
@@ -176,7 +180,9 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
         }
         if (c.wants_tip(r)) {
             std::string tip = m.tensor + " " + tile_text(m, t);
-            if (!replicated.empty()) tip += "\nreplicated over " + axes_text(m, replicated);
+            if (!replicated.empty())
+                tip +=
+                    (partial ? "\ncopies over " : "\nreplicated over ") + axes_text(m, replicated);
             tip += "\nheld by:";
             std::size_t shown = 0;
             for (auto d : h) {
@@ -187,7 +193,7 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
                 const auto* dt = m.device(d);
                 tip += "\n  " + device_text(d, dt ? dt->coords : std::vector<int>{});
             }
-            if (partial) tip += "\nΣ each holds a partial sum";
+            if (partial) tip += "\n" + mark + " each holds a partial " + partial_whole(m.partial);
             c.tip(r, tip);
         }
     }
@@ -223,6 +229,25 @@ void draw_grid(Canvas& c, const Rect& grid, const TileModel& m, int panel,
 
 } // namespace
 
+std::string tiling_title(const Canvas& c, const std::string& name, const std::string& indices,
+                         const std::string& placements, float size, float max_width) {
+    const std::string sub = "_{" + indices + "}", tail = "   (" + placements + ")";
+    auto width = [&](const std::string& s) { return c.text_size(s, size).x; };
+    if (max_width <= 0 || width(name + sub + tail) <= max_width) return name + sub + tail;
+    // The name shortened to what is left beside the indices and the placements (at least its
+    // first letter and "…").
+    // (elide takes a width <= 0 for no limit: each is tested first.)
+    const float for_name = max_width - width(sub + tail);
+    const std::string short_name = for_name > 0 ? elide(c, name, size, for_name) : "";
+    if (!short_name.empty()) return short_name + sub + tail;
+    // Then the indices too, after a name of a letter.
+    const std::string first = elide(c, name, size, width("W…"));
+    const float for_head = max_width - width(tail);
+    const std::string head = for_head > 0 ? elide(c, first + sub, size, for_head) : "";
+    if (!head.empty()) return head + tail;
+    return elide(c, name + sub + tail, size, max_width);
+}
+
 void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                  const semantics::TensorLayout& layout, Drawn drawn, float font, bool compact,
                  std::int64_t highlight) {
@@ -245,11 +270,11 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
     for (const auto& p : layout.placements)
         placements += (placements.empty() ? "" : ", ") + p.text();
     std::string idx;
-    for (const auto& i : layout.indices)
+    for (const auto& i : m.indices) // as this layout shards them (layout_indices)
         idx += (idx.empty() ? "" : " ") + typeset_index(i);
     text_clipped(c, {area.x0 + pad, y}, colors::kText,
-                 layout.tensor + "_{" + idx + "}   (" +
-                     (placements.empty() ? "scalar mesh" : placements) + ")",
+                 tiling_title(c, layout.tensor, idx,
+                              placements.empty() ? "scalar mesh" : placements, font * 1.15f, maxw),
                  font * 1.15f, maxw);
     y += line * 1.15f;
     if (!compact) {
@@ -295,7 +320,7 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         y += line;
     }
     if (!m.partial.empty()) {
-        std::string p = "Σ partial over mesh axis";
+        std::string p = partial_mark(m.partial) + " partial over mesh axis";
         for (const auto& a : m.partial)
             p += " " + a.name + " (" + a.reduce + ")";
         p += ": every holder has a part still to be reduced";
@@ -340,17 +365,25 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         std::string text;
     };
     std::vector<Explained> explained;
+    std::vector<int> partial_axes;
+    for (const auto& p : m.partial)
+        partial_axes.push_back(p.axis);
     for (const auto& [mask, axes] : tints)
+        // On a partial tensor the holders are copies only along the replicated axes: along a
+        // partial axis each holds a different part.
         explained.push_back({Swatch::Tint, replicated_color(mask),
-                             "replicated over " + axes_text(m, axes) +
-                                 ": every listed device holds the whole block"});
+                             partial_axes.empty()
+                                 ? "replicated over " + axes_text(m, axes) +
+                                       ": every listed device holds the whole block"
+                                 : "copies over " + axes_text(m, axes) + ", partial over " +
+                                       axes_text(m, partial_axes) +
+                                       ": listed devices differing only along " +
+                                       axes_text(m, axes) + " hold the same values"});
     if (!m.partial.empty()) {
-        std::vector<int> axes;
-        for (const auto& p : m.partial)
-            axes.push_back(p.axis);
         explained.push_back({Swatch::Hatch, colors::kBackground,
-                             "hatched, Σ: partial over " + axes_text(m, axes) +
-                                 ": each holder has a part of the sum, still to be reduced"});
+                             "hatched, " + partial_mark(m.partial) + ": partial over " +
+                                 axes_text(m, partial_axes) + ": each holder has a part of the " +
+                                 partial_whole(m.partial) + ", still to be reduced"});
     }
     if (std::any_of(m.tiles.begin(), m.tiles.end(),
                     [](const Tile& t) { return t.holders.empty(); }))
@@ -371,13 +404,23 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
         explained.push_back({Swatch::None, colors::kText,
                              "one panel per slice of the undrawn sharded dimensions: a device "
                              "is in exactly one"});
-    if (n > 64)
-        explained.push_back(
-            {Swatch::None, colors::kMuted,
-             mesh.axes.size() >= 2
-                 ? "device colours: hue by the leading mesh axes, lightness by the last; "
-                   "hover a tile for its devices"
-                 : "device colours: one hue per device; hover a tile for its devices"});
+    if (n > 64) {
+        // Where to read a tile's devices: hovering it (window, SVG); a PNG has no hover.
+        const std::string colours = mesh.axes.size() >= 2
+                                        ? "device colours: hue by the leading mesh axes, "
+                                          "lightness by the last"
+                                        : "device colours: one hue per device";
+        if (c.shows_tips()) {
+            explained.push_back(
+                {Swatch::None, colors::kMuted, colours + "; hover a tile for its devices"});
+        } else {
+            explained.push_back({Swatch::None, colors::kMuted,
+                                 colours + " (the mesh view, --view mesh, shows each)"});
+            explained.push_back({Swatch::None, colors::kMuted,
+                                 "a tile's devices: hover it in the SVG (-o X.svg) or in the "
+                                 "window (shardscope gui)"});
+        }
+    }
     if (!compact) legend_h += line * static_cast<float>(explained.size());
 
     // The panels (one per slice of the undrawn sharded dimensions), each a grid with room for

@@ -244,7 +244,7 @@ std::string holding_text(const TileModel& m, std::int64_t device) {
         }
     }
     if (!m.partial.empty()) {
-        out += "  Σ partial over";
+        out += "  " + partial_mark(m.partial) + " partial over";
         for (const auto& p : m.partial)
             out += " " + p.name;
     }
@@ -329,10 +329,14 @@ std::string device_holding_text(const semantics::Mesh& mesh, const semantics::Te
     out = empty ? "nothing (an empty shard)"
                 : "[" + out + "] of " + semantics::shape_text(layout.global_shape);
     std::string partial;
+    std::vector<PartialAxis> ops;
     for (std::size_t k = 0; k < layout.placements.size(); ++k)
-        if (layout.placements[k].kind == semantics::Placement::Kind::Partial)
+        if (layout.placements[k].kind == semantics::Placement::Kind::Partial) {
             partial += " " + mesh.axes[k].name;
-    if (!partial.empty()) out += "  Σ partial over" + partial;
+            ops.push_back({static_cast<int>(k), mesh.axes[k].name,
+                           std::string(semantics::partial_op_name(layout.placements[k].reduce))});
+        }
+    if (!partial.empty()) out += "  " + partial_mark(ops) + " partial over" + partial;
     return out;
 }
 

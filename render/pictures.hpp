@@ -89,6 +89,12 @@ void draw_tiling(Canvas& c, const Rect& area, const semantics::Mesh& mesh,
                  const semantics::TensorLayout& layout, Drawn drawn, float font = 14,
                  bool compact = false, std::int64_t highlight = -1);
 
+/// A tiling's title, `name_{indices}   (placements)`, fitted to `max_width` at `size`: the
+/// placements are kept whole as long as anything fits; the name is shortened first (with
+/// "…"), then the indices.
+std::string tiling_title(const Canvas& c, const std::string& name, const std::string& indices,
+                         const std::string& placements, float size, float max_width);
+
 /// The written dimensions of `layout` whose indices are, without their mesh-axis subscripts,
 /// `row` and `col` ("r_0" and "r" are the same logical dimension); default_drawn(layout) when
 /// it lacks one of them.

@@ -5,12 +5,73 @@
 
 namespace shardscope::render {
 
-Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& st) {
+std::optional<std::vector<semantics::Range>>
+device_block(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, std::int64_t id) {
+    if (layout.atoms.size() != layout.indices.size()) return std::nullopt;
+    std::vector<std::int64_t> sizes;
+    for (const auto& a : mesh.axes)
+        sizes.push_back(a.size);
+    const auto coords = mesh.coords_at(mesh.position_of(id));
+    std::vector<semantics::Range> out;
+    for (std::size_t a = 0; a < layout.atoms.size(); ++a) {
+        const auto& atom = layout.atoms[a];
+        if (atom.dim != static_cast<int>(a)) return std::nullopt;
+        for (int k : atom.axes)
+            if (k < 0 || static_cast<std::size_t>(k) >= sizes.size()) return std::nullopt;
+        out.push_back(semantics::atom_range(atom.extent, atom.axes, sizes, coords));
+    }
+    return out;
+}
+
+const semantics::TensorLayout* step_input(const semantics::StatementPlan& s, int step) {
+    if (step < 0 || step >= static_cast<int>(s.steps.size())) return nullptr;
+    const auto& st = s.steps[static_cast<std::size_t>(step)];
+    if (st.inputs.empty() || st.inputs[0] < 0 || st.inputs[0] >= static_cast<int>(s.values.size()))
+        return nullptr;
+    return &s.values[static_cast<std::size_t>(st.inputs[0])].layout;
+}
+
+const semantics::TensorLayout* step_output(const semantics::StatementPlan& s, int step) {
+    if (step < 0) return nullptr;
+    // Performed inside the next step: where its data ends up (as step_frames shows it).
+    for (auto j = static_cast<std::size_t>(step); j < s.steps.size(); ++j) {
+        const int v = s.steps[j].output;
+        if (v >= 0)
+            return v < static_cast<int>(s.values.size())
+                       ? &s.values[static_cast<std::size_t>(v)].layout
+                       : nullptr;
+    }
+    return nullptr;
+}
+
+std::string value_name(const semantics::StatementPlan& s, int value) {
+    if (value < 0 || value >= static_cast<int>(s.values.size())) return {};
+    if (value == s.result_value && !s.target.empty()) return s.target;
+    return s.values[static_cast<std::size_t>(value)].layout.tensor;
+}
+
+Schedule collective_schedule(const semantics::Plan& plan, const semantics::StatementPlan& s,
+                             int step) {
+    if (step < 0 || step >= static_cast<int>(s.steps.size())) return {};
+    return collective_schedule(plan.mesh, s.steps[static_cast<std::size_t>(step)],
+                               step_input(s, step), step_output(s, step));
+}
+
+Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& st,
+                             const semantics::TensorLayout* input,
+                             const semantics::TensorLayout* output) {
     using K = semantics::StepKind;
     Schedule out;
     if (st.kind != K::AllGather && st.kind != K::ReduceScatter && st.kind != K::AllReduce &&
         st.kind != K::AllToAll && st.kind != K::Permute)
         return out;
+    if (input)
+        for (int k : st.mesh_axes)
+            if (k >= 0 && static_cast<std::size_t>(k) < input->placements.size() &&
+                input->placements[static_cast<std::size_t>(k)].kind ==
+                    semantics::Placement::Kind::Partial &&
+                input->placements[static_cast<std::size_t>(k)].reduce == semantics::PartialOp::Max)
+                out.combine = semantics::PartialOp::Max;
     if (st.kind == K::Permute) {
         if (st.pairs.empty()) return out;
         out.permute = true;
@@ -37,6 +98,27 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
             several = several || !receivers.insert(pair.second).second;
         ScheduleStep s;
         out.rotation = st.shift != 0;
+        // What each message carries: the sender's block of the input within the receiver's
+        // block of the output (the plan's `pairs` say who, the layouts what).
+        for (const auto& [from, to] : st.pairs) {
+            int block = 0;
+            for (std::size_t i = 0; i < out.group.size(); ++i)
+                if (out.group[i] == to) block = static_cast<int>(i);
+            Transfer t{from, to, block, false, {}, {}};
+            const auto have =
+                input && output && !out.rotation ? device_block(mesh, *input, from) : std::nullopt;
+            const auto want = have ? device_block(mesh, *output, to) : std::nullopt;
+            if (have && want && have->size() == want->size()) {
+                for (std::size_t d = 0; d < want->size(); ++d) {
+                    const auto begin = std::max((*have)[d].begin, (*want)[d].begin);
+                    t.part.push_back(
+                        {begin, std::max(begin, std::min((*have)[d].end, (*want)[d].end))});
+                }
+                t.target = *want;
+            }
+            out.parts = out.parts || (t.part.empty() ? several : t.part != t.target);
+            s.transfers.push_back(std::move(t));
+        }
         if (out.rotation)
             s.title = "permute, one step round the ring: " + std::to_string(st.pairs.size()) +
                       " messages at once, each device sending its whole block to the next; " +
@@ -45,19 +127,13 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
             s.title =
                 "permute, one step: " + std::to_string(st.pairs.size()) +
                 (st.pairs.size() == 1 ? " message" : " messages") +
-                (several ? " at once, each device sending each partner the part of the "
-                           "partner's new block that it holds"
-                         : " at once, each device sending the block its partner holds after it") +
+                (out.parts ? " at once, each device sending each partner the part of the "
+                             "partner's new block that it holds"
+                           : " at once, each device sending the block its partner holds after it") +
                 (keep > 0 ? "; the " + std::to_string(keep) +
                                 (keep == 1 ? " other device keeps its own"
                                            : " other devices keep their own")
                           : std::string());
-        for (const auto& [from, to] : st.pairs) {
-            int block = 0;
-            for (std::size_t i = 0; i < out.group.size(); ++i)
-                if (out.group[i] == to) block = static_cast<int>(i);
-            s.transfers.push_back({from, to, block, false});
-        }
         out.steps.push_back(std::move(s));
         return out;
     }
@@ -93,9 +169,13 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
         for (std::int64_t k = 1; k < n; ++k) {
             ScheduleStep s;
             s.title = prefix + "ring step " + std::to_string(k) + " of " + r +
-                      ": each device sends a partial block to the next, which adds its own part";
+                      (out.combine == semantics::PartialOp::Max
+                           ? ": each device sends a partial block to the next, which takes the "
+                             "max with its own part"
+                           : ": each device sends a partial block to the next, which adds its "
+                             "own part");
             for (std::int64_t i = 0; i < n; ++i)
-                s.transfers.push_back({id(i), id(i + 1), mod(i - k), true});
+                s.transfers.push_back({id(i), id(i + 1), mod(i - k), true, {}, {}});
             out.steps.push_back(std::move(s));
         }
     };
@@ -106,7 +186,7 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
                       (k == 1 ? ": each device sends its own block to the next"
                               : ": each device passes on the block it received last");
             for (std::int64_t i = 0; i < n; ++i)
-                s.transfers.push_back({id(i), id(i + 1), mod(i - k + 1), false});
+                s.transfers.push_back({id(i), id(i + 1), mod(i - k + 1), false, {}, {}});
             out.steps.push_back(std::move(s));
         }
     };
@@ -128,7 +208,7 @@ Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step&
                       ": each device sends the block of the device " + std::to_string(k) +
                       " ahead to it";
             for (std::int64_t i = 0; i < n; ++i)
-                s.transfers.push_back({id(i), id(i + k), mod(i + k), false});
+                s.transfers.push_back({id(i), id(i + k), mod(i + k), false, {}, {}});
             out.steps.push_back(std::move(s));
         }
         break;
@@ -153,9 +233,19 @@ std::vector<StepFrame> step_frames(const semantics::Plan& plan, const semantics:
         std::string what = f.collective
                                ? semantics::collective_text(plan.mesh, st.kind, st.mesh_axes)
                                : std::string(semantics::step_kind_name(st.kind));
-        if (!st.text.detail.empty()) what += " " + st.text.detail;
-        f.title =
-            std::to_string(i + 1) + ". " + what + (st.tensor.empty() ? "" : " of " + st.tensor);
+        std::string detail = st.text.detail;
+        while (!detail.empty() && detail.back() == ' ')
+            detail.pop_back();
+        if (detail.ends_with("->")) detail += " (scalar)"; // an einsum to a scalar: "x, y ->"
+        if (!detail.empty()) what += " " + detail;
+        // A computation names what it gives (the stored value by the statement's target: not
+        // %1), a collective or a slice what it acts on.
+        const bool compute = st.kind == semantics::StepKind::Compute;
+        const std::string name = compute && st.output >= 0 && st.output == s.result_value
+                                     ? value_name(s, st.output)
+                                     : st.tensor;
+        f.title = std::to_string(i + 1) + ". " + what +
+                  (name.empty() ? "" : (compute ? ", giving " : " of ") + name);
         f.explanation = st.text.reason;
         f.before = st.inputs.to_vector();
         f.after = st.output;
@@ -182,8 +272,7 @@ std::vector<StepShot> step_sequence(const semantics::Plan& plan,
         const int frame = static_cast<int>(i);
         out.push_back({frame, 0});
         if (!frames[i].collective) continue;
-        const auto schedule =
-            collective_schedule(plan.mesh, s.steps.at(static_cast<std::size_t>(frames[i].step)));
+        const auto schedule = collective_schedule(plan, s, frames[i].step);
         for (std::size_t k = 1; k <= schedule.steps.size(); ++k)
             out.push_back({frame, static_cast<int>(k)});
     }

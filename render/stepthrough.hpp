@@ -2,9 +2,11 @@
 // and steps of its data flow (StatementPlan::values, ::steps).
 #pragma once
 
+#include "semantics/chunks.hpp"
 #include "semantics/plan.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,17 @@ struct StepFrame {
 };
 
 /// One message of a collective's schedule: `from` sends block `block` (of the group's n
-/// blocks: the tensor cut along the collective) to `to`; `reduce`: the receiver adds it to
-/// its own part.
+/// blocks: the tensor cut along the collective) to `to`; `reduce`: the receiver combines it
+/// with its own part (Schedule::combine: adds it, or takes the max).
 struct Transfer {
     std::int64_t from = 0, to = 0; ///< device ids
     int block = 0;
     bool reduce = false;
+    /// A permute's message when the layouts are known (each written dimension one index):
+    /// `part`, per written dimension, what it carries (the sender's block of the input
+    /// intersected with the receiver's block of the output); `target`, the receiver's whole
+    /// new block. Empty when unknown.
+    std::vector<semantics::Range> part, target;
 };
 
 struct ScheduleStep {
@@ -47,9 +54,36 @@ struct Schedule {
     std::int64_t groups = 1;
     bool permute = false;  ///< the pairs of a permute, not a ring or all-to-all
     bool rotation = false; ///< a permute written as Permute_{i_k}: each block to the next device
+    /// A permute some of whose messages carry only part of the receiver's new block (the
+    /// receiver holds the rest, or gets it from others); false when each is a whole block.
+    bool parts = false;
+    /// How a reduce step combines what it receives: the input's partial op on the axes.
+    semantics::PartialOp combine = semantics::PartialOp::Sum;
     std::vector<ScheduleStep> steps;
 };
-Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step);
+/// `input` and `output` (the step's layouts, optional): a permute's messages get their
+/// parts (Transfer::part), and a reduction its op (Schedule::combine, from the input's
+/// partial placements on the step's axes).
+Schedule collective_schedule(const semantics::Mesh& mesh, const semantics::Step& step,
+                             const semantics::TensorLayout* input = nullptr,
+                             const semantics::TensorLayout* output = nullptr);
+/// The schedule of step `step` of `s`, with its input and output layouts from the values.
+Schedule collective_schedule(const semantics::Plan& plan, const semantics::StatementPlan& s,
+                             int step);
+
+/// The layouts a step reads first and writes (a step performed inside the next: the next
+/// step's output), from `s.values`; nullptr where there is none.
+const semantics::TensorLayout* step_input(const semantics::StatementPlan& s, int step);
+const semantics::TensorLayout* step_output(const semantics::StatementPlan& s, int step);
+
+/// The block device `id` holds of `layout`, per written dimension; nullopt when a written
+/// dimension is a group of several indices (its block is not one range).
+std::optional<std::vector<semantics::Range>>
+device_block(const semantics::Mesh& mesh, const semantics::TensorLayout& layout, std::int64_t id);
+
+/// The name a value is shown under: the statement's target for the value it stores (the
+/// evaluator names it after what it was computed from, `K`, or `%1`), else its layout's.
+std::string value_name(const semantics::StatementPlan& s, int value);
 
 /// Frame 0: the inputs (values loaded from the program or constants); then one frame per step
 /// (its inputs before, its output after; a step performed inside the next shows the next

@@ -17,6 +17,7 @@ public:
     void text(Vec2 pos, Color c, std::string_view s, float size) override;
     Vec2 text_size(std::string_view s, float size) const override;
     bool wants_tip(const Rect&) const override { return true; }
+    bool shows_tips() const override { return true; }
     void tip(const Rect& r, std::string_view text) override;
     /// The whole document (tight: its size and viewBox are what was drawn, background and
     /// hover areas aside, with a margin of 8).

@@ -151,8 +151,15 @@ std::string draw_tiles(const TileModel& m, const TextTileOptions& o) {
             std::string names;
             for (int k : axes)
                 names += (names.empty() ? "" : ",") + m.axis_names.at(static_cast<std::size_t>(k));
-            out += "replicated over mesh axis " + names +
-                   ": every device of a box holds the same block\n";
+            // On a partial tensor the devices of a box are copies along these axes only.
+            out += m.partial.empty() ? "replicated over mesh axis " + names +
+                                           ": every device of a box holds the same block\n"
+                                     : "copies over mesh axis " + names +
+                                           ": devices of a box that differ only "
+                                           "along " +
+                                           names +
+                                           " hold the same values (along a partial axis "
+                                           "each holds a different part)\n";
         }
     }
     // Cells: labels and sizes.

@@ -270,6 +270,25 @@ std::string logical_index(const std::string& index) {
     return out;
 }
 
+namespace {
+std::pair<bool, bool> sum_max(const std::vector<PartialAxis>& partial) {
+    bool sum = false, max = false;
+    for (const auto& p : partial)
+        (p.reduce == "max" ? max : sum) = true;
+    return {sum, max};
+}
+} // namespace
+
+std::string partial_mark(const std::vector<PartialAxis>& partial) {
+    const auto [sum, max] = sum_max(partial);
+    return sum && max ? "Σ/max" : max ? "max" : sum ? "Σ" : "";
+}
+
+std::string partial_whole(const std::vector<PartialAxis>& partial) {
+    const auto [sum, max] = sum_max(partial);
+    return sum && max ? "sum or max" : max ? "max" : "sum";
+}
+
 std::vector<int> replicated_axes(const TileModel& m, const Tile& t) {
     std::vector<int> out;
     if (t.holders.size() < 2) return out;
@@ -455,6 +474,8 @@ TileModel tile_model(const Mesh& mesh, const TensorLayout& layout, Drawn drawn) 
                 std::sort(t.holders.begin(), t.holders.end());
                 out.tiles.push_back(std::move(t));
             }
+    // Every index as this layout shards it (index_text.cpp), not as the statement wrote it.
+    name_indices(out, mesh, layout);
     return out;
 }
 

@@ -82,6 +82,12 @@ struct PartialAxis {
     std::string reduce = "sum"; ///< "sum" or "max"
 };
 
+/// How the pictures mark a partial tensor, by its reduce ops: "Σ" (sum), "max", or "Σ/max"
+/// when some axes sum and others take the max; "" when not partial.
+std::string partial_mark(const std::vector<PartialAxis>& partial);
+/// What its parts are parts of: "sum", "max", "sum or max".
+std::string partial_whole(const std::vector<PartialAxis>& partial);
+
 /// One small multiple: a slice of the sharded undrawn dimensions.
 struct Panel {
     /// Per sharded undrawn dimension (in the order of TileModel::others with shards > 1): the
@@ -142,6 +148,20 @@ std::vector<int> replicated_axes(const TileModel& model, const Tile& tile);
 /// An index without its mesh-axis subscripts: "r_0" -> "r", "b_{dp}" -> "b", "(r_0 c)" ->
 /// "(r c)", "seq_X" -> "seq".
 std::string logical_index(const std::string& index);
+
+/// The written indices of `layout` with the mesh-axis subscripts of its own atoms (the axes
+/// each index is sharded over in this layout, AtomLayout::axes), not those of the text it was
+/// read from: an intermediate value of a redistribution keeps the indices as the statement
+/// writes them (`j_0` while it is still `S(0)` along i), so "i_0 j" is what it holds.
+/// Written as the checker writes a dimension: `i_0`, `f_tp`, `b_{dp,tp}`, `(r_0 c)`.
+/// A dimension without atoms keeps its text.
+std::vector<std::string> layout_indices(const semantics::Mesh& mesh,
+                                        const semantics::TensorLayout& layout);
+
+/// Sets `model`'s indices, and those of its drawn and undrawn dimensions, to
+/// layout_indices(mesh, layout): what tile_model does last.
+void name_indices(TileModel& model, const semantics::Mesh& mesh,
+                  const semantics::TensorLayout& layout);
 
 /// Which written dimensions to draw.
 struct Drawn {

@@ -33,6 +33,7 @@ public:
     Vec2 text_size(std::string_view s, float size) const override;
     void hatch(const Rect& r, Color c, float spacing, float width) override;
     bool wants_tip(const Rect& r) const override;
+    bool shows_tips() const override { return interactive_; }
     void tip(const Rect& r, std::string_view text) override;
     bool hovered(const Rect& r) const override;
     void hover_device(std::int64_t device) override { hovered_device_ = device; }

@@ -552,3 +552,208 @@ TEST_CASE("every sample draws every view as SVG") {
             }
     }
 }
+
+namespace {
+
+/// How many texts of a recording start with `prefix`.
+int starting_with(const test::RecordingCanvas& c, const std::string& prefix) {
+    int n = 0;
+    for (const auto& t : c.texts)
+        n += t.text.rfind(prefix, 0) == 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("QA: a redistributed value's tile title writes its own layout's subscripts") {
+    // y is read as y_{i j_0}, but until the all-to-all it is still S(0) along i: its tiles
+    // are cut along i, and so must its title and captions say (y_{i₀ j}, not y_{i j₀}).
+    const auto c = test::run("mesh 4\ndim i=8 j=8\ny_{i_0 j} = x_{i_0 j}\nz_{i j_0} = y_{i j_0}\n");
+    for (int frame : {0, 1}) {
+        CAPTURE(frame);
+        test::RecordingCanvas rec;
+        draw_step(rec, {0, 0, 1100, 560}, c.plan, 1, frame);
+        CHECK(rec.has_text("y_{i₀ j}   (S(0))"));
+        CHECK_FALSE(rec.has_text("y_{i j₀}   (S(0))"));
+        CHECK(starting_with(rec, "rows: i₀ (8, 4 pieces)   columns: j (8, 1 piece)") == 1);
+        if (frame == 1)
+            CHECK(starting_with(rec, "rows: i (8, 1 piece)   columns: j₀ (8, 4 pieces)") == 1);
+    }
+    // The 2x2 gather: x_{i_0 j_1} before, x_{i j} after.
+    const auto g = test::run("mesh 2x2\ndim i=8 j=8\nx_{i_0 j_1} -> x_{i j}\n");
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, g.plan, 0, 1);
+    CHECK(rec.has_text("x_{i₀ j₁}   (S(0), S(1))"));
+    CHECK_FALSE(rec.has_text("x_{i j}   (S(0), S(1))"));
+}
+
+TEST_CASE("QA: a permute's message carries the sender's part of the receiver's new block") {
+    // d0 holds rows 0:4 of x; d2's new block is columns 4:6, all rows: d0 sends [0:4, 4:6]
+    // (8 elements, the plan's 32 B), not d2's whole block [0:8, 4:6].
+    const auto c = test::run("mesh 2x2\ndim i=8 j=8\nx_{i_0 j} -> x_{i j_{01}}\n");
+    const auto& s = c.plan.statements.at(0);
+    const auto frames = step_frames(c.plan, s);
+    int frame = -1;
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective && s.steps.at(static_cast<std::size_t>(frames[i].step)).kind ==
+                                        semantics::StepKind::Permute)
+            frame = static_cast<int>(i);
+    REQUIRE_MESSAGE(frame >= 0, c.text());
+    const auto& step = s.steps.at(static_cast<std::size_t>(frames[frame].step));
+    const auto sched = collective_schedule(c.plan, s, frames[frame].step);
+    REQUIRE(sched.steps.size() == 1);
+    CHECK(sched.parts);
+    CHECK(sched.steps[0].title.find("the part of the partner's new block that it holds") !=
+          std::string::npos);
+    // What each device sends is what the plan prices.
+    std::map<std::int64_t, std::int64_t> sent;
+    for (const auto& t : sched.steps[0].transfers) {
+        REQUIRE(t.part.size() == 2);
+        sent[t.from] += t.part[0].size() * t.part[1].size();
+    }
+    for (const auto& entry : sent)
+        CHECK(static_cast<double>(entry.second * step.cost.elem_bytes) <=
+              step.cost.bytes_per_device);
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 700}, c.plan, 0, frame, 14, 1);
+    CHECK_MESSAGE(rec.has_text("d0 → d2 sends [0:4, 4:6] of x, its part of d2's block [0:8, 4:6]"),
+                  c.text());
+    CHECK_FALSE(rec.has_text("sends d2's block [0:8, 4:6]"));
+    CHECK_FALSE(rec.has_text("the part of the sender's block that is the receiver's block"));
+    // A block swap moves whole blocks, and says so.
+    const auto w = test::run(read_sample("redistribute_2x2.ein"));
+    const auto wf = step_frames(w.plan, w.plan.statements.at(0));
+    for (const auto& f : wf)
+        if (f.collective)
+            CHECK_FALSE(collective_schedule(w.plan, w.plan.statements.at(0), f.step).parts);
+}
+
+TEST_CASE("QA: a P(max) value is marked max, and its ring takes the max") {
+    const auto c = test::run("mesh 4\ndim b=8 s=64\nn_{b} = max_s(x_{b s_0})\n");
+    const auto& s = c.plan.statements.at(0);
+    const auto frames = step_frames(c.plan, s);
+    int frame = -1;
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        if (frames[i].collective) frame = static_cast<int>(i);
+    REQUIRE_MESSAGE(frame >= 0, c.text());
+    test::RecordingCanvas whole, ring;
+    draw_step(whole, {0, 0, 1100, 560}, c.plan, 0, frame);
+    draw_step(ring, {0, 0, 1100, 560}, c.plan, 0, frame, 14, 1);
+    CHECK(whole.has_text("max partial over"));
+    std::string texts;
+    for (const auto& t : whole.texts)
+        texts += t.text + "\n";
+    CHECK_MESSAGE(whole.has_text("d0,1,2,3 max"), texts);
+    CHECK_FALSE(whole.has_text("Σ"));
+    CHECK(collective_schedule(c.plan, s, frames[frame].step).combine == semantics::PartialOp::Max);
+    CHECK(ring.has_text("which takes the max with its own part"));
+    CHECK(starting_with(ring, "block 3 max") == 1);
+    CHECK_FALSE(ring.has_text("Σ"));
+    CHECK_FALSE(ring.has_text("adds its own part"));
+    // The full tiling's legend says what the parts are parts of.
+    const auto* partial = &s.values.at(static_cast<std::size_t>(
+        s.steps.at(static_cast<std::size_t>(frames[frame].step)).inputs[0]));
+    test::RecordingCanvas tiling;
+    draw_tiling(tiling, {0, 0, 800, 600}, c.plan.mesh, partial->layout,
+                default_drawn(partial->layout));
+    CHECK(tiling.has_text("hatched, max: partial over 0: each holder has a part of the max"));
+    CHECK_FALSE(tiling.has_text("Σ"));
+}
+
+TEST_CASE("QA: a permute's result frame names the result, not its input") {
+    const auto c = test::run(read_sample("ring_attention.ein"));
+    const auto& s = c.plan.statements.at(5); // Kn = Permute_{r_0}(K)
+    REQUIRE(s.target == "Kn");
+    const auto frames = step_frames(c.plan, s);
+    for (int frame = 1; frame < static_cast<int>(frames.size()); ++frame) {
+        CAPTURE(frame);
+        test::RecordingCanvas rec;
+        draw_step(rec, {0, 0, 1100, 560}, c.plan, 5, frame);
+        CHECK(starting_with(rec, "Kn_{") == 1);                // the result
+        if (frame == 1) CHECK(starting_with(rec, "K_{") == 1); // the input, before it
+    }
+    CHECK(value_name(s, s.result_value) == "Kn");
+    // The all-to-all's result is the stored z, not the y it was read from.
+    const auto z = test::run("mesh 4\ndim i=8 j=8\ny_{i_0 j} = x_{i_0 j}\nz_{i j_0} = y_{i j_0}\n");
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, z.plan, 1, 1);
+    CHECK(rec.has_text("z_{i j₀}   (S(1))"));
+    CHECK_FALSE(rec.has_text("y_{i j₀}"));
+}
+
+TEST_CASE("QA: a computation's frame names what it gives: a scalar, the statement's target") {
+    // z = x_{r_0 e} y_{r_0 e}: the einsum's output is a scalar (nothing after "->").
+    const auto c = test::run(read_sample("dot_product.ein"));
+    const auto frames = step_frames(c.plan, c.plan.statements.at(0));
+    REQUIRE(frames.size() > 2);
+    CHECK_MESSAGE(frames[1].title.find("-> (scalar), giving ") != std::string::npos,
+                  frames[1].title);
+    CHECK(frames[1].title.find("->  ") == std::string::npos);
+    // A softmax stored as P: its frames show P, not an intermediate's %N.
+    const auto m = test::run("mesh 4\ndim b=8 v=64\nP_{b_0 v} = softmax_v(L_{b_0 v})\n");
+    const auto& s = m.plan.statements.at(0);
+    const auto mf = step_frames(m.plan, s);
+    bool giving_p = false;
+    for (const auto& f : mf)
+        giving_p = giving_p || f.title.ends_with(", giving P");
+    CHECK_MESSAGE(giving_p, m.text());
+    test::RecordingCanvas rec;
+    draw_step(rec, {0, 0, 1100, 560}, m.plan, 0, static_cast<int>(mf.size()) - 1);
+    CHECK(starting_with(rec, "P_{") == 1);
+    CHECK(starting_with(rec, "%") == 0);
+}
+
+TEST_CASE("QA: a long tensor name is shortened before its placements are") {
+    const auto c =
+        test::run(std::string("mesh dataparallelaxis=2 tensorparallelaxis=4\n") +
+                  "dim batch=64 hidden=4096 ffn=16384\n"
+                  "OutputActivationsOfTheVeryLongLayerName[batch_{dataparallelaxis}, "
+                  "ffn_{tensorparallelaxis}] = "
+                  "InputActivationsWithAVeryLongName[batch_{dataparallelaxis}, hidden] "
+                  "WeightMatrixOfTheFirstProjection[hidden, ffn_{tensorparallelaxis}]\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 820, 620}, c.plan.mesh, t, default_drawn(t));
+    std::string texts;
+    for (const auto& x : rec.texts)
+        texts += x.text + "\n";
+    CHECK_MESSAGE(starting_with(rec, "OutputActivations") == 1, texts);
+    bool whole = false;
+    for (const auto& x : rec.texts)
+        whole = whole || (x.text.rfind("Output", 0) == 0 && x.text.ends_with("   (S(0), S(1))") &&
+                          x.text.find("…") != std::string::npos);
+    CHECK(whole);
+    // The function: the name first, then the indices; the placements kept whole.
+    test::RecordingCanvas m;
+    const float size = 10, cw = mono_text_width("x", size);
+    CHECK(tiling_title(m, "name", "i j", "S(0)", size, 100 * cw) == "name_{i j}   (S(0))");
+    CHECK(tiling_title(m, "averyverylongname", "i j", "S(0)", size, 24.5f * cw) ==
+          "averyver…_{i j}   (S(0))");
+    CHECK(tiling_title(m, "averyverylongname", "iiiiiiiiii jjjjjjjjjj", "S(0)", size, 24.5f * cw) ==
+          "a…_{iiiiiiiiii…   (S(0))");
+}
+
+TEST_CASE("QA: a tile both copied and partial is not said to hold the same values") {
+    const auto c = test::run("mesh 2x2\ndim i=8 k=8\nz_{i}{U_0} = x_{i k_0} y_{k_0}\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas rec;
+    draw_tiling(rec, {0, 0, 800, 600}, c.plan.mesh, t, default_drawn(t));
+    CHECK_FALSE(rec.has_text("every listed device holds the whole block"));
+    CHECK_FALSE(rec.has_text("replicated over"));
+    CHECK(rec.has_text("copies over 1, partial over 0: listed devices differing only along 1 "
+                       "hold the same values"));
+    for (const auto& x : rec.texts) // the legend line whole, not elided
+        if (x.text.rfind("copies over 1, partial over 0", 0) == 0)
+            CHECK(x.text.find("…") == std::string::npos);
+}
+
+TEST_CASE("QA: a PNG of a large mesh does not say hover") {
+    const auto c = test::run("mesh 128\ndim i=1024 j=64\ny_{i_0 j} = x_{i_0 j}\n");
+    const auto& t = c.plan.statements.at(0).result;
+    test::RecordingCanvas png; // no hover texts: as the PNG's canvas
+    draw_tiling(png, {0, 0, 900, 700}, c.plan.mesh, t, default_drawn(t));
+    CHECK_FALSE(png.has_text("hover a tile for its devices"));
+    CHECK(png.has_text("a tile's devices: hover it in the SVG (-o X.svg)"));
+    const auto svg = render_svg(c.plan, View::Tiling, Selection{});
+    CHECK(svg.find("hover a tile for its devices") != std::string::npos);
+}

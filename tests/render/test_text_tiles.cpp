@@ -164,3 +164,12 @@ TEST_CASE("issue 16: :viz draws a sharded undrawn dimension as one grid per slic
     CHECK(z.find("replicated over mesh axis tp: every device of a box holds the same block\n") !=
           std::string::npos);
 }
+
+TEST_CASE("QA: :viz of a tensor partial over one axis and replicated over the other") {
+    // z holds a part of the sum over axis 0 on each device: d0 and d1 (axis 1) are copies,
+    // d0 and d2 (axis 0) are not; the line must not say every device of a box holds the same.
+    const auto z = draw("mesh 2x2\ndim i=8 k=8\nz_{i}{U_0} = x_{i k_0} y_{k_0}\n", "z", {-1, 0});
+    CHECK(z.find("every device of a box holds the same block") == std::string::npos);
+    CHECK(z.find("copies over mesh axis 1: devices of a box that differ only along 1 hold the "
+                 "same values") != std::string::npos);
+}

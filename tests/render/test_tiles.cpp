@@ -316,3 +316,65 @@ TEST_CASE("a replicated result is one tile with every holder; a scalar is one ti
     REQUIRE(z.tiles.size() == 1);
     CHECK(z.tiles[0].holders.size() == 4);
 }
+
+namespace {
+std::string joined(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v)
+        out += "[" + s + "]";
+    return out;
+}
+} // namespace
+
+TEST_CASE("QA: a layout's indices carry the mesh axes of its own atoms, not the text's") {
+    // y is read as y_{i j_0} by the second statement, but the planner keeps it S(0) along i
+    // until its all-to-all: the value's text says j_0, its atoms say i over axis 0.
+    const auto c = run("mesh 4\ndim i=8 j=8\ny_{i_0 j} = x_{i_0 j}\nz_{i j_0} = y_{i j_0}\n");
+    const auto& s = c.plan.statements.at(1);
+    bool found = false;
+    for (const auto& v : s.values) {
+        if (v.load != "y") continue;
+        found = true;
+        CHECK(v.layout.placements.at(0).text() == "S(0)");
+        CHECK(render::layout_indices(c.plan.mesh, v.layout) ==
+              std::vector<std::string>{"i_0", "j"});
+        const auto m = render::tile_model(c.plan.mesh, v.layout);
+        CHECK(m.indices == std::vector<std::string>{"i_0", "j"});
+        REQUIRE(m.row);
+        REQUIRE(m.col);
+        CHECK(m.row->index == "i_0");
+        CHECK(m.col->index == "j");
+    }
+    CHECK(found);
+    // Several axes, named axes, groups: written as the parser reads them.
+    const auto g = run("mesh dp=2 tp=2\ndim b=8 f=8\ng_{b_{dp,tp} f} = u_{b_{dp,tp} f}\n"
+                       "h_{b f_{tp}} = v_{b f_{tp}}\n");
+    REQUIRE_MESSAGE(g.plan.statements.size() == 2, g.text());
+    // As the checker writes them (one axis `_tp`, several `_{dp,tp}`).
+    CHECK(render::layout_indices(g.plan.mesh, g.plan.statements.at(0).result) ==
+          std::vector<std::string>{"b_{dp,tp}", "f"});
+    CHECK(joined(render::layout_indices(g.plan.mesh, g.plan.statements.at(1).result)) ==
+          "[b][f_tp]");
+    // Rewritten where they do not: the operand g read as h_{b f_tp}'s layout would say.
+    auto moved = g.plan.statements.at(1).result;
+    moved.atoms[0].axes = {0, 1};
+    moved.atoms[1].axes = {};
+    CHECK(render::layout_indices(g.plan.mesh, moved) == std::vector<std::string>{"b_{dp,tp}", "f"});
+    moved.atoms[0].axes = {1};
+    CHECK(render::layout_indices(g.plan.mesh, moved) == std::vector<std::string>{"b_tp", "f"});
+    const auto p = run(kPlacements2x2);
+    CHECK(render::layout_indices(p.plan.mesh, layout_of(p, "G")) ==
+          std::vector<std::string>{"(r_0 c)", "(r'_1 d)"});
+    const auto two = run("mesh 2x2\ndim i=8 j=8\nx_{i_0 j} -> x_{i j_{01}}\n");
+    CHECK(joined(render::layout_indices(two.plan.mesh, two.plan.statements.at(0).result)) ==
+          "[i][j_{0,1}]");
+}
+
+TEST_CASE("QA: partial marks by reduce op") {
+    CHECK(render::partial_mark({}).empty());
+    CHECK(render::partial_mark({{0, "0", "sum"}}) == "Σ");
+    CHECK(render::partial_mark({{0, "0", "max"}}) == "max");
+    CHECK(render::partial_mark({{0, "0", "sum"}, {1, "1", "max"}}) == "Σ/max");
+    CHECK(render::partial_whole({{0, "0", "max"}}) == "max");
+    CHECK(render::partial_whole({{0, "0", "sum"}}) == "sum");
+}
