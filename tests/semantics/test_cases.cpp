@@ -825,3 +825,13 @@ TEST_CASE("MFU counts work repeated on devices holding the same inputs once") {
                    "h_{b_{dp} d'} W_{d' d}\nend\n"));
     CHECK(pipe.model_flops == doctest::Approx(pipe.flops));
 }
+
+TEST_CASE("softmax along an index sharded over a mesh axis of size 1 is computed as written") {
+    // One block along the axis: every device holds whole rows (QA: it was a chosen fix, S401).
+    const std::string src = "mesh 4x1\ndim b=8 v=16\ny_{b_0 v_1} = softmax_v(x_{b_0 v_1})\n";
+    const auto plan = check_text(src);
+    REQUIRE_MESSAGE(plan.errors() == 0, plan_text(src, plan));
+    CHECK_FALSE_MESSAGE(plan.statements.at(0).chosen, plan_text(src, plan));
+    CHECK_FALSE(has_code(plan, "S401"));
+    CHECK(plan.statements.at(0).cost.comm_bytes_per_device == 0);
+}
