@@ -94,6 +94,10 @@ struct Context {
     /// (Evaluator's constructor).
     std::vector<Step> spare_steps;
     std::size_t prefix_memo_used = 0;
+    /// Evaluator::plan_early_slices' finding for the statement being planned, whose
+    /// right-hand side is `early_slices_for` (plan_statement resets it per statement).
+    const ast::Expr* early_slices_for = nullptr;
+    SmallVec<IndexKey, 4> early_slices;
     bool prefix_memo_filling = false;                ///< the first run records
     const std::vector<Step>* prefix_steps = nullptr; ///< the first run's steps, once it is done
     Mesh mesh;

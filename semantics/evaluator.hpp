@@ -321,9 +321,12 @@ private:
     /// the blocks the result keeps (the statement as written computes all and slices after).
     /// Filled by equation() before the right-hand side is evaluated.
     void plan_early_slices(const ast::Expr& rhs, const Value& lhs);
+    void find_early_slices(const ast::Expr& rhs, const Value& lhs);
     /// Slices occurrence `v` as plan_early_slices found.
     void slice_early(Value& v);
-    std::vector<std::pair<IndexKey, AxisList>> early_slices_;
+    SmallVec<IndexKey, 4> early_slices_;
+    const Value* early_lhs_ = nullptr; ///< the left-hand side early_slices_ shard as
+
     /// The left-hand side's indices while an equation is evaluated; null otherwise.
     const IndexSet* lhs_indices_ = nullptr;
     /// Occurrences computed on runs that may not fill the context's cache.

@@ -179,6 +179,7 @@ bool plan_statement(Context& ctx, const Defined& defined, const ast::Statement& 
     if (!ctx.written_index.empty()) ctx.written_index.clear();
     ctx.prefix_memo_used = 0;
     ctx.prefix_steps = nullptr;
+    ctx.early_slices_for = nullptr;
     // Search every combination of choices (replay with a choice vector, odometer order).
     // The first run (every choice 0) reports into its own list: when it turns out to be
     // the plan, which it is for any statement without choices, it is not run again.

@@ -10,7 +10,6 @@
 #include "parser/printer.hpp"
 
 #include <algorithm>
-#include <functional>
 
 namespace shardscope::semantics::detail {
 
@@ -194,45 +193,64 @@ std::optional<Value> Evaluator::eval_node(const ast::TensorRef& r, const ast::Ex
 }
 
 void Evaluator::plan_early_slices(const ast::Expr& rhs, const Value& lhs) {
+    // The same for every run of the search over one statement: found once (plan_statement
+    // forgets it for the next statement).
+    early_lhs_ = &lhs;
+    if (ctx_.early_slices_for == &rhs) {
+        early_slices_ = ctx_.early_slices;
+        return;
+    }
     early_slices_.clear();
+    find_early_slices(rhs, lhs);
+    ctx_.early_slices_for = &rhs;
+    ctx_.early_slices = early_slices_;
+}
+
+void Evaluator::find_early_slices(const ast::Expr& rhs, const Value& lhs) {
     // A single occurrence is sliced by the left-hand side's transition alike: nothing to save.
     if (std::holds_alternative<ast::TensorRef>(rhs.node)) return;
     for (const auto& [i, axes] : lhs.sharding) {
         const int d = lhs.dim_of(i);
         if (d < 0 || lhs.dims[static_cast<std::size_t>(d)].parts.size() != 1) continue;
-        early_slices_.push_back({i, axes});
+        early_slices_.push_back(i);
     }
     if (early_slices_.empty()) return;
     // Mesh axes the right-hand side uses (as written, or as an earlier statement stored a
     // tensor it reads) rule a candidate out, as does an index sharded, grouped or normalised
     // along there: slicing must commute with everything between the uses and the result.
+    auto drop_if = [&](auto&& pred) {
+        early_slices_.erase(std::remove_if(early_slices_.begin(), early_slices_.end(), pred),
+                            early_slices_.end());
+    };
     auto drop_axis = [&](int k) {
-        std::erase_if(early_slices_, [&](const auto& c) {
-            return std::find(c.second.begin(), c.second.end(), k) != c.second.end();
+        drop_if([&](IndexKey c) {
+            const auto& axes = lhs.sharding.find(c)->second;
+            return std::find(axes.begin(), axes.end(), k) != axes.end();
         });
     };
-    auto drop_index = [&](IndexKey i) {
-        std::erase_if(early_slices_, [&](const auto& c) { return c.first == i; });
-    };
-    auto drop_axes_of = [&](const ast::AxisRef& a) {
-        for (int k : ctx_.resolve_axis(a, false))
-            drop_axis(k);
-    };
-    // Two passes: the subscripts as written first (most candidates end there, a sharded
-    // operand holding the index), then the stored layouts and the functions, which cost a
-    // name each.
-    std::function<void(const ast::Expr&, bool)> walk = [&](const ast::Expr& e, bool stored) {
+    auto drop_index = [&](IndexKey i) { drop_if([&](IndexKey c) { return c == i; }); };
+    // Three passes, cheapest first (most candidates end in the first: an operand holds the
+    // index sharded): indices sharded or grouped as written; the axes written (resolved by
+    // name); the layouts stored by earlier statements and the functions (a name each).
+    enum class Pass { Indices, Axes, Stored };
+    auto walk = [&](auto& self, const ast::Expr& e, Pass pass) -> void {
         if (early_slices_.empty()) return;
         if (const auto* r = std::get_if<ast::TensorRef>(&e.node)) {
-            if (!stored) {
+            if (pass == Pass::Indices) {
                 for (const auto& dim : r->dims)
-                    for (const auto& p : dim.parts) {
+                    for (const auto& p : dim.parts)
                         if (!p.axes.empty() || dim.parts.size() != 1) drop_index(key_of(p));
+                return;
+            }
+            if (pass == Pass::Axes) {
+                for (const auto& dim : r->dims)
+                    for (const auto& p : dim.parts)
                         for (const auto& a : p.axes)
-                            drop_axes_of(a);
-                    }
+                            for (int k : ctx_.resolve_axis(a, false))
+                                drop_axis(k);
                 for (const auto& a : r->partial_axes)
-                    drop_axes_of(a);
+                    for (int k : ctx_.resolve_axis(a, false))
+                        drop_axis(k);
                 return;
             }
             if (defined_.empty()) return;
@@ -253,31 +271,32 @@ void Evaluator::plan_early_slices(const ast::Expr& rhs, const Value& lhs) {
             for (const auto& [k, op] : def.partial)
                 drop_axis(k);
         } else if (const auto* c = std::get_if<ast::Call>(&e.node)) {
-            if (stored) {
+            if (pass == Pass::Stored) {
                 if (ctx_.function_kind(c->function) == ast::FunctionKind::Collective)
                     early_slices_.clear();
                 for (const auto& i : c->indices)
                     drop_index(key_of(i));
             }
-            walk(*c->arg, stored);
+            self(self, *c->arg, pass);
         } else if (const auto* p = std::get_if<ast::Product>(&e.node)) {
             for (const auto& f : p->factors)
-                walk(f, stored);
+                self(self, f, pass);
         } else if (const auto* q = std::get_if<ast::Quotient>(&e.node)) {
-            walk(*q->num, stored);
-            walk(*q->den, stored);
+            self(self, *q->num, pass);
+            self(self, *q->den, pass);
         } else if (const auto* sum = std::get_if<ast::Sum>(&e.node)) {
             for (const auto& t : sum->terms)
-                walk(t, stored);
+                self(self, t, pass);
         }
     };
-    walk(rhs, false);
-    walk(rhs, true);
+    for (const auto pass : {Pass::Indices, Pass::Axes, Pass::Stored})
+        walk(walk, rhs, pass);
 }
 
 void Evaluator::slice_early(Value& v) {
-    for (const auto& [i, axes] : early_slices_) {
+    for (const IndexKey i : early_slices_) {
         if (!v.has(i) || v.sharding.find(i) != v.sharding.end()) continue;
+        const AxisList axes = early_lhs_->sharding.find(i)->second; // slice() may move v's
         for (int k : axes)
             slice(v, k, i,
                   "the left-hand side keeps only this block, so only it is computed (sliced "

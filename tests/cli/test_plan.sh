@@ -77,13 +77,14 @@ check "plan from stdin" 0 "$bin" plan - --devices 4 <"$sample"
 # Ctrl-C: the search stops between checks and prints the ranking of what it checked (exit 130).
 # Thirty copies of a four-statement layer make the search take ~30 s here, so that the
 # interrupt after 1 s lands mid-search even on a machine ten times faster (one copy took
-# ~1 s and raced the interrupt).
+# ~1 s and raced the interrupt). The softmax along s keeps y's plan from slicing h before
+# the compute (which made the whole search take 0.4 s).
 {
     printf 'mesh dp=1 fsdp=1 tp=1 sp=1 pp=1\ndim b=512 s=4096 d=8192 f=28672\n'
     for i in $(seq 1 30); do
         printf 'A%d_{f_{tp} d} = W%d_{f_{tp} d_{fsdp}}\n' "$i" "$i"
         printf 'h%d_{b_{dp,fsdp} s f_{tp}} = A%d_{f_{tp} d} x%d_{b_{dp,fsdp} s d}\n' "$i" "$i" "$i"
-        printf 'y%d_{b_{dp,fsdp} s_{sp} d} = V%d_{d f_{tp}} phi(h%d_{b_{dp,fsdp} s f_{tp}})\n' "$i" "$i" "$i"
+        printf 'y%d_{b_{dp,fsdp} s_{sp} d} = V%d_{d f_{tp}} phi(softmax_s(h%d_{b_{dp,fsdp} s f_{tp}}))\n' "$i" "$i" "$i"
         printf 'z%d_{b_{dp,fsdp} s d} = y%d_{b_{dp,fsdp} s_{sp} d}\n' "$i" "$i"
     done
 } >"$tmp/long.ein"
